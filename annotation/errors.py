@@ -1,0 +1,57 @@
+"""One error shape for services, mapped by api.exception_handlers to API.md's error body:
+`{"errors": [{"field": ..., "message": ..., "row": N?}]}`."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldError:
+    field: str | None
+    message: str
+    row: int | None = None
+
+    def as_dict(self) -> dict:
+        body = {"field": self.field, "message": self.message}
+        if self.row is not None:
+            body["row"] = self.row
+        return body
+
+
+class ApplicationError(Exception):
+    status_code = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, field: str | None = None, errors: list[FieldError] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.errors = errors if errors else [FieldError(field, message)]
+
+
+class InvalidInput(ApplicationError):
+    status_code = 400
+    code = "invalid"
+
+
+class PermissionDenied(ApplicationError):
+    status_code = 403
+    code = "forbidden"
+
+
+class NotFound(ApplicationError):
+    """Raised alike for "does not exist" and "exists but not yours" so that neither leaks."""
+
+    status_code = 404
+    code = "not_found"
+
+    def __init__(self, message: str = "Not found."):
+        super().__init__(message)
+
+
+class Conflict(ApplicationError):
+    status_code = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(ApplicationError):
+    status_code = 413
+    code = "too_large"

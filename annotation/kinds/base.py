@@ -1,0 +1,132 @@
+"""The shape every workflow kind has. A kind is a module with one `Kind` subclass,
+registered in `registry.py`; adding a kind never means touching another one."""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.errors import FieldError, InvalidInput
+from annotation.metrics.text import bidi_control, forbidden_character
+
+# Settings every kind understands.
+COMMON_SETTINGS = {
+    "claim_ttl": 30 * 60,  # seconds an open claim holds its slot
+}
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One parsed import row, ready to store."""
+
+    external_id: str
+    payload: dict
+    reference_label: str = ""
+    group: str = ""
+    split: str = ""
+    author: str = ""  # username
+    position: int = 0
+
+
+@dataclass
+class RowProblems:
+    row: int
+    errors: list[FieldError] = field(default_factory=list)
+
+    def add(self, field_name: str | None, message: str) -> None:
+        self.errors.append(FieldError(field_name, message, self.row))
+
+
+def require_text(record: dict, name: str, problems: RowProblems, *, required: bool = True, identifier: bool = False) -> str:
+    """A string field of an import row or a submitted value, unchanged. Identifiers
+    (ids, labels, groups, splits, usernames) must not carry bidi controls."""
+    value = record.get(name)
+    if value is None or value == "":
+        if required:
+            problems.add(name, "is required")
+        return ""
+    if isinstance(value, (int,)) and not isinstance(value, bool) and identifier:
+        value = str(value)
+    if not isinstance(value, str):
+        problems.add(name, "must be a string")
+        return ""
+    reason = forbidden_character(value)
+    if reason:
+        problems.add(name, reason)
+        return ""
+    if identifier:
+        reason = bidi_control(value)
+        if reason:
+            problems.add(name, reason)
+            return ""
+        if len(value) > 200:
+            problems.add(name, "is longer than 200 characters")
+            return ""
+    return value
+
+
+class Kind:
+    name: str = ""
+    title: str = ""
+    # Import formats besides the common `jsonl` and `csv`.
+    extra_formats: tuple[str, ...] = ()
+    default_settings: dict[str, Any] = {}
+    template: str = ""
+    # Fields of a CSV row that hold JSON (lists, objects) rather than text.
+    csv_json_fields: tuple[str, ...] = ()
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return ("jsonl", "csv", *self.extra_formats)
+
+    def settings_for(self, settings: dict | None) -> dict:
+        """The project's settings with the papers' defaults filled in."""
+        return {**COMMON_SETTINGS, **self.default_settings, **(settings or {})}
+
+    def clean_settings(self, settings: Any) -> dict:
+        """Validated settings; unknown keys and wrong types are refused."""
+        if settings is None:
+            settings = {}
+        if not isinstance(settings, dict):
+            raise InvalidInput("must be an object", field="settings")
+        known = {**COMMON_SETTINGS, **self.default_settings}
+        errors = []
+        for key, value in settings.items():
+            if key not in known:
+                errors.append(FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}"))
+            elif type(value) is not type(known[key]):
+                errors.append(FieldError(f"settings.{key}", f"must be of type {type(known[key]).__name__}"))
+        if errors:
+            raise InvalidInput("invalid settings", errors=errors)
+        merged = self.settings_for(settings)
+        if merged["claim_ttl"] < 10:
+            raise InvalidInput("must be at least 10 seconds", field="settings.claim_ttl")
+        self.check_settings(merged)
+        return {key: merged[key] for key in known}
+
+    def check_settings(self, settings: dict) -> None:
+        """Kind-specific cross-field checks; raise InvalidInput."""
+
+    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+        """(row number, record) pairs for a kind-specific format."""
+        raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        raise NotImplementedError
+
+    def votes_needed(self, item, settings: dict) -> int:
+        raise NotImplementedError
+
+    def annotator_payload(self, item) -> dict:
+        """What the annotator may see of an item: never gold, author labels or system names."""
+        raise NotImplementedError
+
+    def clean_value(self, value: Any, item) -> dict:
+        """The submitted value, validated; raise InvalidInput naming the field."""
+        raise NotImplementedError
+
+    def common_fields(self, record: dict, problems: RowProblems) -> dict:
+        return {
+            "external_id": require_text(record, "id", problems, identifier=True),
+            "group": require_text(record, "group", problems, required=False, identifier=True),
+            "split": require_text(record, "split", problems, required=False, identifier=True),
+        }

@@ -1,0 +1,138 @@
+"""`nli_relabel` and `label_test`: label a premise/hypothesis pair entailment / neutral /
+contradiction (FarsTail §3; LCHAIM's human baseline for `label_test`)."""
+
+import csv
+import io
+from collections.abc import Iterator
+from pathlib import PurePath
+from typing import Any
+
+from annotation.errors import FieldError, InvalidInput
+
+from .base import ItemRow, Kind, RowProblems, require_text
+
+LABELS = ("entailment", "neutral", "contradiction")
+# FarsTail's single-letter codes, also accepted in JSONL and CSV.
+SHORT_LABELS = {"e": "entailment", "n": "neutral", "c": "contradiction"}
+LONG_TO_SHORT = {long: short for short, long in SHORT_LABELS.items()}
+
+
+def canonical_label(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if value in LABELS:
+        return value
+    return SHORT_LABELS.get(value)
+
+
+class NliKind(Kind):
+    template = "annotation/annotate_nli.html"
+    extra_formats = ("farstail",)
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        problems = RowProblems(row)
+        common = self.common_fields(record, problems)
+        premise = require_text(record, "premise", problems)
+        hypothesis = require_text(record, "hypothesis", problems)
+        label = ""
+        if record.get("label") not in (None, ""):
+            label = canonical_label(record["label"]) or ""
+            if not label:
+                problems.add("label", f"must be one of {', '.join(LABELS)} (or e, n, c)")
+        author = require_text(record, "author", problems, required=False, identifier=True)
+        extra = record.get("extra")
+        if extra is not None and not isinstance(extra, dict):
+            problems.add("extra", "must be an object")
+        if problems.errors:
+            return None, problems.errors
+        payload = {"premise": premise, "hypothesis": hypothesis}
+        if extra:
+            payload["extra"] = extra
+        return ItemRow(payload=payload, reference_label=label, author=author, position=row, **common), []
+
+    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+        if fmt != "farstail":
+            yield from super().read_format(fmt, text, filename)
+            return
+        yield from read_farstail(text, filename)
+
+    def annotator_payload(self, item) -> dict:
+        return {"premise": item.payload["premise"], "hypothesis": item.payload["hypothesis"]}
+
+    def clean_value(self, value: Any, item) -> dict:
+        if not isinstance(value, dict):
+            raise InvalidInput("must be an object like {\"label\": \"entailment\"}", field="value")
+        unknown = set(value) - {"label"}
+        if unknown:
+            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="value")
+        label = value.get("label")
+        if label not in LABELS:
+            raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
+        return {"label": label}
+
+
+def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    """FarsTail's own TSV (premise, hypothesis, label[, hard(hypothesis), hard(overlap)]):
+    CSV-style quoting with tabs inside quoted fields, e/c/n labels, no id column. A question
+    is a run of consecutive rows with the same premise, which becomes the group. External
+    ids are `<file stem>-<row>` so that re-importing the same file skips every row."""
+    stem = PurePath(filename or "farstail").stem or "farstail"
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t")
+    header = next(reader, None)
+    if header is None or header[:3] != ["premise", "hypothesis", "label"]:
+        raise InvalidInput("a FarsTail file starts with the header premise, hypothesis, label", field="file")
+    extra_columns = header[3:]
+    previous_premise, group_number = None, 0
+    for row_number, fields in enumerate(reader, start=1):
+        if len(fields) != len(header):
+            yield row_number, {"_error": f"has {len(fields)} fields, the header has {len(header)}"}
+            continue
+        premise, hypothesis, label = fields[:3]
+        if premise != previous_premise:
+            group_number += 1
+            previous_premise = premise
+        record = {
+            "id": f"{stem}-{row_number}",
+            "premise": premise,
+            "hypothesis": hypothesis,
+            "label": label,
+            "group": f"{stem}-q{group_number}",
+        }
+        if extra_columns:
+            record["extra"] = dict(zip(extra_columns, fields[3:]))
+        yield row_number, record
+
+
+class NliRelabelKind(NliKind):
+    name = "nli_relabel"
+    title = "NLI relabeling"
+    default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
+
+    def check_settings(self, settings: dict) -> None:
+        k, n = settings["consensus_k"], settings["consensus_n"]
+        if not 2 <= n <= 50:
+            raise InvalidInput("must be between 2 and 50", field="settings.consensus_n")
+        if not (n / 2 < k <= n):
+            raise InvalidInput("must be more than half of consensus_n and at most consensus_n", field="settings.consensus_k")
+        if not 0 <= settings["revision_rounds"] <= 5:
+            raise InvalidInput("must be between 0 and 5", field="settings.revision_rounds")
+
+    def votes_needed(self, item, settings: dict) -> int:
+        # The author's or original label is one of the n votes (FarsTail §3).
+        return settings["consensus_n"] - (1 if item.reference_label else 0)
+
+
+class LabelTestKind(NliKind):
+    """The same page with the gold label hidden; results are scored against the gold."""
+
+    name = "label_test"
+    title = "NLI labeling test"
+    default_settings = {"labels_per_item": 3}
+
+    def check_settings(self, settings: dict) -> None:
+        if not 1 <= settings["labels_per_item"] <= 100:
+            raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+
+    def votes_needed(self, item, settings: dict) -> int:
+        # The gold is hidden and is not a vote.
+        return settings["labels_per_item"]

@@ -1,0 +1,40 @@
+"""`manage.py import_items SLUG FILE --format jsonl|csv|farstail`: the API's import, from the shell."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ApplicationError
+from annotation.models import Job, Project
+from annotation.services.imports import items_import
+
+
+class Command(BaseCommand):
+    help = "Import items into a project (all or nothing)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--format", required=True, dest="fmt")
+
+    def handle(self, *args, slug, file, fmt, **options):
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise CommandError(f"no project {slug!r}")
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read {file}: {exc.strerror}") from None
+        try:
+            result = items_import(project=project, data=data, fmt=fmt, filename=file.name)
+        except ApplicationError as exc:
+            for error in exc.errors:
+                where = f"row {error.row}: " if error.row is not None else ""
+                field = f"{error.field}: " if error.field else ""
+                self.stderr.write(f"{where}{field}{error.message}")
+            raise CommandError("nothing was imported") from None
+        if result.job:
+            job = Job.objects.get(pk=result.job)
+            self.stdout.write(f"job {job.pk}: {job.status} {job.result or job.error or ''}")
+        else:
+            self.stdout.write(self.style.SUCCESS(f"created {result.created}, skipped {result.skipped}"))

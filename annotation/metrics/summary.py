@@ -1,0 +1,177 @@
+"""Intrinsic measures of a summary against its article, and score correlations.
+
+Source: Paz-Argaman et al., "HeSum: a Novel Dataset for Abstractive Text
+Summarization in Hebrew" (hesum.txt), section 3.3 and Table 2 (intrinsic
+measures), section 4 (correlation of human and automatic scores).
+
+Tokens are whitespace-separated words (``str.split()``), as in HeSum's
+word-based rows of Tables 2 and 5: no lower-casing, no punctuation
+splitting, no normalisation, so Hebrew and Persian words are kept whole
+(ZWNJ is not whitespace) and "בית," differs from "בית". Callers that want
+the project's matching folding apply it to both texts first.
+
+Every measure is a fraction in [0, 1] (the paper's tables print it times
+100), or None when it is undefined for the input.
+
+>>> novel_ngrams("שר האוצר התפטר", "שר האוצר הודיע היום", 1)
+0.3333333333333333
+>>> compression_ratio("שר האוצר התפטר", "שר האוצר הודיע היום על התפטרותו")
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Optional
+
+from scipy import stats
+
+__all__ = ["novel_ngrams", "compression_ratio", "redundancy", "correlations"]
+
+
+def _ngrams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def _check_n(n: int) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+
+
+def novel_ngrams(summary: str, article: str, n: int) -> Optional[float]:
+    """Share of the summary's distinct n-grams that never occur in the article.
+
+    HeSum section 3.3 (i), "Abstractness", after Narayan et al. (2018);
+    Table 2 reports it for n = 1..4. Counted over distinct n-grams (types),
+    as HeSum reads its own figure: "approximately half of its unique
+    vocabulary ... unseen in the original articles". The texts are not split
+    into sentences, so an n-gram may run across a sentence end.
+
+    Returns None when the summary has fewer than ``n`` words. Raises
+    ValueError unless ``n`` is a positive int.
+
+    Summary "a b c a", article "a b d": unigram types {a, b, c}, one novel
+    (1/3); bigram types {ab, bc, ca}, two novel (2/3).
+
+    >>> novel_ngrams("a b c a", "a b d", 2)
+    0.6666666666666666
+    """
+    _check_n(n)
+    summary_ngrams = set(_ngrams(summary.split(), n))
+    if not summary_ngrams:
+        return None
+    article_ngrams = set(_ngrams(article.split(), n))
+    return len(summary_ngrams - article_ngrams) / len(summary_ngrams)
+
+
+def compression_ratio(summary: str, article: str) -> Optional[float]:
+    """Word-level compression ``CMP_w(S, A) = 1 - |S| / |A|``.
+
+    HeSum section 3.3 (ii), after Bommasani and Cardie (2020); |S| and |A|
+    are word counts. The prose there says "the word count in summary divided
+    by the word count in article", but the formula, and Table 2's values
+    around 90-95 %, are one minus that ratio: higher means more compression.
+    A summary longer than its article gives a negative value.
+
+    Returns None when the article has no words.
+
+    >>> compression_ratio("a b", "a b c d e f g h")
+    0.75
+    """
+    article_words = len(article.split())
+    if article_words == 0:
+        return None
+    return 1 - len(summary.split()) / article_words
+
+
+def redundancy(summary: str, n: int) -> Optional[float]:
+    """Share of repeated n-gram occurrences in a summary.
+
+    HeSum section 3.3 (iii), citing Hasan et al. (2021)::
+
+        RED(S) = sum over i of (f_i - 1) / sum over i of f_i
+
+    where i runs over the m distinct n-grams of S and f_i >= 1 is how often
+    n-gram i occurs. Equivalently 1 - distinct / total. Table 2 reports
+    n = 1 and n = 2.
+
+    Returns None when the summary has fewer than ``n`` words. Raises
+    ValueError unless ``n`` is a positive int.
+
+    "a b a b a": unigrams a x3, b x2, so (2 + 1) / 5 = 0.6; bigrams
+    ab x2, ba x2, so (1 + 1) / 4 = 0.5.
+
+    >>> redundancy("a b a b a", 1)
+    0.6
+    >>> redundancy("a b a b a", 2)
+    0.5
+    """
+    _check_n(n)
+    counts = Counter(_ngrams(summary.split(), n))
+    total = sum(counts.values())
+    if total == 0:
+        return None
+    return sum(f - 1 for f in counts.values()) / total
+
+
+def correlations(
+    human_scores: Sequence[float], automatic_scores: Sequence[float]
+) -> dict[str, Optional[float]]:
+    """Pearson r and Kendall tau between paired human and automatic scores.
+
+    HeSum section 4 correlates human ratings with ROUGE using Pearson's
+    coefficient and Kendall's tau, with p-values. Computed by
+    ``scipy.stats.pearsonr`` and ``scipy.stats.kendalltau`` (tau-b, which
+    corrects for ties: Likert ratings tie often; exact p-value for small
+    samples without ties, otherwise the normal approximation). p-values are
+    two-sided.
+
+    Returns ``{"n", "pearson_r", "pearson_p", "kendall_tau", "kendall_p"}``.
+    Every value but ``n`` is None when there are fewer than 3 pairs (Pearson's
+    p-value needs at least one degree of freedom) or when either list is
+    constant (the coefficients are undefined). Raises ValueError when the
+    lists differ in length.
+
+    Human [1, 2, 3, 4] against automatic [1, 3, 2, 4]: r = 4 / 5 = 0.8 with
+    t = 0.8 * sqrt(2 / 0.36) on 2 degrees of freedom, p = 0.2; 5 concordant
+    and 1 discordant pair, tau = 4 / 6, exact p = 2 * 4/24.
+
+    >>> result = correlations([1, 2, 3, 4], [1, 3, 2, 4])
+    >>> round(result["pearson_r"], 6), round(result["pearson_p"], 6)
+    (0.8, 0.2)
+    >>> round(result["kendall_tau"], 6), round(result["kendall_p"], 6)
+    (0.666667, 0.333333)
+    """
+    human = [float(x) for x in human_scores]
+    automatic = [float(x) for x in automatic_scores]
+    if len(human) != len(automatic):
+        raise ValueError(
+            f"{len(human)} human scores but {len(automatic)} automatic scores"
+        )
+    result: dict[str, Optional[float]] = {
+        "n": len(human),
+        "pearson_r": None,
+        "pearson_p": None,
+        "kendall_tau": None,
+        "kendall_p": None,
+    }
+    if len(human) < 3 or len(set(human)) < 2 or len(set(automatic)) < 2:
+        return result
+    pearson = stats.pearsonr(human, automatic)
+    kendall = stats.kendalltau(human, automatic)
+    result.update(
+        pearson_r=_plain(pearson.statistic),
+        pearson_p=_plain(pearson.pvalue),
+        kendall_tau=_plain(kendall.statistic),
+        kendall_p=_plain(kendall.pvalue),
+    )
+    return result
+
+
+def _plain(value: float) -> Optional[float]:
+    # numpy floats out, plain floats (or None for NaN, e.g. from NaN input)
+    # back, so results serialise to JSON as they are.
+    value = float(value)
+    return None if math.isnan(value) else value

@@ -1,0 +1,16 @@
+from .annotations import Annotation, Assignment, IdempotencyRecord
+from .items import Item
+from .jobs import Job
+from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
+
+__all__ = [
+    "Annotation",
+    "Assignment",
+    "IdempotencyRecord",
+    "Item",
+    "Job",
+    "LANGUAGES",
+    "Membership",
+    "Project",
+    "RTL_LANGUAGES",
+]

@@ -1,0 +1,68 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .items import Item
+from .projects import Project
+
+
+class Assignment(models.Model):
+    """A claim of one item by one annotator in one round. A claim expires at `expires_at`;
+    an expired claim no longer holds a slot and may be claimed again."""
+
+    class Status(models.TextChoices):
+        CLAIMED = "claimed"
+        SUBMITTED = "submitted"
+        EXPIRED = "expired"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    round = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CLAIMED)
+    claimed_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Never the same item twice to one annotator in a round (expired claims aside).
+            models.UniqueConstraint(
+                fields=["item", "annotator", "round"],
+                condition=~Q(status="expired"),
+                name="assignment_unique_live_claim",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["annotator", "project", "status"], name="assignment_annotator_idx"),
+            models.Index(fields=["item", "round", "status"], name="assignment_item_round_idx"),
+        ]
+
+
+class Annotation(models.Model):
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="annotation")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations")
+    round = models.PositiveSmallIntegerField()
+    value = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator", "round"], name="annotation_unique_item_annotator_round"),
+        ]
+        ordering = ["id"]
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a write sent with an `Idempotency-Key`, replayed for retries."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    scope = models.CharField(max_length=200)
+    status_code = models.PositiveSmallIntegerField()
+    body = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key", "scope"], name="idempotency_unique_key")]

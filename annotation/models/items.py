@@ -1,0 +1,44 @@
+import random
+
+from django.conf import settings
+from django.db import models
+
+from .projects import Project
+
+
+def _shuffle_key() -> float:
+    return random.random()
+
+
+class Item(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"  # collecting annotations in its current round
+        COMPLETE = "complete"  # every needed annotation of the round is in
+        ACCEPTED = "accepted"
+        NEEDS_REVISION = "needs_revision"
+        REMOVED = "removed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200)
+    # The kind's payload, stored exactly as imported (DESIGN.md §6).
+    payload = models.JSONField()
+    # The author's intended label or the dataset's original label. It counts as one vote
+    # where the kind says so and never reaches an annotator's page.
+    reference_label = models.CharField(max_length=64, blank=True, default="")
+    group = models.CharField(max_length=200, blank=True, default="")
+    split = models.CharField(max_length=32, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    round = models.PositiveSmallIntegerField(default=1)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="authored_items")
+    # Position in the file it came from, so exports can keep the source order.
+    position = models.PositiveIntegerField(default=0)
+    shuffle_key = models.FloatField(default=_shuffle_key)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id")]
+        indexes = [models.Index(fields=["project", "status", "shuffle_key"], name="item_assignable_idx")]
+        ordering = ["project_id", "position", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}:{self.external_id}"

@@ -1,0 +1,68 @@
+from django.conf import settings as django_settings
+from django.db import models
+
+RTL_LANGUAGES = frozenset({"he", "fa", "ar", "ur", "yi", "ps", "ckb", "dv", "syr"})
+# Languages a project may be created in: code → English name. Direction follows RTL_LANGUAGES.
+LANGUAGES = {
+    "he": "Hebrew",
+    "fa": "Persian",
+    "ar": "Arabic",
+    "ur": "Urdu",
+    "yi": "Yiddish",
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "ru": "Russian",
+    "tr": "Turkish",
+    "es": "Spanish",
+}
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=32)
+    language = models.CharField(max_length=8)
+    guidelines = models.TextField(blank=True, default="")
+    # Protocol numbers; the kind fills in the papers' defaults for omitted keys.
+    settings = models.JSONField(default=dict)
+    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def direction(self) -> str:
+        return "rtl" if self.language in RTL_LANGUAGES else "ltr"
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator"
+        REVIEWER = "reviewer"
+        SUPERVISOR = "supervisor"
+
+    class Status(models.TextChoices):
+        TRIAL = "trial"
+        ACTIVE = "active"
+        DISQUALIFIED = "disqualified"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.TRIAL)
+    # New annotators are always reviewed; trusted ones are sampled.
+    trusted = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique_project_user")]
+        ordering = ["project_id", "user_id"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.project_id}:{self.role}"

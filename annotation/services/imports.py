@@ -1,0 +1,216 @@
+"""Import items into a project: all or nothing.
+
+Every row is validated before anything is stored; one bad row means a 400 that lists
+every bad row by number and field, and nothing is written. Text is stored exactly as it
+arrives (DESIGN.md §6): no normalisation, no trimming."""
+
+import codecs
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
+from annotation.kinds.base import ItemRow, Kind
+from annotation.kinds.registry import get_kind
+from annotation.metrics.text import forbidden_character
+from annotation.models import Item, Job, Project
+from annotation.services.jobs import job_create, job_set_progress
+
+MAX_LISTED_ERRORS = 1000
+BATCH_SIZE = 2000
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    created: int
+    skipped: int
+    job: int | None = None
+
+
+def decode_upload(data: bytes) -> str:
+    """UTF-8 text (a leading BOM is dropped: it marks the encoding, it is not content)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise InvalidInput("the file is UTF-16; save it as UTF-8", field="file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"the file is not valid UTF-8 (byte {exc.start})", field="file") from None
+    return text.removeprefix("\ufeff")
+
+
+def read_records(kind: Kind, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    """(row number, record) for every row; rows are numbered from 1 after any header."""
+    if fmt == "jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield number, {"_error": f"is not valid JSON ({exc.msg} at column {exc.colno})"}
+                continue
+            if not isinstance(record, dict):
+                yield number, {"_error": "must be a JSON object"}
+                continue
+            yield number, record
+    elif fmt == "csv":
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if not reader.fieldnames or "id" not in reader.fieldnames:
+            raise InvalidInput("a CSV file needs a header row with an id column", field="file")
+        for number, row in enumerate(reader, start=1):
+            if None in row:
+                yield number, {"_error": "has more fields than the header"}
+                continue
+            record = {}
+            for key, value in row.items():
+                if value is None:
+                    continue
+                if key in kind.csv_json_fields and value != "":
+                    try:
+                        value = json.loads(value)
+                    except json.JSONDecodeError:
+                        yield number, {"_error": f"column {key} must hold JSON"}
+                        break
+                record[key] = value
+            else:
+                yield number, record
+    elif fmt in kind.formats:
+        yield from kind.read_format(fmt, text, filename)
+    else:
+        raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
+
+
+def _string_problem(value, path: str) -> tuple[str, str] | None:
+    """The first NUL or lone surrogate anywhere inside a record, as (field, reason)."""
+    if isinstance(value, str):
+        reason = forbidden_character(value)
+        return (path, reason) if reason else None
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found = _string_problem(key, path) or _string_problem(inner, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, inner in enumerate(value):
+            found = _string_problem(inner, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def validate_rows(project: Project, kind: Kind, records: Iterable[tuple[int, dict]]) -> tuple[list[ItemRow], list[FieldError]]:
+    rows: list[ItemRow] = []
+    errors: list[FieldError] = []
+    first_row_of: dict[str, int] = {}
+    for number, record in records:
+        if "_error" in record:
+            errors.append(FieldError(None, f"row {number} {record['_error']}", number))
+            continue
+        found = _string_problem(record, "")
+        if found:
+            errors.append(FieldError(found[0] or None, found[1], number))
+            continue
+        row, row_errors = kind.parse_record(record, number)
+        if row_errors:
+            errors.extend(row_errors)
+            continue
+        if row.external_id in first_row_of:
+            errors.append(FieldError("id", f"duplicate id {row.external_id!r} (first in row {first_row_of[row.external_id]})", number))
+            continue
+        first_row_of[row.external_id] = number
+        rows.append(row)
+    if not rows and not errors:
+        errors.append(FieldError("file", "contains no rows"))
+    return rows, errors
+
+
+def _authors_by_name(rows: list[ItemRow], errors: list[FieldError]) -> dict:
+    names = {row.author for row in rows if row.author}
+    users = {user.username: user for user in get_user_model().objects.filter(username__in=names)}
+    for row in rows:
+        if row.author and row.author not in users:
+            errors.append(FieldError("author", f"no user named {row.author!r}", row.position))
+    return users
+
+
+def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = None) -> ImportResult:
+    """Store validated rows in one transaction. A row whose id already exists with the same
+    content is skipped (re-importing a file is harmless); with other content it is an error."""
+    errors: list[FieldError] = []
+    authors = _authors_by_name(rows, errors)
+    existing = {}
+    ids = [row.external_id for row in rows]
+    for start in range(0, len(ids), BATCH_SIZE):
+        for item in Item.objects.filter(project=project, external_id__in=ids[start : start + BATCH_SIZE]).only(
+            "external_id", "payload", "reference_label", "group", "split"
+        ):
+            existing[item.external_id] = item
+    new_rows = []
+    for row in rows:
+        old = existing.get(row.external_id)
+        if old is None:
+            new_rows.append(row)
+        elif (old.payload, old.reference_label, old.group, old.split) != (row.payload, row.reference_label, row.group, row.split):
+            errors.append(FieldError("id", f"id {row.external_id!r} already exists in this project with other content", row.position))
+    if errors:
+        raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
+    with transaction.atomic():
+        for start in range(0, len(new_rows), BATCH_SIZE):
+            batch = new_rows[start : start + BATCH_SIZE]
+            Item.objects.bulk_create(
+                Item(
+                    project=project,
+                    external_id=row.external_id,
+                    payload=row.payload,
+                    reference_label=row.reference_label,
+                    group=row.group,
+                    split=row.split,
+                    author=authors.get(row.author),
+                    position=row.position,
+                )
+                for row in batch
+            )
+            if job_id is not None:
+                job_set_progress(job_id, 0.5 + 0.5 * (start + len(batch)) / max(1, len(new_rows)))
+    return ImportResult(created=len(new_rows), skipped=len(rows) - len(new_rows))
+
+
+def items_import(*, project: Project, data: bytes, fmt: str, filename: str = "", user=None) -> ImportResult:
+    """Validate and store a file, or hand a large one to a Job on the worker."""
+    if len(data) > settings.MASHOV_MAX_IMPORT_BYTES:
+        raise PayloadTooLarge(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+    kind = get_kind(project.kind)
+    if fmt not in kind.formats:
+        raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
+    text = decode_upload(data)
+    if text.count("\n") > settings.MASHOV_IMPORT_JOB_ROWS:
+        job = job_create(
+            kind="import", project=project, user=user, params={"format": fmt, "filename": filename}, input_data=data
+        )
+        return ImportResult(created=0, skipped=0, job=job.pk)
+    rows, errors = validate_rows(project, kind, read_records(kind, fmt, text, filename))
+    if errors:
+        raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
+    return store_rows(project, rows)
+
+
+def items_import_job(job: Job) -> dict:
+    """The worker's half of a large import; returns the job's result or its errors."""
+    kind = get_kind(job.project.kind)
+    try:
+        text = decode_upload(bytes(job.input_data))
+        records = read_records(kind, job.params["format"], text, job.params.get("filename", ""))
+        rows, errors = validate_rows(job.project, kind, records)
+        job_set_progress(job.pk, 0.5)
+        if errors:
+            raise InvalidInput("invalid rows", errors=errors[:MAX_LISTED_ERRORS])
+        result = store_rows(job.project, rows, job_id=job.pk)
+    except InvalidInput as exc:
+        return {"errors": [error.as_dict() for error in exc.errors]}
+    return {"created": result.created, "skipped": result.skipped}

@@ -1,0 +1,43 @@
+"""Celery tasks: small wrappers that take ids and call a service (HackSoft styleguide)."""
+
+import logging
+
+from celery import shared_task
+
+from annotation.services import jobs
+
+logger = logging.getLogger(__name__)
+
+
+def _handlers():
+    from annotation.services.imports import items_import_job
+
+    return {"import": items_import_job}
+
+
+@shared_task(name="annotation.tasks.run_job", acks_late=True, reject_on_worker_lost=True)
+def run_job(job_id: int) -> None:
+    """Run a Job by its kind. Idempotent: a finished job is left alone, and each handler
+    writes its rows in one transaction."""
+    job = jobs.job_claim(job_id)
+    if job is None:
+        return
+    handler = _handlers().get(job.kind)
+    if handler is None:
+        jobs.job_finish(job_id, error={"message": f"unknown job kind {job.kind!r}"})
+        return
+    try:
+        result = handler(job)
+    except Exception as exc:  # the job records the failure; the worker carries on
+        logger.exception("job %s failed", job_id)
+        jobs.job_finish(job_id, error={"message": str(exc) or exc.__class__.__name__})
+        return
+    if isinstance(result, dict) and "errors" in result:
+        jobs.job_finish(job_id, error=result)
+    else:
+        jobs.job_finish(job_id, result=result)
+
+
+@shared_task(name="annotation.tasks.sweep_jobs")
+def sweep_jobs() -> int:
+    return jobs.jobs_sweep()

@@ -1,0 +1,13 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from annotation import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz/", views.healthz, name="healthz"),
+    path("login/", views.ThrottledLoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("p/<slug:slug>/", views.project_overview, name="project"),
+    path("p/<slug:slug>/annotate/", views.annotate, name="annotate"),
+]

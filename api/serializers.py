@@ -1,0 +1,147 @@
+"""Output shapes (and documented request shapes) of API.md. Validation lives in the services;
+the request serializers here describe the bodies for the OpenAPI schema."""
+
+from rest_framework import serializers
+
+from annotation.models import Annotation, Item, Job, Membership, Project
+
+
+class ErrorSerializer(serializers.Serializer):
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    row = serializers.IntegerField(required=False)
+
+
+class ErrorsSerializer(serializers.Serializer):
+    errors = ErrorSerializer(many=True)
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField(trim_whitespace=False)
+    password = serializers.CharField(trim_whitespace=False)
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class UserRequestSerializer(serializers.Serializer):
+    username = serializers.CharField(trim_whitespace=False)
+    password = serializers.CharField(trim_whitespace=False)
+    email = serializers.EmailField(required=False)
+
+
+class UserSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    email = serializers.CharField()
+
+
+class ProjectRequestSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField(trim_whitespace=False)
+    kind = serializers.ChoiceField(
+        choices=["qa_authoring", "nli_authoring", "nli_relabel", "translation_rating", "phrase_pair", "summary_rating", "label_test"]
+    )
+    language = serializers.CharField()
+    settings = serializers.DictField(required=False)
+    guidelines = serializers.CharField(required=False, trim_whitespace=False)
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    direction = serializers.CharField(read_only=True)
+    counts = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "settings", "created_at", "counts"]
+
+    def get_counts(self, project) -> dict[str, int]:
+        counts = self.context.get("counts")
+        return counts if counts is not None else {}
+
+
+class MemberRequestSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+    status = serializers.ChoiceField(choices=[("trial", "trial"), ("active", "active")], required=False)
+    trusted = serializers.BooleanField(required=False)
+
+
+class MemberUpdateSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Membership.Status.choices, required=False)
+    trusted = serializers.BooleanField(required=False)
+    role = serializers.ChoiceField(choices=Membership.Role.choices, required=False)
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+
+    class Meta:
+        model = Membership
+        fields = ["username", "role", "status", "trusted", "created_at", "updated_at"]
+
+
+class ImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.CharField()
+
+
+class ImportResultSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    job = serializers.IntegerField(allow_null=True)
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    """An item as supervisors and reviewers see it, with its reference label and votes."""
+
+    author = serializers.CharField(source="author.username", default=None)
+    gold = serializers.SerializerMethodField()
+    votes = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Item
+        fields = ["id", "external_id", "payload", "status", "split", "group", "round", "author", "reference_label", "gold", "votes"]
+
+    def get_gold(self, item) -> str | None:
+        return None
+
+    def get_votes(self, item) -> dict[str, int]:
+        return self.context.get("votes", {}).get(item.pk, {})
+
+
+class AnnotatorItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    payload = serializers.DictField()
+
+
+class NextSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField()
+    expires_at = serializers.DateTimeField()
+    item = AnnotatorItemSerializer()
+
+
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+
+
+class SubmitRequestSerializer(serializers.Serializer):
+    value = serializers.DictField()
+
+
+class AnnotationSerializer(serializers.ModelSerializer):
+    assignment = serializers.IntegerField(source="assignment_id")
+    item = serializers.IntegerField(source="item_id")
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "assignment", "item", "round", "value", "created_at"]
+
+
+class JobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Job
+        fields = ["id", "kind", "status", "progress", "result", "error", "created_at", "started_at", "finished_at"]

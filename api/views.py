@@ -1,0 +1,244 @@
+"""API.md's endpoints. Each view parses, calls the access layer and one service, renders."""
+
+from collections import Counter
+
+from django.conf import settings
+from django.contrib.auth import authenticate
+from django.db.models import Count
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.authtoken.models import Token
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from annotation import access
+from annotation.errors import InvalidInput, PayloadTooLarge
+from annotation.kinds.registry import get_kind
+from annotation.models import Annotation, Item, Membership
+from annotation.selectors.assignments import progress_for_annotator
+from annotation.services import assignments as assignment_services
+from annotation.services import imports as import_services
+from annotation.services import projects as project_services
+from api import serializers as s
+from api.idempotency import idempotent
+from api.pagination import PageNumberPagination
+
+ERRORS = {400: s.ErrorsSerializer, 401: s.ErrorsSerializer, 403: s.ErrorsSerializer, 404: s.ErrorsSerializer}
+
+
+def body_of(request) -> dict:
+    if not isinstance(request.data, dict):
+        raise InvalidInput("the body must be a JSON object", field="body")
+    return request.data
+
+
+class TokenView(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    @extend_schema(request=s.TokenRequestSerializer, responses={200: s.TokenSerializer, 400: s.ErrorsSerializer})
+    def post(self, request):
+        data = body_of(request)
+        username, password = data.get("username"), data.get("password")
+        if not isinstance(username, str) or not isinstance(password, str):
+            raise InvalidInput("username and password are required", field="username")
+        user = authenticate(request, username=username, password=password)
+        if user is None:
+            raise InvalidInput("unknown username or wrong password", field="password")
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+class UserCreateView(APIView):
+    @extend_schema(request=s.UserRequestSerializer, responses={201: s.UserSerializer, **ERRORS})
+    def post(self, request):
+        data = body_of(request)
+        user = project_services.user_create(
+            actor=request.user, username=data.get("username"), password=data.get("password"), email=data.get("email")
+        )
+        return Response({"id": user.pk, "username": user.username, "email": user.email}, status=status.HTTP_201_CREATED)
+
+
+def project_counts(project) -> dict[str, int]:
+    rows = Item.objects.filter(project=project).order_by().values("status").annotate(n=Count("pk"))
+    counts = {choice: 0 for choice in Item.Status.values}
+    counts.update({row["status"]: row["n"] for row in rows})
+    counts["total"] = sum(row["n"] for row in rows)
+    return counts
+
+
+class ProjectListView(APIView):
+    @extend_schema(responses={200: s.ProjectSerializer(many=True)})
+    def get(self, request):
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(access.projects_visible_to(request.user).order_by("slug"), request, view=self)
+        return paginator.get_paginated_response(s.ProjectSerializer(page, many=True).data)
+
+    @extend_schema(request=s.ProjectRequestSerializer, responses={201: s.ProjectSerializer, **ERRORS})
+    def post(self, request):
+        data = body_of(request)
+        project = project_services.project_create(
+            actor=request.user,
+            slug=data.get("slug"),
+            name=data.get("name"),
+            kind=data.get("kind"),
+            language=data.get("language"),
+            settings=data.get("settings"),
+            guidelines=data.get("guidelines", ""),
+        )
+        serializer = s.ProjectSerializer(project, context={"counts": project_counts(project)})
+        return Response(serializer.data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailView(APIView):
+    @extend_schema(responses={200: s.ProjectSerializer, **ERRORS})
+    def get(self, request, slug):
+        project = access.access_project_for_user(request.user, slug)
+        return Response(s.ProjectSerializer(project, context={"counts": project_counts(project)}).data)
+
+
+class MemberListView(APIView):
+    @extend_schema(responses={200: s.MembershipSerializer(many=True), **ERRORS})
+    def get(self, request, slug):
+        project = access.access_project_for_staff(request.user, slug)
+        paginator = PageNumberPagination()
+        members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
+        page = paginator.paginate_queryset(members, request, view=self)
+        return paginator.get_paginated_response(s.MembershipSerializer(page, many=True).data)
+
+    @extend_schema(request=s.MemberRequestSerializer, responses={201: s.MembershipSerializer, **ERRORS})
+    def post(self, request, slug):
+        data = body_of(request)
+        membership = project_services.membership_add(
+            actor=request.user,
+            slug=slug,
+            username=data.get("username"),
+            role=data.get("role"),
+            status=data.get("status", Membership.Status.TRIAL),
+            trusted=data.get("trusted", False),
+        )
+        return Response(s.MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberDetailView(APIView):
+    @extend_schema(request=s.MemberUpdateSerializer, responses={200: s.MembershipSerializer, **ERRORS})
+    def patch(self, request, slug, username):
+        membership = project_services.membership_update(
+            actor=request.user, slug=slug, username=username, changes=body_of(request)
+        )
+        return Response(s.MembershipSerializer(membership).data)
+
+
+class ImportView(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": s.ImportRequestSerializer},
+        responses={201: s.ImportResultSerializer, 202: s.ImportResultSerializer, 413: s.ErrorsSerializer, **ERRORS},
+    )
+    def post(self, request, slug):
+        project = access.access_project_for_supervisor(request.user, slug)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise InvalidInput("a file is required", field="file")
+        fmt = request.data.get("format") or ""
+        if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
+            raise PayloadTooLarge(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+        result = import_services.items_import(
+            project=project, data=upload.read(), fmt=fmt, filename=upload.name or "", user=request.user
+        )
+        code = status.HTTP_202_ACCEPTED if result.job else status.HTTP_201_CREATED
+        return Response({"created": result.created, "skipped": result.skipped, "job": result.job}, status=code)
+
+
+class ItemListView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=Item.Status.values),
+            OpenApiParameter("split", str),
+            OpenApiParameter("group", str),
+        ],
+        responses={200: s.ItemSerializer(many=True), **ERRORS},
+    )
+    def get(self, request, slug):
+        project = access.access_project_for_staff(request.user, slug)
+        items = Item.objects.filter(project=project).select_related("author").order_by("position", "id")
+        # Filters come from an allow-list, never from request.GET wholesale.
+        wanted_status = request.query_params.get("status")
+        if wanted_status:
+            if wanted_status not in Item.Status.values:
+                raise InvalidInput(f"must be one of {', '.join(Item.Status.values)}", field="status")
+            items = items.filter(status=wanted_status)
+        for name in ("split", "group"):
+            if request.query_params.get(name) is not None:
+                items = items.filter(**{name: request.query_params[name]})
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(items, request, view=self)
+        votes = votes_for_items(page)
+        return paginator.get_paginated_response(s.ItemSerializer(page, many=True, context={"votes": votes}).data)
+
+
+def votes_for_items(items) -> dict[int, dict[str, int]]:
+    """Labels cast per item in its current round, in one query."""
+    by_id = {item.pk: item for item in items}
+    votes: dict[int, Counter] = {pk: Counter() for pk in by_id}
+    for item_id, round_, value in Annotation.objects.filter(item_id__in=by_id).values_list("item_id", "round", "value"):
+        if round_ == by_id[item_id].round and isinstance(value, dict) and isinstance(value.get("label"), str):
+            votes[item_id][value["label"]] += 1
+    return {pk: dict(sorted(counter.items())) for pk, counter in votes.items()}
+
+
+class NextView(APIView):
+    @extend_schema(responses={200: s.NextSerializer, 204: OpenApiResponse(description="nothing left for the caller"), **ERRORS})
+    def get(self, request, slug):
+        assignment = assignment_services.assignment_next_for_annotator(user=request.user, slug=slug)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        kind = get_kind(assignment.project.kind)
+        item = assignment.item
+        return Response(
+            {
+                "assignment": assignment.pk,
+                "expires_at": assignment.expires_at,
+                "item": {"id": item.pk, "external_id": item.external_id, "payload": kind.annotator_payload(item)},
+            }
+        )
+
+
+class ProgressView(APIView):
+    @extend_schema(responses={200: s.ProgressSerializer, **ERRORS})
+    def get(self, request, slug):
+        membership = access.access_membership_for_annotator(request.user, slug)
+        kind = get_kind(membership.project.kind)
+        needed = assignment_services.needed_pair(kind, kind.settings_for(membership.project.settings))
+        return Response(progress_for_annotator(membership.project, request.user, needed))
+
+
+class SubmitView(APIView):
+    @extend_schema(
+        request=s.SubmitRequestSerializer,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
+        responses={201: s.AnnotationSerializer, 409: s.ErrorsSerializer, **ERRORS},
+    )
+    def post(self, request, assignment_id):
+        def produce():
+            data = body_of(request)
+            if "value" not in data:
+                raise InvalidInput("is required", field="value")
+            annotation = assignment_services.annotation_submit(
+                user=request.user, assignment_id=assignment_id, value=data["value"]
+            )
+            return Response(s.AnnotationSerializer(annotation).data, status=status.HTTP_201_CREATED)
+
+        return idempotent(request, produce)
+
+
+class JobView(APIView):
+    @extend_schema(responses={200: s.JobSerializer, **ERRORS})
+    def get(self, request, job_id):
+        return Response(s.JobSerializer(access.access_job_for_user(request.user, job_id)).data)

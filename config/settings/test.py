@@ -1,0 +1,8 @@
+"""Settings for the test suite: PostgreSQL, Redis and a real worker when the environment names them."""
+
+from .base import *  # noqa: F403
+
+SECRET_KEY = "mashov-test-key"  # noqa: S105
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "1000/min"}}  # noqa: F405

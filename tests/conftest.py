@@ -1,0 +1,153 @@
+"""Suite-wide fixtures. No models are imported at module level (STYLE.md)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRE_SERVICES = os.environ.get("MASHOV_REQUIRE_SERVICES") == "1"
+
+
+def _on_postgres() -> bool:
+    from django.db import connection
+
+    return connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(config, items):
+    from django.conf import settings
+
+    on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    has_broker = bool(settings.CELERY_BROKER_URL)
+    for item in items:
+        if "postgres" in item.keywords and not on_postgres:
+            if REQUIRE_SERVICES:
+                raise pytest.UsageError("PostgreSQL is required (MASHOV_REQUIRE_SERVICES=1) but DATABASE_URL is not set")
+            item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)"))
+        if "worker" in item.keywords and not has_broker:
+            if REQUIRE_SERVICES:
+                raise pytest.UsageError("Redis is required (MASHOV_REQUIRE_SERVICES=1) but CELERY_BROKER_URL is not set")
+            item.add_marker(pytest.mark.skip(reason="needs Redis and a worker (set CELERY_BROKER_URL)"))
+
+
+@pytest.fixture
+def make_user(db):
+    from django.contrib.auth import get_user_model
+
+    def make(username: str, *, password: str = "pass-word-123", staff: bool = False):
+        return get_user_model().objects.create_user(username=username, password=password, is_staff=staff)
+
+    return make
+
+
+@pytest.fixture
+def api_client():
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def client_for():
+    """An API client authenticated with the user's token, as a REST client would be."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def make(user):
+        client = APIClient()
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def nli_project(db, make_user):
+    """A Persian nli_relabel project (4 of 5) with a supervisor, a reviewer and three annotators."""
+    from annotation.models import Membership
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    project = project_create(actor=admin, slug="fa-nli", name="Persian NLI", kind="nli_relabel", language="fa")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    Membership.objects.create(project=project, user=make_user("rev"), role="reviewer", status="active")
+    for name in ("ann1", "ann2", "ann3"):
+        Membership.objects.create(project=project, user=make_user(name), role="annotator", status="active")
+    return project
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """A real `celery worker` process on the test database and a queue of this run only."""
+    from django.conf import settings
+    from django.db import connection
+
+    if not settings.CELERY_BROKER_URL:
+        pytest.skip("no broker configured")
+    queue = f"mashov-test-{uuid.uuid4().hex[:8]}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    from config.celery import app
+
+    app.conf.task_default_queue = queue
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        if connection.vendor == "postgresql"
+        else os.environ.get("DATABASE_URL", ""),
+        "CELERY_QUEUE": queue,
+    }
+    log = open(ROOT / "tests" / f".worker-{queue}.log", "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-n", f"{queue}@%h", "-Q", queue, "-c", "2", "-l", "warning", "--without-gossip", "--without-mingle"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    _wait_for_worker(app, queue, process)
+    yield WorkerHandle(process, queue, env, log)
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+    (ROOT / "tests" / f".worker-{queue}.log").unlink(missing_ok=True)
+
+
+class WorkerHandle:
+    def __init__(self, process, queue, env, log):
+        self.process, self.queue, self.env, self.log = process, queue, env, log
+
+
+def _wait_for_worker(app, queue, process, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the celery worker exited during start-up; see its log in tests/")
+        replies = app.control.ping(timeout=1.0) or []
+        if any(name.startswith(f"{queue}@") for reply in replies for name in reply):
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the celery worker did not answer a ping within a minute")
+
+
+def wait_until(predicate, timeout: float = 30.0, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")

@@ -4,7 +4,9 @@ import logging
 
 from celery import shared_task
 
-from annotation.services import jobs
+from django.db import InterfaceError, OperationalError
+
+from annotation.services import consensus, jobs
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +40,22 @@ def run_job(job_id: int) -> None:
         jobs.job_finish(job_id, result=result)
 
 
+@shared_task(
+    name="annotation.tasks.compute_consensus",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def compute_consensus(item_id: int) -> None:
+    """Decide an item's round; safe to run any number of times (only transient database
+    errors are retried)."""
+    consensus.consensus_compute_for_item(item_id)
+
+
 @shared_task(name="annotation.tasks.sweep_jobs")
 def sweep_jobs() -> int:
-    return jobs.jobs_sweep()
+    """Periodic: re-enqueue what a lost message or a downed broker left behind."""
+    return jobs.jobs_sweep() + consensus.consensus_sweep()

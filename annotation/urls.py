@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from annotation import views
 
@@ -10,4 +10,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("p/<slug:slug>/annotate/", views.annotate, name="annotate"),
+    path("", include("annotation.urls_dashboard")),
+    path("", include("annotation.urls_authoring")),
 ]

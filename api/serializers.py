@@ -105,7 +105,7 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = ["id", "external_id", "payload", "status", "split", "group", "round", "author", "reference_label", "gold", "votes"]
 
     def get_gold(self, item) -> str | None:
-        return None
+        return item.gold_label or None
 
     def get_votes(self, item) -> dict[str, int]:
         return self.context.get("votes", {}).get(item.pk, {})
@@ -145,3 +145,18 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "kind", "status", "progress", "result", "error", "created_at", "started_at", "finished_at"]
+
+
+class RevisionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    payload = serializers.DictField()
+    intended_label = serializers.CharField()
+    round = serializers.IntegerField()
+    labels_cast = serializers.DictField(child=serializers.IntegerField())
+
+
+class ReviseRequestSerializer(serializers.Serializer):
+    premise = serializers.CharField(required=False, trim_whitespace=False)
+    hypothesis = serializers.CharField(required=False, trim_whitespace=False)
+    withdraw = serializers.BooleanField(required=False)

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from api import views
@@ -16,6 +16,10 @@ urlpatterns = [
     path("projects/<slug:slug>/items/", views.ItemListView.as_view(), name="api-items"),
     path("projects/<slug:slug>/next/", views.NextView.as_view(), name="api-next"),
     path("projects/<slug:slug>/progress/", views.ProgressView.as_view(), name="api-progress"),
+    path("projects/<slug:slug>/revisions/", views.RevisionListView.as_view(), name="api-revisions"),
+    path("items/<int:item_id>/revise/", views.ItemReviseView.as_view(), name="api-item-revise"),
     path("assignments/<int:assignment_id>/submit/", views.SubmitView.as_view(), name="api-submit"),
     path("jobs/<int:job_id>/", views.JobView.as_view(), name="api-job"),
+    path("", include("api.export_urls")),
+    path("", include("api.results_urls")),
 ]

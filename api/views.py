@@ -22,6 +22,7 @@ from annotation.selectors.assignments import progress_for_annotator
 from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
+from annotation.services import revisions as revision_services
 from api import serializers as s
 from api.idempotency import idempotent
 from api.pagination import PageNumberPagination
@@ -242,3 +243,19 @@ class JobView(APIView):
     @extend_schema(responses={200: s.JobSerializer, **ERRORS})
     def get(self, request, job_id):
         return Response(s.JobSerializer(access.access_job_for_user(request.user, job_id)).data)
+
+
+class RevisionListView(APIView):
+    @extend_schema(responses={200: s.RevisionSerializer(many=True), **ERRORS})
+    def get(self, request, slug):
+        paginator = PageNumberPagination()
+        rows = revision_services.revisions_for_author(user=request.user, slug=slug)
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response(page)
+
+
+class ItemReviseView(APIView):
+    @extend_schema(request=s.ReviseRequestSerializer, responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS})
+    def post(self, request, item_id):
+        item = revision_services.item_revise(user=request.user, item_id=item_id, changes=body_of(request))
+        return Response(s.ItemSerializer(item).data)

@@ -71,6 +71,8 @@ class Kind:
     extra_formats: tuple[str, ...] = ()
     default_settings: dict[str, Any] = {}
     template: str = ""
+    # Whether a complete round goes through the k-of-n consensus step.
+    aggregates_by_consensus: bool = False
     # Fields of a CSV row that hold JSON (lists, objects) rather than text.
     csv_json_fields: tuple[str, ...] = ()
 
@@ -123,6 +125,10 @@ class Kind:
     def clean_value(self, value: Any, item) -> dict:
         """The submitted value, validated; raise InvalidInput naming the field."""
         raise NotImplementedError
+
+    def after_submit(self, annotation, item, settings: dict) -> None:
+        """Called inside the submit transaction, with the item locked, after the annotation
+        is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
 
     def common_fields(self, record: dict, problems: RowProblems) -> dict:
         return {

@@ -107,6 +107,7 @@ class NliRelabelKind(NliKind):
     name = "nli_relabel"
     title = "NLI relabeling"
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
+    aggregates_by_consensus = True
 
     def check_settings(self, settings: dict) -> None:
         k, n = settings["consensus_k"], settings["consensus_n"]

@@ -38,3 +38,7 @@ def kind_for_new_project(name) -> Kind:
             f"{name} is not available in this version yet; available: {', '.join(available_kinds())}", field="kind"
         )
     return _KINDS[name]
+
+
+def kinds_aggregating_by_consensus() -> list[str]:
+    return [name for name, kind in _KINDS.items() if kind.aggregates_by_consensus]

@@ -2,8 +2,12 @@ from .annotations import Annotation, Assignment, IdempotencyRecord
 from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
+from .results import AgreementReport, ConsensusOutcome, ItemRevision
 
 __all__ = [
+    "AgreementReport",
+    "ConsensusOutcome",
+    "ItemRevision",
     "Annotation",
     "Assignment",
     "IdempotencyRecord",

@@ -25,6 +25,8 @@ class Item(models.Model):
     # The author's intended label or the dataset's original label. It counts as one vote
     # where the kind says so and never reaches an annotator's page.
     reference_label = models.CharField(max_length=64, blank=True, default="")
+    # The consensus label once the item is accepted.
+    gold_label = models.CharField(max_length=64, blank=True, default="")
     group = models.CharField(max_length=200, blank=True, default="")
     split = models.CharField(max_length=32, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)

@@ -24,6 +24,7 @@ from annotation.selectors.assignments import (
     live_count_for_item,
     open_claim_for_annotator,
 )
+from annotation.services.consensus import consensus_enqueue_on_commit
 
 
 def needed_pair(kind, settings) -> tuple[int, int]:
@@ -118,8 +119,11 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                 )
         except IntegrityError:
             raise Conflict("You already labeled this item in this round.", field="assignment") from None
+        kind.after_submit(annotation, item, settings)
         submitted = Assignment.objects.filter(item=item, round=item.round, status=Assignment.Status.SUBMITTED).count()
         if submitted >= needed:
             item.status = Item.Status.COMPLETE
             item.save(update_fields=["status"])
+            if kind.aggregates_by_consensus:
+                consensus_enqueue_on_commit(item.pk)
     return annotation

@@ -1,14 +1,10 @@
 """Background runs: create a Job row, enqueue its task after commit, record progress."""
 
-import logging
-
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Job
-
-logger = logging.getLogger(__name__)
+from annotation.services.tasks_queue import enqueue_rollback_unsafe
 
 
 def job_create(*, kind: str, project=None, user=None, params: dict | None = None, input_data: bytes | None = None) -> Job:
@@ -19,19 +15,10 @@ def job_create(*, kind: str, project=None, user=None, params: dict | None = None
 
 
 def job_enqueue(job_id: int) -> None:
-    """Publish the job's task. With no broker configured the task runs here, in-process.
-
-    With a broker that is down the publish fails fast and the job stays queued for the
-    periodic sweep: a request never runs heavy work itself because the broker is away."""
+    """Publish the job's task; a job whose publish fails stays queued for the sweep."""
     from annotation.tasks import run_job
 
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        run_job.apply(args=[job_id])
-        return
-    try:
-        run_job.apply_async(args=[job_id], retry=False)
-    except Exception:  # any transport error: kombu raises several unrelated types
-        logger.warning("broker unavailable; job %s stays queued for the sweep", job_id, exc_info=True)
+    enqueue_rollback_unsafe(run_job, job_id)
 
 
 def job_set_progress(job_id: int, progress: float) -> None:

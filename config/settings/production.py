@@ -11,8 +11,9 @@ if not SECRET_KEY or len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insec
 DEBUG = False
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SESSION_COOKIE_SECURE = True
-CSRF_COOKIE_SECURE = True
+# Secure cookies need HTTPS; a plain-HTTP local `docker compose up` turns them off explicitly.
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
+CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
 SECURE_HSTS_SECONDS = int(__import__("os").environ.get("SECURE_HSTS_SECONDS", "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True

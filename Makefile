@@ -1,0 +1,64 @@
+# Mashov — the two commands of README.md, plus a few helpers.
+#
+#   make run     virtualenv, install, migrate, demo data, serve on 127.0.0.1:$(PORT)
+#   make test    virtualenv, dev install, the whole suite (PostgreSQL + Redis when they answer)
+#
+# Both work on a fresh clone: the virtualenv is created on first use, and pip runs again
+# only when a requirements file is newer than its stamp in .venv.
+
+# Python 3.11 is what the project is pinned and tested on; python3 is the fallback.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+PYTEST_ARGS ?=
+BENCH_ARGS ?=
+
+.DEFAULT_GOAL := run
+.PHONY: run test bench check clean
+
+run: $(VENV)/.installed-runtime
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
+	@echo "Serving Mashov on http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+# check_services.py prints `export`/`unset` lines for the services that answer (and says on
+# stderr what it chose); with MASHOV_REQUIRE_SERVICES=1 it fails instead of falling back.
+# DJANGO_SETTINGS_MODULE is unset because pytest-django lets the environment override
+# pytest.ini, and a leftover production value would point the suite at the wrong settings.
+# `exec` makes pytest's exit status the recipe's.
+test: $(VENV)/.installed-dev
+	@services="$$($(PY) scripts/check_services.py)" && eval "$$services" && \
+		unset DJANGO_SETTINGS_MODULE && \
+		echo "$(PY) -m pytest $(PYTEST_ARGS)" && \
+		exec $(PY) -m pytest $(PYTEST_ARGS)
+
+# Throughput and latency figures for README's performance section (not a test).
+bench: $(VENV)/.installed-dev
+	$(PY) bench/annotate.py $(BENCH_ARGS)
+
+# Django's own consistency checks: system checks, and no model change without a migration.
+check: $(VENV)/.installed-runtime
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run
+
+clean:
+	rm -f db.sqlite3
+	rm -rf staticfiles
+
+# The venv is an order-only prerequisite (after |): its own timestamp changes whenever pip
+# writes into it, and that must not trigger another install.
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-runtime: requirements.txt | $(VENV)/bin/python
+	@echo "Installing requirements.txt into $(VENV) (the first time takes a few minutes)"
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+# requirements-dev.txt includes requirements.txt, so a change to either reinstalls.
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
+	@echo "Installing requirements-dev.txt into $(VENV) (the first time takes a few minutes)"
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@

@@ -1,0 +1,130 @@
+"""k-of-n label consensus, as used for FarsTail's relabeling round.
+
+Source: Amirkhani et al., "FarsTail: A Persian Natural Language Inference
+Dataset", §3.2 "Relabeling and data cleaning" (and Fig. 1): each sample is
+relabeled by the four other annotators and kept when at least 80% of the five
+labelers agree, i.e. 4 of 5, the author's own label counting as one of the five.
+Rejected samples are revised by their author and relabeled once more; that
+second round is a fresh call to :func:`decide` with the new labels.
+
+Pure Python: no Django import here (see STYLE.md, "Pure math, proven").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+Outcome = Literal["accepted", "failed", "pending"]
+
+ACCEPTED: Outcome = "accepted"
+FAILED: Outcome = "failed"
+PENDING: Outcome = "pending"
+
+
+@dataclass(frozen=True)
+class ConsensusResult:
+    """What :func:`decide` concluded for one item.
+
+    ``votes`` maps label -> count, keys in sorted order, author's vote included.
+    ``agreement`` is ``top_count / n_votes`` (0.0 when there are no votes).
+    ``gold`` is set only when ``outcome == "accepted"``.
+    """
+
+    outcome: Outcome
+    gold: str | None
+    votes: dict[str, int]
+    n_votes: int
+    top_count: int
+    agreement: float
+    label_changed: bool
+
+
+def _validate_k_n(k: int, n: int) -> None:
+    # bool is an int subclass; decide(labels, True) is certainly a mistake.
+    if isinstance(k, bool) or isinstance(n, bool) or not isinstance(k, int) or not isinstance(n, int):
+        raise ValueError(f"k and n must be integers, got k={k!r}, n={n!r}")
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got n={n}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must satisfy 1 <= k <= n, got k={k}, n={n}")
+    # With k <= n/2 two different labels could both reach k among n votes,
+    # and "the" consensus label would depend on tie-breaking.
+    if 2 * k <= n:
+        raise ValueError(f"k must be a strict majority of n (k > n/2), got k={k}, n={n}")
+
+
+def decide(
+    labels: Sequence[str | None],
+    k: int = 4,
+    n: int = 5,
+    author_label: str | None = None,
+) -> ConsensusResult:
+    """Decide whether an item's labels reach a k-of-n consensus.
+
+    Source: FarsTail (Amirkhani et al.), §3.2: keep a sample when at least 4
+    of its 5 labels agree (80%), the author's label being one of the 5.
+
+    Preconditions and conventions:
+
+    * ``labels`` are the relabelers' votes. ``None`` is an abstention ("cannot
+      decide" / skipped): it is not a vote and does not count towards ``n``.
+    * ``author_label``, when given, is one more vote, so an authored item needs
+      ``n - 1`` relabels to be decided.
+    * Fewer than ``n`` votes -> ``"pending"`` (``gold`` is None, but ``votes``,
+      ``top_count`` and ``agreement`` describe the votes so far).
+    * More than ``n`` votes (e.g. an over-assigned item) -> all votes are used
+      and ``k`` stays an absolute count: 4 of 7 is accepted. Callers that want
+      the 80% *ratio* must trim to ``n`` votes first.
+    * ``"accepted"`` when the most frequent label has at least ``k`` votes and
+      no other label has as many; ``gold`` is that label.
+    * Otherwise ``"failed"``, including a tie at the top (2-2-1, or 4-4 with
+      more than ``n`` votes): ``gold`` is None. With exactly ``n`` votes and
+      ``k > n/2`` a tie can never reach ``k``; the explicit check matters only
+      when there are more than ``n`` votes.
+    * ``label_changed`` is True when an accepted gold differs from the
+      author's label: the relabelers overruled the author.
+
+    Raises ValueError unless ``1 <= k <= n`` and ``k > n/2``.
+
+    Worked example (FarsTail defaults k=4, n=5; author said "entailment"):
+
+    >>> r = decide(["neutral", "neutral", "neutral", "neutral"], author_label="entailment")
+    >>> r.outcome, r.gold, r.votes, r.agreement, r.label_changed
+    ('accepted', 'neutral', {'entailment': 1, 'neutral': 4}, 0.8, True)
+    >>> decide(["neutral", "neutral", "entailment", None], author_label="entailment").outcome
+    'pending'
+    >>> decide(["a", "a", "b", "b", "c"]).outcome
+    'failed'
+    """
+    _validate_k_n(k, n)
+
+    counts: Counter[str] = Counter(label for label in labels if label is not None)
+    if author_label is not None:
+        counts[author_label] += 1
+
+    votes = {label: counts[label] for label in sorted(counts)}
+    n_votes = sum(votes.values())
+    top_count = max(votes.values(), default=0)
+    agreement = top_count / n_votes if n_votes else 0.0
+    leaders = [label for label, count in votes.items() if count == top_count]
+
+    gold: str | None = None
+    if n_votes < n:
+        outcome: Outcome = PENDING
+    elif top_count >= k and len(leaders) == 1:
+        outcome = ACCEPTED
+        gold = leaders[0]
+    else:
+        outcome = FAILED
+
+    return ConsensusResult(
+        outcome=outcome,
+        gold=gold,
+        votes=votes,
+        n_votes=n_votes,
+        top_count=top_count,
+        agreement=agreement,
+        label_changed=gold is not None and author_label is not None and gold != author_label,
+    )

@@ -1,0 +1,30 @@
+"""Publishing Celery tasks safely: after commit, and never running heavy work in a
+request because a configured broker is down (STYLE.md "Celery the safe way")."""
+
+import logging
+
+from django.conf import settings
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+def enqueue_rollback_unsafe(task, *args) -> bool:
+    """Publish `task(*args)` now. With no broker configured it runs here, in-process (the
+    embedded default). A publish that fails is logged and left to the periodic sweeps,
+    which find the stored state and enqueue it again. Returns whether it was handed over.
+
+    Unsafe inside a transaction that may still roll back: use `enqueue_on_commit`."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        task.apply(args=args)
+        return True
+    try:
+        task.apply_async(args=args, retry=False)
+    except Exception:  # kombu raises several unrelated types for an unreachable broker
+        logger.warning("broker unavailable; %s%r left for the sweep", task.name, args, exc_info=True)
+        return False
+    return True
+
+
+def enqueue_on_commit(task, *args) -> None:
+    transaction.on_commit(lambda: enqueue_rollback_unsafe(task, *args))

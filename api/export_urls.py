@@ -1,2 +1,7 @@
-# Filled in by the feature that owns these routes.
-urlpatterns = []
+from django.urls import path
+
+from api import export_views
+
+urlpatterns = [
+    path("projects/<slug:slug>/export/", export_views.ExportView.as_view(), name="api-export"),
+]

@@ -136,3 +136,62 @@ class Kind:
             "group": require_text(record, "group", problems, required=False, identifier=True),
             "split": require_text(record, "split", problems, required=False, identifier=True),
         }
+
+    # --- Export (issue 3, item 6) ----------------------------------------------------------
+
+    # Export formats besides the common `jsonl` and `csv`: name → how the file is written.
+    export_extra_formats: dict[str, dict[str, str]] = {}
+
+    @property
+    def export_formats(self) -> tuple[str, ...]:
+        return ("jsonl", "csv", *self.export_extra_formats)
+
+    def export_record(self, item, facts: "ExportFacts") -> dict:
+        """One exported record, JSON-ready, keys in output order, for `item` and the `facts`
+        gathered for it. Text is returned exactly as stored (DESIGN.md §6). The default
+        carries the payload as stored; kinds flatten what their consumers expect."""
+        outcome = facts.outcome
+        return {
+            "id": item.external_id,
+            "payload": item.payload,
+            "gold_label": item.gold_label or None,
+            "author_label": item.reference_label or None,
+            "votes": dict(outcome.votes) if outcome is not None else {},
+            "n": outcome.n_votes if outcome is not None else len(facts.annotations),
+            "round": item.round,
+            "group": item.group,
+            "split": item.split,
+            "status": item.status,
+            "label_changed": outcome.label_changed if outcome is not None else None,
+            "agreement": outcome.agreement if outcome is not None else None,
+            "author": facts.author,
+            "annotators": [annotator for annotator, _value in facts.annotations],
+        }
+
+    def export_csv_columns(self) -> tuple[str, ...]:
+        """CSV header, naming keys of `export_record`; a dict value `votes` is spread over
+        `votes_<label>` columns by the kind that lists them."""
+        return ("id", "payload", "gold_label", "author_label", "n", "round", "group", "split",
+                "status", "label_changed", "agreement", "author", "annotators")  # fmt: skip
+
+    def export_table_header(self, fmt: str, items) -> list[str]:
+        """The header row of one of `export_extra_formats`. `items` is the queryset being
+        exported, ordered; a kind may run one query over it to find optional columns."""
+        raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
+
+    def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
+        """One row of one of `export_extra_formats`, matching `header`."""
+        raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
+
+
+@dataclass(frozen=True)
+class ExportFacts:
+    """What the export service gathered in bulk for one item, beside the item itself.
+
+    `outcome` is the ConsensusOutcome of the item's current round, or None while that round
+    is undecided. `annotations` are (pseudonymous annotator id, value) of the current round
+    in the order they were stored; `author` is the author's pseudonymous id, if any."""
+
+    outcome: Any = None
+    annotations: tuple[tuple[str, dict], ...] = ()
+    author: str | None = None

@@ -3,6 +3,7 @@ contradiction (FarsTail §3; LCHAIM's human baseline for `label_test`)."""
 
 import csv
 import io
+import json
 from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any
@@ -15,6 +16,10 @@ LABELS = ("entailment", "neutral", "contradiction")
 # FarsTail's single-letter codes, also accepted in JSONL and CSV.
 SHORT_LABELS = {"e": "entailment", "n": "neutral", "c": "contradiction"}
 LONG_TO_SHORT = {long: short for short, long in SHORT_LABELS.items()}
+# FarsTail's TSV columns, and its optional ones in the dataset's order (the stored payload
+# may not keep key order: PostgreSQL's jsonb sorts keys).
+FARSTAIL_COLUMNS = ("premise", "hypothesis", "label")
+FARSTAIL_EXTRA_COLUMNS = ("hard(hypothesis)", "hard(overlap)")
 
 
 def canonical_label(value: Any) -> str | None:
@@ -70,6 +75,97 @@ class NliKind(Kind):
             raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
         return {"label": label}
 
+    # --- Export (issue 3, item 6) ----------------------------------------------------------
+
+    export_extra_formats = {
+        # FarsTail's own layout: csv.writer(delimiter="\t", lineterminator="\n"), QUOTE_MINIMAL,
+        # which writes the upstream files back byte for byte (../shared/data/farstail/README.md).
+        "farstail": {
+            "content_type": "text/tab-separated-values; charset=utf-8",
+            "extension": "tsv",
+            "delimiter": "\t",
+            "lineterminator": "\n",
+        },
+    }
+
+    def export_record(self, item, facts) -> dict:
+        """premise and hypothesis as stored; `votes` has every label (0 when none) and, like
+        the consensus step, counts the author's or original label as one vote where the kind
+        aggregates by consensus. While the current round is undecided, `votes` and `n` are
+        the votes so far and `agreement` and `label_changed` are null."""
+        outcome = facts.outcome
+        if outcome is not None:
+            counts = dict(outcome.votes)
+            n = outcome.n_votes
+        else:
+            counts = {}
+            cast = [value.get("label") for _annotator, value in facts.annotations if isinstance(value, dict)]
+            if self.aggregates_by_consensus and item.reference_label:
+                cast.append(item.reference_label)
+            for label in cast:
+                if isinstance(label, str):
+                    counts[label] = counts.get(label, 0) + 1
+            n = sum(counts.values())
+        votes = {label: counts.get(label, 0) for label in LABELS}
+        votes.update({label: count for label, count in sorted(counts.items()) if label not in votes})
+        return {
+            "id": item.external_id,
+            "premise": item.payload.get("premise", ""),
+            "hypothesis": item.payload.get("hypothesis", ""),
+            "gold_label": item.gold_label or None,
+            "author_label": item.reference_label or None,
+            "votes": votes,
+            "n": n,
+            "round": item.round,
+            "group": item.group,
+            "split": item.split,
+            "status": item.status,
+            "label_changed": outcome.label_changed if outcome is not None else None,
+            "agreement": outcome.agreement if outcome is not None else None,
+            "author": facts.author,
+            "annotators": [annotator for annotator, _value in facts.annotations],
+            "annotator_labels": [
+                value.get("label") if isinstance(value, dict) else None for _annotator, value in facts.annotations
+            ],
+            "extra": _extra_in_order(item.payload.get("extra")),
+        }
+
+    def export_csv_columns(self) -> tuple[str, ...]:
+        return (
+            "id", "premise", "hypothesis", "gold_label", "author_label",
+            *(f"votes_{label}" for label in LABELS),
+            "n", "round", "group", "split", "status", "label_changed", "agreement",
+            "author", "annotators", "annotator_labels", "extra",
+        )  # fmt: skip
+
+    def export_table_header(self, fmt: str, items) -> list[str]:
+        """premise, hypothesis, label, then the extra columns the items carry: FarsTail's own
+        (`hard(hypothesis)`, `hard(overlap)`) in the dataset's order, then any others in the
+        order first met. One query over the exported items finds them (constant memory)."""
+        if fmt != "farstail":
+            return super().export_table_header(fmt, items)
+        seen: dict[str, None] = {}
+        for extra in items.values_list("payload__extra", flat=True).iterator(chunk_size=2000):
+            if isinstance(extra, dict):
+                for key in extra:
+                    if key not in FARSTAIL_COLUMNS:
+                        seen.setdefault(key, None)
+        known = [key for key in FARSTAIL_EXTRA_COLUMNS if key in seen]
+        return [*FARSTAIL_COLUMNS, *known, *(key for key in seen if key not in FARSTAIL_EXTRA_COLUMNS)]
+
+    def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
+        """The gold label for an accepted item, else its reference (author's or original)
+        label, as FarsTail's single letter; extra cells as stored (empty when missing)."""
+        if fmt != "farstail":
+            return super().export_table_row(fmt, item, header)
+        label = item.gold_label if item.status == "accepted" else item.reference_label
+        extra = item.payload.get("extra") or {}
+        row = [item.payload.get("premise", ""), item.payload.get("hypothesis", ""), LONG_TO_SHORT.get(label, label)]
+        for key in header[len(FARSTAIL_COLUMNS) :]:
+            value = extra.get(key, "") if isinstance(extra, dict) else ""
+            row.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        return row
+
 
 def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
     """FarsTail's own TSV (premise, hypothesis, label[, hard(hypothesis), hard(overlap)]):
@@ -101,6 +197,16 @@ def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
         if extra_columns:
             record["extra"] = dict(zip(extra_columns, fields[3:]))
         yield row_number, record
+
+
+def _extra_in_order(extra) -> dict:
+    """The extra columns in one order on every database: FarsTail's own first, in the
+    dataset's order, then the others sorted (jsonb does not keep the imported order)."""
+    if not isinstance(extra, dict):
+        return {}
+    keys = [key for key in FARSTAIL_EXTRA_COLUMNS if key in extra]
+    keys += sorted(key for key in extra if key not in FARSTAIL_EXTRA_COLUMNS)
+    return {key: extra[key] for key in keys}
 
 
 class NliRelabelKind(NliKind):

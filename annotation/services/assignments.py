@@ -14,16 +14,11 @@ from datetime import timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.access import access_assignment_for_annotator, access_membership_for_annotator
-from annotation.errors import Conflict, PermissionDenied
+from annotation.access import access_membership_for_annotator
+from annotation.errors import Conflict, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Assignment, Item, Membership
-from annotation.selectors.assignments import (
-    assignable_items,
-    last_group_for_annotator,
-    live_count_for_item,
-    open_claim_for_annotator,
-)
+from annotation.selectors.assignments import claim_candidate_id, live_count
 from annotation.services.consensus import consensus_enqueue_on_commit
 
 
@@ -33,46 +28,63 @@ def needed_pair(kind, settings) -> tuple[int, int]:
     return kind.votes_needed(probe_without, settings), kind.votes_needed(probe_with, settings)
 
 
-def _claim_candidate(candidates, last_group: str | None):
-    """Lock one candidate, starting from a random point of the shuffled order, preferring
-    another group than the caller's last one. Returns a locked Item or None."""
-    pivot = random.random()
-    preferred = candidates.exclude(group=last_group) if last_group else candidates
-    for queryset in (preferred, candidates) if last_group else (candidates,):
-        for part in (queryset.filter(shuffle_key__gte=pivot).order_by("shuffle_key"), queryset.filter(shuffle_key__lt=pivot).order_by("-shuffle_key")):
-            item = part.select_for_update(skip_locked=True, of=("self",)).first()
-            if item is not None:
-                return item
-    return None
+def _annotator_membership_locked(user, slug: str) -> Membership:
+    """The caller's annotator membership, row-locked so that concurrent `next` calls of one
+    person queue up here (one claim at a time). Same answers as
+    `access_membership_for_annotator`, in one query on the common path."""
+    membership = (
+        Membership.objects.select_for_update(of=("self",))
+        .select_related("project")
+        .filter(project__slug=slug, user=user)
+        .first()
+    )
+    if membership is None or membership.role != Membership.Role.ANNOTATOR:
+        # Not a member (404), an admin or a member in another role (403): let the access
+        # layer give the standard answer.
+        access_membership_for_annotator(user, slug)
+        raise PermissionDenied("Only annotators of this project receive items.")
+    if membership.status == Membership.Status.DISQUALIFIED:
+        raise PermissionDenied("You no longer receive items in this project.")
+    return membership
 
 
 def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
     """The caller's open claim in the project, or a new one; None when nothing is left."""
-    membership = access_membership_for_annotator(user, slug)
-    project = membership.project
-    kind = get_kind(project.kind)
-    settings = kind.settings_for(project.settings)
-    needed = needed_pair(kind, settings)
     now = timezone.now()
     with transaction.atomic():
-        # One claim at a time per annotator: concurrent `next` calls of the same person wait here.
-        Membership.objects.select_for_update().filter(pk=membership.pk).first()
-        existing = open_claim_for_annotator(project, user, now)
-        if existing is not None:
-            return existing
-        # Stale claims of the caller stop holding a slot and stop blocking a fresh claim.
-        Assignment.objects.filter(
-            project=project, annotator=user, status=Assignment.Status.CLAIMED, expires_at__lte=now
-        ).update(status=Assignment.Status.EXPIRED)
-        candidates = assignable_items(project, user, needed, now)
-        last_group = last_group_for_annotator(project, user)
+        membership = _annotator_membership_locked(user, slug)
+        project = membership.project
+        kind = get_kind(project.kind)
+        settings = kind.settings_for(project.settings)
+        # Claims are serialised per annotator, so the latest assignment is the only one that
+        # can still be open; it also names the group to avoid next.
+        latest = (
+            Assignment.objects.select_related("item")
+            .filter(project=project, annotator=user)
+            .order_by("-claimed_at", "-id")
+            .first()
+        )
+        if latest is not None and latest.status == Assignment.Status.CLAIMED:
+            if latest.expires_at > now:
+                latest.project = project
+                return latest
+            # An expired claim stops holding a slot and stops blocking a fresh claim.
+            Assignment.objects.filter(
+                project=project, annotator=user, status=Assignment.Status.CLAIMED, expires_at__lte=now
+            ).update(status=Assignment.Status.EXPIRED)
+        last_group = latest.item.group if latest is not None else None
+        needed = needed_pair(kind, settings)
+        skipped: set[int] = set()
         for _attempt in range(5):
-            item = _claim_candidate(candidates, last_group)
-            if item is None:
+            item_id = claim_candidate_id(
+                project.pk, user.pk, needed, pivot=random.random(), avoid_group=last_group or None, now=now
+            )
+            if item_id is None or item_id in skipped:
                 return None
-            # Re-count under the row lock: the filter above may have read a stale count.
-            if live_count_for_item(item, now) >= kind.votes_needed(item, settings):
-                candidates = candidates.exclude(pk=item.pk)
+            item = Item.objects.get(pk=item_id)
+            # Re-count under the row lock: the candidate query may have read a stale count.
+            if live_count(item.pk, item.round, now) >= kind.votes_needed(item, settings):
+                skipped.add(item_id)
                 continue
             return Assignment.objects.create(
                 project=project,
@@ -88,42 +100,51 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
 def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
     """Store the caller's value for their claim. Only the claimant may submit (others get
     not-found); a second submit is a conflict; a late submit of an expired claim is taken
-    while the item still has a free slot."""
-    assignment = access_assignment_for_annotator(user, assignment_id)
-    project = assignment.project
-    kind = get_kind(project.kind)
-    settings = kind.settings_for(project.settings)
-    cleaned = kind.clean_value(value, assignment.item)
+    while the item still has a free slot. Locks the assignment, then the item (the same
+    order as every other writer, so no deadlock)."""
     now = timezone.now()
-    with transaction.atomic():
-        assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
-        item = Item.objects.select_for_update().get(pk=assignment.item_id)
-        membership = Membership.objects.filter(project=project, user=user).first()
-        if membership is None or membership.status == Membership.Status.DISQUALIFIED:
-            raise PermissionDenied("You no longer annotate in this project.")
-        if assignment.status == Assignment.Status.SUBMITTED:
-            raise Conflict("This assignment was already submitted.", field="assignment")
-        if item.status != Item.Status.OPEN or item.round != assignment.round:
-            raise Conflict("This item no longer takes annotations.", field="assignment")
-        needed = kind.votes_needed(item, settings)
-        if assignment.status == Assignment.Status.EXPIRED or assignment.expires_at <= now:
-            if live_count_for_item(item, now) >= needed:
-                raise Conflict("The claim expired and the item was given to others.", field="assignment")
-        assignment.status = Assignment.Status.SUBMITTED
-        assignment.submitted_at = now
-        assignment.save(update_fields=["status", "submitted_at"])
-        try:
-            with transaction.atomic():
-                annotation = Annotation.objects.create(
-                    assignment=assignment, item=item, annotator=user, round=assignment.round, value=cleaned
-                )
-        except IntegrityError:
-            raise Conflict("You already labeled this item in this round.", field="assignment") from None
-        kind.after_submit(annotation, item, settings)
-        submitted = Assignment.objects.filter(item=item, round=item.round, status=Assignment.Status.SUBMITTED).count()
-        if submitted >= needed:
-            item.status = Item.Status.COMPLETE
-            item.save(update_fields=["status"])
-            if kind.aggregates_by_consensus:
-                consensus_enqueue_on_commit(item.pk)
+    try:
+        with transaction.atomic():
+            assignment = (
+                Assignment.objects.select_for_update(of=("self",))
+                .select_related("project")
+                .filter(pk=assignment_id, annotator=user)
+                .first()
+            )
+            if assignment is None:
+                raise NotFound()
+            project = assignment.project
+            kind = get_kind(project.kind)
+            settings = kind.settings_for(project.settings)
+            item = Item.objects.select_for_update().get(pk=assignment.item_id)
+            cleaned = kind.clean_value(value, item)
+            status = Membership.objects.filter(project=project, user=user).values_list("status", flat=True).first()
+            if status is None or status == Membership.Status.DISQUALIFIED:
+                raise PermissionDenied("You no longer annotate in this project.")
+            if assignment.status == Assignment.Status.SUBMITTED:
+                raise Conflict("This assignment was already submitted.", field="assignment")
+            if item.status != Item.Status.OPEN or item.round != assignment.round:
+                raise Conflict("This item no longer takes annotations.", field="assignment")
+            needed = kind.votes_needed(item, settings)
+            if assignment.status == Assignment.Status.EXPIRED or assignment.expires_at <= now:
+                if Annotation.objects.filter(item=item, annotator=user, round=item.round).exists():
+                    raise Conflict("You already labeled this item in this round.", field="assignment")
+                if live_count(item.pk, item.round, now) >= needed:
+                    raise Conflict("The claim expired and the item was given to others.", field="assignment")
+            assignment.status = Assignment.Status.SUBMITTED
+            assignment.submitted_at = now
+            assignment.save(update_fields=["status", "submitted_at"])
+            annotation = Annotation.objects.create(
+                assignment=assignment, item=item, annotator=user, round=assignment.round, value=cleaned
+            )
+            kind.after_submit(annotation, item, settings)
+            submitted = Assignment.objects.filter(item=item, round=item.round, status=Assignment.Status.SUBMITTED).count()
+            if submitted >= needed:
+                item.status = Item.Status.COMPLETE
+                item.save(update_fields=["status"])
+                if kind.aggregates_by_consensus:
+                    consensus_enqueue_on_commit(item.pk)
+    except IntegrityError:
+        # The unique (item, annotator, round) key caught a double label the checks above missed.
+        raise Conflict("You already labeled this item in this round.", field="assignment") from None
     return annotation

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Max
 
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
 from annotation.kinds.base import ItemRow, Kind
@@ -47,7 +48,10 @@ def decode_upload(data: bytes) -> str:
 def read_records(kind: Kind, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
     """(row number, record) for every row; rows are numbered from 1 after any header."""
     if fmt == "jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
+        # Split on "\n" only: str.splitlines() would also break on U+2028/U+2029/U+0085,
+        # which are legal inside JSON strings.
+        for number, line in enumerate(text.split("\n"), start=1):
+            line = line.removesuffix("\r")
             if not line.strip():
                 continue
             try:
@@ -161,6 +165,10 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
     if errors:
         raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
     with transaction.atomic():
+        # Positions continue after the project's last item, so that files imported one after
+        # another keep their own order (FarsTail's premise groups are runs of rows).
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # one import at a time per project
+        offset = Item.objects.filter(project=project).aggregate(top=Max("position"))["top"] or 0
         for start in range(0, len(new_rows), BATCH_SIZE):
             batch = new_rows[start : start + BATCH_SIZE]
             Item.objects.bulk_create(
@@ -172,7 +180,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
                     group=row.group,
                     split=row.split,
                     author=authors.get(row.author),
-                    position=row.position,
+                    position=offset + row.position,
                 )
                 for row in batch
             )

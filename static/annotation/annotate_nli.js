@@ -16,7 +16,8 @@
   async function refreshProgress() {
     const result = await api.get(config.progressUrl);
     if (result.status !== 200) { return; }
-    const total = result.data.done + result.data.remaining + (current ? 0 : 0);
+    // `remaining` counts what the caller could still claim; the item on screen is claimed already.
+    const total = result.data.done + result.data.remaining + (current ? 1 : 0);
     el("progress").max = Math.max(1, total);
     el("progress").value = result.data.done;
     el("progress-text").textContent = result.data.done + " / " + total;

@@ -1,0 +1,136 @@
+"""Reads behind `GET /api/projects/{slug}/report/`, `GET .../agreement/` and the
+supervisor's dashboard: the same figures for all three, in a bounded number of queries
+(no query per item, round or annotator)."""
+
+from __future__ import annotations
+
+from django.db.models import Count, F, Q
+from django.db.models.fields.json import KT
+
+from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def agreement_reports_for_project(project) -> list[dict]:
+    """The stored reports, rounds in order then "all" (one query). `reason` is present
+    when alpha is undefined."""
+    rows = []
+    for report in AgreementReport.objects.filter(project=project).order_by("level", "scope_key"):
+        row = {
+            "scope": report.scope,
+            "level": report.level,
+            "alpha": report.alpha,
+            "ci_low": report.ci_low,
+            "ci_high": report.ci_high,
+            "units": report.units,
+            "coders": report.coders,
+            "computed_at": report.computed_at,
+        }
+        if report.alpha is None:
+            row["reason"] = report.reason
+        rows.append(row)
+
+    def order(row):
+        value = row["scope"].get("round") if isinstance(row["scope"], dict) else None
+        return (row["level"], isinstance(value, str) or value is None, value if isinstance(value, int) else 0, str(row["scope"]))
+
+    return sorted(rows, key=order)
+
+
+def status_counts_for_project(project) -> dict[str, int]:
+    rows = dict(Item.objects.filter(project=project).order_by().values_list("status").annotate(n=Count("pk")))
+    counts = {status: rows.get(status, 0) for status in Item.Status.values}
+    counts["total"] = sum(rows.values())
+    return counts
+
+
+def outcomes_per_round(project) -> list[dict]:
+    """[{"round", "accepted", "failed", "label_changed"}] from ConsensusOutcome, by round."""
+    rows = (
+        ConsensusOutcome.objects.filter(item__project=project)
+        .order_by()
+        .values("round")
+        .annotate(
+            accepted=Count("pk", filter=Q(outcome=ConsensusOutcome.Outcome.ACCEPTED)),
+            failed=Count("pk", filter=Q(outcome=ConsensusOutcome.Outcome.FAILED)),
+            label_changed=Count("pk", filter=Q(outcome=ConsensusOutcome.Outcome.ACCEPTED, label_changed=True)),
+        )
+        .order_by("round")
+    )
+    return [dict(row) for row in rows]
+
+
+def confusion_for_project(project) -> dict:
+    """Intended (reference) label × consensus gold over accepted items, every cell of the
+    3 × 3 NLI matrix present (zeros included); labels outside the three go to extra rows
+    or columns. Accepted items without an intended label are counted apart."""
+    rows = (
+        Item.objects.filter(project=project, status=Item.Status.ACCEPTED)
+        .order_by()
+        .values_list("reference_label", "gold_label")
+        .annotate(n=Count("pk"))
+    )
+    cells: dict[tuple[str, str], int] = {}
+    without_intended = 0
+    for intended, gold, n in rows:
+        if not intended:
+            without_intended += n
+            continue
+        cells[(intended, gold)] = cells.get((intended, gold), 0) + n
+    labels = list(NLI_LABELS) + sorted({x for pair in cells for x in pair} - set(NLI_LABELS))
+    matrix = [[cells.get((intended, gold), 0) for gold in labels] for intended in labels]
+    return {
+        "labels": labels,
+        "rows": "intended",
+        "columns": "consensus",
+        "matrix": matrix,
+        "total": sum(map(sum, matrix)),
+        "agree": sum(matrix[i][i] for i in range(len(labels))),
+        "without_intended": without_intended,
+    }
+
+
+def per_annotator_for_project(project) -> list[dict]:
+    """Live, from the votes and the golds (one query): for each annotator, over the
+    (item, round)s that were accepted, how many of their labels equal the gold.
+    Sorted by username."""
+    # One join to the (item, round)'s accepted outcome; the label is compared as text.
+    rows = (
+        Annotation.objects.filter(
+            item__project=project,
+            item__outcomes__outcome=ConsensusOutcome.Outcome.ACCEPTED,
+            item__outcomes__round=F("round"),
+        )
+        .annotate(label=KT("value__label"))
+        .order_by()
+        .values("annotator__username")
+        .annotate(total=Count("pk"), agree=Count("pk", filter=Q(label=F("item__outcomes__gold"))))
+        .order_by("annotator__username")
+    )
+    return [
+        {
+            "annotator": row["annotator__username"],
+            "agree": row["agree"],
+            "total": row["total"],
+            "rate": row["agree"] / row["total"] if row["total"] else None,
+        }
+        for row in rows
+    ]
+
+
+def report_for_project(project) -> dict:
+    """The kind's summary: status counts for every kind; for nli_relabel also outcomes per
+    round, the intended-vs-consensus confusion, label_changed, the stored alpha reports and
+    live agreement per annotator. At most 5 queries."""
+    report: dict = {"project": project.slug, "kind": project.kind, "status_counts": status_counts_for_project(project)}
+    if project.kind == "nli_relabel":
+        rounds = outcomes_per_round(project)
+        report["outcomes_per_round"] = rounds
+        report["label_changed"] = sum(row["label_changed"] for row in rounds)
+        report["confusion"] = confusion_for_project(project)
+        report["agreement"] = agreement_reports_for_project(project)
+        report["per_annotator"] = per_annotator_for_project(project)
+    elif project.kind == "label_test":
+        report["agreement"] = agreement_reports_for_project(project)
+    return report

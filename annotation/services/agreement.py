@@ -1,0 +1,259 @@
+"""Krippendorff's alpha per round of a labeling project, stored as AgreementReports.
+
+`agreement_request` starts a Job (kind "agreement"); the worker runs
+`agreement_compute_job`, which loads a project's votes in bulk, computes alpha (nominal)
+with a seeded bootstrap CI through `annotation.metrics.agreement`, and upserts one report
+per round plus one over all rounds.
+
+What is measured (FarsTail §3; Krippendorff 2011 for alpha):
+
+* Scopes. `{"round": r}` for every round that has annotations, and `{"round": "all"}`
+  over every round together. In the "all" scope a unit is an (item, round) pair, not an
+  item: a revised item is a different text in round 2, so its two rounds are two units.
+* Units of a round: the items with at least one annotation in that round. `units` in the
+  report counts the *pairable* ones (2+ values), which are the only ones alpha looks at;
+  `details["units_total"]` counts them all.
+* Coders: the distinct annotators, plus each item's author, whose value is the item's
+  `reference_label` (the intended label; it is one of the k-of-n votes). An item with a
+  reference label but no author user (an imported dataset's original label) puts that
+  label in a synthetic coder "original". For `label_test` the reference label is the
+  hidden answer key, not a vote, and is not a coder. `coders` in the report counts the
+  distinct coders with a value in the scope.
+* Values are labels, compared for equality only (level "nominal"); an annotation without
+  a string label is an abstention (missing).
+* The matrix handed to alpha has one row per *value slot* (the j-th value of a unit), not
+  one per coder: alpha depends on each unit's multiset of values only (Krippendorff 2011
+  §A builds the coincidence matrix unit by unit, whoever gave the values), so this matrix
+  gives the same alpha and the same bootstrap as the sparse coders × units one while
+  holding max-votes × units cells instead of coders × units. The report's `coders` is the
+  count of real coders, not of slots.
+* Per annotator (`details["per_annotator"]`, keyed by username — reports are for
+  supervisors and reviewers): over the scope's accepted units, how many of the annotator's
+  labels equal the consensus gold (`agree`), of how many (`total`), and `rate`. Only
+  relabeling votes count (an author's intended label is not an annotation). For
+  `label_test` the reference is the hidden gold label of every item instead.
+
+Idempotent: a rerun upserts the same rows (unique project × scope_key × level) with a new
+`computed_at`, in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.access import access_project_for_supervisor
+from annotation.errors import InvalidInput
+from annotation.metrics.agreement import alpha, bootstrap_ci, per_coder_agreement_with_reference
+from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item, Job
+from annotation.services.jobs import job_create, job_set_progress
+
+JOB_KIND = "agreement"
+LEVEL = "nominal"
+KINDS = ("nli_relabel", "label_test")
+N_RESAMPLES = 1000
+CONFIDENCE = 0.95
+SEED = 20240601
+ORIGINAL_CODER = "original"
+# Synthetic coder id for an original label without an author user (user ids are > 0).
+_ORIGINAL_ID = -1
+
+
+def scope_key(scope: dict) -> str:
+    """Canonical JSON of a scope (sorted keys), the report's unique key."""
+    return json.dumps(scope, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def agreement_request(*, user, slug: str) -> Job:
+    """Queue a recomputation of the project's agreement reports. Supervisors only; kinds
+    other than nli_relabel and label_test are refused (400)."""
+    project = access_project_for_supervisor(user, slug)
+    if project.kind not in KINDS:
+        raise InvalidInput(f"agreement is computed for {', '.join(KINDS)} projects, not {project.kind}", field="kind")
+    return job_create(kind=JOB_KIND, project=project, user=user)
+
+
+def _slot_matrix(unit_index: np.ndarray, codes: np.ndarray, n_units: int) -> np.ndarray:
+    """values-slots × units float matrix (NaN = missing) from (unit, code) pairs."""
+    if unit_index.size == 0:
+        return np.full((0, n_units), np.nan)
+    order = np.argsort(unit_index, kind="stable")
+    units_sorted = unit_index[order]
+    first = np.searchsorted(units_sorted, units_sorted, side="left")
+    slot = np.arange(units_sorted.size) - first
+    matrix = np.full((int(slot.max()) + 1, n_units), np.nan)
+    matrix[slot, units_sorted] = codes[order]
+    return matrix
+
+
+def _per_annotator(
+    unit_index: np.ndarray, coder: np.ndarray, codes: np.ndarray, is_vote: np.ndarray, reference: np.ndarray, names: dict
+) -> dict[str, dict]:
+    """{username: {"agree", "total", "rate"}} over units whose reference (gold code, -1 =
+    none) is known, for relabeling votes only."""
+    ref = reference[unit_index]
+    keep = is_vote & (ref >= 0)
+    result: dict[str, dict] = {}
+    coder_kept, code_kept, ref_kept = coder[keep], codes[keep], ref[keep]
+    order = np.argsort(coder_kept, kind="stable")
+    coder_kept, code_kept, ref_kept = coder_kept[order], code_kept[order], ref_kept[order]
+    bounds = np.flatnonzero(np.diff(coder_kept)) + 1
+    for part_coder, part_code, part_ref in zip(
+        np.split(coder_kept, bounds), np.split(code_kept, bounds), np.split(ref_kept, bounds)
+    ):
+        if part_coder.size == 0:
+            continue
+        # One coder's compared units as a 1 × units matrix: linear in that coder's votes.
+        agree, total = per_coder_agreement_with_reference([part_code.tolist()], part_ref.tolist())[0]
+        result[names.get(int(part_coder[0]), str(int(part_coder[0])))] = {
+            "agree": agree,
+            "total": total,
+            "rate": agree / total if total else None,
+        }
+    return dict(sorted(result.items()))
+
+
+def _figures(unit_keys, coder, codes, is_vote, gold_by_unit_key: dict, names: dict) -> dict:
+    """Alpha, bootstrap CI, counts and per-annotator agreement for one scope."""
+    uniq, unit_index = np.unique(unit_keys, return_inverse=True)
+    n_units = int(uniq.size)
+    matrix = _slot_matrix(unit_index, codes.astype(np.float64), n_units)
+    point = alpha(matrix, LEVEL)
+    boot = bootstrap_ci(matrix, LEVEL, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED) if point.reason is None else None
+    reference = np.array([gold_by_unit_key.get(int(key), -1) for key in uniq], dtype=np.int64)
+    # Coders with a value in a pairable unit.
+    values_per_unit = np.bincount(unit_index, minlength=n_units)
+    pairable = values_per_unit[unit_index] >= 2
+    reason = point.reason or (boot.reason if boot is not None else None) or ""
+    return {
+        "alpha": point.alpha,
+        "ci_low": boot.ci_low if boot is not None else None,
+        "ci_high": boot.ci_high if boot is not None else None,
+        "units": point.units,
+        "coders": int(np.unique(coder[pairable]).size),
+        "reason": reason,
+        "details": {
+            "units_total": n_units,
+            "coders_total": int(np.unique(coder).size),
+            "pairable_values": point.pairable_values,
+            "bootstrap": {
+                "n_resamples": N_RESAMPLES,
+                "n_kept": boot.n_kept if boot is not None else 0,
+                "confidence": CONFIDENCE,
+                "seed": SEED,
+                "point": boot.alpha if boot is not None else None,
+            },
+            "per_annotator": _per_annotator(unit_index, coder, codes, is_vote, reference, names),
+        },
+    }
+
+
+def _load_votes(project, counts_reference: bool):
+    """Bulk-load (item, round, coder, label code, is_vote) for every value of the project:
+    annotations, plus one reference-label value per (item, round) where it is a vote.
+    Returns numpy arrays and the label → code mapping. Four queries, none per item."""
+    label_codes: dict[str, int] = {}
+    items = {
+        pk: (author_id, reference)
+        for pk, author_id, reference in Item.objects.filter(project=project).values_list("pk", "author_id", "reference_label")
+    }
+    rows = Annotation.objects.filter(item__project=project).values_list("item_id", "round", "annotator_id", "value__label")
+    item_ids, rounds, coders, codes = [], [], [], []
+    seen: set[tuple[int, int, int]] = set()
+    for item_id, round_, annotator_id, label in rows.iterator(chunk_size=20000):
+        if not isinstance(label, str) or not label:
+            continue  # abstention: not a value
+        item_ids.append(item_id)
+        rounds.append(round_)
+        coders.append(annotator_id)
+        codes.append(label_codes.setdefault(label, len(label_codes)))
+        seen.add((item_id, round_, annotator_id))
+    n_votes = len(item_ids)
+    if counts_reference:
+        for item_id, round_ in sorted({(i, r) for i, r in zip(item_ids, rounds)}):
+            author_id, reference = items[item_id]
+            if not reference:
+                continue
+            coder_id = author_id if author_id is not None else _ORIGINAL_ID
+            if (item_id, round_, coder_id) in seen:
+                continue  # the author also labeled it: their annotation stands
+            item_ids.append(item_id)
+            rounds.append(round_)
+            coders.append(coder_id)
+            codes.append(label_codes.setdefault(reference, len(label_codes)))
+    is_vote = np.zeros(len(item_ids), dtype=bool)
+    is_vote[:n_votes] = True
+    arrays = (
+        np.array(item_ids, dtype=np.int64),
+        np.array(rounds, dtype=np.int64),
+        np.array(coders, dtype=np.int64),
+        np.array(codes, dtype=np.int64),
+        is_vote,
+    )
+    return arrays, label_codes, items
+
+
+def agreement_compute_job(job: Job) -> dict:
+    """The "agreement" job: recompute and upsert the project's nominal alpha reports.
+
+    Returns {"reports": [{"scope", "alpha", "units", "coders"}]} for the job's result."""
+    project = job.project
+    if project is None or project.kind not in KINDS:
+        return {"errors": [{"field": "kind", "message": f"agreement is computed for {', '.join(KINDS)} projects"}]}
+    consensus_kind = project.kind == "nli_relabel"
+    (item_ids, rounds, coders, codes, is_vote), label_codes, items = _load_votes(project, counts_reference=consensus_kind)
+    job_set_progress(job.pk, 0.2)
+
+    # Unit key: (item, round) packed in one int64; a round fits in 16 bits.
+    unit_keys = item_ids * 65536 + rounds
+    if consensus_kind:
+        gold = {
+            item_id * 65536 + round_: label_codes.setdefault(label, len(label_codes))
+            for item_id, round_, label in ConsensusOutcome.objects.filter(
+                item__project=project, outcome=ConsensusOutcome.Outcome.ACCEPTED
+            ).values_list("item_id", "round", "gold")
+        }
+    else:
+        # label_test: the hidden reference label is the gold of every round.
+        gold = {
+            int(key): label_codes.setdefault(items[int(key) // 65536][1], len(label_codes))
+            for key in np.unique(unit_keys)
+            if items[int(key) // 65536][1]
+        }
+    names = dict(get_user_model().objects.filter(pk__in=set(coders.tolist())).values_list("pk", "username"))
+    names[_ORIGINAL_ID] = ORIGINAL_CODER
+
+    scopes: list[tuple[dict, np.ndarray]] = [({"round": int(r)}, rounds == r) for r in np.unique(rounds)]
+    scopes.append(({"round": "all"}, np.ones(rounds.size, dtype=bool)))
+    now = timezone.now()
+    reports = []
+    for position, (scope, mask) in enumerate(scopes, start=1):
+        figures = _figures(unit_keys[mask], coders[mask], codes[mask], is_vote[mask], gold, names)
+        figures["details"]["labels"] = sorted(label_codes, key=label_codes.get)
+        reports.append(
+            AgreementReport(
+                project=project, scope=scope, scope_key=scope_key(scope), level=LEVEL, job=job, computed_at=now, **figures
+            )
+        )
+        job_set_progress(job.pk, 0.2 + 0.7 * position / len(scopes))
+
+    fields = ["scope", "alpha", "ci_low", "ci_high", "units", "coders", "reason", "details", "job", "computed_at"]
+    with transaction.atomic():
+        # Rounds that no longer have annotations lose their report; other scopes stay.
+        stale = AgreementReport.objects.filter(project=project, level=LEVEL, scope__has_key="round").exclude(
+            scope_key__in=[report.scope_key for report in reports]
+        )
+        stale.delete()
+        AgreementReport.objects.bulk_create(
+            reports, update_conflicts=True, unique_fields=["project", "scope_key", "level"], update_fields=fields
+        )
+    return {
+        "reports": [
+            {"scope": r.scope, "alpha": r.alpha, "units": r.units, "coders": r.coders, "reason": r.reason or None}
+            for r in reports
+        ]
+    }
+

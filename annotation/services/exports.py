@@ -1,0 +1,241 @@
+"""Export a project's items with their outcomes: JSONL, CSV, or a kind's own layout
+(`farstail` for the NLI kinds). Issue 3 item 6; API.md "Results"; DESIGN.md §6-7.
+
+- Streamed in constant memory: items are read with `.iterator(chunk_size=CHUNK_SIZE)` and
+  each chunk's outcomes and annotations are fetched in two bulk queries, so the number of
+  queries grows with the number of chunks, never with the number of items.
+- Text is written exactly as stored: no normalisation, no trimming (DESIGN.md §6). JSONL
+  keeps non-ASCII characters as they are (only U+0085, U+2028 and U+2029 are written as
+  JSON escapes, so that line-splitting readers keep one record per line; the decoded
+  text is unchanged).
+- CSV begins with a UTF-8 BOM and neutralises every cell that begins with `=`, `+`, `-`
+  or `@` by prefixing `'` (DESIGN.md §7). Only CSV: JSONL and the kinds' own layouts
+  carry the text unchanged.
+- Annotators appear only as pseudonyms, stable within a project and not reversible to a
+  user without the server's SECRET_KEY (`annotator_pseudonym`)."""
+
+import csv
+import io
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+
+from django.db.models import F, QuerySet
+from django.utils.crypto import salted_hmac
+
+from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.base import ExportFacts, Kind
+from annotation.kinds.registry import get_kind
+from annotation.models import Annotation, ConsensusOutcome, Item, Project
+
+CHUNK_SIZE = 2000
+# `all` exports every item whatever its status; the others name Item.Status values.
+EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "all")
+DEFAULT_STATUS = "accepted"
+UTF8_BOM = "\ufeff"
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@")
+PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
+COMMON_FORMATS = {
+    "jsonl": {"content_type": "application/x-ndjson; charset=utf-8", "extension": "jsonl"},
+    "csv": {"content_type": "text/csv; charset=utf-8", "extension": "csv"},
+}
+# Characters that json.dumps(ensure_ascii=False) leaves raw but str.splitlines() splits on.
+_LINE_BREAKING = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_LINE_BREAKING_RE = re.compile("[\x85\u2028\u2029]")
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    """A validated export request: what to write and how to name it."""
+
+    project: Project
+    kind: Kind
+    fmt: str
+    status: str
+    split: str | None
+    content_type: str
+    filename: str
+
+
+def export_prepare(*, project: Project, fmt: str | None, status: str | None = None, split: str | None = None) -> ExportSpec:
+    """Validate the parameters (every problem reported at once, naming `format` or
+    `status`). `status` defaults to `accepted`; an empty or missing `split` exports every
+    split."""
+    kind = get_kind(project.kind)
+    status = status or DEFAULT_STATUS
+    errors = []
+    if fmt not in kind.export_formats:
+        errors.append(FieldError("format", f"must be one of {', '.join(kind.export_formats)} for {kind.name}"))
+    if status not in EXPORT_STATUSES:
+        errors.append(FieldError("status", f"must be one of {', '.join(EXPORT_STATUSES)}"))
+    if errors:
+        raise InvalidInput("invalid export parameters", errors=errors)
+    options = COMMON_FORMATS.get(fmt) or kind.export_extra_formats[fmt]
+    parts = [project.slug, status]
+    if split:
+        parts.append(re.sub(r"[^\w.-]", "_", split))
+    return ExportSpec(
+        project=project,
+        kind=kind,
+        fmt=fmt,
+        status=status,
+        split=split or None,
+        content_type=options["content_type"],
+        filename=f"{'-'.join(parts)}.{options['extension']}",
+    )
+
+
+def export_items_queryset(spec: ExportSpec) -> QuerySet[Item]:
+    """The items to export, in their source order (file position, then id)."""
+    items = Item.objects.filter(project=spec.project)
+    if spec.status != "all":
+        items = items.filter(status=spec.status)
+    if spec.split is not None:
+        items = items.filter(split=spec.split)
+    return items.order_by("position", "id")
+
+
+def annotator_pseudonym(project_id: int, user_id: int) -> str:
+    """A user's id in one project's exports: HMAC-SHA256 keyed by SECRET_KEY (salted for
+    this use) over (project id, user id), first 16 hex digits. Stable across exports of
+    the project, different between projects, and not linkable to a user without the key."""
+    return salted_hmac("mashov.export.annotator", f"{project_id}:{user_id}", algorithm="sha256").hexdigest()[
+        :PSEUDONYM_LENGTH
+    ]
+
+
+def csv_neutralise(cell: str) -> str:
+    """A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@` first) gets a `'`."""
+    return "'" + cell if cell.startswith(CSV_FORMULA_PREFIXES) else cell
+
+
+def export_stream(spec: ExportSpec) -> Iterator[bytes]:
+    """The file, as UTF-8 byte chunks (one per CHUNK_SIZE items). A generator: nothing is
+    read until the first chunk is asked for."""
+    items = export_items_queryset(spec)
+    if spec.fmt == "jsonl":
+        yield from _jsonl(spec, items)
+    elif spec.fmt == "csv":
+        yield from _csv(spec, items)
+    else:
+        yield from _table(spec, items)
+
+
+# --- writers ---------------------------------------------------------------------------------
+
+
+def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
+    for chunk, facts in _chunks_with_facts(spec.project, items):
+        lines = []
+        for item in chunk:
+            line = json.dumps(spec.kind.export_record(item, facts[item.pk]), ensure_ascii=False)
+            lines.append(_LINE_BREAKING_RE.sub(lambda match: _LINE_BREAKING[match.group()], line))
+            lines.append("\n")
+        yield "".join(lines).encode("utf-8")
+
+
+def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
+    columns = spec.kind.export_csv_columns()
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow([csv_neutralise(column) for column in columns])
+    yield (UTF8_BOM + _drain(buffer)).encode("utf-8")
+    for chunk, facts in _chunks_with_facts(spec.project, items):
+        for item in chunk:
+            writer.writerow(_csv_cells(spec.kind.export_record(item, facts[item.pk]), columns))
+        yield _drain(buffer).encode("utf-8")
+
+
+def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
+    """A kind's own layout, such as FarsTail's TSV. Written exactly: no BOM, no neutralising
+    (the file must round-trip byte for byte)."""
+    options = spec.kind.export_extra_formats[spec.fmt]
+    header = spec.kind.export_table_header(spec.fmt, items)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=options["delimiter"], lineterminator=options["lineterminator"])
+    writer.writerow(header)
+    yield _drain(buffer).encode("utf-8")
+    for chunk in _chunked(items.iterator(chunk_size=CHUNK_SIZE), CHUNK_SIZE):
+        for item in chunk:
+            writer.writerow(spec.kind.export_table_row(spec.fmt, item, header))
+        yield _drain(buffer).encode("utf-8")
+
+
+def _drain(buffer: io.StringIO) -> str:
+    text = buffer.getvalue()
+    buffer.seek(0)
+    buffer.truncate()
+    return text
+
+
+def _csv_cells(record: dict, columns: Iterable[str]) -> list[str]:
+    flat = dict(record)
+    votes = flat.pop("votes", None)
+    if isinstance(votes, dict):
+        flat.update({f"votes_{label}": count for label, count in votes.items()})
+    return [csv_neutralise(_csv_text(flat.get(column))) for column in columns]
+
+
+def _csv_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return " ".join(_csv_text(inner) for inner in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False) if value else ""
+    return str(value)
+
+
+# --- bulk reads --------------------------------------------------------------------------------
+
+
+def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(iterable)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
+    """Items in chunks, each with its items' facts read in two queries (outcomes of the
+    current round, annotations of the current round)."""
+    pseudonyms: dict[int, str] = {}
+
+    def pseudonym(user_id: int | None) -> str | None:
+        if user_id is None:
+            return None
+        if user_id not in pseudonyms:
+            pseudonyms[user_id] = annotator_pseudonym(project.pk, user_id)
+        return pseudonyms[user_id]
+
+    for chunk in _chunked(items.iterator(chunk_size=CHUNK_SIZE), CHUNK_SIZE):
+        ids = [item.pk for item in chunk]
+        outcomes = {
+            outcome.item_id: outcome
+            for outcome in ConsensusOutcome.objects.filter(item_id__in=ids, round=F("item__round"))
+        }
+        annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
+        rows = (
+            Annotation.objects.filter(item_id__in=ids, round=F("item__round"))
+            .order_by("id")
+            .values_list("item_id", "annotator_id", "value")
+        )
+        for item_id, annotator_id, value in rows:
+            annotations[item_id].append((pseudonym(annotator_id), value))
+        facts = {
+            item.pk: ExportFacts(
+                outcome=outcomes.get(item.pk),
+                annotations=tuple(annotations.get(item.pk, ())),
+                author=pseudonym(item.author_id),
+            )
+            for item in chunk
+        }
+        yield chunk, facts

@@ -1,0 +1,63 @@
+"""`GET /api/projects/{slug}/export/`: a streamed file of the project's items and outcomes."""
+
+from django.http import StreamingHttpResponse
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import JSONRenderer
+from rest_framework.views import APIView
+
+from annotation import access
+from annotation.services import exports as export_services
+from api import serializers as s
+
+
+class JsonErrorsNegotiation(DefaultContentNegotiation):
+    """Always JSON (for error bodies): `?format=` names the export format here, not a DRF
+    renderer, so DRF's URL format override must not see it (it would answer 404)."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class ExportView(APIView):
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = JsonErrorsNegotiation
+
+    @extend_schema(
+        summary="Export items with their outcomes (streamed)",
+        description=(
+            "Supervisors and reviewers. One record per item in source order: external id, premise, hypothesis, "
+            "gold label, author's label, votes per label, n, round, group, split, status, label_changed, agreement, "
+            "pseudonymous author and annotator ids. `csv` starts with a UTF-8 BOM and neutralises cells beginning "
+            "with = + - @; `farstail` writes FarsTail's own TSV (gold label for accepted items, the reference label "
+            "otherwise). Text is exported byte for byte as stored."
+        ),
+        parameters=[
+            OpenApiParameter("format", str, required=True, enum=["jsonl", "csv", "farstail"],
+                             description="Export format; `farstail` for the NLI kinds only. Others → 400."),
+            OpenApiParameter("status", str, enum=list(export_services.EXPORT_STATUSES),
+                             default=export_services.DEFAULT_STATUS, description="Item status to export, or `all`."),
+            OpenApiParameter("split", str, description="Only items of this split (empty: every split)."),
+        ],  # fmt: skip
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.BINARY, description="one JSON record a line"),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY, description="UTF-8 with BOM"),
+            (200, "text/tab-separated-values"): OpenApiResponse(OpenApiTypes.BINARY, description="FarsTail TSV"),
+            400: s.ErrorsSerializer,
+            401: s.ErrorsSerializer,
+            403: s.ErrorsSerializer,
+            404: s.ErrorsSerializer,
+        },
+    )
+    def get(self, request, slug):
+        project = access.access_project_for_staff(request.user, slug)
+        params = request.query_params
+        spec = export_services.export_prepare(
+            project=project, fmt=params.get("format"), status=params.get("status"), split=params.get("split")
+        )
+        response = StreamingHttpResponse(export_services.export_stream(spec), content_type=spec.content_type)
+        response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=spec.filename)
+        response["Cache-Control"] = "no-store"
+        return response

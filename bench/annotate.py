@@ -1,0 +1,256 @@
+"""Benchmark: N simulated annotators doing next → submit against gunicorn + PostgreSQL.
+
+Prints throughput and p50/p95/p99 latencies of the annotate loop beside the same figures
+for a bare Django JSON view on the same stack (the floor), then checks in SQL that no
+item was over-filled and no annotator labeled an item twice. A script, not a test:
+
+    python bench/annotate.py --annotators 50 --seconds 20
+
+It creates (and drops) a scratch database `mashov_bench` on the PostgreSQL server of
+BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/mashov_bench) and
+serves on a free port of 127.0.0.1 only.
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+import psycopg2
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELS = ("entailment", "neutral", "contradiction")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def recreate_database(url: str) -> None:
+    parts = urllib.parse.urlparse(url)
+    name = parts.path.lstrip("/")
+    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+
+
+def drop_database(url: str) -> None:
+    parts = urllib.parse.urlparse(url)
+    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+    admin.close()
+
+
+SETUP = """
+import json, sys
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from annotation.models import Item, Membership, Project
+n_items, n_annotators, votes = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+User = get_user_model()
+sup = User.objects.create_user("bench-sup", password="x")
+project = Project.objects.create(slug="bench", name="bench", kind="nli_relabel", language="he",
+    settings={"consensus_k": votes // 2 + 1, "consensus_n": votes, "revision_rounds": 0, "claim_ttl": 1800}, created_by=sup)
+Item.objects.bulk_create(
+    Item(project=project, external_id=f"i{i}", payload={"premise": f"הנחה מספר {i}", "hypothesis": f"השערה {i}"},
+         group=f"g{i // 3}", position=i) for i in range(n_items))
+tokens = []
+for a in range(n_annotators):
+    user = User.objects.create_user(f"bench-ann{a}", password="x")
+    Membership.objects.create(project=project, user=user, role="annotator", status="active")
+    tokens.append(Token.objects.create(user=user).key)
+print(json.dumps(tokens))
+"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, int(round(q / 100 * (len(ordered) - 1)))))
+    return ordered[index]
+
+
+def annotator_loop(base: str, token: str, deadline: float, mode: str, out: list, errors: list) -> None:
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {token}"
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        try:
+            if mode == "floor":
+                response = session.get(f"{base}/healthz/", timeout=30)
+                ok = response.status_code == 200
+            else:
+                response = session.get(f"{base}/api/projects/bench/next/", timeout=30)
+                if response.status_code == 204:
+                    out.append(("next-empty", time.perf_counter() - started))
+                    time.sleep(0.05)
+                    continue
+                ok = response.status_code == 200
+                if ok:
+                    out.append(("next", time.perf_counter() - started))
+                    assignment = response.json()["assignment"]
+                    started = time.perf_counter()
+                    response = session.post(
+                        f"{base}/api/assignments/{assignment}/submit/",
+                        json={"value": {"label": random.choice(LABELS)}},
+                        timeout=30,
+                    )
+                    ok = response.status_code == 201
+                    mode_name = "submit"
+                else:
+                    mode_name = "next"
+        except requests.RequestException as exc:
+            errors.append(repr(exc))
+            continue
+        if not ok:
+            errors.append(f"{response.status_code} {response.text[:200]}")
+        else:
+            out.append(("floor" if mode == "floor" else mode_name, time.perf_counter() - started))
+
+
+def run_clients(processes: int, base: str, tokens: list[str], seconds: float, mode: str) -> tuple[list, list]:
+    """Threads spread over a few processes, so the client's GIL is not the bottleneck."""
+    chunks = [tokens[i::processes] for i in range(processes)]
+    with multiprocessing.Pool(processes) as pool:
+        results = pool.starmap(client_process, [(base, chunk, seconds, mode) for chunk in chunks if chunk])
+    samples = [sample for part, _ in results for sample in part]
+    errors = [error for _, part in results for error in part]
+    return samples, errors
+
+
+def client_process(base: str, tokens: list[str], seconds: float, mode: str):
+    out: list = []
+    errors: list = []
+    deadline = time.monotonic() + seconds
+    threads = [threading.Thread(target=annotator_loop, args=(base, token, deadline, mode, out, errors)) for token in tokens]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return out, errors
+
+
+def summarise(name: str, latencies: list[float], seconds: float) -> dict:
+    return {
+        "what": name,
+        "requests": len(latencies),
+        "per_s": len(latencies) / seconds,
+        "p50_ms": 1000 * percentile(latencies, 50),
+        "p95_ms": 1000 * percentile(latencies, 95),
+        "p99_ms": 1000 * percentile(latencies, 99),
+        "mean_ms": 1000 * statistics.fmean(latencies) if latencies else float("nan"),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotators", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--items", type=int, default=20000)
+    parser.add_argument("--votes", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=5, help="gunicorn worker processes")
+    parser.add_argument("--client-processes", type=int, default=4)
+    parser.add_argument("--keep-db", action="store_true")
+    args = parser.parse_args()
+
+    db_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mashov_bench")
+    recreate_database(db_url)
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(60),
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "CELERY_BROKER_URL": "",  # consensus runs in-process here only if a broker is absent; see below
+        "LOG_LEVEL": "ERROR",
+    }
+    # Consensus is not part of this loop: revision_rounds=0 and a broker-less setting would
+    # run it inside the submit request, so point at the local Redis if one is given.
+    env["CELERY_BROKER_URL"] = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14")
+    python = sys.executable
+    subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    tokens = json.loads(
+        subprocess.run(
+            [python, "manage.py", "shell", "-c", SETUP.replace("sys.argv[1]", str(args.items)).replace("sys.argv[2]", str(args.annotators)).replace("sys.argv[3]", str(args.votes))],
+            cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+        ).stdout.strip().splitlines()[-1]
+    )
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [python, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--log-level", "error"],
+        cwd=ROOT, env=env, start_new_session=True,
+    )
+    try:
+        for _ in range(100):
+            try:
+                if requests.get(f"{base}/healthz/", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        floor_samples, floor_errors = run_clients(args.client_processes, base, tokens, args.seconds, "floor")
+        loop_samples, loop_errors = run_clients(args.client_processes, base, tokens, args.seconds, "annotate")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+    parts = urllib.parse.urlparse(db_url)
+    conn = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname=parts.path.lstrip("/"))
+    with conn.cursor() as cursor:
+        cursor.execute(
+            """SELECT count(*) FROM (
+                 SELECT a.item_id FROM annotation_annotation a JOIN annotation_item i ON i.id = a.item_id
+                 WHERE a.round = i.round GROUP BY a.item_id HAVING count(*) > %s) over_filled""",
+            [args.votes],
+        )
+        over_filled = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM (SELECT 1 FROM annotation_annotation GROUP BY item_id, annotator_id, round HAVING count(*) > 1) d")
+        doubles = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM annotation_annotation")
+        annotations = cursor.fetchone()[0]
+    conn.close()
+    if not args.keep_db:
+        drop_database(db_url)
+
+    rows = [
+        summarise("floor: GET /healthz/", [t for kind, t in floor_samples if kind == "floor"], args.seconds),
+        summarise("GET next", [t for kind, t in loop_samples if kind == "next"], args.seconds),
+        summarise("POST submit", [t for kind, t in loop_samples if kind == "submit"], args.seconds),
+    ]
+    print(f"\n{args.annotators} annotators, {args.seconds:.0f} s each phase, {args.items} items × {args.votes} votes, gunicorn {args.workers} workers, {os.cpu_count()} cores")
+    print(f"{'what':<22}{'requests':>10}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")
+    for row in rows:
+        print(f"{row['what']:<22}{row['requests']:>10}{row['per_s']:>9.0f}{row['p50_ms']:>9.1f}{row['p95_ms']:>9.1f}{row['p99_ms']:>9.1f}")
+    floor_p95 = rows[0]["p95_ms"]
+    worst_p95 = max(rows[1]["p95_ms"], rows[2]["p95_ms"])
+    print(f"annotations stored: {annotations}; errors: {len(floor_errors) + len(loop_errors)}; over-filled items: {over_filled}; double labels: {doubles}")
+    print(f"p95 ratio to the floor: {worst_p95 / floor_p95:.2f}x (target ≤ 2x)")
+    for error in (floor_errors + loop_errors)[:5]:
+        print("  error:", error)
+    return 0 if not (floor_errors or loop_errors or over_filled or doubles) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,9 +12,10 @@ logger = logging.getLogger(__name__)
 
 
 def _handlers():
+    from annotation.services.agreement import agreement_compute_job
     from annotation.services.imports import items_import_job
 
-    return {"import": items_import_job}
+    return {"import": items_import_job, "agreement": agreement_compute_job}
 
 
 @shared_task(name="annotation.tasks.run_job", acks_late=True, reject_on_worker_lost=True)

@@ -10,6 +10,9 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("p/<slug:slug>/annotate/", views.annotate, name="annotate"),
+    path("p/<slug:slug>/members/add/", views.project_member_add, name="project-member-add"),
+    path("p/<slug:slug>/members/<str:username>/", views.project_member_update, name="project-member-update"),
+    path("p/<slug:slug>/import/", views.project_import, name="project-import"),
     path("", include("annotation.urls_dashboard")),
     path("", include("annotation.urls_authoring")),
 ]

@@ -1,18 +1,22 @@
 """HTML pages. Like the API, they only parse, check access and call services; the
 annotator page talks to the REST API with the session (CSRF-protected) from static JS."""
 
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.db.models import Count
 from django.http import Http404, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access, throttle
-from annotation.errors import NotFound, PermissionDenied
+from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
+from annotation.services import imports as import_services
+from annotation.services import projects as project_services
 
 
 @require_GET
@@ -68,6 +72,77 @@ def annotate(request, slug):
     return render(request, kind.template, {"project": project, "config": config})
 
 
+def _redirect_with_message(request, slug: str, message: str, *, error: bool = False):
+    (messages.error if error else messages.success)(request, message)
+    return redirect("project", slug=slug)
+
+
+def _error_text(exc: ApplicationError) -> str:
+    return "; ".join(
+        (f"row {e.row}: " if e.row is not None else "") + (f"{e.field}: " if e.field else "") + e.message for e in exc.errors[:20]
+    )
+
+
+@login_required
+@require_POST
+def project_member_add(request, slug):
+    try:
+        project_services.membership_add(
+            actor=request.user,
+            slug=slug,
+            username=request.POST.get("username", ""),
+            role=request.POST.get("role", ""),
+            status=request.POST.get("status", "trial"),
+            trusted=request.POST.get("trusted") == "on",
+        )
+    except NotFound:
+        raise Http404 from None
+    except ApplicationError as exc:
+        return _redirect_with_message(request, slug, _error_text(exc), error=True)
+    return _redirect_with_message(request, slug, _("Member added."))
+
+
+@login_required
+@require_POST
+def project_member_update(request, slug, username):
+    try:
+        project_services.membership_update(
+            actor=request.user,
+            slug=slug,
+            username=username,
+            changes={"status": request.POST.get("status", ""), "trusted": request.POST.get("trusted") == "on"},
+        )
+    except NotFound:
+        raise Http404 from None
+    except ApplicationError as exc:
+        return _redirect_with_message(request, slug, _error_text(exc), error=True)
+    return _redirect_with_message(request, slug, _("Member updated."))
+
+
+@login_required
+@require_POST
+def project_import(request, slug):
+    try:
+        project = access.access_project_for_supervisor(request.user, slug)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise InvalidInput("a file is required", field="file")
+        if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
+            raise InvalidInput(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+        result = import_services.items_import(
+            project=project, data=upload.read(), fmt=request.POST.get("format", ""), filename=upload.name or "", user=request.user
+        )
+    except NotFound:
+        raise Http404 from None
+    except ApplicationError as exc:
+        return _redirect_with_message(request, slug, _error_text(exc), error=True)
+    if result.job:
+        return _redirect_with_message(request, slug, _("The file is being imported in the background (job %(job)s).") % {"job": result.job})
+    return _redirect_with_message(
+        request, slug, _("Imported %(created)s items (%(skipped)s already present).") % {"created": result.created, "skipped": result.skipped}
+    )
+
+
 @login_required
 def project_overview(request, slug):
     try:
@@ -88,6 +163,11 @@ def project_overview(request, slug):
             "total": sum(counts.values()),
             "members": members,
             "jobs": jobs,
+            "is_supervisor": access.is_admin(request.user)
+            or members.filter(user=request.user, role=Membership.Role.SUPERVISOR).exists(),
+            "roles": Membership.Role.values,
+            "statuses": Membership.Status.values,
+            "formats": get_kind(project.kind).formats,
         },
     )
 

@@ -13,8 +13,12 @@ def _first_bad_string(value, path: str) -> tuple[str, str] | None:
         return (path or "body", reason) if reason else None
     if isinstance(value, dict):
         for key, inner in value.items():
+            if forbidden_character(key):
+                # The key itself cannot be echoed back (a lone surrogate cannot be encoded).
+                reason = forbidden_character(key).replace("position", "key position")
+                return (f"{path}.<key>" if path else "<key>", reason)
             child = f"{path}.{key}" if path else str(key)
-            found = _first_bad_string(key, child) or _first_bad_string(inner, child)
+            found = _first_bad_string(inner, child)
             if found:
                 return found
     elif isinstance(value, list):

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import generics, status
 from rest_framework.authtoken.models import Token
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -25,9 +25,9 @@ from annotation.services import projects as project_services
 from annotation.services import revisions as revision_services
 from api import serializers as s
 from api.idempotency import idempotent
-from api.pagination import PageNumberPagination
 
 ERRORS = {400: s.ErrorsSerializer, 401: s.ErrorsSerializer, 403: s.ErrorsSerializer, 404: s.ErrorsSerializer}
+
 
 
 def body_of(request) -> dict:
@@ -73,12 +73,11 @@ def project_counts(project) -> dict[str, int]:
     return counts
 
 
-class ProjectListView(APIView):
-    @extend_schema(responses={200: s.ProjectSerializer(many=True)})
-    def get(self, request):
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(access.projects_visible_to(request.user).order_by("slug"), request, view=self)
-        return paginator.get_paginated_response(s.ProjectSerializer(page, many=True).data)
+class ProjectListView(generics.ListAPIView):
+    serializer_class = s.ProjectSerializer
+
+    def get_queryset(self):
+        return access.projects_visible_to(self.request.user).order_by("slug")
 
     @extend_schema(request=s.ProjectRequestSerializer, responses={201: s.ProjectSerializer, **ERRORS})
     def post(self, request):
@@ -103,14 +102,12 @@ class ProjectDetailView(APIView):
         return Response(s.ProjectSerializer(project, context={"counts": project_counts(project)}).data)
 
 
-class MemberListView(APIView):
-    @extend_schema(responses={200: s.MembershipSerializer(many=True), **ERRORS})
-    def get(self, request, slug):
-        project = access.access_project_for_staff(request.user, slug)
-        paginator = PageNumberPagination()
-        members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
-        page = paginator.paginate_queryset(members, request, view=self)
-        return paginator.get_paginated_response(s.MembershipSerializer(page, many=True).data)
+class MemberListView(generics.ListAPIView):
+    serializer_class = s.MembershipSerializer
+
+    def get_queryset(self):
+        project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
+        return Membership.objects.filter(project=project).select_related("user").order_by("user__username")
 
     @extend_schema(request=s.MemberRequestSerializer, responses={201: s.MembershipSerializer, **ERRORS})
     def post(self, request, slug):
@@ -157,7 +154,9 @@ class ImportView(APIView):
         return Response({"created": result.created, "skipped": result.skipped, "job": result.job}, status=code)
 
 
-class ItemListView(APIView):
+class ItemListView(generics.ListAPIView):
+    serializer_class = s.ItemSerializer
+
     @extend_schema(
         parameters=[
             OpenApiParameter("status", str, enum=Item.Status.values),
@@ -166,22 +165,27 @@ class ItemListView(APIView):
         ],
         responses={200: s.ItemSerializer(many=True), **ERRORS},
     )
-    def get(self, request, slug):
-        project = access.access_project_for_staff(request.user, slug)
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
         items = Item.objects.filter(project=project).select_related("author").order_by("position", "id")
         # Filters come from an allow-list, never from request.GET wholesale.
-        wanted_status = request.query_params.get("status")
-        if wanted_status:
-            if wanted_status not in Item.Status.values:
+        params = self.request.query_params
+        if params.get("status"):
+            if params["status"] not in Item.Status.values:
                 raise InvalidInput(f"must be one of {', '.join(Item.Status.values)}", field="status")
-            items = items.filter(status=wanted_status)
+            items = items.filter(status=params["status"])
         for name in ("split", "group"):
-            if request.query_params.get(name) is not None:
-                items = items.filter(**{name: request.query_params[name]})
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(items, request, view=self)
-        votes = votes_for_items(page)
-        return paginator.get_paginated_response(s.ItemSerializer(page, many=True, context={"votes": votes}).data)
+            if params.get(name) is not None:
+                items = items.filter(**{name: params[name]})
+        return items
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        serializer = self.get_serializer(page, many=True, context={"votes": votes_for_items(page)})
+        return self.get_paginated_response(serializer.data)
 
 
 def votes_for_items(items) -> dict[int, dict[str, int]]:
@@ -245,13 +249,11 @@ class JobView(APIView):
         return Response(s.JobSerializer(access.access_job_for_user(request.user, job_id)).data)
 
 
-class RevisionListView(APIView):
-    @extend_schema(responses={200: s.RevisionSerializer(many=True), **ERRORS})
-    def get(self, request, slug):
-        paginator = PageNumberPagination()
-        rows = revision_services.revisions_for_author(user=request.user, slug=slug)
-        page = paginator.paginate_queryset(rows, request, view=self)
-        return paginator.get_paginated_response(page)
+class RevisionListView(generics.ListAPIView):
+    serializer_class = s.RevisionSerializer
+
+    def get_queryset(self):
+        return revision_services.revisions_for_author(user=self.request.user, slug=self.kwargs["slug"])
 
 
 class ItemReviseView(APIView):

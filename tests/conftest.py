@@ -20,6 +20,20 @@ def _on_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+# One Celery queue per run, chosen before any test publishes: tasks sent by tests that run
+# before the worker starts then wait on this queue for it, not on a queue nobody reads.
+TEST_QUEUE = f"mashov-test-{uuid.uuid4().hex[:8]}"
+
+
+def pytest_configure(config):
+    from django.conf import settings
+
+    settings.CELERY_TASK_DEFAULT_QUEUE = TEST_QUEUE
+    from config.celery import app
+
+    app.conf.task_default_queue = TEST_QUEUE
+
+
 def pytest_collection_modifyitems(config, items):
     from django.conf import settings
 
@@ -92,11 +106,8 @@ def celery_worker(django_db_setup, django_db_blocker):
 
     if not settings.CELERY_BROKER_URL:
         pytest.skip("no broker configured")
-    queue = f"mashov-test-{uuid.uuid4().hex[:8]}"
-    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    queue = TEST_QUEUE
     from config.celery import app
-
-    app.conf.task_default_queue = queue
     db = connection.settings_dict
     env = {
         **os.environ,

@@ -4,6 +4,7 @@ from annotation.errors import InvalidInput
 
 from .base import Kind
 from .nli import LabelTestKind, NliRelabelKind
+from .nli_authoring import NliAuthoringKind
 
 # Every kind of API.md; the ones not built yet are refused at project creation with a clear message.
 ALL_KIND_NAMES = (
@@ -16,7 +17,7 @@ ALL_KIND_NAMES = (
     "label_test",
 )
 
-_KINDS: dict[str, Kind] = {kind.name: kind for kind in (NliRelabelKind(), LabelTestKind())}
+_KINDS: dict[str, Kind] = {kind.name: kind for kind in (NliRelabelKind(), LabelTestKind(), NliAuthoringKind())}
 
 
 def get_kind(name: str) -> Kind:

@@ -43,11 +43,12 @@ import json
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
-from annotation.metrics.agreement import alpha, bootstrap_ci, per_coder_agreement_with_reference
+from annotation.metrics.agreement import alpha, bootstrap_ci
 from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item, Job
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -93,26 +94,21 @@ def _per_annotator(
     unit_index: np.ndarray, coder: np.ndarray, codes: np.ndarray, is_vote: np.ndarray, reference: np.ndarray, names: dict
 ) -> dict[str, dict]:
     """{username: {"agree", "total", "rate"}} over units whose reference (gold code, -1 =
-    none) is known, for relabeling votes only."""
+    none) is known, for relabeling votes only.
+
+    The same counts as `metrics.agreement.per_coder_agreement_with_reference` on the
+    coders × units matrix (tests/services/test_agreement_job.py checks it), done with two
+    bincounts: that function converts its input to Python lists, which costs seconds at
+    500K votes."""
     ref = reference[unit_index]
     keep = is_vote & (ref >= 0)
-    result: dict[str, dict] = {}
-    coder_kept, code_kept, ref_kept = coder[keep], codes[keep], ref[keep]
-    order = np.argsort(coder_kept, kind="stable")
-    coder_kept, code_kept, ref_kept = coder_kept[order], code_kept[order], ref_kept[order]
-    bounds = np.flatnonzero(np.diff(coder_kept)) + 1
-    for part_coder, part_code, part_ref in zip(
-        np.split(coder_kept, bounds), np.split(code_kept, bounds), np.split(ref_kept, bounds)
-    ):
-        if part_coder.size == 0:
-            continue
-        # One coder's compared units as a 1 × units matrix: linear in that coder's votes.
-        agree, total = per_coder_agreement_with_reference([part_code.tolist()], part_ref.tolist())[0]
-        result[names.get(int(part_coder[0]), str(int(part_coder[0])))] = {
-            "agree": agree,
-            "total": total,
-            "rate": agree / total if total else None,
-        }
+    coder_ids, coder_pos = np.unique(coder[keep], return_inverse=True)
+    total = np.bincount(coder_pos, minlength=coder_ids.size)
+    agree = np.bincount(coder_pos, weights=(codes[keep] == ref[keep]).astype(np.float64), minlength=coder_ids.size)
+    result = {
+        names.get(int(c), str(int(c))): {"agree": int(a), "total": int(t), "rate": float(a) / t if t else None}
+        for c, a, t in zip(coder_ids, agree, total)
+    }
     return dict(sorted(result.items()))
 
 
@@ -154,46 +150,55 @@ def _figures(unit_keys, coder, codes, is_vote, gold_by_unit_key: dict, names: di
 def _load_votes(project, counts_reference: bool):
     """Bulk-load (item, round, coder, label code, is_vote) for every value of the project:
     annotations, plus one reference-label value per (item, round) where it is a vote.
-    Returns numpy arrays and the label → code mapping. Four queries, none per item."""
+    Returns numpy arrays, the label → code mapping and {item id: (author id, reference)}.
+    Two queries, none per item; the arrays are built column-wise."""
     label_codes: dict[str, int] = {}
     items = {
         pk: (author_id, reference)
         for pk, author_id, reference in Item.objects.filter(project=project).values_list("pk", "author_id", "reference_label")
     }
-    rows = Annotation.objects.filter(item__project=project).values_list("item_id", "round", "annotator_id", "value__label")
-    item_ids, rounds, coders, codes = [], [], [], []
-    seen: set[tuple[int, int, int]] = set()
-    for item_id, round_, annotator_id, label in rows.iterator(chunk_size=20000):
-        if not isinstance(label, str) or not label:
-            continue  # abstention: not a value
-        item_ids.append(item_id)
-        rounds.append(round_)
-        coders.append(annotator_id)
-        codes.append(label_codes.setdefault(label, len(label_codes)))
-        seen.add((item_id, round_, annotator_id))
-    n_votes = len(item_ids)
-    if counts_reference:
-        for item_id, round_ in sorted({(i, r) for i, r in zip(item_ids, rounds)}):
-            author_id, reference = items[item_id]
-            if not reference:
-                continue
-            coder_id = author_id if author_id is not None else _ORIGINAL_ID
-            if (item_id, round_, coder_id) in seen:
-                continue  # the author also labeled it: their annotation stands
-            item_ids.append(item_id)
-            rounds.append(round_)
-            coders.append(coder_id)
-            codes.append(label_codes.setdefault(reference, len(label_codes)))
-    is_vote = np.zeros(len(item_ids), dtype=bool)
-    is_vote[:n_votes] = True
-    arrays = (
-        np.array(item_ids, dtype=np.int64),
-        np.array(rounds, dtype=np.int64),
-        np.array(coders, dtype=np.int64),
-        np.array(codes, dtype=np.int64),
-        is_vote,
+    # KT: the label as text (->>), not jsonb that Django would json.loads row by row.
+    rows = list(
+        Annotation.objects.filter(item__project=project)
+        .annotate(label=KT("value__label"))
+        .values_list("item_id", "round", "annotator_id", "label")
     )
-    return arrays, label_codes, items
+    n_rows = len(rows)
+    item_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n_rows)
+    rounds = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n_rows)
+    coders = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n_rows)
+    # An annotation without a string label is an abstention (code -1, dropped).
+    codes = np.fromiter(
+        (label_codes.setdefault(r[3], len(label_codes)) if r[3] else -1 for r in rows), dtype=np.int64, count=n_rows
+    )
+    del rows
+    present = codes >= 0
+    item_ids, rounds, coders, codes = item_ids[present], rounds[present], coders[present], codes[present]
+    n_votes = int(item_ids.size)
+    if counts_reference and n_votes:
+        unit_keys = np.unique(item_ids * 65536 + rounds)
+        ref_items, ref_rounds = unit_keys // 65536, unit_keys % 65536
+        refs = [items[int(pk)] for pk in ref_items]
+        has_ref = np.fromiter((bool(ref) for _, ref in refs), dtype=bool, count=len(refs))
+        ref_coders = np.fromiter(
+            (author if author is not None else _ORIGINAL_ID for author, _ in refs), dtype=np.int64, count=len(refs)
+        )
+        ref_codes = np.fromiter(
+            (label_codes.setdefault(ref, len(label_codes)) if ref else -1 for _, ref in refs), dtype=np.int64, count=len(refs)
+        )
+        # The author also labeled the item in that round: their annotation stands.
+        all_coders = np.unique(np.concatenate([coders, ref_coders]))
+        width = np.int64(all_coders.size)
+        voted = (item_ids * 65536 + rounds) * width + np.searchsorted(all_coders, coders)
+        candidate = unit_keys * width + np.searchsorted(all_coders, ref_coders)
+        keep = has_ref & ~np.isin(candidate, voted)
+        item_ids = np.concatenate([item_ids, ref_items[keep]])
+        rounds = np.concatenate([rounds, ref_rounds[keep]])
+        coders = np.concatenate([coders, ref_coders[keep]])
+        codes = np.concatenate([codes, ref_codes[keep]])
+    is_vote = np.zeros(item_ids.size, dtype=bool)
+    is_vote[:n_votes] = True
+    return (item_ids, rounds, coders, codes, is_vote), label_codes, items
 
 
 def agreement_compute_job(job: Job) -> dict:

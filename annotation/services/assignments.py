@@ -12,6 +12,7 @@ import random
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.access import access_membership_for_annotator
@@ -65,12 +66,14 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
             .first()
         )
         if latest is not None and latest.status == Assignment.Status.CLAIMED:
-            if latest.expires_at > now:
+            item = latest.item
+            if latest.expires_at > now and item.status == Item.Status.OPEN and item.round == latest.round:
                 latest.project = project
                 return latest
-            # An expired claim stops holding a slot and stops blocking a fresh claim.
-            Assignment.objects.filter(
-                project=project, annotator=user, status=Assignment.Status.CLAIMED, expires_at__lte=now
+            # An expired claim, or one on an item that stopped taking votes in that round
+            # (accepted, removed, revised), stops holding a slot and blocking a fresh claim.
+            Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.CLAIMED).filter(
+                Q(expires_at__lte=now) | Q(pk=latest.pk)
             ).update(status=Assignment.Status.EXPIRED)
         last_group = latest.item.group if latest is not None else None
         needed = needed_pair(kind, settings)

@@ -143,9 +143,10 @@ def _authors_by_name(rows: list[ItemRow], errors: list[FieldError]) -> dict:
     return users
 
 
-def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = None) -> ImportResult:
-    """Store validated rows in one transaction. A row whose id already exists with the same
-    content is skipped (re-importing a file is harmless); with other content it is an error."""
+def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[ItemRow], dict, list[FieldError]]:
+    """The rows to create, the authors by username, and the errors that need the database:
+    an unknown author, or an id that already exists with other content. A row whose id
+    exists with the same content is left out (re-importing a file is harmless)."""
     errors: list[FieldError] = []
     authors = _authors_by_name(rows, errors)
     existing = {}
@@ -162,6 +163,12 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
             new_rows.append(row)
         elif (old.payload, old.reference_label, old.group, old.split) != (row.payload, row.reference_label, row.group, row.split):
             errors.append(FieldError("id", f"id {row.external_id!r} already exists in this project with other content", row.position))
+    return new_rows, authors, errors
+
+
+def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = None) -> ImportResult:
+    """Store validated rows in one transaction, or raise listing every row that cannot be."""
+    new_rows, authors, errors = check_against_project(project, rows)
     if errors:
         raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
     with transaction.atomic():
@@ -204,6 +211,8 @@ def items_import(*, project: Project, data: bytes, fmt: str, filename: str = "",
         return ImportResult(created=0, skipped=0, job=job.pk)
     rows, errors = validate_rows(project, kind, read_records(kind, fmt, text, filename))
     if errors:
+        # List the database checks' findings too, so one round trip shows every bad row.
+        errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: (e.row or 0))
         raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
     return store_rows(project, rows)
 

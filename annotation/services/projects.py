@@ -11,7 +11,7 @@ from annotation.access import access_project_for_supervisor, can_manage_users
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import kind_for_new_project
 from annotation.metrics.text import bidi_control, forbidden_character
-from annotation.models import LANGUAGES, Membership, Project
+from annotation.models import LANGUAGES, Assignment, Membership, Project
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
@@ -128,5 +128,11 @@ def membership_update(*, actor, slug: str, username: str, changes: dict) -> Memb
         if membership.user_id == actor.pk and changes["role"] != Membership.Role.SUPERVISOR:
             raise InvalidInput("you cannot remove your own supervisor role", field="role")
         membership.role = changes["role"]
-    membership.save()
+    with transaction.atomic():
+        membership.save()
+        if membership.status == Membership.Status.DISQUALIFIED:
+            # A disqualified member's open claims give their slots back at once.
+            Assignment.objects.filter(project=project, annotator=membership.user, status=Assignment.Status.CLAIMED).update(
+                status=Assignment.Status.EXPIRED
+            )
     return membership

@@ -8,7 +8,7 @@ from django.db import transaction
 from annotation.access import access_project_for_user
 from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.metrics.text import forbidden_character
-from annotation.models import Annotation, Item, ItemRevision
+from annotation.models import Annotation, Item, ItemRevision, Project
 
 REVISABLE_FIELDS = ("premise", "hypothesis")
 
@@ -16,7 +16,13 @@ REVISABLE_FIELDS = ("premise", "hypothesis")
 def revisions_for_author(*, user, slug: str) -> list[dict]:
     """The caller's items that failed consensus, each with the labels cast in the failed
     round — counts only, never who cast them."""
-    project = access_project_for_user(user, slug)
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise NotFound()
+    # Authors see their own failed items even when they are not members of the relabel
+    # project (nli_authoring creates items there); anyone else needs membership.
+    if not Item.objects.filter(project=project, author=user).exists():
+        access_project_for_user(user, slug)
     items = list(Item.objects.filter(project=project, author=user, status=Item.Status.NEEDS_REVISION).order_by("position", "id"))
     cast: dict[int, Counter] = {item.pk: Counter() for item in items}
     rounds = {item.pk: item.round for item in items}

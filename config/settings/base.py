@@ -153,6 +153,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "ItemStatusEnum": "annotation.models.items.Item.Status",
+        "MembershipStatusEnum": "annotation.models.projects.Membership.Status",
+        "JobStatusEnum": "annotation.models.jobs.Job.Status",
+    },
 }
 
 # Cache: Redis when configured (shared by every web process, so login throttling holds

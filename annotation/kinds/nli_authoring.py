@@ -1,0 +1,217 @@
+"""`nli_authoring`: write three NLI pairs from one multiple-choice question (FarsTail §3.1).
+
+Import rows (JSONL, or CSV whose `choices` column holds a JSON list):
+`id, question, choices: [str], answer_index, group?, split?`. At least two choices, every
+choice a non-empty string, `answer_index` an integer (a string of digits in CSV) that
+indexes `choices`. The id is limited to 120 characters because it is carried into the
+group and external ids of the generated items (see below).
+
+The author sees the question, its choices and which one is correct, and submits
+`{"premise", "entailment", "contradiction", "neutral"}`: the premise found on the web, the
+entailment hypothesis (question + correct answer), the contradiction hypothesis (question +
+a wrong answer, similar length to the entailment one but other words) and the neutral
+hypothesis (a related sentence whose status the premise leaves open). Each is a non-empty
+string kept exactly as typed (never trimmed or normalised, DESIGN.md §6); NUL and lone
+surrogates are refused and every error names its field (`value.premise`, ...). The
+length/copy rule of FarsTail step 3 is a warning on the page, not an error here.
+
+Settings:
+- `relabel_project` (default ""): slug of the `nli_relabel` project that receives the
+  generated items. It may be left empty when the project is created (the relabel project
+  may not exist yet) but must be set before anyone submits; when set it must name an
+  existing `nli_relabel` project. At submit time a missing or wrong link is a 409 and
+  nothing is stored. The linked project must share at least one supervisor with the
+  authoring project (or the authoring project was created by an admin), so that nobody can
+  pour items into a project they do not run.
+- `authors_per_question` (default 1): how many authors write pairs for each question
+  (the kind's votes needed).
+
+On submit (`after_submit`, inside the submit transaction) three items are created in the
+linked project, one per label, each with `author` = the submitting user (the assignment
+engine then never gives it to them), `reference_label` = the intended label (it counts as
+one of the k-of-n votes), `payload` `{premise, hypothesis}`, `group`
+`"<authoring slug>:<question id>"` (all pairs of one question share a group, hence a split
+and never two in a row for a relabeler), external id `"<question id>-<annotation id>-e|c|n"`,
+the question's split, and positions after the project's current last one.
+
+Authors see their failed items on the relabel project's revision page
+(`/p/<relabel slug>/revisions/`), which like `GET /api/projects/{slug}/revisions/` is for
+members of that project: make authors annotators of the relabel project too (FarsTail's
+authors relabel each other's pairs)."""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from annotation.errors import Conflict, FieldError, InvalidInput
+from annotation.metrics.text import forbidden_character
+
+from .base import ItemRow, Kind, RowProblems, require_text
+
+VALUE_FIELDS = ("premise", "entailment", "contradiction", "neutral")
+# Label of each generated item and the suffix of its external id.
+GENERATED = (("entailment", "e"), ("contradiction", "c"), ("neutral", "n"))
+MAX_ID_LENGTH = 120
+MAX_CHOICES = 26
+MAX_TEXT_LENGTH = 20_000
+
+
+class NliAuthoringKind(Kind):
+    name = "nli_authoring"
+    title = "NLI authoring from multiple-choice questions"
+    template = "annotation/annotate_nli_authoring.html"
+    default_settings = {"relabel_project": "", "authors_per_question": 1}
+    csv_json_fields = ("choices",)
+
+    def check_settings(self, settings: dict) -> None:
+        if not 1 <= settings["authors_per_question"] <= 20:
+            raise InvalidInput("must be between 1 and 20", field="settings.authors_per_question")
+        slug = settings["relabel_project"]
+        if slug:
+            from annotation.models import Project
+
+            target = Project.objects.filter(slug=slug).only("kind").first()
+            if target is None or target.kind != "nli_relabel":
+                raise InvalidInput("must be the slug of an existing nli_relabel project", field="settings.relabel_project")
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        problems = RowProblems(row)
+        common = self.common_fields(record, problems)
+        if len(common["external_id"]) > MAX_ID_LENGTH:
+            problems.add("id", f"is longer than {MAX_ID_LENGTH} characters (it is part of the generated items' ids)")
+        question = require_text(record, "question", problems)
+        if question and not question.strip():
+            problems.add("question", "is blank")
+        choices = record.get("choices")
+        if not isinstance(choices, list):
+            problems.add("choices", "must be a list of strings")
+            choices = None
+        elif not 2 <= len(choices) <= MAX_CHOICES:
+            problems.add("choices", f"must hold between 2 and {MAX_CHOICES} choices")
+        else:
+            for index, choice in enumerate(choices):
+                if not isinstance(choice, str) or not choice.strip():
+                    problems.add(f"choices[{index}]", "must be a non-empty string")
+                elif forbidden_character(choice):
+                    problems.add(f"choices[{index}]", forbidden_character(choice))
+        answer_index = record.get("answer_index")
+        if isinstance(answer_index, str) and answer_index.isascii() and answer_index.isdigit():
+            answer_index = int(answer_index)  # CSV cells are text
+        if answer_index is None or answer_index == "":
+            problems.add("answer_index", "is required")
+        elif not isinstance(answer_index, int) or isinstance(answer_index, bool):
+            problems.add("answer_index", "must be an integer")
+        elif choices is not None and not 0 <= answer_index < len(choices):
+            problems.add("answer_index", f"must be between 0 and {len(choices) - 1} (an index into choices)")
+        if problems.errors:
+            return None, problems.errors
+        payload = {"question": question, "choices": list(choices), "answer_index": answer_index}
+        return ItemRow(payload=payload, position=row, **common), []
+
+    def votes_needed(self, item, settings: dict) -> int:
+        return settings["authors_per_question"]
+
+    def annotator_payload(self, item) -> dict:
+        # The author must know the correct answer: the entailment hypothesis is built from it.
+        return {
+            "question": item.payload["question"],
+            "choices": item.payload["choices"],
+            "answer_index": item.payload["answer_index"],
+        }
+
+    def clean_value(self, value: Any, item) -> dict:
+        if not isinstance(value, dict):
+            raise InvalidInput(
+                'must be an object like {"premise": ..., "entailment": ..., "contradiction": ..., "neutral": ...}',
+                field="value",
+            )
+        errors = []
+        for key in sorted(set(value) - set(VALUE_FIELDS), key=str):
+            reason = forbidden_character(key)
+            if reason:
+                # Never echo a key that cannot be encoded back (a lone surrogate would 500).
+                errors.append(FieldError("value", f"a key {reason}"))
+            else:
+                errors.append(FieldError(f"value.{key}", f"is not a field of nli_authoring; expected {', '.join(VALUE_FIELDS)}"))
+        for name in VALUE_FIELDS:
+            text = value.get(name)
+            field = f"value.{name}"
+            if text is None:
+                errors.append(FieldError(field, "is required"))
+            elif not isinstance(text, str):
+                errors.append(FieldError(field, "must be a string"))
+            elif not text.strip():
+                errors.append(FieldError(field, "must not be empty"))
+            elif forbidden_character(text):
+                errors.append(FieldError(field, forbidden_character(text)))
+            elif len(text) > MAX_TEXT_LENGTH:
+                errors.append(FieldError(field, f"is longer than {MAX_TEXT_LENGTH} characters"))
+        if errors:
+            raise InvalidInput("invalid value", errors=errors)
+        # Exactly as typed: no trimming, no normalisation.
+        return {name: value[name] for name in VALUE_FIELDS}
+
+    def after_submit(self, annotation, item, settings: dict) -> None:
+        """Create the three `nli_relabel` items of this annotation. Runs inside the submit
+        transaction with the question item locked: a refusal here (Conflict) rolls the whole
+        submit back, so nothing is stored."""
+        from annotation.models import Item, Project
+
+        target = linked_relabel_project(item.project, settings)
+        # Lock the target project row so that concurrent authors get distinct positions.
+        Project.objects.select_for_update().filter(pk=target.pk).first()
+        last = Item.objects.filter(project=target).aggregate(last=Max("position"))["last"] or 0
+        value = annotation.value
+        question_id = item.external_id
+        rows = [
+            Item(
+                project=target,
+                external_id=f"{question_id}-{annotation.pk}-{suffix}",
+                payload={"premise": value["premise"], "hypothesis": value[label]},
+                reference_label=label,
+                group=f"{item.project.slug}:{question_id}",
+                split=item.split,
+                author_id=annotation.annotator_id,
+                position=last + offset,
+            )
+            for offset, (label, suffix) in enumerate(GENERATED, start=1)
+        ]
+        try:
+            with transaction.atomic():
+                Item.objects.bulk_create(rows)
+        except IntegrityError:
+            raise Conflict(
+                f"the relabel project {target.slug!r} already holds an item with one of the ids "
+                f"{', '.join(row.external_id for row in rows)}",
+                field="relabel_project",
+            ) from None
+
+
+def linked_relabel_project(project, settings: dict):
+    """The `nli_relabel` project that receives `project`'s generated items, or Conflict
+    (409) naming what is wrong: no link set, no such project, the wrong kind, or a project
+    that shares no supervisor with the authoring one."""
+    from annotation.models import Membership, Project
+
+    slug = settings.get("relabel_project") or ""
+    if not slug:
+        raise Conflict(
+            "this authoring project has no linked relabel project (settings.relabel_project); ask a supervisor to set it",
+            field="relabel_project",
+        )
+    target = Project.objects.filter(slug=slug).first()
+    if target is None:
+        raise Conflict(f"the linked relabel project {slug!r} does not exist", field="relabel_project")
+    if target.kind != "nli_relabel":
+        raise Conflict(f"the linked project {slug!r} is a {target.kind} project, not nli_relabel", field="relabel_project")
+    creator = project.created_by
+    if creator is not None and (creator.is_staff or creator.is_superuser):
+        return target
+    supervisors = Membership.objects.filter(role=Membership.Role.SUPERVISOR)
+    shared = supervisors.filter(project=target, user__in=supervisors.filter(project=project).values("user")).exists()
+    if not shared:
+        raise Conflict(
+            f"the linked relabel project {slug!r} shares no supervisor with this project", field="relabel_project"
+        )
+    return target

@@ -1,0 +1,37 @@
+"""The author's revision page (FarsTail §3.2): their items that failed a relabel round, with
+the labels cast (counts only, never who cast them), a form to revise premise/hypothesis and
+a Withdraw button. The page's static JS posts to `POST /api/items/{id}/revise/` with the
+session and CSRF token; this view only checks membership and hands the list over through
+`json_script` (DESIGN.md §7)."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from annotation import access
+from annotation.errors import NotFound
+from annotation.kinds.registry import get_kind
+from annotation.services.revisions import revisions_for_author
+
+
+@login_required
+def revisions(request, slug):
+    """Members of the project only (others, and missing projects, get the same 404). On an
+    `nli_authoring` project the page sends the author on to its linked relabel project,
+    where the generated items live."""
+    try:
+        project = access.access_project_for_user(request.user, slug)
+    except NotFound:
+        raise Http404 from None
+    if project.kind == "nli_authoring":
+        target = get_kind(project.kind).settings_for(project.settings)["relabel_project"]
+        if not target:
+            raise Http404
+        return redirect(reverse("revisions", args=[target]))
+    try:
+        rows = revisions_for_author(user=request.user, slug=slug)
+    except NotFound:
+        raise Http404 from None
+    config = {"slug": project.slug, "reviseUrl": "/api/items/{id}/revise/", "items": rows}
+    return render(request, "annotation/revisions.html", {"project": project, "config": config, "count": len(rows)})

@@ -1,0 +1,319 @@
+"""Benchmark: 100K nli_relabel items × 5 votes in PostgreSQL → consensus + alpha + bootstrap CI.
+
+Prints a table of timings; it is a script, not a test. It creates a scratch database
+(default `mashov_bench` on 127.0.0.1:5432, user postgres), migrates it, inserts the votes in
+bulk with COPY, and drops the database at the end (unless --keep).
+
+    .venv/bin/python bench/consensus.py [--items 100000] [--coders 20] [--sample 2000]
+
+Steps timed:
+
+* consensus, per item: `consensus_compute_for_item` (the worker's path, one transaction
+  and several queries per item) on a sample, extrapolated to every item;
+* consensus, batch: a prototype of a bulk path (one read of every vote, `metrics.consensus
+  .decide` per item in memory, outcomes written with COPY-free bulk_create, item statuses
+  with one UPDATE … FROM a temporary table). It lives here only to measure what a batch
+  service in annotation/services/consensus.py could reach; it is not product code;
+* the agreement job end to end (`agreement_compute_job`: bulk load, nominal alpha and a
+  1,000-resample bootstrap for round 1 and for "all", per-annotator agreement, upsert);
+* the pure alpha step (`annotation.metrics.agreement.alpha`) against `krippendorff.alpha`
+  called directly on the same matrix, best of 3;
+* `bootstrap_ci` with 1,000 resamples over 200K units.
+
+Targets (issue 3, 2-core machine): end to end < 10 s; alpha within 1.5× the package;
+bootstrap over 200K units < 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+LABELS = ("entailment", "neutral", "contradiction")
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--votes", type=int, default=5)
+    parser.add_argument("--coders", type=int, default=20)
+    parser.add_argument("--sample", type=int, default=2_000, help="items decided one by one (per-item path)")
+    parser.add_argument("--bootstrap-units", type=int, default=200_000)
+    parser.add_argument("--resamples", type=int, default=1_000)
+    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--database", default="mashov_bench")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    return parser.parse_args()
+
+
+def admin_sql(server: str, sql: str) -> None:
+    import psycopg2
+
+    conn = psycopg2.connect(f"{server}/postgres")
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(sql)
+    conn.close()
+
+
+class Timer:
+    def __init__(self):
+        self.rows: list[tuple[str, float, str]] = []
+
+    def run(self, name, fn, note=""):
+        start = time.perf_counter()
+        value = fn()
+        self.rows.append((name, time.perf_counter() - start, note))
+        return value
+
+    def add(self, name, seconds, note=""):
+        self.rows.append((name, seconds, note))
+
+
+def best_of(fn, repeat=3):
+    times, value = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), value
+
+
+def synthetic_votes(rng, n_items, votes, coders):
+    """(coder index, label index) arrays of shape items × votes: distinct coders per item,
+    each right with their own skill, a true label per item."""
+    import numpy as np
+
+    truth = rng.integers(0, 3, n_items)
+    skill = np.linspace(0.7, 0.95, coders)
+    who = np.argsort(rng.random((n_items, coders)), axis=1)[:, :votes]
+    right = rng.random((n_items, votes)) < skill[who]
+    labels = np.where(right, truth[:, None], rng.integers(0, 3, (n_items, votes)))
+    return who, labels
+
+
+def copy_rows(cursor, table, columns, rows):
+    buffer = io.StringIO()
+    for row in rows:
+        buffer.write("\t".join(row))
+        buffer.write("\n")
+    buffer.seek(0)
+    cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", buffer)
+
+
+def insert_votes(project, users, who, labels):
+    """Items (status complete, no reference label), assignments and annotations via COPY."""
+    from django.db import connection
+
+    n_items, votes = labels.shape
+    now = "2025-01-01 00:00:00+00"
+    with connection.cursor() as wrapper:
+        cur = wrapper.cursor
+        copy_rows(
+            cur,
+            "annotation_item",
+            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at"],
+            (
+                (str(i + 1), str(project.pk), f"b{i}", '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now)
+                for i in range(n_items)
+            ),
+        )
+        user_ids = [u.pk for u in users]
+        copy_rows(
+            cur,
+            "annotation_assignment",
+            ["id", "project_id", "item_id", "annotator_id", "round", "status", "claimed_at", "expires_at", "submitted_at"],
+            (
+                (str(i * votes + j + 1), str(project.pk), str(i + 1), str(user_ids[who[i, j]]), "1", "submitted", now, now, now)
+                for i in range(n_items)
+                for j in range(votes)
+            ),
+        )
+        copy_rows(
+            cur,
+            "annotation_annotation",
+            ["id", "assignment_id", "item_id", "annotator_id", "round", "value", "created_at"],
+            (
+                (str(i * votes + j + 1), str(i * votes + j + 1), str(i + 1), str(user_ids[who[i, j]]), "1", f'{{"label": "{LABELS[labels[i, j]]}"}}', now)
+                for i in range(n_items)
+                for j in range(votes)
+            ),
+        )
+        for table in ("annotation_item", "annotation_assignment", "annotation_annotation"):
+            cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        cur.execute("ANALYZE")
+
+
+def consensus_batch_prototype(project) -> int:
+    """What a batch consensus path could look like (see the module docstring): decide every
+    complete item of the project in one pass. Returns the number of outcomes written."""
+    from django.db import connection, transaction
+    from django.db.models.fields.json import KT
+
+    from annotation.kinds.registry import get_kind
+    from annotation.metrics.consensus import ACCEPTED, PENDING, decide
+    from annotation.models import Annotation, ConsensusOutcome, Item
+
+    settings = get_kind(project.kind).settings_for(project.settings)
+    k, n = settings["consensus_k"], settings["consensus_n"]
+    with transaction.atomic():
+        # Lock the batch's items so that concurrent per-item jobs wait (or skip).
+        items = dict(
+            Item.objects.select_for_update()
+            .filter(project=project, status=Item.Status.COMPLETE)
+            .values_list("pk", "reference_label")
+        )
+        labels: dict[int, list] = {pk: [] for pk in items}
+        rows = (
+            Annotation.objects.filter(item__project=project, item__status=Item.Status.COMPLETE, round=1)
+            .annotate(label=KT("value__label"))
+            .values_list("item_id", "label")
+        )
+        for item_id, label in rows.iterator(chunk_size=50_000):
+            labels[item_id].append(label)
+        outcomes, updates = [], []
+        for pk, reference in items.items():
+            result = decide(labels[pk], k=k, n=n, author_label=reference or None)
+            if result.outcome == PENDING:
+                continue
+            accepted = result.outcome == ACCEPTED
+            outcomes.append(
+                ConsensusOutcome(
+                    item_id=pk, round=1, outcome="accepted" if accepted else "failed", gold=result.gold or "",
+                    votes=result.votes, n_votes=result.n_votes, agreement=result.agreement, label_changed=result.label_changed,
+                )
+            )
+            updates.append((pk, "accepted" if accepted else "removed", result.gold or ""))
+        ConsensusOutcome.objects.bulk_create(outcomes, batch_size=10_000, ignore_conflicts=True)
+        with connection.cursor() as wrapper:
+            cur = wrapper.cursor
+            cur.execute("CREATE TEMP TABLE bench_decided (id bigint, status varchar(16), gold varchar(64)) ON COMMIT DROP")
+            copy_rows(cur, "bench_decided", ["id", "status", "gold"], ((str(a), b, c) for a, b, c in updates))
+            cur.execute(
+                "UPDATE annotation_item SET status = d.status, gold_label = d.gold FROM bench_decided d WHERE annotation_item.id = d.id"
+            )
+    return len(outcomes)
+
+
+def main() -> None:
+    args = parse_args()
+    url = f"{args.server}/{args.database}"
+    admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
+    admin_sql(args.server, f"CREATE DATABASE {args.database}")
+    os.environ["DATABASE_URL"] = url
+    os.environ.pop("CELERY_BROKER_URL", None)  # tasks in-process: the bench calls services directly
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+
+    import django
+
+    django.setup()
+    import krippendorff
+    import numpy as np
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.metrics.agreement import alpha, bootstrap_ci
+    from annotation.models import AgreementReport, ConsensusOutcome, Item, Job, Membership, Project
+    from annotation.services import agreement as agreement_service
+    from annotation.services.consensus import consensus_compute_for_item
+
+    timer = Timer()
+    try:
+        timer.run("migrate scratch database", lambda: call_command("migrate", verbosity=0))
+        User = get_user_model()
+        users = [User.objects.create_user(f"coder{i:02d}", password=None) for i in range(args.coders)]
+        project = Project.objects.create(
+            slug="bench", name="bench", kind="nli_relabel", language="fa",
+            settings={"consensus_k": 4, "consensus_n": args.votes, "revision_rounds": 0, "claim_ttl": 1800},
+        )
+        Membership.objects.bulk_create([Membership(project=project, user=u, role="annotator", status="active") for u in users])
+        rng = np.random.default_rng(7)
+        who, labels = synthetic_votes(rng, args.items, args.votes, args.coders)
+        timer.run(
+            f"insert {args.items:,} items × {args.votes} votes (COPY)",
+            lambda: insert_votes(project, users, who, labels),
+            f"{args.items * args.votes:,} annotations + assignments",
+        )
+
+        # Consensus, batch prototype over every complete item.
+        decided = timer.run("consensus, batch prototype (all items)", lambda: consensus_batch_prototype(project))
+        assert decided == args.items, decided
+        consensus_batch_seconds = timer.rows[-1][1]
+        accepted = ConsensusOutcome.objects.filter(outcome="accepted").count()
+        timer.rows[-1] = (*timer.rows[-1][:2], f"{decided:,} outcomes, {accepted:,} accepted")
+
+        # Consensus, per item (the worker's path) on a sample: undo the sample's outcomes first.
+        sample = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True)[: args.sample])
+        ConsensusOutcome.objects.filter(item_id__in=sample).delete()
+        Item.objects.filter(pk__in=sample).update(status="complete", gold_label="")
+        seconds = timer.run(
+            f"consensus, per item × {args.sample:,} (worker path)",
+            lambda: [consensus_compute_for_item(pk) for pk in sample],
+        )
+        per_item = timer.rows[-1][1] / args.sample
+        timer.rows[-1] = (*timer.rows[-1][:2], f"{per_item * 1000:.2f} ms/item")
+        per_item_all = per_item * args.items
+        timer.add(f"consensus, per item × {args.items:,} (extrapolated)", per_item_all, "not run; sample × items/sample")
+        del seconds
+
+        # Agreement job end to end.
+        job = Job.objects.create(kind="agreement", project=project)
+        result = timer.run("agreement job (load, alpha + bootstrap ×2 scopes, upsert)", lambda: agreement_service.agreement_compute_job(job))
+        agreement_seconds = timer.rows[-1][1]
+        round1 = result["reports"][0]
+        timer.rows[-1] = (*timer.rows[-1][:2], f"alpha r1 = {round1['alpha']:.4f}, units {round1['units']:,}")
+        assert AgreementReport.objects.filter(project=project).count() == 2
+
+        # The job's matrix, for the pure steps.
+        (item_ids, rounds, coders, codes, _is_vote), _, _ = agreement_service._load_votes(project, counts_reference=True)
+        _, unit_index = np.unique(item_ids * 65536 + rounds, return_inverse=True)
+        slot_matrix = agreement_service._slot_matrix(unit_index, codes.astype(float), int(unit_index.max()) + 1)
+        coder_ids, coder_index = np.unique(coders, return_inverse=True)
+        coder_matrix = np.full((coder_ids.size, slot_matrix.shape[1]), np.nan)
+        coder_matrix[coder_index, unit_index] = codes
+
+        for name, matrix in (("slots", slot_matrix), ("coders", coder_matrix)):
+            ours_s, ours = best_of(lambda m=matrix: alpha(m, "nominal"))
+            pkg_s, pkg = best_of(lambda m=matrix: krippendorff.alpha(reliability_data=m, level_of_measurement="nominal"))
+            assert abs(ours.alpha - pkg) < 1e-9, (ours.alpha, pkg)
+            shape = f"{matrix.shape[0]} × {matrix.shape[1]:,}"
+            timer.add(f"alpha, metrics.alpha ({name} {shape})", ours_s, f"alpha = {ours.alpha:.6f}")
+            timer.add(f"alpha, krippendorff.alpha ({name} {shape})", pkg_s, f"ratio ours/package = {ours_s / pkg_s:.2f}")
+
+        # Bootstrap over 200K units.
+        who2, labels2 = synthetic_votes(np.random.default_rng(11), args.bootstrap_units, args.votes, args.coders)
+        big = np.full((args.votes, args.bootstrap_units), np.nan)
+        big[:, :] = labels2.T
+        boot = timer.run(
+            f"bootstrap_ci, {args.resamples:,} resamples × {args.bootstrap_units:,} units",
+            lambda: bootstrap_ci(big, "nominal", n_resamples=args.resamples, seed=1),
+        )
+        timer.rows[-1] = (*timer.rows[-1][:2], f"alpha {boot.alpha:.4f} [{boot.ci_low:.4f}, {boot.ci_high:.4f}]")
+
+        end_to_end = consensus_batch_seconds + agreement_seconds
+        timer.add("END TO END: batch consensus + agreement job", end_to_end, "target < 10 s")
+        timer.add("END TO END: per-item consensus + agreement job", per_item_all + agreement_seconds, "extrapolated")
+    finally:
+        connection.close()
+        if not args.keep:
+            admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
+
+    width = max(len(name) for name, _, _ in timer.rows)
+    print(f"{'step':<{width}}  {'seconds':>9}  note")
+    print("-" * (width + 40))
+    for name, seconds, note in timer.rows:
+        print(f"{name:<{width}}  {seconds:>9.3f}  {note}")
+    print(f"\nnumpy {np.__version__}, krippendorff {krippendorff.__version__ if hasattr(krippendorff, '__version__') else '?'}, "
+          f"{os.cpu_count()} CPUs; database {'kept: ' + url if args.keep else 'dropped'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""The supervisor's project page: members and imports through HTML forms (session + CSRF)."""
+
+import io
+
+import pytest
+from django.test import Client
+
+
+def logged_in(user) -> Client:
+    client = Client(enforce_csrf_checks=False)
+    client.force_login(user)
+    return client
+
+
+def upload(name: str, text: str):
+    handle = io.BytesIO(text.encode("utf-8"))
+    handle.name = name
+    return handle
+
+
+@pytest.mark.django_db
+def test_supervisor_adds_member_changes_status_and_imports(nli_project, django_user_model, make_user):
+    sup = logged_in(django_user_model.objects.get(username="sup"))
+    make_user("newbie")
+    page = sup.get(f"/p/{nli_project.slug}/")
+    assert page.status_code == 200 and "Add a member" in page.content.decode()
+
+    response = sup.post(f"/p/{nli_project.slug}/members/add/", {"username": "newbie", "role": "annotator", "status": "trial"})
+    assert response.status_code == 302
+    member = nli_project.memberships.get(user__username="newbie")
+    assert (member.role, member.status, member.trusted) == ("annotator", "trial", False)
+
+    sup.post(f"/p/{nli_project.slug}/members/newbie/", {"status": "disqualified", "trusted": "on"})
+    member.refresh_from_db()
+    assert (member.status, member.trusted) == ("disqualified", True)
+
+    good = '{"id": "x1", "premise": "גשם ירד אתמול.", "hypothesis": "היה יבש.", "label": "contradiction"}\n'
+    response = sup.post(f"/p/{nli_project.slug}/import/", {"file": upload("a.jsonl", good), "format": "jsonl"}, follow=True)
+    assert "Imported 1 items" in response.content.decode()
+    bad = '{"id": "x2", "premise": "", "hypothesis": "h"}\n{"id": "x3"'
+    response = sup.post(f"/p/{nli_project.slug}/import/", {"file": upload("b.jsonl", bad), "format": "jsonl"}, follow=True)
+    body = response.content.decode()
+    assert "row 1: premise: is required" in body and "row 2" in body
+    assert nli_project.items.count() == 1
+
+
+@pytest.mark.django_db
+def test_member_forms_refuse_non_supervisors(nli_project, django_user_model, make_user):
+    make_user("someone")
+    annotator = logged_in(django_user_model.objects.get(username="ann1"))
+    response = annotator.post(f"/p/{nli_project.slug}/members/add/", {"username": "someone", "role": "annotator"}, follow=True)
+    assert "Your role in this project does not allow this." in response.content.decode()
+    assert not nli_project.memberships.filter(user__username="someone").exists()
+    assert annotator.get(f"/p/{nli_project.slug}/").status_code == 403
+
+    stranger = logged_in(django_user_model.objects.get(username="someone"))
+    assert stranger.get(f"/p/{nli_project.slug}/").status_code == 404
+    assert stranger.post(f"/p/{nli_project.slug}/members/add/", {"username": "someone", "role": "annotator"}).status_code == 404
+    assert stranger.post(f"/p/{nli_project.slug}/import/", {"format": "jsonl"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_forms_need_csrf(nli_project, django_user_model):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(django_user_model.objects.get(username="sup"))
+    assert client.post(f"/p/{nli_project.slug}/members/add/", {"username": "x", "role": "annotator"}).status_code == 403
+
+
+@pytest.mark.django_db
+def test_disqualifying_a_member_frees_their_open_claims(nli_project, django_user_model, client_for):
+    from annotation.models import Assignment, Item
+
+    Item.objects.create(project=nli_project, external_id="only", payload={"premise": "p", "hypothesis": "h"})
+    annotator = client_for(django_user_model.objects.get(username="ann1"))
+    claim = annotator.get(f"/api/projects/{nli_project.slug}/next/").json()["assignment"]
+    sup = client_for(django_user_model.objects.get(username="sup"))
+    assert sup.patch(f"/api/projects/{nli_project.slug}/members/ann1/", {"status": "disqualified"}, format="json").status_code == 200
+    assert Assignment.objects.get(pk=claim).status == "expired"
+    assert annotator.get(f"/api/projects/{nli_project.slug}/next/").status_code == 403

@@ -15,4 +15,8 @@ urlpatterns = [
     path("p/<slug:slug>/import/", views.project_import, name="project-import"),
     path("", include("annotation.urls_dashboard")),
     path("", include("annotation.urls_authoring")),
+    path("", include("annotation.urls_heq")),
+    path("", include("annotation.urls_lchaim")),
+    path("", include("annotation.urls_phrase")),
+    path("", include("annotation.urls_summary")),
 ]

@@ -22,4 +22,8 @@ urlpatterns = [
     path("jobs/<int:job_id>/", views.JobView.as_view(), name="api-job"),
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),
+    path("", include("api.urls_heq")),
+    path("", include("api.urls_lchaim")),
+    path("", include("api.urls_phrase")),
+    path("", include("api.urls_summary")),
 ]

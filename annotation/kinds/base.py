@@ -126,6 +126,24 @@ class Kind:
         """The submitted value, validated; raise InvalidInput naming the field."""
         raise NotImplementedError
 
+    # Kinds whose agreement scopes differ from nli's (per round) set this and implement
+    # compute_agreement; the "agreement" job then calls it.
+    computes_agreement: bool = False
+
+    def compute_agreement(self, project, job) -> dict:
+        """Recompute and upsert the project's AgreementReports; return the job's result."""
+        raise NotImplementedError
+
+    def report_sections(self, project) -> dict:
+        """Kind-specific figures for `GET /api/projects/{slug}/report/` and the dashboard,
+        with a bounded number of queries."""
+        return {}
+
+    def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
+        """An item id to claim before the ordinary queue (a coherence probe), locked by the
+        caller's transaction, or None. Called while the caller's membership row is locked."""
+        return None
+
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Called inside the submit transaction, with the item locked, after the annotation
         is stored: kinds whose annotations create work elsewhere (authoring) do it here."""

@@ -3,10 +3,14 @@ from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
 from .results import AgreementReport, ConsensusOutcome, ItemRevision
+from .reviews import Feedback, QuestionValidation, Review
 
 __all__ = [
     "AgreementReport",
     "ConsensusOutcome",
+    "Feedback",
+    "QuestionValidation",
+    "Review",
     "ItemRevision",
     "Annotation",
     "Assignment",

@@ -45,6 +45,8 @@ class Annotation(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations")
     round = models.PositiveSmallIntegerField()
     value = models.JSONField()
+    # Work of trial and new members is always reviewed; a trusted member's is sampled.
+    review_required = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -32,6 +32,15 @@ class Item(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     round = models.PositiveSmallIntegerField(default=1)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="authored_items")
+    # A reversed copy of another item, mixed in as a coherence probe (phrase pairs): never
+    # exported as gold, never counted in agreement.
+    probe_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="probes")
+    # Only items in the sample go to annotators (stratified sampling, LCHAIM §2.2).
+    in_sample = models.BooleanField(default=True)
+    # Figures computed on the worker (similarities, intrinsic measures) and flags raised by
+    # them, e.g. {"back_translation_similarity": [...]} and ["low_back_translation"].
+    computed = models.JSONField(default=dict, blank=True)
+    flags = models.JSONField(default=list, blank=True)
     # Position in the file it came from, so exports can keep the source order.
     position = models.PositiveIntegerField(default=0)
     shuffle_key = models.FloatField(default=_shuffle_key)

@@ -51,7 +51,7 @@ def assignable_items(project, user, votes_needed_by_reference: tuple[int, int], 
     ).exclude(status=Assignment.Status.EXPIRED)
     without_reference, with_reference = votes_needed_by_reference
     return (
-        Item.objects.filter(project=project, status=Item.Status.OPEN)
+        Item.objects.filter(project=project, status=Item.Status.OPEN, in_sample=True, probe_of__isnull=True)
         .exclude(author=user)
         .annotate(
             live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)),
@@ -68,6 +68,8 @@ _CANDIDATE_SQL = """
 SELECT i.id FROM annotation_item i
 WHERE i.project_id = %(project)s
   AND i.status = 'open'
+  AND i.in_sample = %(true)s
+  AND i.probe_of_id IS NULL
   AND (i.author_id IS NULL OR i.author_id <> %(user)s)
   AND {window}
   {group_filter}
@@ -85,7 +87,8 @@ LIMIT 1
 
 
 def claim_candidate_id(project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now) -> int | None:
-    """Lock and return one assignable item id (the same rules as `assignable_items`),
+    """Lock and return one assignable item id (in the sample, not a probe: kinds hand out
+    probes themselves through `Kind.probe_for_annotator`) (the same rules as `assignable_items`),
     starting at `pivot` in the shuffled order and wrapping around, skipping rows other
     claimers hold (SKIP LOCKED). Call inside a transaction; the lock lasts until it ends.
 
@@ -102,6 +105,7 @@ def claim_candidate_id(project_id: int, user_id: int, needed: tuple[int, int], *
         "needed_with": needed[1],
         "pivot": pivot,
         "group": avoid_group,
+        "true": True,
     }
     group_filters = ["AND i.\"group\" <> %(group)s", ""] if avoid_group else [""]
     with connection.cursor() as cursor:

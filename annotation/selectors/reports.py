@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db.models import Count, F, Q
 from django.db.models.fields.json import KT
 
+from annotation.kinds.registry import get_kind
 from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -133,4 +134,8 @@ def report_for_project(project) -> dict:
         report["per_annotator"] = per_annotator_for_project(project)
     elif project.kind == "label_test":
         report["agreement"] = agreement_reports_for_project(project)
+    else:
+        report["agreement"] = agreement_reports_for_project(project)
+    # Each kind adds its own figures (span agreement, per-system means, coherence …).
+    report.update(get_kind(project.kind).report_sections(project))
     return report

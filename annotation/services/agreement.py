@@ -46,6 +46,7 @@ from django.db import transaction
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
+from annotation.kinds.registry import get_kind
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
 from annotation.metrics.agreement import alpha, bootstrap_ci
@@ -72,8 +73,8 @@ def agreement_request(*, user, slug: str) -> Job:
     """Queue a recomputation of the project's agreement reports. Supervisors only; kinds
     other than nli_relabel and label_test are refused (400)."""
     project = access_project_for_supervisor(user, slug)
-    if project.kind not in KINDS:
-        raise InvalidInput(f"agreement is computed for {', '.join(KINDS)} projects, not {project.kind}", field="kind")
+    if project.kind not in KINDS and not get_kind(project.kind).computes_agreement:
+        raise InvalidInput(f"no agreement is computed for {project.kind} projects", field="kind")
     return job_create(kind=JOB_KIND, project=project, user=user)
 
 
@@ -206,6 +207,9 @@ def agreement_compute_job(job: Job) -> dict:
 
     Returns {"reports": [{"scope", "alpha", "units", "coders"}]} for the job's result."""
     project = job.project
+    if project is not None and project.kind not in KINDS and get_kind(project.kind).computes_agreement:
+        # Kinds with their own scopes (system × criterion, source …) compute them themselves.
+        return get_kind(project.kind).compute_agreement(project, job)
     if project is None or project.kind not in KINDS:
         return {"errors": [{"field": "kind", "message": f"agreement is computed for {', '.join(KINDS)} projects"}]}
     consensus_kind = project.kind == "nli_relabel"

@@ -78,10 +78,12 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
         last_group = latest.item.group if latest is not None else None
         needed = needed_pair(kind, settings)
         skipped: set[int] = set()
+        probe_id = kind.probe_for_annotator(project, user, settings, last_group=last_group or None, now=now)
         for _attempt in range(5):
-            item_id = claim_candidate_id(
+            item_id = probe_id or claim_candidate_id(
                 project.pk, user.pk, needed, pivot=random.random(), avoid_group=last_group or None, now=now
             )
+            probe_id = None
             if item_id is None or item_id in skipped:
                 return None
             item = Item.objects.get(pk=item_id)

@@ -1,0 +1,70 @@
+from django.conf import settings as django_settings
+from django.db import models
+
+from .annotations import Annotation
+from .projects import Project
+
+
+class Review(models.Model):
+    """A reviewer's grade of one authored question (HeQ §3: rejected / verified / good / gold),
+    or of a whole annotation when the kind has no questions (`question` is then null)."""
+
+    class Grade(models.TextChoices):
+        REJECTED = "rejected"
+        VERIFIED = "verified"
+        GOOD = "good"
+        GOLD = "gold"
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="reviews")
+    question = models.PositiveSmallIntegerField(null=True, blank=True)
+    grade = models.CharField(max_length=16, choices=Grade.choices)
+    comment = models.TextField(blank=True, default="")
+    reviewer = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "question"], name="review_unique_question"),
+            models.UniqueConstraint(
+                fields=["annotation"], condition=models.Q(question__isnull=True), name="review_unique_whole_annotation"
+            ),
+        ]
+        ordering = ["annotation_id", "question"]
+
+
+class Feedback(models.Model):
+    """A message in an annotator's inbox (HeQ: personal feedback after review)."""
+
+    recipient = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="feedback")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="feedback")
+    review = models.ForeignKey(Review, null=True, blank=True, on_delete=models.CASCADE, related_name="feedback")
+    message = models.TextField()
+    read_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["recipient", "read_at"], name="feedback_inbox_idx")]
+
+
+class QuestionValidation(models.Model):
+    """A validator's own answer to an existing question, without seeing the author's
+    (HeQ §3.3): a span in code points of the stored paragraph, or null for unanswerable."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="validations")
+    question = models.PositiveSmallIntegerField()
+    validator = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    answer_start = models.PositiveIntegerField(null=True, blank=True)
+    answer_text = models.TextField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "question", "validator"], name="validation_unique_validator"),
+            models.CheckConstraint(
+                condition=models.Q(answer_start__isnull=True, answer_text__isnull=True)
+                | models.Q(answer_start__isnull=False, answer_text__isnull=False),
+                name="validation_span_complete",
+            ),
+        ]

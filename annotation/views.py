@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.db.models import Count
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -83,10 +83,21 @@ def _error_text(exc: ApplicationError) -> str:
     )
 
 
+def _form_action(request, slug: str, action) -> HttpResponse:
+    """Run a supervisor form's service call; back to the project page with its message."""
+    try:
+        message = action()
+    except NotFound:
+        raise Http404 from None
+    except ApplicationError as exc:
+        return _redirect_with_message(request, slug, _error_text(exc), error=True)
+    return _redirect_with_message(request, slug, message)
+
+
 @login_required
 @require_POST
 def project_member_add(request, slug):
-    try:
+    def action():
         project_services.membership_add(
             actor=request.user,
             slug=slug,
@@ -95,34 +106,26 @@ def project_member_add(request, slug):
             status=request.POST.get("status", "trial"),
             trusted=request.POST.get("trusted") == "on",
         )
-    except NotFound:
-        raise Http404 from None
-    except ApplicationError as exc:
-        return _redirect_with_message(request, slug, _error_text(exc), error=True)
-    return _redirect_with_message(request, slug, _("Member added."))
+        return _("Member added.")
+
+    return _form_action(request, slug, action)
 
 
 @login_required
 @require_POST
 def project_member_update(request, slug, username):
-    try:
-        project_services.membership_update(
-            actor=request.user,
-            slug=slug,
-            username=username,
-            changes={"status": request.POST.get("status", ""), "trusted": request.POST.get("trusted") == "on"},
-        )
-    except NotFound:
-        raise Http404 from None
-    except ApplicationError as exc:
-        return _redirect_with_message(request, slug, _error_text(exc), error=True)
-    return _redirect_with_message(request, slug, _("Member updated."))
+    def action():
+        changes = {"status": request.POST.get("status", ""), "trusted": request.POST.get("trusted") == "on"}
+        project_services.membership_update(actor=request.user, slug=slug, username=username, changes=changes)
+        return _("Member updated.")
+
+    return _form_action(request, slug, action)
 
 
 @login_required
 @require_POST
 def project_import(request, slug):
-    try:
+    def action():
         project = access.access_project_for_supervisor(request.user, slug)
         upload = request.FILES.get("file")
         if upload is None:
@@ -132,15 +135,11 @@ def project_import(request, slug):
         result = import_services.items_import(
             project=project, data=upload.read(), fmt=request.POST.get("format", ""), filename=upload.name or "", user=request.user
         )
-    except NotFound:
-        raise Http404 from None
-    except ApplicationError as exc:
-        return _redirect_with_message(request, slug, _error_text(exc), error=True)
-    if result.job:
-        return _redirect_with_message(request, slug, _("The file is being imported in the background (job %(job)s).") % {"job": result.job})
-    return _redirect_with_message(
-        request, slug, _("Imported %(created)s items (%(skipped)s already present).") % {"created": result.created, "skipped": result.skipped}
-    )
+        if result.job:
+            return _("The file is being imported in the background (job %(job)s).") % {"job": result.job}
+        return _("Imported %(created)s items (%(skipped)s already present).") % {"created": result.created, "skipped": result.skipped}
+
+    return _form_action(request, slug, action)
 
 
 @login_required

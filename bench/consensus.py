@@ -119,9 +119,9 @@ def insert_votes(project, users, who, labels):
         copy_rows(
             cur,
             "annotation_item",
-            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at"],
+            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at", "computed", "flags", "in_sample"],
             (
-                (str(i + 1), str(project.pk), f"b{i}", '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now)
+                (str(i + 1), str(project.pk), f"b{i}", '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t")
                 for i in range(n_items)
             ),
         )
@@ -139,9 +139,9 @@ def insert_votes(project, users, who, labels):
         copy_rows(
             cur,
             "annotation_annotation",
-            ["id", "assignment_id", "item_id", "annotator_id", "round", "value", "created_at"],
+            ["id", "assignment_id", "item_id", "annotator_id", "round", "value", "created_at", "review_required"],
             (
-                (str(i * votes + j + 1), str(i * votes + j + 1), str(i + 1), str(user_ids[who[i, j]]), "1", f'{{"label": "{LABELS[labels[i, j]]}"}}', now)
+                (str(i * votes + j + 1), str(i * votes + j + 1), str(i + 1), str(user_ids[who[i, j]]), "1", f'{{"label": "{LABELS[labels[i, j]]}"}}', now, "f")
                 for i in range(n_items)
                 for j in range(votes)
             ),

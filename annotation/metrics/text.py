@@ -53,3 +53,30 @@ def fold_for_matching(text: str, *, persian_letters: bool = False) -> str:
     if persian_letters:
         folded = folded.translate(_ARABIC_TO_PERSIAN)
     return folded
+
+
+def first_forbidden_string(value, path: str = "") -> tuple[str, str] | None:
+    """The first string (key or value) inside a JSON-like structure that cannot be stored,
+    as (field path, reason), or None. A bad key is reported as `<key>` under its parent,
+    since the key itself cannot be echoed back.
+
+    >>> first_forbidden_string({"a": ["ok", "x\\x00"]})
+    ('a[1]', 'contains a NUL character at position 1')
+    """
+    if isinstance(value, str):
+        reason = forbidden_character(value)
+        return (path, reason) if reason else None
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            key_reason = forbidden_character(key) if isinstance(key, str) else None
+            if key_reason:
+                return (f"{path}.<key>" if path else "<key>", key_reason.replace("position", "key position"))
+            found = first_forbidden_string(inner, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found = first_forbidden_string(inner, f"{path}[{index}]")
+            if found:
+                return found
+    return None

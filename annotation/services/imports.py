@@ -19,7 +19,7 @@ from django.db.models import Max
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
 from annotation.kinds.base import ItemRow, Kind
 from annotation.kinds.registry import get_kind
-from annotation.metrics.text import forbidden_character
+from annotation.metrics.text import first_forbidden_string
 from annotation.models import Item, Job, Project
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -90,24 +90,6 @@ def read_records(kind: Kind, fmt: str, text: str, filename: str) -> Iterator[tup
         raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
 
 
-def _string_problem(value, path: str) -> tuple[str, str] | None:
-    """The first NUL or lone surrogate anywhere inside a record, as (field, reason)."""
-    if isinstance(value, str):
-        reason = forbidden_character(value)
-        return (path, reason) if reason else None
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            found = _string_problem(key, path) or _string_problem(inner, f"{path}.{key}" if path else str(key))
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, inner in enumerate(value):
-            found = _string_problem(inner, f"{path}[{index}]")
-            if found:
-                return found
-    return None
-
-
 def validate_rows(project: Project, kind: Kind, records: Iterable[tuple[int, dict]]) -> tuple[list[ItemRow], list[FieldError]]:
     rows: list[ItemRow] = []
     errors: list[FieldError] = []
@@ -116,7 +98,7 @@ def validate_rows(project: Project, kind: Kind, records: Iterable[tuple[int, dic
         if "_error" in record:
             errors.append(FieldError(None, f"row {number} {record['_error']}", number))
             continue
-        found = _string_problem(record, "")
+        found = first_forbidden_string(record)
         if found:
             errors.append(FieldError(found[0] or None, found[1], number))
             continue

@@ -15,7 +15,10 @@ def _handlers():
     from annotation.services.agreement import agreement_compute_job
     from annotation.services.imports import items_import_job
 
-    return {"import": items_import_job, "agreement": agreement_compute_job}
+    from annotation.services.back_translation import back_translation_compute_job
+    from annotation.services.summaries import summary_measures_job
+
+    return {"import": items_import_job, "agreement": agreement_compute_job, "back_translation": back_translation_compute_job, "summary_intrinsic": summary_measures_job}
 
 
 @shared_task(name="annotation.tasks.run_job", acks_late=True, reject_on_worker_lost=True)
@@ -54,6 +57,21 @@ def compute_consensus(item_id: int) -> None:
     """Decide an item's round; safe to run any number of times (only transient database
     errors are retried)."""
     consensus.consensus_compute_for_item(item_id)
+
+
+@shared_task(
+    name="annotation.tasks.compute_consensus_batch",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def compute_consensus_batch(item_ids: list[int]) -> int:
+    """Decide a chunk of items (the sweep's unit of work); idempotent like the per-item
+    task, one transaction per chunk."""
+    return consensus.consensus_compute_batch(item_ids)
 
 
 @shared_task(name="annotation.tasks.sweep_jobs")

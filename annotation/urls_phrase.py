@@ -1,2 +1,7 @@
-# Filled in by the feature that owns these routes.
-urlpatterns = []
+from django.urls import path
+
+from annotation import views_phrase
+
+urlpatterns = [
+    path("p/<slug:slug>/coherence/", views_phrase.coherence_dashboard, name="phrase-coherence"),
+]

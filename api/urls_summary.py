@@ -1,2 +1,7 @@
-# Filled in by the feature that owns these routes.
-urlpatterns = []
+from django.urls import path
+
+from api import views_summary
+
+urlpatterns = [
+    path("projects/<slug:slug>/intrinsic/", views_summary.IntrinsicView.as_view(), name="api-intrinsic"),
+]

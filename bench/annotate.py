@@ -6,8 +6,8 @@ item was over-filled and no annotator labeled an item twice. A script, not a tes
 
     python bench/annotate.py --annotators 50 --seconds 20
 
-It creates (and drops) a scratch database `mashov_bench` on the PostgreSQL server of
-BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/mashov_bench) and
+It creates (and drops) a scratch database `mashov_bench_annotate` on the PostgreSQL server of
+BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/mashov_bench_annotate) and
 serves on a free port of 127.0.0.1 only.
 """
 
@@ -173,7 +173,7 @@ def main() -> int:
     parser.add_argument("--keep-db", action="store_true")
     args = parser.parse_args()
 
-    db_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mashov_bench")
+    db_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mashov_bench_annotate")
     recreate_database(db_url)
     env = {
         **os.environ,

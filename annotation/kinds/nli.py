@@ -243,3 +243,10 @@ class LabelTestKind(NliKind):
     def votes_needed(self, item, settings: dict) -> int:
         # The gold is hidden and is not a vote.
         return settings["labels_per_item"]
+
+    def report_sections(self, project) -> dict:
+        """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator and for
+        the group) against the hidden gold; see annotation/services/label_test_results.py."""
+        from annotation.services.label_test_results import label_test_results_for_project
+
+        return {"label_test": label_test_results_for_project(project)}

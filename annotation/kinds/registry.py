@@ -5,6 +5,9 @@ from annotation.errors import InvalidInput
 from .base import Kind
 from .nli import LabelTestKind, NliRelabelKind
 from .nli_authoring import NliAuthoringKind
+from .phrase import PhrasePairKind
+from .summary import SummaryRatingKind
+from .translation import TranslationRatingKind
 
 # Every kind of API.md; the ones not built yet are refused at project creation with a clear message.
 ALL_KIND_NAMES = (
@@ -17,7 +20,7 @@ ALL_KIND_NAMES = (
     "label_test",
 )
 
-_KINDS: dict[str, Kind] = {kind.name: kind for kind in (NliRelabelKind(), LabelTestKind(), NliAuthoringKind())}
+_KINDS: dict[str, Kind] = {kind.name: kind for kind in (NliRelabelKind(), LabelTestKind(), NliAuthoringKind(), TranslationRatingKind(), PhrasePairKind(), SummaryRatingKind())}
 
 
 def get_kind(name: str) -> Kind:

@@ -65,7 +65,7 @@ def assignable_items(project, user, votes_needed_by_reference: tuple[int, int], 
 
 
 _CANDIDATE_SQL = """
-SELECT i.id FROM annotation_item i
+SELECT i.* FROM annotation_item i
 WHERE i.project_id = %(project)s
   AND i.status = 'open'
   AND i.in_sample = %(true)s
@@ -86,11 +86,12 @@ LIMIT 1
 """
 
 
-def claim_candidate_id(project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now) -> int | None:
-    """Lock and return one assignable item id (in the sample, not a probe: kinds hand out
-    probes themselves through `Kind.probe_for_annotator`) (the same rules as `assignable_items`),
-    starting at `pivot` in the shuffled order and wrapping around, skipping rows other
-    claimers hold (SKIP LOCKED). Call inside a transaction; the lock lasts until it ends.
+def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now) -> Item | None:
+    """Lock and return one assignable item (in the sample, not a probe: kinds hand out
+    probes themselves through `Kind.probe_for_annotator`) by the same rules as
+    `assignable_items`, starting at `pivot` in the shuffled order and wrapping around,
+    skipping rows other claimers hold (SKIP LOCKED). Call inside a transaction; the lock
+    lasts until it ends.
 
     Hand-written SQL because this is the hottest query of the product: the ORM spent more
     time compiling it than PostgreSQL spent running it."""
@@ -108,14 +109,12 @@ def claim_candidate_id(project_id: int, user_id: int, needed: tuple[int, int], *
         "true": True,
     }
     group_filters = ["AND i.\"group\" <> %(group)s", ""] if avoid_group else [""]
-    with connection.cursor() as cursor:
-        for group_filter in group_filters:
-            for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
-                sql = _CANDIDATE_SQL.format(window=window, direction=direction, group_filter=group_filter, lock=lock)
-                cursor.execute(sql, params)
-                row = cursor.fetchone()
-                if row is not None:
-                    return row[0]
+    for group_filter in group_filters:
+        for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
+            sql = _CANDIDATE_SQL.format(window=window, direction=direction, group_filter=group_filter, lock=lock)
+            found = list(Item.objects.raw(sql, params))
+            if found:
+                return found[0]
     return None
 
 

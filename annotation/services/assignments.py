@@ -12,14 +12,14 @@ import random
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotation.access import access_membership_for_annotator
 from annotation.errors import Conflict, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Assignment, Item, Membership
-from annotation.selectors.assignments import claim_candidate_id, live_count
+from annotation.selectors.assignments import claim_candidate, live_count
 from annotation.services.consensus import consensus_enqueue_on_commit
 
 
@@ -80,16 +80,18 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
         skipped: set[int] = set()
         probe_id = kind.probe_for_annotator(project, user, settings, last_group=last_group or None, now=now)
         for _attempt in range(5):
-            item_id = probe_id or claim_candidate_id(
-                project.pk, user.pk, needed, pivot=random.random(), avoid_group=last_group or None, now=now
-            )
-            probe_id = None
-            if item_id is None or item_id in skipped:
+            if probe_id is not None:
+                item = Item.objects.get(pk=probe_id)
+                probe_id = None
+            else:
+                item = claim_candidate(
+                    project.pk, user.pk, needed, pivot=random.random(), avoid_group=last_group or None, now=now
+                )
+            if item is None or item.pk in skipped:
                 return None
-            item = Item.objects.get(pk=item_id)
             # Re-count under the row lock: the candidate query may have read a stale count.
             if live_count(item.pk, item.round, now) >= kind.votes_needed(item, settings):
-                skipped.add(item_id)
+                skipped.add(item.pk)
                 continue
             return Assignment.objects.create(
                 project=project,
@@ -110,20 +112,25 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
     now = timezone.now()
     try:
         with transaction.atomic():
+            # One query locks the claim and its item and reads the caller's membership status.
             assignment = (
-                Assignment.objects.select_for_update(of=("self",))
-                .select_related("project")
+                Assignment.objects.select_for_update(of=("self", "item"))
+                .select_related("project", "item")
+                .annotate(
+                    member_status=Subquery(
+                        Membership.objects.filter(project=OuterRef("project"), user=user).values("status")[:1]
+                    )
+                )
                 .filter(pk=assignment_id, annotator=user)
                 .first()
             )
             if assignment is None:
                 raise NotFound()
-            project = assignment.project
+            project, item = assignment.project, assignment.item
             kind = get_kind(project.kind)
             settings = kind.settings_for(project.settings)
-            item = Item.objects.select_for_update().get(pk=assignment.item_id)
             cleaned = kind.clean_value(value, item)
-            status = Membership.objects.filter(project=project, user=user).values_list("status", flat=True).first()
+            status = assignment.member_status
             if status is None or status == Membership.Status.DISQUALIFIED:
                 raise PermissionDenied("You no longer annotate in this project.")
             if assignment.status == Assignment.Status.SUBMITTED:

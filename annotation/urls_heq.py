@@ -1,2 +1,12 @@
-# Filled in by the feature that owns these routes.
-urlpatterns = []
+"""Routes of the HeQ pages: review, feedback inbox, validation."""
+
+from django.urls import path
+
+from annotation import views_heq
+
+urlpatterns = [
+    path("p/<slug:slug>/review/", views_heq.review, name="review-qa"),
+    path("p/<slug:slug>/validate/", views_heq.validate, name="validate-qa"),
+    path("feedback/", views_heq.feedback, name="feedback"),
+    path("feedback/<int:feedback_id>/read/", views_heq.feedback_read, name="feedback-read"),
+]

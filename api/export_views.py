@@ -38,7 +38,7 @@ class ExportView(APIView):
             OpenApiParameter("format", str, required=True, enum=["jsonl", "csv", "farstail"],
                              description="Export format; `farstail` for the NLI kinds only. Others → 400."),
             OpenApiParameter("status", str, enum=list(export_services.EXPORT_STATUSES),
-                             default=export_services.DEFAULT_STATUS, description="Item status to export, or `all`."),
+                             description="Item status to export, or `all`; default: the kind's finished items (accepted for nli_relabel, complete for rated kinds)."),
             OpenApiParameter("split", str, description="Only items of this split (empty: every split)."),
         ],  # fmt: skip
         responses={

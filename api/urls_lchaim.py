@@ -1,2 +1,10 @@
-# Filled in by the feature that owns these routes.
-urlpatterns = []
+from django.urls import path
+
+from api import views_lchaim as views
+
+urlpatterns = [
+    path("projects/<slug:slug>/import-lchaim/", views.LchaimImportView.as_view(), name="api-import-lchaim"),
+    path("projects/<slug:slug>/sample/", views.SampleView.as_view(), name="api-sample"),
+    path("projects/<slug:slug>/back-translation/", views.BackTranslationView.as_view(), name="api-back-translation"),
+    path("projects/<slug:slug>/ratings-export/", views.RatingsExportView.as_view(), name="api-ratings-export"),
+]

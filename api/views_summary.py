@@ -4,7 +4,6 @@ project's summaries (HeSum §3.3) and read them back per item."""
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput

@@ -73,6 +73,8 @@ class Kind:
     template: str = ""
     # Whether a complete round goes through the k-of-n consensus step.
     aggregates_by_consensus: bool = False
+    # What an export gives by default: the items a data consumer would call finished.
+    default_export_status: str = "complete"
     # Fields of a CSV row that hold JSON (lists, objects) rather than text.
     csv_json_fields: tuple[str, ...] = ()
 
@@ -143,6 +145,10 @@ class Kind:
         """An item id to claim before the ordinary queue (a coherence probe), locked by the
         caller's transaction, or None. Called while the caller's membership row is locked."""
         return None
+
+    def after_import(self, project, created: int) -> None:
+        """Called inside the import transaction once rows are stored; enqueue follow-up work
+        with `transaction.on_commit` here."""
 
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Called inside the submit transaction, with the item locked, after the annotation

@@ -214,6 +214,7 @@ class NliRelabelKind(NliKind):
     title = "NLI relabeling"
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
     aggregates_by_consensus = True
+    default_export_status = "accepted"
 
     def check_settings(self, settings: dict) -> None:
         k, n = settings["consensus_k"], settings["consensus_n"]

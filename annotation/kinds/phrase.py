@@ -335,13 +335,13 @@ class PhrasePairKind(Kind):
         source (cast labels of ordinary items, and imported labels). Two queries."""
         from django.contrib.auth import get_user_model
         from django.db.models import Count, F
-        from django.db.models.fields.json import KT
+        from django.db.models.fields.json import KT, KeyTextTransform
 
         from annotation.models import Annotation, Item
 
         rows = list(
             Annotation.objects.filter(item__project=project, round=F("item__round"))
-            .annotate(label=KT("value__label"), source=KT("item__payload__source"))
+            .annotate(label=KT("value__label"), source=KeyTextTransform("source", "item__payload"))
             .values_list("item_id", "annotator_id", "label", "item__probe_of_id", "item__reference_label", "source")
         )
         imported = (
@@ -401,7 +401,7 @@ class PhrasePairKind(Kind):
         import numpy as np
         from django.db import transaction
         from django.db.models import F
-        from django.db.models.fields.json import KT
+        from django.db.models.fields.json import KT, KeyTextTransform
         from django.utils import timezone
 
         from annotation.metrics.agreement import alpha, bootstrap_ci
@@ -411,7 +411,7 @@ class PhrasePairKind(Kind):
 
         rows = list(
             Annotation.objects.filter(item__project=project, item__probe_of__isnull=True, round=F("item__round"))
-            .annotate(label=KT("value__label"), source=KT("item__payload__source"))
+            .annotate(label=KT("value__label"), source=KeyTextTransform("source", "item__payload"))
             .values_list("item_id", "annotator_id", "label", "source")
         )
         rows = [row for row in rows if row[2] in LABELS]

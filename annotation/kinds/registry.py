@@ -5,6 +5,7 @@ from annotation.errors import InvalidInput
 from .base import Kind
 from .nli import LabelTestKind, NliRelabelKind
 from .nli_authoring import NliAuthoringKind
+from .qa import QaAuthoringKind
 from .phrase import PhrasePairKind
 from .summary import SummaryRatingKind
 from .translation import TranslationRatingKind
@@ -20,7 +21,7 @@ ALL_KIND_NAMES = (
     "label_test",
 )
 
-_KINDS: dict[str, Kind] = {kind.name: kind for kind in (NliRelabelKind(), LabelTestKind(), NliAuthoringKind(), TranslationRatingKind(), PhrasePairKind(), SummaryRatingKind())}
+_KINDS: dict[str, Kind] = {kind.name: kind for kind in (NliRelabelKind(), LabelTestKind(), NliAuthoringKind(), TranslationRatingKind(), PhrasePairKind(), SummaryRatingKind(), QaAuthoringKind())}
 
 
 def get_kind(name: str) -> Kind:

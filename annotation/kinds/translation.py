@@ -505,7 +505,7 @@ def scope_figures(units, coders, values, level: str) -> dict:
     import numpy as np
     from scipy import stats
 
-    from annotation.metrics.agreement import alpha, bootstrap_ci
+    from annotation.metrics.agreement import REASON_NO_PAIRABLE, alpha, bootstrap_ci
     from annotation.services.agreement import _slot_matrix
 
     uniq, unit_index = np.unique(units, return_inverse=True)
@@ -528,13 +528,18 @@ def scope_figures(units, coders, values, level: str) -> dict:
         else:
             ci_low, ci_high = (float(x) for x in stats.t.interval(CONFIDENCE, n_units - 1, loc=mean, scale=sem))
     pairable = counts[unit_index] >= 2
+    reason = point.reason or (boot.reason if boot is not None and boot.reason else "") or ""
+    if point.alpha is None and not pairable.any() and np.unique(coders).size >= 2:
+        # The slot matrix has one row when no unit has two values; say why in the
+        # coders' terms, not the matrix's.
+        reason = REASON_NO_PAIRABLE
     return {
         "alpha": point.alpha,
         "ci_low": boot.ci_low if boot is not None else None,
         "ci_high": boot.ci_high if boot is not None else None,
         "units": point.units,
         "coders": int(np.unique(coders[pairable]).size),
-        "reason": point.reason or (boot.reason if boot is not None and boot.reason else "") or "",
+        "reason": reason,
         "details": {
             "mean": mean,
             "mean_ci_low": ci_low,

@@ -59,6 +59,10 @@ _PACKAGE_ELEMENT_BUDGET = 20_000_000
 # and ratio data are refused rather than risking an out-of-memory kill.
 _MAX_MATRIX_VALUES = 4_000
 
+# Integer-valued data spanning fewer values than this is coded with a bincount and a
+# lookup table instead of a sort (see _small_integer_codes).
+_SMALL_RANGE = 1 << 16
+
 # Bootstrap: cap on (resamples in a batch) x (per-resample working set).
 _BATCH_ELEMENT_BUDGET = 5_000_000
 
@@ -167,6 +171,10 @@ def _to_arrays(reliability_data: Any, level: str) -> tuple[np.ndarray, np.ndarra
             domain[:] = list(index)
             return codes, domain, None
 
+    small = _small_integer_codes(values)
+    if small is not None:
+        codes, domain = small
+        return codes, domain, values
     present_mask = ~np.isnan(values)
     if not np.isfinite(values[present_mask]).all():
         raise ValueError("reliability_data values must be finite (NaN marks a missing value)")
@@ -175,25 +183,72 @@ def _to_arrays(reliability_data: Any, level: str) -> tuple[np.ndarray, np.ndarra
     return codes.astype(np.int64), domain, values
 
 
+def _small_integer_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(codes, sorted domain) when every present value is an integer in a range of fewer
+    than ``_SMALL_RANGE`` values, else None.
+
+    Labels and ratings arrive as small integer codes; for them a bincount over the range
+    finds the domain and a lookup table codes it, in a few linear passes, where np.unique
+    sorts every value (most of alpha's time on 500K votes). Same result as the sorting
+    path: the domain is the sorted distinct present values, as floats.
+    """
+    if values.size == 0:
+        return None
+    # fmin/fmax skip NaN (missing); an infinity makes the range infinite and falls back.
+    lo, hi = float(np.fmin.reduce(values, axis=None)), float(np.fmax.reduce(values, axis=None))
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo >= _SMALL_RANGE:
+        return None  # also when every value is missing (NaN)
+    # Value lo + j goes to position j + 1, a missing value to position 0.
+    position = values - (lo - 1.0)
+    # fmax returns the other operand where one is NaN: missing → 0, in place (nan_to_num
+    # is several times slower).
+    np.fmax(position, 0.0, out=position)
+    shifted = position.astype(np.int64)
+    if not np.array_equal(shifted, position):
+        return None  # a fraction somewhere
+    seen = np.bincount(shifted.ravel(), minlength=int(hi - lo) + 2)[1:] > 0
+    if seen.all():
+        # Every value of the range occurs (the usual case for label codes 0..V-1):
+        # the code is the position minus one, in place.
+        codes = shifted
+        codes -= 1
+    else:
+        lookup = np.concatenate(([-1], np.cumsum(seen) - 1))
+        codes = lookup[shifted]
+    domain = np.flatnonzero(seen).astype(np.float64) + lo
+    return codes, domain
+
+
 def _prepare(reliability_data: Any, level: str) -> _Prepared:
     _check_level(level)
     codes, domain, values = _to_arrays(reliability_data, level)
     coders = int(codes.shape[0])
-    m_all = (codes >= 0).sum(axis=0)
+    m_all = np.count_nonzero(codes >= 0, axis=0)
     pairable = m_all >= 2
-    codes = codes[:, pairable]
-    if values is not None:
-        values = values[:, pairable]
-    m = m_all[pairable]
+    # Every value of the domain occurs somewhere; when every unit is pairable they all
+    # occur in pairable units, so the domain's size is the number of distinct values.
+    pairable_all = bool(pairable.all())
+    if not pairable_all:  # copies only when some unit drops out
+        codes = codes[:, pairable]
+        if values is not None:
+            values = values[:, pairable]
+        m = m_all[pairable]
+    else:
+        m = m_all
 
     reason = None
     if coders < 2:
         reason = REASON_FEW_CODERS
     elif codes.shape[1] == 0:
         reason = REASON_NO_PAIRABLE
-    elif np.unique(codes[codes >= 0]).size < 2:
+    elif (domain.shape[0] if pairable_all else _distinct_codes(codes, domain.shape[0])) < 2:
         reason = REASON_ONE_VALUE
     return _Prepared(level, coders, codes, domain, values, m, reason)
+
+
+def _distinct_codes(codes: np.ndarray, n_domain: int) -> int:
+    """How many distinct values the (-1 = missing) codes hold; a bincount, not a sort."""
+    return int(np.count_nonzero(np.bincount((codes + 1).ravel(), minlength=n_domain + 1)[1:]))
 
 
 def _result(prep: _Prepared, value: float | None, reason: str | None = None) -> AlphaResult:
@@ -210,10 +265,10 @@ def _result(prep: _Prepared, value: float | None, reason: str | None = None) -> 
 def _value_counts(codes: np.ndarray, n_domain: int) -> np.ndarray:
     """units x V counts of how many coders gave each value to each unit."""
     n_units = codes.shape[1]
-    unit_index = np.broadcast_to(np.arange(n_units), codes.shape)
-    present = codes >= 0
-    flat = unit_index[present] * n_domain + codes[present]
-    return np.bincount(flat, minlength=n_units * n_domain).reshape(n_units, n_domain)
+    # Missing values (-1) land in an extra column 0 that is dropped: no masked copies.
+    width = n_domain + 1
+    flat = (codes + 1) + (np.arange(n_units, dtype=np.int64) * width)[None, :]
+    return np.bincount(flat.ravel(), minlength=n_units * width).reshape(n_units, width)[:, 1:]
 
 
 def _coincidences(codes: np.ndarray, m: np.ndarray, n_domain: int) -> np.ndarray:

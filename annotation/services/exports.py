@@ -34,7 +34,6 @@ from annotation.models import Annotation, ConsensusOutcome, Item, Project
 CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
 EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "all")
-DEFAULT_STATUS = "accepted"
 UTF8_BOM = "\ufeff"
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@")
 PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
@@ -62,10 +61,11 @@ class ExportSpec:
 
 def export_prepare(*, project: Project, fmt: str | None, status: str | None = None, split: str | None = None) -> ExportSpec:
     """Validate the parameters (every problem reported at once, naming `format` or
-    `status`). `status` defaults to `accepted`; an empty or missing `split` exports every
-    split."""
+    `status`). `status` defaults to the kind's finished state (`accepted` where items go
+    through consensus, `complete` where they are rated); an empty or missing `split`
+    exports every split."""
     kind = get_kind(project.kind)
-    status = status or DEFAULT_STATUS
+    status = status or kind.default_export_status
     errors = []
     if fmt not in kind.export_formats:
         errors.append(FieldError("format", f"must be one of {', '.join(kind.export_formats)} for {kind.name}"))

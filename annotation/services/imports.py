@@ -175,6 +175,8 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
             )
             if job_id is not None:
                 job_set_progress(job_id, 0.5 + 0.5 * (start + len(batch)) / max(1, len(new_rows)))
+        # Kinds that compute figures from imported text (summary measures) queue that here.
+        get_kind(project.kind).after_import(project, len(new_rows))
     return ImportResult(created=len(new_rows), skipped=len(rows) - len(new_rows))
 
 

@@ -47,6 +47,8 @@
     } else {
       showError(api.errorText(result));
     }
+    // The next pair is on screen: keys work again while the progress bar catches up.
+    setBusy(false);
     await refreshProgress();
   }
 
@@ -67,7 +69,6 @@
     if (result.status === 201 || result.status === 409) {
       // 409: already submitted or the claim was taken over; either way move on.
       await loadNext();
-      setBusy(false);
     } else {
       setBusy(false);
       showError(api.errorText(result));

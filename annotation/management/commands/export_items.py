@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ApplicationError
 from annotation.models import Project
-from annotation.services.exports import DEFAULT_STATUS, EXPORT_STATUSES, export_prepare, export_stream
+from annotation.services.exports import EXPORT_STATUSES, export_prepare, export_stream
 
 
 class Command(BaseCommand):
@@ -17,7 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--format", required=True, dest="fmt", help="jsonl, csv, or a kind's own (farstail)")
-        parser.add_argument("--status", default=DEFAULT_STATUS, help=f"one of {', '.join(EXPORT_STATUSES)}")
+        parser.add_argument(
+            "--status", default=None, help=f"one of {', '.join(EXPORT_STATUSES)}; default: the kind's finished items"
+        )
         parser.add_argument("--split", default=None)
         parser.add_argument("--output", type=Path, default=None, help="file to write (default: stdout)")
 

@@ -1,0 +1,406 @@
+// The qa_authoring page (HeQ §3.3, appendix A): the annotator reads a paragraph, writes 3-5
+// questions, marks each answer in the paragraph (mouse or keyboard) or marks it unanswerable,
+// edits and deletes, then "Done, next paragraph" submits them all.
+//
+// Offsets: the browser counts UTF-16 code units (an emoji is two), the server stores code
+// points of the stored paragraph (DESIGN.md §6). `MashovSpan` keeps UTF-16 offsets inside
+// the page and converts once, when a span is sent. The span text is the exact slice of the
+// paragraph: never trimmed of anything but surrounding whitespace, never normalised.
+//
+// `MashovSpan` is shared with the validation page (validate_qa.js loads this file first).
+"use strict";
+
+window.MashovSpan = (function () {
+  function isHigh(code) { return code >= 0xd800 && code <= 0xdbff; }
+  function isLow(code) { return code >= 0xdc00 && code <= 0xdfff; }
+  // Code points before UTF-16 offset `units` (which must not split a surrogate pair).
+  function codePoints(text, units) { return Array.from(text.slice(0, units)).length; }
+  // A UTF-16 offset never left between the halves of a surrogate pair.
+  function snap(text, units, towardsEnd) {
+    if (units > 0 && units < text.length && isLow(text.charCodeAt(units)) && isHigh(text.charCodeAt(units - 1))) {
+      return towardsEnd ? units + 1 : units - 1;
+    }
+    return units;
+  }
+  function nextPoint(text, units) {
+    if (units >= text.length) { return text.length; }
+    return units + (isHigh(text.charCodeAt(units)) && isLow(text.charCodeAt(units + 1)) ? 2 : 1);
+  }
+  function previousPoint(text, units) {
+    if (units <= 0) { return 0; }
+    return units - (isLow(text.charCodeAt(units - 1)) && units > 1 && isHigh(text.charCodeAt(units - 2)) ? 2 : 1);
+  }
+  function isSpace(ch) { return /\s/u.test(ch); }
+  function nextWord(text, units) {
+    let u = units;
+    while (u < text.length && isSpace(text[u])) { u = nextPoint(text, u); }
+    while (u < text.length && !isSpace(text[u])) { u = nextPoint(text, u); }
+    return u;
+  }
+  function previousWord(text, units) {
+    let u = units;
+    while (u > 0 && isSpace(text[u - 1])) { u = previousPoint(text, u); }
+    while (u > 0 && !isSpace(text[u - 1])) { u = previousPoint(text, u); }
+    return u;
+  }
+
+  // Attach span selection to `element`, which shows `text` as its only child text node.
+  // `onChange(span)` receives {start, text, u16Start, u16End} (start in code points) or null.
+  function attach(element, text, onChange) {
+    // A new paragraph in the same element: drop the listeners of the previous one.
+    if (typeof element.mashovDetach === "function") { element.mashovDetach(); }
+    element.textContent = text;
+    const node = element.firstChild;
+    const state = { anchor: null, focus: null, span: null, text: text };
+    const rtl = getComputedStyle(element).direction === "rtl";
+
+    function offsetOf(container, offset) {
+      if (container === node) { return offset; }
+      if (container === element) { return offset === 0 ? 0 : text.length; }
+      return null;
+    }
+
+    function compute() {
+      if (state.anchor === null || state.focus === null) { return null; }
+      let s = Math.min(state.anchor, state.focus);
+      let e = Math.max(state.anchor, state.focus);
+      // A double-click or a drag often takes the space after a word: leave surrounding
+      // whitespace out (the span stays an exact slice of the paragraph).
+      while (s < e && isSpace(text[s])) { s += 1; }
+      while (e > s && isSpace(text[e - 1])) { e -= 1; }
+      s = snap(text, s, false);
+      e = snap(text, e, true);
+      if (s >= e) { return null; }
+      return { start: codePoints(text, s), text: text.slice(s, e), u16Start: s, u16End: e };
+    }
+
+    function highlight(span) {
+      if (!window.CSS || !CSS.highlights || typeof window.Highlight !== "function") { return; }
+      if (!span || !node) { CSS.highlights.delete("qa-answer"); return; }
+      const range = document.createRange();
+      range.setStart(node, span.u16Start);
+      range.setEnd(node, span.u16End);
+      CSS.highlights.set("qa-answer", new window.Highlight(range));
+    }
+
+    function update() {
+      const span = compute();
+      const same = (span === null && state.span === null) ||
+        (span && state.span && span.u16Start === state.span.u16Start && span.u16End === state.span.u16End);
+      state.span = span;
+      if (!same) { highlight(span); onChange(span); }
+    }
+
+    function onSelectionChange() {
+      const selection = document.getSelection();
+      if (!selection || selection.rangeCount === 0 || !node) { return; }
+      const anchor = offsetOf(selection.anchorNode, selection.anchorOffset);
+      const focus = offsetOf(selection.focusNode, selection.focusOffset);
+      // A selection elsewhere (the question box) leaves the chosen span as it was.
+      if (anchor === null || focus === null) { return; }
+      if (anchor === focus && state.span && document.activeElement !== element) { return; }
+      state.anchor = anchor;
+      state.focus = focus;
+      update();
+    }
+    document.addEventListener("selectionchange", onSelectionChange);
+
+    function select(anchor, focus) {
+      state.anchor = anchor;
+      state.focus = focus;
+      const selection = document.getSelection();
+      if (selection && node) { selection.setBaseAndExtent(node, anchor, node, focus); }
+      update();
+    }
+
+    function onKeyDown(event) {
+      const key = event.key;
+      if (key === "Escape") { event.preventDefault(); clear(); return; }
+      const arrows = key === "ArrowLeft" || key === "ArrowRight";
+      const ends = key === "Home" || key === "End";
+      if (!arrows && !ends) { return; }
+      event.preventDefault();
+      const caret = state.focus === null ? 0 : state.focus;
+      let target;
+      if (ends) {
+        target = key === "Home" ? 0 : text.length;
+      } else {
+        // In a right-to-left paragraph the left arrow moves on in reading order.
+        const forward = (key === "ArrowLeft") === rtl;
+        const byWord = event.ctrlKey || event.altKey || event.metaKey;
+        if (forward) { target = byWord ? nextWord(text, caret) : nextPoint(text, caret); }
+        else { target = byWord ? previousWord(text, caret) : previousPoint(text, caret); }
+      }
+      if (event.shiftKey) { select(state.anchor === null ? caret : state.anchor, target); }
+      else { select(target, target); }
+    }
+    element.addEventListener("keydown", onKeyDown);
+
+    function onFocus() {
+      if (state.focus === null) { state.anchor = 0; state.focus = 0; }
+    }
+    element.addEventListener("focus", onFocus);
+
+    element.mashovDetach = function () {
+      document.removeEventListener("selectionchange", onSelectionChange);
+      element.removeEventListener("keydown", onKeyDown);
+      element.removeEventListener("focus", onFocus);
+      element.mashovDetach = null;
+    };
+
+    function clear() {
+      state.anchor = null;
+      state.focus = null;
+      const selection = document.getSelection();
+      if (selection && selection.anchorNode === node) { selection.removeAllRanges(); }
+      update();
+    }
+
+    // Show a stored span (code points) again, e.g. when a question is edited.
+    function show(answer) {
+      if (!answer) { clear(); return; }
+      const points = Array.from(text);
+      const u16Start = points.slice(0, answer.start).join("").length;
+      const u16End = u16Start + answer.text.length;
+      state.anchor = u16Start;
+      state.focus = u16End;
+      update();
+    }
+
+    return { clear: clear, show: show, span: function () { return state.span; } };
+  }
+
+  return { attach: attach, codePoints: codePoints };
+})();
+
+// Word overlap of a question with the paragraph, as annotation/metrics/overlap.py computes
+// it: NFC, Persian/Arabic-Indic digits to ASCII, lower case, whitespace tokens with Unicode
+// punctuation removed; the share of question tokens found in the paragraph.
+window.MashovOverlap = (function () {
+  function fold(text) {
+    return text.normalize("NFC").replace(/[\u06f0-\u06f9]/g, function (d) { return String(d.charCodeAt(0) - 0x06f0); })
+      .replace(/[\u0660-\u0669]/g, function (d) { return String(d.charCodeAt(0) - 0x0660); }).toLowerCase();
+  }
+  function words(text) {
+    return fold(text).split(/\s+/u).map(function (t) { return t.replace(/\p{P}/gu, ""); }).filter(Boolean);
+  }
+  function overlap(question, paragraph) {
+    const tokens = words(question);
+    if (!tokens.length) { return { share: 0, shared: [] }; }
+    const vocabulary = new Set(words(paragraph));
+    const shared = tokens.filter(function (t) { return vocabulary.has(t); });
+    return { share: shared.length / tokens.length, shared: shared };
+  }
+  return { words: words, overlap: overlap };
+})();
+
+(function () {
+  const root = document.getElementById("qa-authoring");
+  if (!root) { return; }  // the validation page loads this file for MashovSpan only
+  const config = JSON.parse(document.getElementById("annotate-config").textContent);
+  const api = window.MashovApi;
+  const el = function (id) { return document.getElementById(id); };
+  let settings = { min_questions: 3, max_questions: 5, overlap_warning: 0.5 };
+  let current = null;      // {assignment, item, idempotencyKey?}
+  let selector = null;     // MashovSpan handle for the current paragraph
+  let span = null;         // the span currently marked
+  let questions = [];      // [{question, answerable, answer}]
+  let editing = null;      // index being edited
+  let busy = false;
+
+  function message(id) { return el(id).textContent; }
+  function showError(text) { el("error").textContent = text; el("error").hidden = !text; }
+
+  function showSpan(s) {
+    span = s;
+    el("answer-text").textContent = s ? s.text : "";
+    el("answer-position").textContent = s ? "(" + message("msg-start") + " " + s.start + ")" : "";
+    el("clear-answer").hidden = !s;
+    if (s) { el("answerable-yes").checked = true; }
+  }
+
+  function refreshOverlap() {
+    if (!current) { return; }
+    const result = window.MashovOverlap.overlap(el("question-input").value, current.item.payload.context);
+    el("overlap-value").textContent = Math.round(result.share * 100) + "%";
+    el("overlap-words").textContent = result.shared.length ? "(" + result.shared.join(" ") + ")" : "";
+    el("overlap-warning").hidden = !(result.share > settings.overlap_warning);
+    root.dataset.overlap = String(result.share);
+  }
+
+  function renderQuestions() {
+    const list = el("questions");
+    list.replaceChildren();
+    questions.forEach(function (q, index) {
+      const li = document.createElement("li");
+      li.className = "qa-question" + (editing === index ? " editing" : "");
+      li.dataset.index = String(index);
+      const text = document.createElement("bdi");
+      text.className = "q-text";
+      text.textContent = q.question;
+      li.appendChild(text);
+      li.appendChild(document.createTextNode(" — "));
+      const answer = document.createElement("bdi");
+      answer.className = q.answerable ? "q-answer" : "q-answer unanswerable";
+      answer.textContent = q.answerable ? q.answer.text : message("msg-unanswerable");
+      li.appendChild(answer);
+      const edit = document.createElement("button");
+      edit.type = "button";
+      edit.className = "link q-edit";
+      edit.textContent = message("msg-edit");
+      edit.addEventListener("click", function () { startEdit(index); });
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "link q-delete";
+      remove.textContent = message("msg-delete");
+      remove.addEventListener("click", function () { removeQuestion(index); });
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(edit);
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(remove);
+      list.appendChild(li);
+    });
+    el("count-text").textContent = questions.length + " / " + settings.min_questions + "–" + settings.max_questions;
+    el("done-paragraph").disabled = busy || questions.length < settings.min_questions || questions.length > settings.max_questions;
+    el("add-question").textContent = editing === null ? message("msg-add") : message("msg-save");
+    el("cancel-edit").hidden = editing === null;
+  }
+
+  function resetForm() {
+    editing = null;
+    el("question-input").value = "";
+    el("question-input").removeAttribute("aria-invalid");
+    el("answerable-yes").checked = true;
+    if (selector) { selector.clear(); }
+    showSpan(null);
+    refreshOverlap();
+    renderQuestions();
+  }
+
+  function startEdit(index) {
+    const q = questions[index];
+    editing = index;
+    el("question-input").value = q.question;
+    el(q.answerable ? "answerable-yes" : "answerable-no").checked = true;
+    selector.show(q.answer);
+    if (!q.answerable) { showSpan(null); el("answerable-no").checked = true; }
+    refreshOverlap();
+    renderQuestions();
+    el("question-input").focus();
+  }
+
+  function removeQuestion(index) {
+    questions.splice(index, 1);
+    if (editing === index) { resetForm(); return; }
+    if (editing !== null && editing > index) { editing -= 1; }
+    renderQuestions();
+  }
+
+  function addQuestion() {
+    showError("");
+    const text = el("question-input").value;  // exactly as typed
+    const answerable = el("answerable-yes").checked;
+    if (!text.trim()) {
+      el("question-input").setAttribute("aria-invalid", "true");
+      el("question-input").focus();
+      showError(message("msg-empty-question"));
+      return;
+    }
+    if (answerable && !span) { showError(message("msg-need-answer")); el("paragraph").focus(); return; }
+    if (editing === null && questions.length >= settings.max_questions) { showError(message("msg-too-many")); return; }
+    const entry = { question: text, answerable: answerable, answer: answerable ? { start: span.start, text: span.text } : null };
+    if (editing === null) { questions.push(entry); } else { questions[editing] = entry; }
+    resetForm();
+    el("question-input").focus();
+  }
+
+  async function refreshProgress() {
+    const result = await api.get(config.progressUrl);
+    if (result.status !== 200) { return; }
+    const total = result.data.done + result.data.remaining + (current ? 1 : 0);
+    el("progress").max = Math.max(1, total);
+    el("progress").value = result.data.done;
+    el("progress-text").textContent = result.data.done + " / " + total;
+  }
+
+  async function refreshUnread() {
+    const result = await api.get("/api/me/feedback/?page_size=1");
+    if (result.status !== 200) { return; }
+    const badge = el("unread-badge");
+    badge.textContent = result.data.unread + " " + message("msg-unread");
+    badge.hidden = result.data.unread === 0;
+  }
+
+  function showParagraph(payload) {
+    el("title").textContent = payload.title || "";
+    selector = window.MashovSpan.attach(el("paragraph"), payload.context, showSpan);
+  }
+
+  async function loadNext() {
+    showError("");
+    const result = await api.get(config.nextUrl);
+    if (result.status === 204) {
+      current = null;
+      el("task").hidden = true;
+      el("nothing-left").hidden = false;
+    } else if (result.status === 200) {
+      const isNew = !current || current.assignment !== result.data.assignment;
+      current = result.data;
+      if (isNew) { questions = []; }
+      el("task").hidden = false;
+      el("nothing-left").hidden = true;
+      root.dataset.assignment = String(current.assignment);
+      showParagraph(current.item.payload);
+      resetForm();
+    } else {
+      showError(api.errorText(result));
+    }
+    await refreshProgress();
+  }
+
+  async function submitParagraph() {
+    if (!current || busy) { return; }
+    busy = true;
+    renderQuestions();
+    const url = config.submitUrl.replace("{id}", String(current.assignment));
+    const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
+    let result;
+    try {
+      result = await api.post(url, { value: { questions: questions } }, { "Idempotency-Key": key });
+    } catch (e) {
+      result = { status: 0, data: null };
+    }
+    busy = false;
+    const errors = (result.data && Array.isArray(result.data.errors)) ? result.data.errors : [];
+    const movedOn = result.status === 409 && errors.some(function (e) { return e.field === "assignment"; });
+    if (result.status === 201 || movedOn) {
+      current = null;
+      questions = [];
+      await loadNext();
+      return;
+    }
+    renderQuestions();
+    showError(result.status === 0 ? "Network error" : api.errorText(result));
+  }
+
+  el("question-form").addEventListener("submit", function (event) { event.preventDefault(); addQuestion(); });
+  el("question-input").addEventListener("input", refreshOverlap);
+  el("question-input").addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); addQuestion(); }
+  });
+  el("answerable-no").addEventListener("change", function () { if (selector) { selector.clear(); } showSpan(null); });
+  el("clear-answer").addEventListener("click", function () { if (selector) { selector.clear(); } });
+  el("cancel-edit").addEventListener("click", resetForm);
+  el("done-paragraph").addEventListener("click", submitParagraph);
+
+  (async function start() {
+    const project = await api.get("/api/projects/" + encodeURIComponent(config.slug) + "/");
+    if (project.status === 200 && project.data.settings) {
+      ["min_questions", "max_questions", "overlap_warning"].forEach(function (name) {
+        if (typeof project.data.settings[name] === "number") { settings[name] = project.data.settings[name]; }
+      });
+    }
+    refreshUnread();
+    await loadNext();
+  })();
+})();

@@ -1,0 +1,245 @@
+// The summary_rating annotator page: an article (scrolls on its own) and its summaries,
+// shuffled and without system names; coherence and completeness 1-5 for each summary and
+// the project's error tags. Keys (physical keys, so Hebrew and Persian layouts work too):
+// 1-5 rate the highlighted criterion, J/K move, Shift+1-9 toggle a tag, Enter submits.
+"use strict";
+
+(function () {
+  const config = JSON.parse(document.getElementById("annotate-config").textContent);
+  const api = window.MashovApi;
+  const el = function (id) { return document.getElementById(id); };
+  const CRITERIA = ["coherence", "completeness"];
+  // Persian (U+06F0) and Arabic-Indic (U+0660) digits, for keyboards that send them as keys.
+  const DIGITS = { "۱": 1, "۲": 2, "۳": 3, "۴": 4, "۵": 5, "۶": 6, "۷": 7, "۸": 8, "۹": 9,
+                   "١": 1, "٢": 2, "٣": 3, "٤": 4, "٥": 5, "٦": 6, "٧": 7, "٨": 8, "٩": 9 };
+  let current = null;   // {assignment, item}
+  let ratings = [];     // per display index: {coherence, completeness, errors: Set}
+  let tags = [];        // [{id, name, hint}]
+  let active = 0;       // index into fields()
+  let busy = false;
+
+  function showError(message) {
+    el("error").textContent = message;
+    el("error").hidden = !message;
+  }
+
+  function fields() {
+    const out = [];
+    for (let d = 0; d < ratings.length; d++) {
+      CRITERIA.forEach(function (c) { out.push({ d: d, c: c }); });
+    }
+    return out;
+  }
+
+  function fieldset(d, c) {
+    return document.querySelector('.summary-card[data-index="' + d + '"] .rating[data-criterion="' + c + '"]');
+  }
+
+  function complete() {
+    return ratings.length > 0 && ratings.every(function (r) { return r.coherence && r.completeness; });
+  }
+
+  function render() {
+    const all = fields();
+    document.querySelectorAll(".rating.active, .summary-card.active").forEach(function (node) { node.classList.remove("active"); });
+    const f = all[active];
+    if (f) {
+      const box = fieldset(f.d, f.c);
+      box.classList.add("active");
+      box.closest(".summary-card").classList.add("active");
+    }
+    const left = all.filter(function (x) { return !ratings[x.d][x.c]; }).length;
+    el("submit").disabled = !complete() || busy;
+    el("remaining").textContent = left ? el("remaining").dataset.template.replace("{n}", String(left)) : "";
+  }
+
+  function moveTo(index, scroll) {
+    const all = fields();
+    if (!all.length) { return; }
+    active = (index + all.length) % all.length;
+    render();
+    if (scroll) {
+      const f = all[active];
+      fieldset(f.d, f.c).closest(".summary-card").scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  function rate(d, c, score, advance) {
+    ratings[d][c] = score;
+    const input = fieldset(d, c).querySelector('input[value="' + score + '"]');
+    input.checked = true;
+    if (advance) {
+      // The next field still unrated after this one, else stay.
+      const all = fields();
+      for (let step = 1; step <= all.length; step++) {
+        const i = (active + step) % all.length;
+        if (!ratings[all[i].d][all[i].c]) { moveTo(i, true); return; }
+      }
+    }
+    render();
+  }
+
+  function toggleTag(d, n) {
+    const tag = tags[n];
+    if (!tag) { return; }
+    const box = document.querySelector('.summary-card[data-index="' + d + '"] input[data-tag-index="' + n + '"]');
+    box.checked = !box.checked;
+    if (box.checked) { ratings[d].errors.add(tag.id); } else { ratings[d].errors.delete(tag.id); }
+  }
+
+  function buildCard(d, summary) {
+    const card = el("summary-template").content.firstElementChild.cloneNode(true);
+    card.dataset.index = String(d);
+    card.querySelector(".summary-number").textContent = String(d + 1);
+    // textContent keeps the stored text exactly and never interprets it as markup.
+    card.querySelector(".summary-text").textContent = summary.text;
+    CRITERIA.forEach(function (c) {
+      const box = card.querySelector('.rating[data-criterion="' + c + '"]');
+      const scores = box.querySelector(".scores");
+      for (let score = 1; score <= 5; score++) {
+        const label = document.createElement("label");
+        label.className = "score";
+        const input = document.createElement("input");
+        input.type = "radio";
+        input.name = "s" + d + "-" + c;
+        input.value = String(score);
+        input.addEventListener("change", function () {
+          const all = fields();
+          active = all.findIndex(function (x) { return x.d === d && x.c === c; });
+          rate(d, c, score, false);
+        });
+        label.appendChild(input);
+        label.appendChild(document.createTextNode(" " + score));
+        scores.appendChild(label);
+      }
+      box.addEventListener("click", function () {
+        const all = fields();
+        active = all.findIndex(function (x) { return x.d === d && x.c === c; });
+        render();
+      });
+    });
+    const list = card.querySelector(".tag-list");
+    tags.forEach(function (tag, n) {
+      const label = document.createElement("label");
+      label.className = "tag";
+      if (tag.hint) { label.title = tag.hint; }
+      const input = document.createElement("input");
+      input.type = "checkbox";
+      input.value = tag.id;
+      input.dataset.tagIndex = String(n);
+      input.addEventListener("change", function () {
+        if (input.checked) { ratings[d].errors.add(tag.id); } else { ratings[d].errors.delete(tag.id); }
+      });
+      label.appendChild(input);
+      const name = document.createElement("span");
+      name.textContent = " " + tag.name;
+      label.appendChild(name);
+      if (n < 9) {
+        const key = document.createElement("kbd");
+        key.dir = "ltr";
+        key.textContent = "⇧" + (n + 1);
+        label.appendChild(document.createTextNode(" "));
+        label.appendChild(key);
+      }
+      list.appendChild(label);
+    });
+    if (!tags.length) { card.querySelector(".error-tags").hidden = true; }
+    return card;
+  }
+
+  async function refreshProgress() {
+    const result = await api.get(config.progressUrl);
+    if (result.status !== 200) { return; }
+    const total = result.data.done + result.data.remaining + (current ? 1 : 0);
+    el("progress").max = Math.max(1, total);
+    el("progress").value = result.data.done;
+    el("progress-text").textContent = result.data.done + " / " + total;
+  }
+
+  async function loadNext() {
+    showError("");
+    const result = await api.get(config.nextUrl);
+    if (result.status === 204) {
+      current = null;
+      el("task").hidden = true;
+      el("done").hidden = false;
+    } else if (result.status === 200) {
+      current = result.data;
+      const payload = current.item.payload;
+      tags = payload.error_tags || [];
+      ratings = payload.summaries.map(function () { return { coherence: 0, completeness: 0, errors: new Set() }; });
+      el("article").textContent = payload.article;
+      el("article").scrollTop = 0;
+      const list = el("summaries");
+      list.replaceChildren();
+      payload.summaries.forEach(function (summary, d) { list.appendChild(buildCard(d, summary)); });
+      el("task").hidden = false;
+      el("done").hidden = true;
+      el("task").dataset.assignment = String(current.assignment);
+      active = 0;
+      render();
+    } else {
+      showError(api.errorText(result));
+    }
+    await refreshProgress();
+  }
+
+  function value() {
+    const out = {};
+    ratings.forEach(function (r, d) {
+      // Tags in the project's order, whatever order they were ticked in.
+      const errors = tags.map(function (t) { return t.id; }).filter(function (id) { return r.errors.has(id); });
+      out[String(d)] = { coherence: r.coherence, completeness: r.completeness, errors: errors };
+    });
+    return { ratings: out };
+  }
+
+  async function submit() {
+    if (!current || busy || !complete()) { return; }
+    busy = true;
+    render();
+    const url = config.submitUrl.replace("{id}", String(current.assignment));
+    const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
+    const result = await api.post(url, { value: value() }, { "Idempotency-Key": key });
+    busy = false;
+    if (result.status === 201 || result.status === 409) {
+      // 409: already submitted or the claim was taken over; either way move on.
+      await loadNext();
+    } else {
+      render();
+      showError(api.errorText(result));
+    }
+  }
+
+  function digitOf(event) {
+    const match = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
+    if (match) { return Number(match[1]); }
+    if (/^[0-9]$/.test(event.key)) { return Number(event.key); }
+    return DIGITS[event.key] || 0;
+  }
+
+  el("submit").addEventListener("click", submit);
+  document.addEventListener("keydown", function (event) {
+    if (!current || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const all = fields();
+    const f = all[active];
+    const digit = digitOf(event);
+    if (event.shiftKey && digit >= 1 && digit <= 9) {
+      event.preventDefault();
+      if (f) { toggleTag(f.d, digit - 1); }
+    } else if (!event.shiftKey && digit >= 1 && digit <= 5) {
+      event.preventDefault();
+      if (f) { rate(f.d, f.c, digit, true); }
+    } else if (event.code === "KeyJ") {
+      event.preventDefault();
+      moveTo(active + 1, true);
+    } else if (event.code === "KeyK") {
+      event.preventDefault();
+      moveTo(active - 1, true);
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      submit();
+    }
+  });
+  loadNext();
+})();

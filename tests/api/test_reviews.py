@@ -1,0 +1,203 @@
+"""HeQ's review → feedback → disqualification loop through HTTP (HeQ §3.3; API.md "Review and
+feedback"): a trial annotator's paragraph waits for review, a reviewer grades each question
+with a comment, the annotator reads grade and comment in their inbox (unread count, newest
+first, mark read), the supervisor disqualifies them and they get no more work. Plus the
+permission edges: annotators cannot review, nobody reads another's inbox, bad reviews are 400s
+that store nothing."""
+
+import json
+
+import pytest
+
+from tests.api.test_qa_authoring import PARAGRAPH, claim, good_value, jsonl, upload
+
+pytestmark = pytest.mark.django_db
+RLO = "\u202e"
+
+
+@pytest.fixture
+def loop(make_user, client_for):
+    from annotation.models import Membership
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    project = project_create(actor=admin, slug="heq-loop", name="HeQ loop", kind="qa_authoring", language="he")
+    users = {}
+    for name, role, status in (("sup", "supervisor", "active"), ("rev", "reviewer", "active"),
+                               ("newbie", "annotator", "trial"), ("other", "annotator", "active")):
+        users[name] = make_user(name)
+        Membership.objects.create(project=project, user=users[name], role=role, status=status)
+    rows = [{"id": f"p{i}", "context": PARAGRAPH, "title": f"מאמר {i}"} for i in range(4)]
+    response = client_for(users["sup"]).post(
+        "/api/projects/heq-loop/import/", {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"}, format="multipart"
+    )
+    assert response.status_code == 201
+    return {"users": users, "client": lambda name: client_for(users[name])}
+
+
+def author(client):
+    claimed = claim(client, "heq-loop")
+    response = client.post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": good_value()}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()["id"]
+
+
+def test_review_feedback_disqualification_flow(loop):
+    from annotation.models import Feedback, Review
+
+    newbie, rev, sup = loop["client"]("newbie"), loop["client"]("rev"), loop["client"]("sup")
+    annotation_id = author(newbie)
+
+    pending = rev.get("/api/projects/heq-loop/reviews/pending/")
+    assert pending.status_code == 200
+    [entry] = pending.json()["results"]
+    assert entry["annotation"] == annotation_id and entry["annotator"] == "newbie"
+    assert entry["value"] == good_value() and entry["item"]["payload"]["context"] == PARAGRAPH and entry["graded"] == {}
+
+    comment = f"  השאלה מעתיקה את המשפט מהפסקה; נסו לנסח מחדש.{RLO}\n"  # kept exactly, bidi control included
+    graded = rev.post(f"/api/annotations/{annotation_id}/review/",
+                      {"grade": "verified", "comment": comment, "question": 0}, format="json")
+    assert graded.status_code == 201, graded.content
+    assert graded.json()["grade"] == "verified" and graded.json()["comment"] == comment
+    rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "rejected", "comment": "לא ברור", "question": 2}, format="json")
+    # Still pending: two of four questions graded.
+    [entry] = rev.get("/api/projects/heq-loop/reviews/pending/").json()["results"]
+    assert set(entry["graded"]) == {"0", "2"}
+    # Re-grading replaces the grade (200) and sends a new message.
+    regraded = rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "good", "question": 0, "comment": comment},
+                        format="json")
+    assert regraded.status_code == 200 and Review.objects.get(annotation_id=annotation_id, question=0).grade == "good"
+
+    inbox = newbie.get("/api/me/feedback/")
+    assert inbox.status_code == 200
+    body = inbox.json()
+    assert body["unread"] == 3 and body["count"] == 3
+    newest, middle, oldest = body["results"]
+    assert (newest["grade"], newest["question"]) == ("good", 0)
+    assert (middle["grade"], middle["message"], middle["question_text"]) == ("rejected", "לא ברור", good_value()["questions"][2]["question"])
+    assert oldest["message"] == comment and oldest["project"] == "heq-loop" and oldest["direction"] == "rtl"
+    assert oldest["read"] is False and oldest["item"] == entry["item"]["external_id"]
+
+    # Mark read: the count drops; marking twice keeps the first time; others' messages are 404.
+    read = newbie.post(f"/api/me/feedback/{oldest['id']}/read/")
+    assert read.status_code == 200 and read.json()["read"] is True
+    first_time = read.json()["read_at"]
+    assert newbie.post(f"/api/me/feedback/{oldest['id']}/read/").json()["read_at"] == first_time
+    assert newbie.get("/api/me/feedback/").json()["unread"] == 2
+    assert [m["id"] for m in newbie.get("/api/me/feedback/?unread=true").json()["results"]] == [newest["id"], middle["id"]]
+    assert loop["client"]("other").post(f"/api/me/feedback/{newest['id']}/read/").status_code == 404
+    assert loop["client"]("other").get("/api/me/feedback/").json()["count"] == 0
+    assert Feedback.objects.get(pk=newest["id"]).read_at is None
+
+    # The supervisor reads the grades in the report and disqualifies the member.
+    report = sup.get("/api/projects/heq-loop/report/").json()
+    [row] = report["grades_per_annotator"]
+    assert row["annotator"] == "newbie" and row["totals"] == {"rejected": 1, "verified": 0, "good": 1, "gold": 0}
+    changed = sup.patch("/api/projects/heq-loop/members/newbie/", {"status": "disqualified"}, format="json")
+    assert changed.status_code == 200 and changed.json()["status"] == "disqualified"
+    assert newbie.get("/api/projects/heq-loop/next/").status_code == 403
+    # Feedback stays readable after disqualification.
+    assert newbie.get("/api/me/feedback/").json()["count"] == 3
+
+
+def test_promoting_a_trial_member_to_trusted_makes_review_a_sample(loop):
+    from annotation.models import Annotation, Project
+
+    sup = loop["client"]("sup")
+    project = Project.objects.get(slug="heq-loop")
+    project.settings = {**project.settings, "review_rate": 0.0}
+    project.save()
+    first = author(loop["client"]("newbie"))
+    assert Annotation.objects.get(pk=first).review_required
+    assert sup.patch("/api/projects/heq-loop/members/newbie/", {"status": "active", "trusted": True}, format="json").status_code == 200
+    second = author(loop["client"]("newbie"))
+    assert not Annotation.objects.get(pk=second).review_required
+    pending = [e["annotation"] for e in loop["client"]("rev").get("/api/projects/heq-loop/reviews/pending/").json()["results"]]
+    assert pending == [first]
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"grade": "excellent", "question": 0}, "grade"),
+        ({"grade": "gold"}, "question"),
+        ({"grade": "gold", "question": 4}, "question"),
+        ({"grade": "gold", "question": True}, "question"),
+        ({"grade": "gold", "question": 0, "comment": 5}, "comment"),
+        ({"grade": "gold", "question": 0, "score": 1}, "score"),
+    ],
+)
+def test_bad_reviews_are_400_and_store_nothing(loop, body, field):
+    from annotation.models import Feedback, Review
+
+    annotation_id = author(loop["client"]("newbie"))
+    response = loop["client"]("rev").post(f"/api/annotations/{annotation_id}/review/", body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in [e["field"] for e in response.json()["errors"]]
+    assert Review.objects.count() == 0 and Feedback.objects.count() == 0
+
+
+def test_who_may_review(loop, make_user, client_for):
+    annotation_id = author(loop["client"]("newbie"))
+    url = f"/api/annotations/{annotation_id}/review/"
+    body = {"grade": "gold", "question": 0}
+    assert loop["client"]("other").post(url, body, format="json").status_code == 403  # an annotator
+    assert loop["client"]("other").get("/api/projects/heq-loop/reviews/pending/").status_code == 403
+    stranger = client_for(make_user("stranger"))
+    assert stranger.post(url, body, format="json").status_code == 404  # not a member: not revealed
+    assert stranger.get("/api/projects/heq-loop/reviews/pending/").status_code == 404
+    assert loop["client"]("rev").post("/api/annotations/999999/review/", body, format="json").status_code == 404
+    assert loop["client"]("sup").post(url, body, format="json").status_code == 201
+    from rest_framework.test import APIClient
+
+    assert APIClient().get("/api/me/feedback/").status_code == 401
+
+
+def test_validation_is_blind_and_refuses_bad_spans(loop):
+    from annotation.models import Project, QuestionValidation
+
+    project = Project.objects.get(slug="heq-loop")
+    project.settings = {**project.settings, "validate_splits": ["train", "dev", "test"], "validators_per_question": 1}
+    project.save()
+    annotation_id = author(loop["client"]("newbie"))
+    # The author gets none of their own; a trial annotator may not validate.
+    assert loop["client"]("newbie").get("/api/projects/heq-loop/validations/next/").status_code == 403
+    other = loop["client"]("other")
+    got = other.get("/api/projects/heq-loop/validations/next/")
+    assert got.status_code == 200
+    body = got.json()
+    assert body["annotation"] == annotation_id and body["remaining"] == 4
+    assert "answer" not in json.dumps(body) and "answerable" not in json.dumps(body)
+    url = "/api/validations/submit/"
+    index = body["question"]
+    bad = other.post(url, {"annotation": annotation_id, "question": index, "answerable": True,
+                           "answer": {"start": 3, "text": "ירושלים"}}, format="json")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "answer.text"
+    bad = other.post(url, {"annotation": annotation_id, "question": index, "answerable": False,
+                           "answer": {"start": 0, "text": PARAGRAPH[:3]}}, format="json")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "answer"
+    assert other.post(url, {"annotation": annotation_id, "question": 9, "answerable": False, "answer": None},
+                      format="json").status_code == 400
+    assert QuestionValidation.objects.count() == 0
+    ok = other.post(url, {"annotation": annotation_id, "question": index, "answerable": False, "answer": None}, format="json")
+    assert ok.status_code == 201 and ok.json()["answer"] is None
+    again = other.post(url, {"annotation": annotation_id, "question": index, "answerable": False, "answer": None}, format="json")
+    assert again.status_code == 409
+    seen = {index}
+    while (got := other.get("/api/projects/heq-loop/validations/next/")).status_code == 200:
+        seen.add(got.json()["question"])
+        other.post(url, {"annotation": annotation_id, "question": got.json()["question"], "answerable": False, "answer": None},
+                   format="json")
+    assert got.status_code == 204 and seen == {0, 1, 2, 3}
+    assert loop["client"]("newbie").post(url, {"annotation": annotation_id, "question": 0, "answerable": False, "answer": None},
+                                         format="json").status_code == 403
+
+
+def test_schema_documents_the_heq_endpoints(loop):
+    schema = loop["client"]("sup").get("/api/schema/?format=json")
+    assert schema.status_code == 200
+    paths = json.loads(schema.content)["paths"]
+    for path in ("/api/projects/{slug}/reviews/pending/", "/api/annotations/{annotation_id}/review/", "/api/me/feedback/",
+                 "/api/me/feedback/{feedback_id}/read/", "/api/projects/{slug}/validations/next/", "/api/validations/submit/",
+                 "/api/projects/{slug}/questions/export/"):
+        assert path in paths, path

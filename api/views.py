@@ -4,7 +4,6 @@ from collections import Counter
 
 from django.conf import settings
 from django.contrib.auth import authenticate
-from django.db.models import Count
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.authtoken.models import Token
@@ -19,6 +18,7 @@ from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership
 from annotation.selectors.assignments import progress_for_annotator
+from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
@@ -65,14 +65,6 @@ class UserCreateView(APIView):
         return Response({"id": user.pk, "username": user.username, "email": user.email}, status=status.HTTP_201_CREATED)
 
 
-def project_counts(project) -> dict[str, int]:
-    rows = Item.objects.filter(project=project).order_by().values("status").annotate(n=Count("pk"))
-    counts = {choice: 0 for choice in Item.Status.values}
-    counts.update({row["status"]: row["n"] for row in rows})
-    counts["total"] = sum(row["n"] for row in rows)
-    return counts
-
-
 class ProjectListView(generics.ListAPIView):
     serializer_class = s.ProjectSerializer
 
@@ -91,7 +83,7 @@ class ProjectListView(generics.ListAPIView):
             settings=data.get("settings"),
             guidelines=data.get("guidelines", ""),
         )
-        serializer = s.ProjectSerializer(project, context={"counts": project_counts(project)})
+        serializer = s.ProjectSerializer(project, context={"counts": status_counts_for_project(project)})
         return Response(serializer.data, status=status.HTTP_201_CREATED)
 
 
@@ -99,7 +91,7 @@ class ProjectDetailView(APIView):
     @extend_schema(responses={200: s.ProjectSerializer, **ERRORS})
     def get(self, request, slug):
         project = access.access_project_for_user(request.user, slug)
-        return Response(s.ProjectSerializer(project, context={"counts": project_counts(project)}).data)
+        return Response(s.ProjectSerializer(project, context={"counts": status_counts_for_project(project)}).data)
 
 
 class MemberListView(generics.ListAPIView):
@@ -210,7 +202,12 @@ class NextView(APIView):
             {
                 "assignment": assignment.pk,
                 "expires_at": assignment.expires_at,
-                "item": {"id": item.pk, "external_id": item.external_id, "payload": kind.annotator_payload(item)},
+                # A coherence probe shows its original's id: nothing marks it as a probe.
+                "item": {
+                    "id": item.pk,
+                    "external_id": item.probe_of.external_id if item.probe_of_id else item.external_id,
+                    "payload": kind.annotator_payload(item),
+                },
             }
         )
 

@@ -4,7 +4,7 @@
 from django.http import StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -130,6 +130,17 @@ class ValidationSerializer(serializers.Serializer):
         return {"start": validation.answer_start, "text": validation.answer_text}
 
 
+def page_of(name: str, serializer, **extra):
+    """The paginated envelope of API.md lists, for the schema."""
+    return inline_serializer(name, {
+        "count": serializers.IntegerField(),
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        **extra,
+        "results": serializer(many=True),
+    })
+
+
 # --- views ------------------------------------------------------------------------------------
 
 
@@ -137,7 +148,7 @@ class PendingReviewsView(APIView):
     @extend_schema(
         summary="Annotations waiting for review (reviewers and supervisors)",
         parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
-        responses={200: PendingReviewSerializer(many=True), **ERRORS},
+        responses={200: page_of("PendingReviewPage", PendingReviewSerializer), **ERRORS},
     )
     def get(self, request, slug):
         pending = review_services.annotations_pending_review(user=request.user, slug=slug)
@@ -182,18 +193,14 @@ class FeedbackPagination(PageNumberPagination):
         response.data["unread"] = self.unread
         return response
 
-    def get_paginated_response_schema(self, schema):
-        schema = super().get_paginated_response_schema(schema)
-        schema["properties"]["unread"] = {"type": "integer", "description": "Unread messages in the whole inbox."}
-        return schema
-
 
 class FeedbackListView(APIView):
     @extend_schema(
         summary="The caller's feedback inbox, newest first, with the unread count",
         parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int),
                     OpenApiParameter("unread", bool, description="Only unread messages.")],
-        responses={200: FeedbackSerializer(many=True), **ERRORS},
+        responses={200: page_of("FeedbackPage", FeedbackSerializer,
+                                unread=serializers.IntegerField(help_text="Unread messages in the whole inbox.")), **ERRORS},
     )
     def get(self, request):
         messages = review_services.feedback_list_for_user(request.user)

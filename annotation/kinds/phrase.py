@@ -111,6 +111,12 @@ def majority_gold(labels: list[str], imported: str = "") -> tuple[str | None, st
     return None, None, True
 
 
+def _secret_seed() -> str:
+    from django.conf import settings as django_settings
+
+    return hashlib.sha256(f"mashov.probes:{django_settings.SECRET_KEY}".encode()).hexdigest()
+
+
 def probe_external_id(original_external_id: str, user_id: int) -> str:
     """`<original id>~rev~<user id>`; an original id too long to carry the suffix is cut and
     followed by a digest of the whole id, so two long ids never share a probe id."""
@@ -149,8 +155,8 @@ class PhrasePairKind(Kind):
     title = "Fine-grained phrase pairs (PhrasIS)"
     template = "annotation/annotate_phrase.html"
     extra_formats = ("phrasis",)
-    # probe_seed 0: probes drawn with the system's randomness; any other value makes the
-    # draws reproducible (tests, demos).
+    # probe_seed 0: probe draws keyed by the server's secret; any other value makes them
+    # reproducible from the settings alone (tests, demos).
     default_settings = {"labels_per_item": 3, "probe_rate": 0.1, "probe_seed": 0}
     computes_agreement = True
 
@@ -286,8 +292,11 @@ class PhrasePairKind(Kind):
         owed = n_ordinary * rate / (1.0 - rate) - n_probes
         if owed <= 0:
             return None
-        seed = settings.get("probe_seed") or 0
-        rng = random.Random(f"{seed}:{project.pk}:{user.pk}:{len(rows)}") if seed else random.Random()
+        # One draw per (annotator, position): asking again at the same point gives the same
+        # answer, so "nothing left" never turns into a probe on reload. Without a seed the
+        # draws are keyed by the server's secret, so annotators cannot work them out.
+        seed = settings.get("probe_seed") or _secret_seed()
+        rng = random.Random(f"{seed}:{project.pk}:{user.pk}:{len(rows)}")
         if owed < 1 and rng.random() >= owed:
             return None
         latest = max(rows, key=lambda r: (r[3], r[4]), default=None)

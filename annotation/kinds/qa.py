@@ -606,9 +606,14 @@ class QaAuthoringKind(Kind):
 
     # --- export ---
 
-    export_extra_formats = {
-        "squad": {"content_type": "application/json; charset=utf-8", "extension": "json"},
-    }
+    # `squad` and per-question `jsonl` are written by `export_questions_stream` (served at
+    # GET /api/projects/{slug}/questions/export/): a SQuAD document is not a table, so it
+    # cannot go through the generic export's row writers. `streamed_formats` and
+    # `export_stream` are ready for the generic export to delegate to.
+    streamed_formats = ("squad",)
+
+    def export_stream(self, spec) -> Iterator[bytes]:
+        return export_questions_stream(spec.project, fmt=spec.fmt, split=spec.split)
 
     def export_record(self, item, facts) -> dict:
         """A paragraph for the generic JSONL/CSV export: its questions from the file and the
@@ -628,9 +633,6 @@ class QaAuthoringKind(Kind):
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return ("id", "title", "context", "group", "split", "status", "annotators")
-
-    def export_table_header(self, fmt, items):
-        raise InvalidInput("the squad format is written by the question export (export_questions_stream)", field="format")
 
 
 def questions_of(value) -> list[dict]:

@@ -40,7 +40,8 @@ def agreement_reports_for_project(project) -> list[dict]:
 
 
 def status_counts_for_project(project) -> dict[str, int]:
-    rows = dict(Item.objects.filter(project=project).order_by().values_list("status").annotate(n=Count("pk")))
+    """Items per status (coherence probes are not items of the dataset and are left out)."""
+    rows = dict(Item.objects.filter(project=project, probe_of__isnull=True).order_by().values_list("status").annotate(n=Count("pk")))
     counts = {status: rows.get(status, 0) for status in Item.Status.values}
     counts["total"] = sum(rows.values())
     return counts

@@ -23,7 +23,6 @@ from collections import defaultdict
 from typing import Iterable
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from annotation.kinds.registry import get_kind, kinds_aggregating_by_consensus
@@ -204,19 +203,17 @@ class _OrmStore:
         return [(*row, *stored.get(row[0], (None, None))) for row in rows]
 
     def current_labels(self, items: list[tuple[int, int]]) -> dict[int, tuple]:
-        """{item id: its labels in the given round, abstentions left out, sorted}."""
+        """{item id: its labels in the given round, abstentions left out, in a canonical
+        order}. The JSON is read whole, as the per-item path reads it: on SQLite, KT()
+        turns a JSON null into the text 'null', which would count as a label."""
         round_of = dict(items)
         labels: dict[int, list] = defaultdict(list)
-        rows = (
-            Annotation.objects.filter(item_id__in=list(round_of))
-            .order_by()
-            .annotate(label=KT("value__label"))
-            .values_list("item_id", "round", "label")
-        )
-        for item_id, round_, label in rows.iterator(chunk_size=20_000):
+        rows = Annotation.objects.filter(item_id__in=list(round_of)).order_by().values_list("item_id", "round", "value")
+        for item_id, round_, value in rows.iterator(chunk_size=20_000):
+            label = value.get("label") if isinstance(value, dict) else None
             if round_of[item_id] == round_ and label is not None:
                 labels[item_id].append(label)
-        return {item_id: tuple(sorted(values)) for item_id, values in labels.items()}
+        return {item_id: tuple(sorted(values, key=lambda v: (type(v).__name__, str(v)))) for item_id, values in labels.items()}
 
     def write(self, outcomes: list[tuple[int, int, ConsensusResult]], moves: list[tuple[int, str, str | None]]) -> None:
         ConsensusOutcome.objects.bulk_create(

@@ -90,7 +90,8 @@ def export_prepare(*, project: Project, fmt: str | None, status: str | None = No
 
 def export_items_queryset(spec: ExportSpec) -> QuerySet[Item]:
     """The items to export, in their source order (file position, then id)."""
-    items = Item.objects.filter(project=spec.project)
+    # Coherence probes are reversed copies made for checking annotators, never gold.
+    items = Item.objects.filter(project=spec.project, probe_of__isnull=True)
     if spec.status != "all":
         items = items.filter(status=spec.status)
     if spec.split is not None:

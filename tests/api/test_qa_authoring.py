@@ -444,3 +444,17 @@ def test_report_has_heq_sections(qa):
     assert agreement["em"] == 0.5  # the prefixed span misses EM, the unanswerable pair agrees
     assert agreement["f1"] == 0.5
     assert agreement["tlnls"] == pytest.approx((1 + 7 / 8) / 2)
+
+
+def test_generic_export_carries_paragraphs_with_their_questions(qa):
+    submit(qa, "a1")
+    sup = qa["client"]("sup")
+    response = sup.get("/api/projects/heq/export/?format=jsonl")  # default status: complete
+    assert response.status_code == 200
+    [record] = [json.loads(line) for line in b"".join(response.streaming_content).decode("utf-8").splitlines()]
+    assert record["id"] == "p1" and record["context"] == PARAGRAPH and record["split"] == "dev"
+    assert record["authored"][0]["questions"] == good_value()["questions"]
+    assert record["authored"][0]["annotator"] != "a1"
+    csv_response = sup.get("/api/projects/heq/export/?format=csv")
+    assert csv_response.status_code == 200
+    assert PARAGRAPH in b"".join(csv_response.streaming_content).decode("utf-8")

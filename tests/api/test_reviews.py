@@ -201,3 +201,28 @@ def test_schema_documents_the_heq_endpoints(loop):
                  "/api/me/feedback/{feedback_id}/read/", "/api/projects/{slug}/validations/next/", "/api/validations/submit/",
                  "/api/projects/{slug}/questions/export/"):
         assert path in paths, path
+
+
+def test_report_and_pending_list_queries_do_not_grow_with_the_work(loop):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    rev, sup = loop["client"]("rev"), loop["client"]("sup")
+
+    def counts():
+        with CaptureQueriesContext(connection) as report:
+            assert sup.get("/api/projects/heq-loop/report/").status_code == 200
+        with CaptureQueriesContext(connection) as pending:
+            assert rev.get("/api/projects/heq-loop/reviews/pending/").status_code == 200
+        with CaptureQueriesContext(connection) as inbox:
+            assert loop["client"]("newbie").get("/api/me/feedback/").status_code == 200
+        return len(report), len(pending), len(inbox)
+
+    first = author(loop["client"]("newbie"))
+    rev.post(f"/api/annotations/{first}/review/", {"grade": "good", "question": 0}, format="json")
+    small = counts()
+    for _ in range(3):
+        annotation_id = author(loop["client"]("newbie"))
+        for index in range(3):
+            rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "gold", "question": index}, format="json")
+    assert counts() == small

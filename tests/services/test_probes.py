@@ -126,6 +126,8 @@ def test_probe_is_the_reversed_pair_and_looks_ordinary(make_project):
     project, (user,) = make_project(items=60, probe_rate=0.3, probe_seed=3, labels_per_item=1)
     kind = get_kind("phrase_pair")
     sequence = label_everything(project, user, imported)
+    # Nothing left stays nothing left: the probe draw at a given point is always the same.
+    assert all(assignment_next_for_annotator(user=user, slug=project.slug) is None for _ in range(5))
     probes = [item for item, _ in sequence if item.probe_of_id]
     assert probes
     for probe in probes:

@@ -602,6 +602,9 @@ def test_batch_decides_like_the_per_item_path(db, make_user):
         return outcomes, items
 
     per_item, batch = described(per_item_ids), described(batch_ids)
+    for part in (0, 1):
+        for key in per_item[part]:
+            assert (key, batch[part].get(key)) == (key, per_item[part][key])
     assert batch == per_item
     outcomes, items = batch
     assert written == len(outcomes) == len(cases) - 2  # "short" and "abstention" have none

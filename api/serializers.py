@@ -102,7 +102,7 @@ class ItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Item
-        fields = ["id", "external_id", "payload", "status", "split", "group", "round", "author", "reference_label", "gold", "votes"]
+        fields = ["id", "external_id", "payload", "status", "split", "group", "round", "author", "reference_label", "gold", "votes", "probe_of"]
 
     def get_gold(self, item) -> str | None:
         return item.gold_label or None

@@ -166,6 +166,12 @@ class Kind:
     # Export formats besides the common `jsonl` and `csv`: name → how the file is written.
     export_extra_formats: dict[str, dict[str, str]] = {}
 
+    # Formats the kind writes as one document through `export_stream(spec)` (SQuAD JSON).
+    streamed_formats: tuple[str, ...] = ()
+
+    def export_stream(self, spec):
+        raise NotImplementedError
+
     @property
     def export_formats(self) -> tuple[str, ...]:
         return ("jsonl", "csv", *self.export_extra_formats)

@@ -607,9 +607,8 @@ class QaAuthoringKind(Kind):
     # --- export ---
 
     # `squad` and per-question `jsonl` are written by `export_questions_stream` (served at
-    # GET /api/projects/{slug}/questions/export/): a SQuAD document is not a table, so it
-    # cannot go through the generic export's row writers. `streamed_formats` and
-    # `export_stream` are ready for the generic export to delegate to.
+    # GET /api/projects/{slug}/questions/export/): a SQuAD document is not a table, so the
+    # generic export (`?format=squad`) delegates to `export_stream` instead of its row writers.
     streamed_formats = ("squad",)
 
     def export_stream(self, spec) -> Iterator[bytes]:

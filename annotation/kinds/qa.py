@@ -38,6 +38,7 @@ import hashlib
 import json
 import random
 import uuid
+from types import SimpleNamespace
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -55,6 +56,8 @@ GRADE_SCORE = {grade: index for index, grade in enumerate(GRADES)}
 SPLITS = ("train", "dev", "test")
 MAX_QUESTION_LENGTH = 2_000
 MAX_CONTEXT_LENGTH = 100_000
+# An imported question's id is what names it in a validation (QuestionValidation.question_key).
+MAX_QUESTION_ID_LENGTH = 200
 # HeQ §3.2: paragraphs of 500-1,600 characters, at most three per article.
 POOL_MIN_CHARS, POOL_MAX_CHARS, POOL_PER_ARTICLE = 500, 1_600, 3
 # Key order of HeQ's files, kept on export (PostgreSQL's jsonb does not keep key order).
@@ -255,6 +258,8 @@ def _check_existing_question(question: Any, context: str, path: str, problems: R
         problems.add(f"{path}.id", "must be a non-empty string")
     elif bidi_control(qid):
         problems.add(f"{path}.id", bidi_control(qid))
+    elif len(qid) > MAX_QUESTION_ID_LENGTH:
+        problems.add(f"{path}.id", f"is longer than {MAX_QUESTION_ID_LENGTH} characters")
     elif qid in seen:
         problems.add(f"{path}.id", f"duplicate question id {qid!r}")
     else:
@@ -473,17 +478,35 @@ class QaAuthoringKind(Kind):
     # --- report ---
 
     def report_sections(self, project) -> dict:
-        """HeQ's quality signals (§3.3-3.4, appendix C), in four queries."""
+        """HeQ's quality signals (§3.3-3.4, appendix C), in four queries.
+
+        `span_agreement` compares each validator's answer with the question's existing
+        answers — the author's span for an authored question, the file's `answers` for an
+        imported one (`[None]` when the file marks it unanswerable) — by EM, F1 and TLNLS
+        (max over golds, matching folding), overall, per validator and `by_origin`.
+        `validation` is the progress of the validation queue: questions of the validated
+        splits (not rejected), those with `validators_per_question` answers, and answers."""
+        from django.db.models import Q
+
         from annotation.models import Annotation, Item, QuestionValidation, Review
 
         settings = self.settings_for(project.settings)
         contexts = {}
         imported_questions = []
-        for item_id, payload in Item.objects.filter(project=project).values_list("id", "payload"):
+        imported_by_key: dict[tuple[int, str], dict] = {}
+        validated_items: set[int] = set()
+        for item_id, payload, split, group, external_id, status in Item.objects.filter(project=project).values_list(
+            "id", "payload", "split", "group", "external_id", "status"
+        ):
             context = payload.get("context", "") if isinstance(payload, dict) else ""
             contexts[item_id] = context
             for question in (payload.get("questions") or []) if isinstance(payload, dict) else []:
                 imported_questions.append((question, context))
+            for _index, question in imported_questions_of(payload):
+                imported_by_key[(item_id, question["id"])] = question
+            place = SimpleNamespace(split=split, group=group, external_id=external_id)
+            if status != Item.Status.REMOVED and item_split(place, settings) in settings["validate_splits"]:
+                validated_items.add(item_id)
         annotations = list(
             Annotation.objects.filter(item__project=project)
             .order_by("id")
@@ -495,9 +518,9 @@ class QaAuthoringKind(Kind):
         ):
             grades[(annotation_id, question)] = grade
         validations = list(
-            QuestionValidation.objects.filter(annotation__item__project=project).values(
-                "annotation_id", "question", "validator__username", "answer_text"
-            )
+            QuestionValidation.objects.filter(Q(annotation__item__project=project) | Q(item__project=project))
+            .order_by("id")
+            .values("annotation_id", "item_id", "question", "question_key", "validator__username", "answer_text")
         )
         authored = []  # (annotation row, index, question dict, context)
         for row in annotations:
@@ -555,17 +578,28 @@ class QaAuthoringKind(Kind):
 
         author_answer = {(row["id"], index): q.get("answer") for row, index, q, _c in authored}
         scores: dict[str, list] = defaultdict(list)
+        origin_scores: dict[str, list] = {"authored": [], "imported": []}
+        answers_per_question: Counter = Counter()
         for validation in validations:
-            key = (validation["annotation_id"], validation["question"])
-            if key not in author_answer:
-                continue
-            gold = author_answer[key]
-            golds = [fold_for_matching(gold["text"]) if gold else None]
+            if validation["annotation_id"] is not None:
+                key = (validation["annotation_id"], validation["question"])
+                if key not in author_answer:
+                    continue
+                gold = author_answer[key]
+                golds = [fold_for_matching(gold["text"]) if gold else None]
+                origin = "authored"
+            else:
+                key = (validation["item_id"], validation["question_key"])
+                if key not in imported_by_key:
+                    continue
+                golds = [fold_for_matching(g) if g is not None else None for g in imported_golds(imported_by_key[key])]
+                origin = "imported"
+            answers_per_question[(origin, *key)] += 1
             prediction = validation["answer_text"]
             prediction = fold_for_matching(prediction) if prediction is not None else None
-            scores[validation["validator__username"]].append(
-                (exact_match(prediction, golds), f1(prediction, golds), tlnls(prediction, golds))
-            )
+            score = (exact_match(prediction, golds), f1(prediction, golds), tlnls(prediction, golds))
+            scores[validation["validator__username"]].append(score)
+            origin_scores[origin].append(score)
 
         def means(rows):
             if not rows:
@@ -573,6 +607,11 @@ class QaAuthoringKind(Kind):
             return {"pairs": len(rows), "em": sum(r[0] for r in rows) / len(rows), "f1": sum(r[1] for r in rows) / len(rows),
                     "tlnls": sum(r[2] for r in rows) / len(rows)}
 
+        to_validate = [("authored", row["id"], index) for row, index, _q, _c in authored
+                       if row["item_id"] in validated_items and grades.get((row["id"], index)) != "rejected"]
+        to_validate += [("imported", item_id, qid) for (item_id, qid), q in imported_by_key.items()
+                        if item_id in validated_items and q.get("question quality") != "rejected"]
+        needed = settings["validators_per_question"]
         everything = [row for rows in scores.values() for row in rows]
         return {
             "questions": {
@@ -600,7 +639,17 @@ class QaAuthoringKind(Kind):
             "review_backlog": {"annotations": backlog_annotations, "questions": backlog_questions, "oldest": oldest},
             "span_agreement": {
                 **means(everything),
+                "by_origin": {origin: means(rows) for origin, rows in origin_scores.items()},
                 "per_validator": [{"validator": name, **means(rows)} for name, rows in sorted(scores.items())],
+            },
+            "validation": {
+                "splits": list(settings["validate_splits"]),
+                "validators_per_question": needed,
+                "questions": len(to_validate),
+                "authored": sum(1 for key in to_validate if key[0] == "authored"),
+                "imported": sum(1 for key in to_validate if key[0] == "imported"),
+                "complete": sum(1 for key in to_validate if answers_per_question[key] >= needed),
+                "answers": sum(answers_per_question[key] for key in to_validate),
             },
         }
 
@@ -639,6 +688,26 @@ def questions_of(value) -> list[dict]:
     return [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
 
 
+def imported_questions_of(payload) -> list[tuple[int, dict]]:
+    """(index in the payload, question) of the file's questions that a validation can name:
+    objects with a non-empty string id (import guarantees it; this guards older rows)."""
+    questions = payload.get("questions") if isinstance(payload, dict) else None
+    if not isinstance(questions, list):
+        return []
+    return [(index, q) for index, q in enumerate(questions)
+            if isinstance(q, dict) and isinstance(q.get("id"), str) and q["id"]]
+
+
+def imported_golds(question: dict) -> list[str | None]:
+    """The gold answers of an imported question for span agreement: the texts of its
+    `answers`, or `[None]` ("no answer") when the file marks it unanswerable."""
+    if question.get("is_impossible") is True:
+        return [None]
+    answers = question.get("answers")
+    texts = [a["text"] for a in answers if isinstance(a, dict) and isinstance(a.get("text"), str)] if isinstance(answers, list) else []
+    return texts or [None]
+
+
 def _ordered_question(question: dict) -> dict:
     """A stored question with HeQ's key order (jsonb sorts keys), answers as text + start."""
     ordered = {key: question[key] for key in QUESTION_KEYS if key in question}
@@ -661,14 +730,14 @@ def export_questions(project, *, split: str | None = None, include_rejected: boo
     """Every exported paragraph of `project` in source order, as
     `{"item", "split", "title", "source", "paragraph": {...v1.1 paragraph...}, "authors": {question id: pseudonym}}`.
 
-    Questions: those of the imported file (kept as they were, `question quality` replaced
-    by a reviewer's grade when one was given… imported questions have none, so they keep
-    theirs), then the authored ones: id a UUID stable for (project, annotation, index),
+    Questions: those of the imported file (kept as they were, with the validators' distinct
+    spans appended to an answerable question's `answers`; `question quality` stays the
+    file's: reviewers grade authored questions only), then the authored ones: id a UUID stable for (project, annotation, index),
     answers = the author's span then the validators' distinct spans (HeQ §3.3 "augmented by
     creating several correct answer spans"), `question quality` = the grade or
     "unreviewed". Rejected questions (grade, or imported quality "rejected") are left out
     unless `include_rejected`. Paragraphs left without questions are left out. Removed
-    items are never exported. Three queries per 500 items."""
+    items are never exported. Four queries per 500 items."""
     from annotation.models import Annotation, Item, QuestionValidation, Review
     from annotation.services.exports import annotator_pseudonym
 
@@ -709,6 +778,13 @@ def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, 
         .values_list("annotation_id", "question", "answer_start", "answer_text")
     ):
         extra_spans[(a, q)].append({"text": text, "answer_start": start})
+    imported_spans = defaultdict(list)
+    for item_id, key, start, text in (
+        QuestionValidation.objects.filter(item_id__in=ids, answer_start__isnull=False)
+        .order_by("id")
+        .values_list("item_id", "question_key", "answer_start", "answer_text")
+    ):
+        imported_spans[(item_id, key)].append({"text": text, "answer_start": start})
     for item, item_split_name in wanted:
         payload = item.payload
         qas, authors = [], {}
@@ -717,7 +793,17 @@ def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, 
                 continue
             if question.get("question quality") == "rejected" and not include_rejected:
                 continue
-            qas.append(_ordered_question(question))
+            ordered = _ordered_question(question)
+            # Validators' spans join an answerable question's answers (HeQ §3.3); a question
+            # nobody validated is written exactly as it came in.
+            extra = imported_spans.get((item.pk, question.get("id")), ()) if question.get("is_impossible") is not True else ()
+            if extra and isinstance(ordered.get("answers"), list):
+                known = {(a.get("text"), a.get("answer_start")) for a in ordered["answers"] if isinstance(a, dict)}
+                for span in extra:
+                    if (span["text"], span["answer_start"]) not in known:
+                        known.add((span["text"], span["answer_start"]))
+                        ordered["answers"].append(span)
+            qas.append(ordered)
         for row in annotations.get(item.pk, ()):
             for index, question in enumerate(questions_of(row["value"])):
                 grade = grades.get((row["id"], index))

@@ -2,6 +2,7 @@ from django.conf import settings as django_settings
 from django.db import models
 
 from .annotations import Annotation
+from .items import Item
 from .projects import Project
 
 
@@ -50,10 +51,17 @@ class Feedback(models.Model):
 
 class QuestionValidation(models.Model):
     """A validator's own answer to an existing question, without seeing the author's
-    (HeQ §3.3): a span in code points of the stored paragraph, or null for unanswerable."""
+    (HeQ §3.3): a span in code points of the stored paragraph, or null for unanswerable.
 
-    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="validations")
+    The question is either authored in Mashov (`annotation` + `question`, the index in the
+    annotation's value) or came with the imported file (`item` + `question_key`, the file's
+    question id; `question` then keeps its index in the item's payload at answer time, for
+    reading only — the key is what identifies it)."""
+
+    annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE, related_name="validations")
+    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.CASCADE, related_name="validations")
     question = models.PositiveSmallIntegerField()
+    question_key = models.CharField(max_length=200, blank=True, default="")
     validator = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     answer_start = models.PositiveIntegerField(null=True, blank=True)
     answer_text = models.TextField(null=True, blank=True)
@@ -61,7 +69,22 @@ class QuestionValidation(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["annotation", "question", "validator"], name="validation_unique_validator"),
+            models.UniqueConstraint(
+                fields=["annotation", "question", "validator"],
+                condition=models.Q(annotation__isnull=False),
+                name="validation_unique_validator",
+            ),
+            models.UniqueConstraint(
+                fields=["item", "question_key", "validator"],
+                condition=models.Q(item__isnull=False),
+                name="validation_unique_imported_validator",
+            ),
+            # Exactly one target: an authored question or an imported one (which has a key).
+            models.CheckConstraint(
+                condition=models.Q(annotation__isnull=False, item__isnull=True, question_key="")
+                | (models.Q(annotation__isnull=True, item__isnull=False) & ~models.Q(question_key="")),
+                name="validation_one_target",
+            ),
             models.CheckConstraint(
                 condition=models.Q(answer_start__isnull=True, answer_text__isnull=True)
                 | models.Q(answer_start__isnull=False, answer_text__isnull=False),

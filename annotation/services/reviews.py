@@ -7,9 +7,10 @@
 - Pending reviews are the annotations marked `review_required` (the kind's `after_submit`
   decides: every one of trial and untrusted members, a sample of trusted ones) that still have
   an ungraded question.
-- Validation (dev/test, HeQ §3.3-3.4): a validator answers an authored question on their own,
-  marking a span or "unanswerable", without seeing the author's answer. Their spans are stored
-  as QuestionValidation rows and exported as extra gold answers. Validators are reviewers,
+- Validation (dev/test, HeQ §3.3-3.4): a validator answers a question on their own — one
+  authored in Mashov or one that came with the imported file — marking a span or
+  "unanswerable", without seeing the existing answers. Their spans are stored as
+  QuestionValidation rows and exported as extra gold answers. Validators are reviewers,
   supervisors, and active (not trial, not disqualified) annotators; never the author."""
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from __future__ import annotations
 import random
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotation import access
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, PermissionDenied
-from annotation.kinds.qa import GRADES, questions_of, check_span_value, item_split
+from annotation.kinds.qa import GRADES, check_span_value, imported_questions_of, item_split, questions_of
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Feedback, Item, Membership, QuestionValidation, Review
@@ -154,11 +155,18 @@ def _validator_project(user, slug: str):
 
 
 def validation_next_for_user(*, user, slug: str) -> dict | None:
-    """An authored question for the caller to answer, or None when none is left: in a split
-    that the project validates (settings.validate_splits, default dev and test), not the
-    caller's own, not graded rejected, not yet answered by the caller and with fewer than
-    `validators_per_question` answers. Chosen at random among those. The author's answer and
-    the answerable flag are never part of it."""
+    """A question for the caller to answer, or None when none is left. Candidates are the
+    questions of paragraphs in a split that the project validates (settings.validate_splits,
+    default dev and test): those authored in Mashov (not the caller's own, not graded
+    rejected) and those that came with the imported file (HeQ §3.3: dev/test questions are
+    validated and augmented; not marked "rejected" in the file, with a usable id) — each not
+    yet answered by the caller and with fewer than `validators_per_question` answers. Chosen
+    at random among those.
+
+    Blind: the paragraph and the question text only — never the author's answer, the file's
+    answers, `is_impossible`, `wrong_answers` or quality. An authored question is named by
+    `annotation` + `question` (its index), an imported one by `item` + `question_key` (the
+    file's question id; `annotation` is then null). Four queries."""
     project = _validator_project(user, slug)
     kind = get_kind(project.kind)
     settings = kind.settings_for(project.settings)
@@ -166,7 +174,7 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
     items = {
         item.pk: item
         for item in Item.objects.filter(project=project).exclude(status=Item.Status.REMOVED).only(
-            "id", "external_id", "payload", "group", "split"
+            "id", "external_id", "payload", "group", "split", "author_id"
         )
     }
     in_split = {pk for pk, item in items.items() if item_split(item, settings) in splits}
@@ -175,32 +183,46 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
     annotations = (
         Annotation.objects.filter(item_id__in=in_split).exclude(annotator=user).values_list("id", "item_id", "value")
     )
-    counts: dict[tuple[int, int], int] = {}
-    mine: set[tuple[int, int]] = set()
-    for annotation_id, question, validator_id in QuestionValidation.objects.filter(
-        annotation__item__project=project
-    ).values_list("annotation_id", "question", "validator_id"):
-        counts[(annotation_id, question)] = counts.get((annotation_id, question), 0) + 1
+    counts: dict[tuple, int] = {}
+    mine: set[tuple] = set()
+    for annotation_id, item_id, question, question_key, validator_id in QuestionValidation.objects.filter(
+        Q(annotation__item__project=project) | Q(item__project=project)
+    ).values_list("annotation_id", "item_id", "question", "question_key", "validator_id"):
+        key = ("authored", annotation_id, question) if annotation_id is not None else ("imported", item_id, question_key)
+        counts[key] = counts.get(key, 0) + 1
         if validator_id == user.pk:
-            mine.add((annotation_id, question))
+            mine.add(key)
     rejected = set(
         Review.objects.filter(annotation__item__project=project, grade="rejected").values_list("annotation_id", "question")
     )
-    candidates = []
+
+    def open_to_caller(key) -> bool:
+        return key not in mine and counts.get(key, 0) < settings["validators_per_question"]
+
+    candidates = []  # (key, item id, question index, question text)
     for annotation_id, item_id, value in annotations:
-        for index, _question in enumerate(questions_of(value)):
-            key = (annotation_id, index)
-            if key in mine or key in rejected or counts.get(key, 0) >= settings["validators_per_question"]:
+        for index, question in enumerate(questions_of(value)):
+            key = ("authored", annotation_id, index)
+            if (annotation_id, index) not in rejected and open_to_caller(key):
+                candidates.append((key, item_id, index, question.get("question", "")))
+    for item_id in sorted(in_split):
+        if items[item_id].author_id == user.pk:
+            continue
+        for index, question in imported_questions_of(items[item_id].payload):
+            if question.get("question quality") == "rejected":
                 continue
-            candidates.append((annotation_id, item_id, index, value))
+            key = ("imported", item_id, question["id"])
+            if open_to_caller(key):
+                candidates.append((key, item_id, index, question.get("question", "")))
     if not candidates:
         return None
-    annotation_id, item_id, index, value = random.choice(candidates)
+    key, item_id, index, text = random.choice(candidates)
     item = items[item_id]
     return {
-        "annotation": annotation_id,
+        "annotation": key[1] if key[0] == "authored" else None,
         "question": index,
-        "question_text": questions_of(value)[index].get("question", ""),
+        "question_key": key[2] if key[0] == "imported" else None,
+        "question_text": text,
         "item": {
             "id": item.pk,
             "external_id": item.external_id,
@@ -210,24 +232,36 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
     }
 
 
-def validation_submit(*, user, annotation_id, question, answerable, answer) -> QuestionValidation:
-    """Store the caller's own answer to an authored question: a span (`start` in code points
-    of the stored paragraph, `text` equal to that slice) or null for unanswerable. The
-    caller may not validate their own question; a second answer to the same question is a
-    conflict (409)."""
+def validation_submit(*, user, annotation_id=None, question=None, item_id=None, question_key=None, answerable,
+                      answer) -> QuestionValidation:
+    """Store the caller's own answer to a question: a span (`start` in code points of the
+    stored paragraph, `text` equal to that slice) or null for unanswerable.
+
+    The question is an authored one (`annotation_id` + `question`, its index) or one of the
+    imported file (`item_id` + `question_key`, the file's question id; `question` is then
+    not used, the stored index is looked up from the key). Giving both or neither is a 400.
+    The caller may not validate their own question; a second answer by the same validator
+    to the same question is a conflict (409), settled by the unique constraints."""
+    if annotation_id is not None and item_id is not None:
+        raise InvalidInput("give either annotation (an authored question) or item with question_key (an imported one)",
+                           field="item")
+    if annotation_id is None and item_id is None:
+        raise InvalidInput("is required (or item with question_key for a question of the imported file)", field="annotation")
+    if item_id is not None:
+        return _imported_validation_submit(user=user, item_id=item_id, question_key=question_key, answerable=answerable,
+                                           answer=answer)
     if not isinstance(annotation_id, int) or isinstance(annotation_id, bool):
         raise InvalidInput("must be an annotation id", field="annotation")
     annotation = Annotation.objects.select_related("item__project").filter(pk=annotation_id).first()
     if annotation is None:
         raise NotFound()
-    project = _validator_project(user, annotation.item.project.slug)
+    _validator_project(user, annotation.item.project.slug)
     if annotation.annotator_id == user.pk:
         raise PermissionDenied("You cannot validate your own question.")
     count = len(questions_of(annotation.value))
     if not isinstance(question, int) or isinstance(question, bool) or not 0 <= question < count:
         raise InvalidInput(f"must be an index between 0 and {count - 1}", field="question")
     span = check_span_value(answerable, answer, annotation.item.payload.get("context", ""), "")
-    del project
     try:
         with transaction.atomic():
             return QuestionValidation.objects.create(
@@ -239,3 +273,32 @@ def validation_submit(*, user, annotation_id, question, answerable, answer) -> Q
             )
     except IntegrityError:
         raise Conflict("You already answered this question.", field="question") from None
+
+
+def _imported_validation_submit(*, user, item_id, question_key, answerable, answer) -> QuestionValidation:
+    if not isinstance(item_id, int) or isinstance(item_id, bool):
+        raise InvalidInput("must be an item id", field="item")
+    item = Item.objects.select_related("project").filter(pk=item_id).exclude(status=Item.Status.REMOVED).first()
+    if item is None:
+        raise NotFound()
+    _validator_project(user, item.project.slug)
+    if item.author_id == user.pk:
+        raise PermissionDenied("You cannot validate a question of your own paragraph.")
+    if not isinstance(question_key, str) or not question_key:
+        raise InvalidInput("is required: the id of the file's question", field="question_key")
+    found = [index for index, question in imported_questions_of(item.payload) if question["id"] == question_key]
+    if not found:
+        raise InvalidInput("is not a question of this paragraph", field="question_key")
+    span = check_span_value(answerable, answer, item.payload.get("context", ""), "")
+    try:
+        with transaction.atomic():
+            return QuestionValidation.objects.create(
+                item=item,
+                question=found[0],
+                question_key=question_key,
+                validator=user,
+                answer_start=span["start"] if span else None,
+                answer_text=span["text"] if span else None,
+            )
+    except IntegrityError:
+        raise Conflict("You already answered this question.", field="question_key") from None

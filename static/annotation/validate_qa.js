@@ -1,5 +1,5 @@
 // The validator's page (HeQ §3.3: several correct spans per dev/test question): the paragraph
-// and a question written by someone else — never their answer. The validator marks their own
+// and a question written by someone else or taken from the imported file — never its answers. The validator marks their own
 // span (mouse or keyboard, through MashovSpan from annotate_qa.js; start sent in code points)
 // or says the paragraph cannot answer it.
 "use strict";
@@ -38,8 +38,10 @@
     el("title").textContent = current.item.payload.title || "";
     el("question").textContent = current.question_text;
     el("remaining").textContent = current.remaining + " " + message("msg-remaining");
-    document.getElementById("validate-qa").dataset.annotation = String(current.annotation);
-    document.getElementById("validate-qa").dataset.question = String(current.question);
+    const root = document.getElementById("validate-qa");
+    root.dataset.annotation = current.annotation === null ? "" : String(current.annotation);
+    root.dataset.question = String(current.question);
+    root.dataset.questionKey = current.question_key || "";
     window.MashovSpan.attach(el("paragraph"), current.item.payload.context, showSpan);
     showSpan(null);
   }
@@ -47,12 +49,13 @@
   async function submit(answerable) {
     if (!current || busy || (answerable && !span)) { return; }
     busy = true;
-    const body = {
-      annotation: current.annotation,
-      question: current.question,
-      answerable: answerable,
-      answer: answerable ? { start: span.start, text: span.text } : null,
-    };
+    // An authored question is named by its annotation and index, a question of the
+    // imported file by its paragraph and id (`annotation` is null then).
+    const body = current.annotation === null
+      ? { item: current.item.id, question_key: current.question_key }
+      : { annotation: current.annotation, question: current.question };
+    body.answerable = answerable;
+    body.answer = answerable ? { start: span.start, text: span.text } : null;
     const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
     const result = await api.post(config.submitUrl, body, { "Idempotency-Key": key });
     busy = false;

@@ -372,7 +372,8 @@ def test_export_leaves_rejected_out_and_adds_validator_spans(qa):
     assert 1 not in seen  # rejected questions are not validated
     # Blind: the paragraph and the question only, never the author's answer.
     assert set(found.json()["item"]["payload"]) == {"context", "title"}
-    assert set(found.json()) == {"annotation", "question", "question_text", "item", "remaining"}
+    assert set(found.json()) == {"annotation", "question", "question_key", "question_text", "item", "remaining"}
+    assert found.json()["question_key"] is None  # an authored question
     response = validator.post(
         "/api/validations/submit/",
         {"annotation": annotation_id, "question": 0, "answerable": True, "answer": {"start": START - 1, "text": "ב" + JERUSALEM}},

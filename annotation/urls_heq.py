@@ -1,4 +1,4 @@
-"""Routes of the HeQ pages: review, feedback inbox, validation."""
+"""Routes of the HeQ pages: review, feedback inbox, validation, quality dashboard."""
 
 from django.urls import path
 
@@ -7,6 +7,7 @@ from annotation import views_heq
 urlpatterns = [
     path("p/<slug:slug>/review/", views_heq.review, name="review-qa"),
     path("p/<slug:slug>/validate/", views_heq.validate, name="validate-qa"),
+    path("p/<slug:slug>/quality/", views_heq.quality, name="quality-qa"),
     path("feedback/", views_heq.feedback, name="feedback"),
     path("feedback/<int:feedback_id>/read/", views_heq.feedback_read, name="feedback-read"),
 ]

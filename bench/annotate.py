@@ -230,6 +230,10 @@ def main() -> int:
         doubles = cursor.fetchone()[0]
         cursor.execute("SELECT count(*) FROM annotation_annotation")
         annotations = cursor.fetchone()[0]
+        # Fairness: how much of the work the three busiest annotators got (an even share
+        # is 3/N; a tool that hands most tasks to a few people shows a much larger figure).
+        cursor.execute("SELECT count(*) FROM annotation_annotation GROUP BY annotator_id ORDER BY count(*) DESC")
+        per_annotator = [row[0] for row in cursor.fetchall()]
     conn.close()
     if not args.keep_db:
         drop_database(db_url)
@@ -247,6 +251,12 @@ def main() -> int:
     worst_p95 = max(rows[1]["p95_ms"], rows[2]["p95_ms"])
     print(f"annotations stored: {annotations}; errors: {len(floor_errors) + len(loop_errors)}; over-filled items: {over_filled}; double labels: {doubles}")
     print(f"p95 ratio to the floor: {worst_p95 / floor_p95:.2f}x (target ≤ 2x)")
+    if per_annotator:
+        top3 = sum(per_annotator[:3]) / max(1, sum(per_annotator))
+        print(
+            f"share of annotations by the 3 busiest annotators: {100 * top3:.1f}% (even share {100 * 3 / args.annotators:.1f}%); "
+            f"per annotator min {min(per_annotator)}, max {max(per_annotator)}"
+        )
     for error in (floor_errors + loop_errors)[:5]:
         print("  error:", error)
     return 0 if not (floor_errors or loop_errors or over_filled or doubles) else 1

@@ -172,6 +172,7 @@ def test_squad_import_refuses_bad_files_and_stores_nothing(sample_project):
     doc["data"][0]["title"] = f"כותרת{RLO}"  # a bidi override in a title
     qa = doc["data"][1]["paragraphs"][0]["qas"][0]
     qa["answers"][0]["answer_start"] += 1  # the span no longer matches the paragraph
+    doc["data"][1]["paragraphs"][0]["qas"][1]["id"] = "x" * 201  # too long to name in a validation
     response = sample_project.post(
         "/api/projects/heq11/import/",
         {"file": upload("bad.json", json.dumps(doc, ensure_ascii=False)), "format": "squad"},
@@ -182,6 +183,7 @@ def test_squad_import_refuses_bad_files_and_stores_nothing(sample_project):
     fields = {(e["field"], e.get("row")) for e in errors}
     assert ("title", 1) in fields
     assert any(f and f.startswith("questions[0].answers[0].answer_start") and row == 2 for f, row in fields)
+    assert ("questions[1].id", 2) in fields
     assert Item.objects.filter(project__slug="heq11").count() == 0
     # Mixed releases are refused as a whole.
     doc = json.loads(V11.read_text("utf-8"))
@@ -463,3 +465,31 @@ def test_generic_export_carries_paragraphs_with_their_questions(qa):
     csv_response = sup.get("/api/projects/heq/export/?format=csv")
     assert csv_response.status_code == 200
     assert PARAGRAPH in b"".join(csv_response.streaming_content).decode("utf-8")
+
+
+def test_sample_export_gains_only_the_validators_extra_spans(sample_project):
+    """HeQ §3.3 on the sample: a validator's new span on an imported question is appended to its
+    answers; everything else stays byte-identical to the file."""
+    from annotation.models import Item
+
+    client = sample_project
+    assert import_file(client, V11, "heq11").status_code == 201
+    original = json.loads(V11.read_bytes())
+    paragraph = original["data"][0]["paragraphs"][0]
+    target = next(q for q in paragraph["qas"] if not q["is_impossible"] and len(q["answers"][0]["text"]) > 2)
+    gold = target["answers"][0]
+    item = Item.objects.get(project__slug="heq11", payload__context=paragraph["context"])
+    # "Unanswerable" adds no span: the export stays byte for byte the file.
+    other = next(q for q in paragraph["qas"] if q is not target)
+    assert client.post("/api/validations/submit/", {"item": item.pk, "question_key": other["id"], "answerable": False,
+                                                    "answer": None}, format="json").status_code == 201
+    assert export(client, "heq11") == V11.read_bytes()
+    extra = {"text": gold["text"][1:], "answer_start": gold["answer_start"] + 1}
+    response = client.post("/api/validations/submit/", {"item": item.pk, "question_key": target["id"], "answerable": True,
+                                                        "answer": {"start": extra["answer_start"], "text": extra["text"]}},
+                           format="json")
+    assert response.status_code == 201, response.content
+    target["answers"].append(extra)
+    exported = export(client, "heq11")
+    assert json.loads(exported) == original
+    assert exported == (json.dumps(original, ensure_ascii=False) + "\n").encode("utf-8")

@@ -226,3 +226,235 @@ def test_report_and_pending_list_queries_do_not_grow_with_the_work(loop):
         for index in range(3):
             rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "gold", "question": index}, format="json")
     assert counts() == small
+
+
+# --- validation of the imported file's questions (HeQ §3.3) -----------------------------------
+
+JERUSALEM = "ירושלים"
+IMPORTED = {
+    "version": "v1.1",
+    "data": [{"title": "ערים", "source": "Wikipedia", "paragraphs": [{"context": PARAGRAPH, "qas": [
+        {"question": "היכן נוסדה החברה?", "id": "q-answerable",
+         "answers": [{"text": JERUSALEM, "answer_start": PARAGRAPH.index("בירושלים") + 1}],
+         "is_impossible": False, "WH Question": "היכן", "question quality": "good", "wrong_answers": []},
+        {"question": "כמה עובדים יש בה?", "id": "q-impossible", "answers": [], "is_impossible": True,
+         "WH Question": "כמה", "question quality": "verified",
+         "wrong_answers": [{"text": "1999", "answer_start": PARAGRAPH.index("1999")}]},
+        {"question": "מה?", "id": "q-rejected", "answers": [{"text": "1948", "answer_start": PARAGRAPH.index("1948")}],
+         "is_impossible": False, "WH Question": "מה", "question quality": "rejected", "wrong_answers": []},
+    ]}]}],
+}
+SUBMIT = "/api/validations/submit/"
+
+
+@pytest.fixture
+def imported(make_user, client_for):
+    """A project whose file brought three questions (one answerable, one unanswerable, one
+    marked rejected); validators: v1, v2 (active annotators), rev; t1 is on trial."""
+    from annotation.models import Item, Membership
+    from annotation.services.projects import project_create
+    from tests.api.test_qa_authoring import upload as upload_file
+
+    admin = make_user("root", staff=True)
+    project = project_create(actor=admin, slug="heq-imp", name="HeQ imported", kind="qa_authoring", language="he",
+                             settings={"validate_splits": ["train", "dev", "test"], "validators_per_question": 2})
+    users = {}
+    for name, role, status in (("sup", "supervisor", "active"), ("rev", "reviewer", "active"),
+                               ("v1", "annotator", "active"), ("v2", "annotator", "active"), ("t1", "annotator", "trial")):
+        users[name] = make_user(name)
+        Membership.objects.create(project=project, user=users[name], role=role, status=status)
+    data = json.dumps(IMPORTED, ensure_ascii=False)
+    response = client_for(users["sup"]).post(
+        "/api/projects/heq-imp/import/", {"file": upload_file("f.json", data), "format": "squad"}, format="multipart"
+    )
+    assert response.status_code == 201, response.content
+    item = Item.objects.get(project=project)
+    return {"project": project, "item": item, "users": users, "client": lambda name: client_for(users[name])}
+
+
+def drain(client, slug="heq-imp"):
+    """Every question the queue serves to `client`, answering each as unanswerable."""
+    served = []
+    while (got := client.get(f"/api/projects/{slug}/validations/next/")).status_code == 200:
+        body = got.json()
+        served.append(body)
+        target = ({"item": body["item"]["id"], "question_key": body["question_key"]} if body["annotation"] is None
+                  else {"annotation": body["annotation"], "question": body["question"]})
+        assert client.post(SUBMIT, {**target, "answerable": False, "answer": None}, format="json").status_code == 201
+    assert got.status_code == 204
+    return served
+
+
+def test_imported_questions_are_served_blind_stored_and_counted(imported):
+    from annotation.models import QuestionValidation
+
+    v1, item = imported["client"]("v1"), imported["item"]
+    got = v1.get("/api/projects/heq-imp/validations/next/")
+    assert got.status_code == 200
+    body = got.json()
+    assert body["annotation"] is None and body["question_key"] in ("q-answerable", "q-impossible")
+    assert body["item"]["id"] == item.pk and set(body["item"]["payload"]) == {"context", "title"}
+    assert set(body) == {"annotation", "question", "question_key", "question_text", "item", "remaining"}
+    assert body["remaining"] == 2  # the file's "rejected" question is not served
+    # Blind: nothing of the file's answers, flags or grades.
+    dumped = json.dumps(body, ensure_ascii=False)
+    for leak in ("answers", "is_impossible", "wrong_answers", "quality", "WH Question", "answer_start"):
+        assert leak not in dumped
+
+    start = PARAGRAPH.index("בירושלים")
+    stored = v1.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
+                              "answer": {"start": start, "text": "ב" + JERUSALEM}}, format="json")
+    assert stored.status_code == 201, stored.content
+    assert stored.json() == {**stored.json(), "annotation": None, "item": item.pk, "question": 0, "question_key": "q-answerable",
+                             "answer": {"start": start, "text": "ב" + JERUSALEM}}
+    again = v1.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False, "answer": None}, format="json")
+    assert again.status_code == 409 and again.json()["errors"][0]["field"] == "question_key"
+    assert [b["question_key"] for b in drain(v1)] == ["q-impossible"]
+    row = QuestionValidation.objects.get(validator=imported["users"]["v1"], question_key="q-answerable")
+    assert (row.annotation_id, row.item_id, row.question, row.answer_start, row.answer_text) == (None, item.pk, 0, start, "ב" + JERUSALEM)
+
+    # validators_per_question = 2: after v2 answers both, a third validator gets nothing.
+    assert {b["question_key"] for b in drain(imported["client"]("v2"))} == {"q-answerable", "q-impossible"}
+    assert imported["client"]("rev").get("/api/projects/heq-imp/validations/next/").status_code == 204
+    assert QuestionValidation.objects.filter(item=item).count() == 4
+    # A trial annotator validates nothing, imported or not.
+    assert imported["client"]("t1").get("/api/projects/heq-imp/validations/next/").status_code == 403
+    assert imported["client"]("t1").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False,
+                                                  "answer": None}, format="json").status_code == 403
+
+
+def test_imported_questions_follow_validate_splits(imported):
+    from annotation.kinds.qa import article_split
+
+    project = imported["project"]
+    split = article_split("ערים", seed=13, dev_share=0.05, test_share=0.05)
+    others = [s for s in ("train", "dev", "test") if s != split]
+    project.settings = {**project.settings, "validate_splits": others}
+    project.save()
+    assert imported["client"]("v1").get("/api/projects/heq-imp/validations/next/").status_code == 204
+    project.settings = {**project.settings, "validate_splits": [split]}
+    project.save()
+    assert imported["client"]("v1").get("/api/projects/heq-imp/validations/next/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body, field, status",
+    [
+        ({"answerable": False, "answer": None}, "annotation", 400),
+        ({"annotation": 1, "question": 0, "item": "ITEM", "question_key": "q-answerable", "answerable": False, "answer": None},
+         "item", 400),
+        ({"item": True, "question_key": "q-answerable", "answerable": False, "answer": None}, "item", 400),
+        ({"item": "ITEM", "answerable": False, "answer": None}, "question_key", 400),
+        ({"item": "ITEM", "question_key": "nope", "answerable": False, "answer": None}, "question_key", 400),
+        ({"item": "ITEM", "question_key": 7, "answerable": False, "answer": None}, "question_key", 400),
+        ({"item": "ITEM", "question_key": "q-answerable", "answerable": True, "answer": {"start": 0, "text": JERUSALEM}},
+         "answer.text", 400),
+        ({"item": "ITEM", "question_key": "q-answerable", "answerable": "yes", "answer": None}, "answerable", 400),
+        ({"item": "ITEM", "question_key": "q-answerable", "answerable": False, "answer": None, "extra": 1}, "extra", 400),
+        ({"item": 999999, "question_key": "q-answerable", "answerable": False, "answer": None}, None, 404),
+    ],
+)
+def test_bad_validations_of_imported_questions_store_nothing(imported, body, field, status):
+    from annotation.models import QuestionValidation
+
+    body = {key: imported["item"].pk if value == "ITEM" else value for key, value in body.items()}
+    response = imported["client"]("v1").post(SUBMIT, body, format="json")
+    assert response.status_code == status, response.content
+    if field:
+        assert field in [e["field"] for e in response.json()["errors"]]
+    assert QuestionValidation.objects.count() == 0
+
+
+def test_imported_questions_of_other_projects_are_not_found(imported, make_user, client_for):
+    stranger = client_for(make_user("stranger"))
+    body = {"item": imported["item"].pk, "question_key": "q-answerable", "answerable": False, "answer": None}
+    assert stranger.post(SUBMIT, body, format="json").status_code == 404
+    assert stranger.get("/api/projects/heq-imp/validations/next/").status_code == 404
+
+
+def test_database_keeps_one_target_and_one_answer_per_validator(imported):
+    from django.db import IntegrityError, transaction
+
+    from annotation.models import QuestionValidation
+
+    item, v1 = imported["item"], imported["users"]["v1"]
+    annotation_id = None
+    bad = [
+        {"item": None, "question_key": ""},  # neither target
+        {"item": item, "question_key": ""},  # an imported question needs its key
+    ]
+    for fields in bad:
+        with pytest.raises(IntegrityError), transaction.atomic():
+            QuestionValidation.objects.create(annotation_id=annotation_id, question=0, validator=v1, **fields)
+    QuestionValidation.objects.create(item=item, question=0, question_key="q-answerable", validator=v1)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        QuestionValidation.objects.create(item=item, question=0, question_key="q-answerable", validator=v1)
+    # The same validator on another imported question is fine.
+    QuestionValidation.objects.create(item=item, question=1, question_key="q-impossible", validator=v1)
+
+
+def test_database_refuses_both_targets(loop):
+    from django.db import IntegrityError, transaction
+
+    from annotation.models import Item, QuestionValidation
+
+    annotation_id = author(loop["client"]("newbie"))
+    item = Item.objects.filter(project__slug="heq-loop").first()
+    other = loop["users"]["other"]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        QuestionValidation.objects.create(annotation_id=annotation_id, item=item, question=0, question_key="k", validator=other)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        QuestionValidation.objects.create(annotation_id=annotation_id, question=0, question_key="k", validator=other)
+    QuestionValidation.objects.create(annotation_id=annotation_id, question=0, validator=other)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        QuestionValidation.objects.create(annotation_id=annotation_id, question=0, validator=other)
+
+
+def test_report_scores_validators_against_the_files_answers(imported):
+    item = imported["item"]
+    start = PARAGRAPH.index("בירושלים")
+    v1, v2 = imported["client"]("v1"), imported["client"]("v2")
+    v1.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
+                     "answer": {"start": start, "text": "ב" + JERUSALEM}}, format="json")
+    v1.post(SUBMIT, {"item": item.pk, "question_key": "q-impossible", "answerable": False, "answer": None}, format="json")
+    v2.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
+                     "answer": {"start": start + 1, "text": JERUSALEM}}, format="json")
+    report = imported["client"]("sup").get("/api/projects/heq-imp/report/").json()
+    agreement = report["span_agreement"]
+    # v1: prefixed span (EM 0, F1 0, TLNLS 7/8) and agreeing "no answer" (1, 1, 1); v2: exact (1, 1, 1).
+    assert agreement["pairs"] == 3 and agreement["by_origin"]["imported"]["pairs"] == 3
+    assert agreement["by_origin"]["authored"] == {"pairs": 0, "em": None, "f1": None, "tlnls": None}
+    assert agreement["em"] == pytest.approx(2 / 3) and agreement["f1"] == pytest.approx(2 / 3)
+    assert agreement["tlnls"] == pytest.approx((7 / 8 + 1 + 1) / 3)
+    per = {row["validator"]: row for row in agreement["per_validator"]}
+    assert per["v1"]["em"] == 0.5 and per["v1"]["tlnls"] == pytest.approx((7 / 8 + 1) / 2) and per["v2"]["em"] == 1.0
+    # Two questions to validate (the rejected one is not), one of them has its two answers.
+    assert report["validation"] == {"splits": ["train", "dev", "test"], "validators_per_question": 2, "questions": 2,
+                                    "authored": 0, "imported": 2, "complete": 1, "answers": 3}
+
+
+def test_squad_export_adds_validator_spans_to_imported_answers(imported):
+    from tests.api.test_qa_authoring import export
+
+    item, sup = imported["item"], imported["client"]("sup")
+    before = json.loads(export(sup, "heq-imp"))
+    start = PARAGRAPH.index("בירושלים")
+    # v1's prefixed span is new; v2 repeats the file's span (not added twice); an "unanswerable"
+    # answer and any answer to an unanswerable question add nothing.
+    imported["client"]("v1").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
+                                           "answer": {"start": start, "text": "ב" + JERUSALEM}}, format="json")
+    imported["client"]("v2").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
+                                           "answer": {"start": start + 1, "text": JERUSALEM}}, format="json")
+    imported["client"]("v1").post(SUBMIT, {"item": item.pk, "question_key": "q-impossible", "answerable": True,
+                                           "answer": {"start": PARAGRAPH.index("1999"), "text": "1999"}}, format="json")
+    imported["client"]("rev").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False,
+                                            "answer": None}, format="json")
+    after = json.loads(export(sup, "heq-imp"))
+    expected = before
+    expected["data"][0]["paragraphs"][0]["qas"][0]["answers"].append({"text": "ב" + JERUSALEM, "answer_start": start})
+    assert after == expected
+    qas = after["data"][0]["paragraphs"][0]["qas"]
+    assert qas[1]["answers"] == [] and qas[1]["is_impossible"] is True
+    # The item's payload is untouched (the extra span lives in the validation only).
+    item.refresh_from_db()
+    assert item.payload["questions"][0]["answers"] == IMPORTED["data"][0]["paragraphs"][0]["qas"][0]["answers"]

@@ -261,3 +261,54 @@ def test_persian_spans_with_zwnj(qa_setup, page, artifacts_dir):
     assert questions[1]["answer"] == {"start": FA_PARAGRAPH.index(FA_KEY_ANSWER), "text": FA_KEY_ANSWER}
     assert questions[0]["question"] == "کتاب‌های تاریخی کجا نگهداری می‌شوند؟"  # ZWNJ typed and kept
     page.problems.assert_clean(page)
+
+
+def test_imported_question_validated_blind_then_quality_page(qa_setup, page, artifacts_dir):
+    """HeQ §3.3: a question that came with the imported file is answered blind on the
+    validation page (the span lands on the exact characters, stored against the file's question
+    id), then the reviewer's quality dashboard shows the validator-vs-file agreement, RTL."""
+    from annotation.models import Item, Project, QuestionValidation
+    from annotation.services.imports import items_import
+
+    answer_start = HE_PARAGRAPH.index(HE_MOUSE_ANSWER)
+    doc = {"version": "v1.1", "data": [{"title": "אינטל", "source": "Wikipedia", "paragraphs": [{"context": HE_PARAGRAPH, "qas": [
+        {"question": "באיזו עיר תשקיע החברה?", "id": "imp-1", "answers": [{"text": HE_MOUSE_ANSWER, "answer_start": answer_start}],
+         "is_impossible": False, "WH Question": "איזו", "question quality": "good", "wrong_answers": []}]}]}]}
+    he = Project.objects.get(slug="he-qa")
+    Item.objects.filter(project=he).delete()
+    assert items_import(project=he, data=json.dumps(doc, ensure_ascii=False).encode("utf-8"), fmt="squad").created == 1
+    base = qa_setup["url"]
+
+    login(page, base, "yossi")
+    page.goto(f"{base}/p/he-qa/validate/")
+    page.wait_for_function("(t) => document.getElementById('paragraph').textContent === t", arg=HE_PARAGRAPH)
+    assert page.locator("#question").text_content() == "באיזו עיר תשקיע החברה?"
+    assert page.locator("#validate-qa").get_attribute("data-question-key") == "imp-1"
+    assert page.locator("#answer-text").text_content() == ""  # blind: nothing marked for them
+    mouse_select(page, HE_PARAGRAPH, "ב" + HE_MOUSE_ANSWER)
+    page.wait_for_function("(t) => document.getElementById('answer-text').textContent === t", arg="ב" + HE_MOUSE_ANSWER)
+    with page.expect_response(lambda r: "/validations/submit/" in r.url) as sent:
+        page.click("#submit-span")
+    assert sent.value.status == 201, sent.value.text()
+    page.wait_for_selector("#nothing-left", state="visible")
+    stored = QuestionValidation.objects.get()
+    assert (stored.item_id, stored.question_key, stored.annotation_id) == (Item.objects.get(project=he).pk, "imp-1", None)
+    assert (stored.answer_start, stored.answer_text) == (answer_start - 1, "ב" + HE_MOUSE_ANSWER)
+    page.problems.assert_clean(page)
+
+    reviewer = page.context.browser.new_context(locale="he-IL").new_page()
+    login(reviewer, base, "rivka")
+    reviewer.goto(f"{base}/p/he-qa/review/")
+    reviewer.click("#quality-link")
+    reviewer.wait_for_selector("#qa-quality")
+    assert reviewer.locator("html").get_attribute("dir") == "rtl"
+    row = reviewer.locator('tr[data-row="imported"]')
+    assert row.locator('[data-figure="span_agreement.imported.pairs"]').text_content() == "1"
+    assert row.locator('[data-figure="span_agreement.imported.em"]').text_content() == "0.000"
+    assert reviewer.locator('[data-figure="span_agreement.imported.tlnls"]').text_content() == "0.917"  # (5/6 + 1) / 2
+    assert reviewer.locator('tr[data-row="validator:yossi"] bdi.validator').text_content() == "yossi"
+    # The first position bin sits at the inline start: on the right in an RTL page.
+    bars = reviewer.locator('[data-chart="answer_positions"] svg.qq-histogram rect.qq-imported')
+    assert float(bars.first.get_attribute("x")) > float(bars.last.get_attribute("x"))
+    reviewer.screenshot(path=str(artifacts_dir / "qa_quality.png"), full_page=True)
+    reviewer.context.close()

@@ -1,5 +1,5 @@
-"""Load the demo: a Hebrew and a Persian `nli_relabel` project with items written for
-Mashov, a supervisor and three annotators. Safe to run again: it changes nothing that
+"""Load the demo: a Hebrew and a Persian `nli_relabel` project and a Hebrew project of each
+other annotating kind, with items written for Mashov, a supervisor and three annotators. Safe to run again: it changes nothing that
 exists and prints the logins each time."""
 
 from pathlib import Path
@@ -11,13 +11,20 @@ from django.db import transaction
 
 from annotation.models import Membership, Project
 from annotation.services.imports import items_import
+from annotation.services.projects import project_create
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 SUPERVISOR = ("supervisor", "mashov-supervisor")
 ANNOTATORS = [("annotator1", "mashov-annotator1"), ("annotator2", "mashov-annotator2"), ("annotator3", "mashov-annotator3")]
+# (slug, name, kind, language, file, settings): three annotators in the demo, so the
+# protocols are scaled to them (e.g. the author's label plus 3 votes, 3 of 4 agreeing).
 PROJECTS = [
-    ("demo-he-nli", "הסקה בעברית — הדגמה", "he", "nli_he.jsonl"),
-    ("demo-fa-nli", "استنتاج زبان طبیعی فارسی — نمونه", "fa", "nli_fa.jsonl"),
+    ("demo-he-nli", "הסקה בעברית — הדגמה", "nli_relabel", "he", "nli_he.jsonl", {"consensus_k": 3, "consensus_n": 4}),
+    ("demo-fa-nli", "استنتاج زبان طبیعی فارسی — نمونه", "nli_relabel", "fa", "nli_fa.jsonl", {"consensus_k": 3, "consensus_n": 4}),
+    ("demo-he-qa", "שאלות על פסקאות — הדגמה", "qa_authoring", "he", "qa_he.jsonl", {}),
+    ("demo-he-mt", "דירוג תרגומים — הדגמה", "translation_rating", "he", "translation_he.jsonl", {}),
+    ("demo-he-phrases", "זוגות ביטויים — הדגמה", "phrase_pair", "he", "phrase_he.jsonl", {}),
+    ("demo-he-summaries", "דירוג סיכומים — הדגמה", "summary_rating", "he", "summaries_he.jsonl", {"raters_per_item": 3}),
 ]
 
 
@@ -37,23 +44,16 @@ class Command(BaseCommand):
                 user, created = User.objects.get_or_create(username=username)
                 if created:
                     user.set_password(password)
+                    # The demo supervisor may create projects and users (no open sign-up).
+                    user.is_staff = username == SUPERVISOR[0]
                     user.save()
                 users[username] = user
-            for slug, name, language, filename in PROJECTS:
-                project, created = Project.objects.get_or_create(
-                    slug=slug,
-                    defaults={
-                        "name": name,
-                        "kind": "nli_relabel",
-                        "language": language,
-                        # Three annotators in the demo: the author's label plus 3 votes, 3 of 4 agreeing.
-                        "settings": {"consensus_k": 3, "consensus_n": 4, "revision_rounds": 1, "claim_ttl": 1800},
-                        "created_by": users[SUPERVISOR[0]],
-                    },
-                )
-                Membership.objects.get_or_create(
-                    project=project, user=users[SUPERVISOR[0]], defaults={"role": "supervisor", "status": "active"}
-                )
+            for slug, name, kind, language, filename, protocol in PROJECTS:
+                project = Project.objects.filter(slug=slug).first()
+                if project is None:
+                    project = project_create(
+                        actor=users[SUPERVISOR[0]], slug=slug, name=name, kind=kind, language=language, settings=protocol
+                    )
                 for username, _ in ANNOTATORS:
                     Membership.objects.get_or_create(
                         project=project, user=users[username], defaults={"role": "annotator", "status": "active"}

@@ -1,7 +1,8 @@
 """HeQ pages besides the authoring page (which the generic `annotate` view renders from
 `QaAuthoringKind.template`): the reviewer's grading page, the annotator's feedback inbox and the
-validator's page. Each only checks access and hands its config to static JS through
-`json_script`; the JS talks to the REST API with the session and CSRF token (DESIGN.md §7)."""
+validator's page, each of which only checks access and hands its config to static JS through
+`json_script` (the JS talks to the REST API with the session and CSRF token, DESIGN.md §7); and the
+reviewers' quality dashboard, rendered on the server as SVG without any script."""
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404

@@ -149,12 +149,18 @@ def test_every_figure_on_the_page_is_the_reports(filled):
     assert shown["review_backlog.oldest"].startswith(report["review_backlog"]["oldest"][:10])
 
 
-def test_the_page_is_rtl_svg_without_inline_style_and_isolates_names(filled, make_user):
+def test_the_page_is_rtl_svg_without_inline_style_and_isolates_names(filled, make_user, client_for):
     from annotation.models import Membership
 
     # A reviewer whose name carries a bidi override: shown isolated, never steering the page.
+    from annotation.models import Item
+
     tricky = make_user(f"rev{RLO}x")
     Membership.objects.create(project=filled["project"], user=tricky, role="reviewer", status="active")
+    item = Item.objects.get(project=filled["project"], payload__title="ערים מיובאות")
+    assert client_for(tricky).post("/api/validations/submit/", {"item": item.pk, "question_key": "q-impossible",
+                                                                "answerable": False, "answer": None},
+                                   format="json").status_code == 201
     response = page(filled["users"]["rev"])
     assert response.status_code == 200
     html = response.content.decode("utf-8")
@@ -163,7 +169,7 @@ def test_the_page_is_rtl_svg_without_inline_style_and_isolates_names(filled, mak
     assert re.search(r"\son[a-z]+=", html) is None  # no inline handlers
     assert html.count("<svg") >= 2 + 2 + 2  # trends, bars, histograms …
     assert '<bdi class="annotator">a1</bdi>' in html and '<bdi class="annotator">t1</bdi>' in html
-    assert '<bdi class="validator">v1</bdi>' in html
+    assert '<bdi class="validator">v1</bdi>' in html and f'<bdi class="validator">rev{RLO}x</bdi>' in html
     # RTL: the first bin of each histogram sits at the inline start (the right side).
     first_bar = re.search(r'data-chart="answer_positions".*?<rect class="qq-authored" x="([\d.]+)"', html, re.S)
     last_bar = re.findall(r'<rect class="qq-authored" x="([\d.]+)"', html.split('data-chart="answer_positions"')[1].split("</svg>")[0])

@@ -312,3 +312,35 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     assert float(bars.first.get_attribute("x")) > float(bars.last.get_attribute("x"))
     reviewer.screenshot(path=str(artifacts_dir / "qa_quality.png"), full_page=True)
     reviewer.context.close()
+
+
+def test_review_page_shows_bidi_controls_in_free_text(qa_setup, page, artifacts_dir):
+    """DESIGN.md §6: a bidi override typed into a question is kept byte for byte and shown to
+    the reviewer as a visible mark, so it cannot silently reorder what they read."""
+    from annotation.models import Annotation
+    from annotation.services.assignments import annotation_submit, assignment_next_for_annotator
+
+    rlo = "\u202e"
+    question = f"באיזו עיר {rlo}Intel{rlo} תשקיע?"
+    start = HE_PARAGRAPH.index(HE_MOUSE_ANSWER)
+    value = {"questions": [
+        {"question": question, "answerable": True, "answer": {"start": start, "text": HE_MOUSE_ANSWER}},
+        {"question": "מתי?", "answerable": True, "answer": {"start": HE_PARAGRAPH.index("2019"), "text": "2019"}},
+        {"question": "כמה עובדים?", "answerable": False, "answer": None},
+    ]}
+    dana = qa_setup["users"]["dana"]
+    assignment = assignment_next_for_annotator(user=dana, slug="he-qa")
+    annotation_submit(user=dana, assignment_id=assignment.pk, value=value)
+    assert Annotation.objects.get().value["questions"][0]["question"] == question  # stored as typed
+
+    login(page, qa_setup["url"], "rivka")
+    page.goto(f"{qa_setup['url']}/p/he-qa/review/")
+    first = page.locator(".review-question").first.locator("bdi.q-text")
+    first.wait_for()
+    marks = first.locator(".bidi-control")
+    assert marks.count() == 2 and marks.first.is_visible()
+    assert marks.first.text_content() == "U+202E"
+    # Only the marks replace the controls: the rest of the question is there as typed.
+    assert first.text_content() == question.replace(rlo, "U+202E")
+    page.screenshot(path=str(artifacts_dir / "qa_review_bidi.png"), full_page=True)
+    page.problems.assert_clean(page)

@@ -148,14 +148,22 @@ def test_after_import_hook_enqueues_on_commit(make_user, settings, django_captur
 def test_the_job_runs_on_a_real_worker(transactional_db, celery_worker, make_user, client_for):
     from annotation.models import Item
 
+    from annotation.models import Job
+
+    # The import committed and queued a measuring job: the worker runs it.
     project, sup = _project(make_user, slug="sum-worker")
     client = client_for(sup)
-    response = client.post(f"/api/projects/{project.slug}/intrinsic/")
+    imported = Job.objects.get(kind="summary_intrinsic", project=project)
+    final = wait_until(
+        lambda: (body := client.get(f"/api/jobs/{imported.pk}/").json())["status"] in ("done", "failed") and body, timeout=60
+    )
+    assert final["status"] == "done" and final["result"] == {"measured": 2, "items": 2}, final
+    assert_measures(Item.objects.get(project=project, external_id="s1").computed["intrinsic"])
+    # Asking again through the API re-measures every item on the worker.
+    response = client.post(f"/api/projects/{project.slug}/intrinsic/", {"all": True}, format="json")
     assert response.status_code == 202, response.content
     job_id = response.json()["job"]
     final = wait_until(
         lambda: (body := client.get(f"/api/jobs/{job_id}/").json())["status"] in ("done", "failed") and body, timeout=60
     )
-    assert final["status"] == "done", final
-    assert final["result"] == {"measured": 2, "items": 2}
-    assert_measures(Item.objects.get(project=project, external_id="s1").computed["intrinsic"])
+    assert final["status"] == "done" and final["result"] == {"measured": 2, "items": 2}, final

@@ -158,14 +158,14 @@ def project_overview(request, slug):
         "annotation/project.html",
         {
             "project": project,
-            "counts": [(status, counts.get(status, 0)) for status in Item.Status.values],
+            "counts": [(label, counts.get(status, 0)) for status, label in Item.Status.choices],
             "total": sum(counts.values()),
             "members": members,
             "jobs": jobs,
             "is_supervisor": access.is_admin(request.user)
             or members.filter(user=request.user, role=Membership.Role.SUPERVISOR).exists(),
-            "roles": Membership.Role.values,
-            "statuses": Membership.Status.values,
+            "roles": Membership.Role.choices,
+            "statuses": Membership.Status.choices,
             "formats": get_kind(project.kind).formats,
         },
     )

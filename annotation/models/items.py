@@ -2,6 +2,7 @@ import random
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from .projects import Project
 
@@ -12,11 +13,11 @@ def _shuffle_key() -> float:
 
 class Item(models.Model):
     class Status(models.TextChoices):
-        OPEN = "open"  # collecting annotations in its current round
-        COMPLETE = "complete"  # every needed annotation of the round is in
-        ACCEPTED = "accepted"
-        NEEDS_REVISION = "needs_revision"
-        REMOVED = "removed"
+        OPEN = "open", _("open")  # collecting annotations in its current round
+        COMPLETE = "complete", _("complete")  # every needed annotation of the round is in
+        ACCEPTED = "accepted", _("accepted")
+        NEEDS_REVISION = "needs_revision", _("needs revision")
+        REMOVED = "removed", _("removed")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200)

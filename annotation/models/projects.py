@@ -1,5 +1,6 @@
 from django.conf import settings as django_settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 RTL_LANGUAGES = frozenset({"he", "fa", "ar", "ur", "yi", "ps", "ckb", "dv", "syr"})
 # Languages a project may be created in: code → English name. Direction follows RTL_LANGUAGES.
@@ -42,14 +43,14 @@ class Project(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        ANNOTATOR = "annotator"
-        REVIEWER = "reviewer"
-        SUPERVISOR = "supervisor"
+        ANNOTATOR = "annotator", _("annotator")
+        REVIEWER = "reviewer", _("reviewer")
+        SUPERVISOR = "supervisor", _("supervisor")
 
     class Status(models.TextChoices):
-        TRIAL = "trial"
-        ACTIVE = "active"
-        DISQUALIFIED = "disqualified"
+        TRIAL = "trial", _("trial")
+        ACTIVE = "active", _("active")
+        DISQUALIFIED = "disqualified", _("disqualified")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")

@@ -64,7 +64,11 @@
   });
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
-    const button = document.querySelector('.label-button[data-key="' + event.key + '"]');
+    // The physical key, so that 1-3 work on Hebrew and Persian layouts too (a Persian
+    // layout types "۱" for the key Digit1).
+    const digit = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
+    const key = digit ? digit[1] : event.key;
+    const button = document.querySelector('.label-button[data-key="' + key + '"]');
     if (button) {
       event.preventDefault();
       submit(button.dataset.label);

@@ -44,30 +44,26 @@ def run_job(job_id: int) -> None:
         jobs.job_finish(job_id, result=result)
 
 
-@shared_task(
-    name="annotation.tasks.compute_consensus",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+# Idempotent tasks: acknowledged after they ran, redelivered if the worker dies, and
+# retried (with backoff, a few times) only on transient database errors.
+IDEMPOTENT_TASK = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 2,
+    "retry_backoff_max": 60,
+    "max_retries": 5,
+}
+
+
+@shared_task(name="annotation.tasks.compute_consensus", **IDEMPOTENT_TASK)
 def compute_consensus(item_id: int) -> None:
     """Decide an item's round; safe to run any number of times (only transient database
     errors are retried)."""
     consensus.consensus_compute_for_item(item_id)
 
 
-@shared_task(
-    name="annotation.tasks.compute_consensus_batch",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+@shared_task(name="annotation.tasks.compute_consensus_batch", **IDEMPOTENT_TASK)
 def compute_consensus_batch(item_ids: list[int]) -> int:
     """Decide a chunk of items (the sweep's unit of work); idempotent like the per-item
     task, one transaction per chunk."""

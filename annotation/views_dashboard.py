@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
-from annotation.errors import InvalidInput, NotFound, PermissionDenied
+from annotation.errors import ApplicationError, NotFound, PermissionDenied
 from annotation.models import Job
 from annotation.selectors.reports import report_for_project
 from annotation.services.agreement import JOB_KIND, agreement_request
@@ -152,10 +152,15 @@ def dashboard_recompute(request, slug):
     _project, refused = _access(request, slug, supervisor=True)
     if refused is not None:
         return refused
+    return recompute_agreement_and_return(request, slug, "dashboard")
+
+
+def recompute_agreement_and_return(request, slug: str, page: str):
+    """Queue the agreement job (the pages' "Recompute" buttons) and go back to `page`."""
     try:
         job = agreement_request(user=request.user, slug=slug)
-    except InvalidInput as exc:
+    except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
         messages.success(request, _("Agreement recomputation queued (job #%(job)s).") % {"job": job.pk})
-    return redirect("dashboard", slug=slug)
+    return redirect(page, slug=slug)

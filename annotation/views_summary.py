@@ -15,7 +15,8 @@ from annotation import access
 from annotation.errors import ApplicationError, NotFound, PermissionDenied
 from annotation.models import Job
 from annotation.selectors.reports import report_for_project
-from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB, agreement_request
+from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
+from annotation.views_dashboard import recompute_agreement_and_return
 from annotation.services.summaries import JOB_KIND as INTRINSIC_JOB, KIND, summary_measures_request
 
 AXIS_WIDTH = 320
@@ -144,10 +145,4 @@ def summary_recompute(request, slug):
     project, refused = _project_for(request, slug, supervisor=True)
     if refused is not None:
         return refused
-    try:
-        job = agreement_request(user=request.user, slug=slug)
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, _("Agreement recomputation queued (job #%(job)s).") % {"job": job.pk})
-    return redirect("summary-results", slug=project.slug)
+    return recompute_agreement_and_return(request, project.slug, "summary-results")

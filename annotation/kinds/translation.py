@@ -38,7 +38,6 @@ order the annotator saw: `{"ratings": {"<candidate index>": {...}}, "display_ord
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 from collections import defaultdict
@@ -48,7 +47,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control
 
 from .base import ItemRow, Kind, RowProblems, require_text
-from .nli import LABELS, LONG_TO_SHORT, canonical_label
+from .nli import LABELS, canonical_label
 
 SCORE_CRITERIA = ("accuracy", "fluency", "cultural_fit")
 BINARY_CRITERION = "label_valid"

@@ -2,7 +2,6 @@
 security headers of pages (API.md "General rules", "Users and membership", "Projects";
 DESIGN.md §6-7)."""
 
-import io
 import re
 
 import pytest

@@ -189,7 +189,6 @@ def test_report_query_count_does_not_grow(voted, client_for, django_assert_num_q
 
 @pytest.mark.django_db
 def test_dashboard_page(voted, client, client_for):
-    from django.test import Client
 
     people = users()
     recompute(client_for(people["sup"]), voted.slug)

@@ -2,7 +2,6 @@
 repeatable by seed, only sampled items reach raters, refused once rating started; the
 supervisor's form page does the same."""
 
-import io
 import json
 from collections import Counter
 

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tests.api.test_qa_authoring import JERUSALEM, PARAGRAPH, START, add_paragraphs, qa, submit, upload  # noqa: F401 (qa is a fixture)  # noqa: F401 (the fixture, shared with the authoring tests)
+from tests.api.test_qa_authoring import JERUSALEM, PARAGRAPH, START, add_paragraphs, qa, submit, upload  # noqa: F401 (qa is a fixture)
 from tests.api.test_reviews import IMPORTED
 
 pytestmark = pytest.mark.django_db

@@ -129,7 +129,7 @@ def main() -> None:
     from annotation.kinds.registry import get_kind
     from annotation.metrics.agreement import bootstrap_ci
     from annotation.models import AgreementReport, Project
-    from annotation.services.agreement import _slot_matrix
+    from annotation.metrics.agreement import slot_matrix
 
     rows: list[tuple[str, float, str]] = []
 
@@ -157,7 +157,7 @@ def main() -> None:
             figures = scope_figures(units, coders, values, level)
             total_figures += time.perf_counter() - start
             uniq, unit_index = np.unique(units, return_inverse=True)
-            slot = _slot_matrix(unit_index, values, uniq.size)
+            slot = slot_matrix(unit_index, values, uniq.size)
             # The package's natural input: raters × units, NaN where a rater did not rate.
             coder_ids, coder_pos = np.unique(coders, return_inverse=True)
             full = np.full((coder_ids.size, uniq.size), np.nan)

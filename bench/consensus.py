@@ -178,6 +178,7 @@ def main() -> None:
     from annotation.metrics.agreement import alpha, bootstrap_ci
     from annotation.models import AgreementReport, ConsensusOutcome, Item, Job, Membership, Project
     from annotation.services import agreement as agreement_service
+    from annotation.metrics import agreement as agreement_metrics
     from annotation.services.consensus import consensus_compute_for_item, consensus_sweep
 
     timer = Timer()
@@ -241,7 +242,7 @@ def main() -> None:
         # The job's matrix, for the pure steps.
         (item_ids, rounds, coders, codes, _is_vote), _, _ = agreement_service._load_votes(project, counts_reference=True)
         _, unit_index = np.unique(item_ids * 65536 + rounds, return_inverse=True)
-        slot_matrix = agreement_service._slot_matrix(unit_index, codes.astype(float), int(unit_index.max()) + 1)
+        slot_matrix = agreement_metrics.slot_matrix(unit_index, codes.astype(float), int(unit_index.max()) + 1)
         coder_ids, coder_index = np.unique(coders, return_inverse=True)
         coder_matrix = np.full((coder_ids.size, slot_matrix.shape[1]), np.nan)
         coder_matrix[coder_index, unit_index] = codes

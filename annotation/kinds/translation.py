@@ -505,11 +505,11 @@ def scope_figures(units, coders, values, level: str) -> dict:
     from scipy import stats
 
     from annotation.metrics.agreement import REASON_NO_PAIRABLE, alpha, bootstrap_ci
-    from annotation.services.agreement import _slot_matrix
+    from annotation.metrics.agreement import slot_matrix
 
     uniq, unit_index = np.unique(units, return_inverse=True)
     n_units = int(uniq.size)
-    matrix = _slot_matrix(unit_index, values, n_units)
+    matrix = slot_matrix(unit_index, values, n_units)
     point = alpha(matrix, level)
     boot = (
         bootstrap_ci(matrix, level, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED)
@@ -772,10 +772,10 @@ def ratings_export_rows(spec, *, exclude_flagged: bool):
     """(item, candidate record) pairs of the export `spec` (exports.export_prepare), in
     source order, reading annotations in bulk per chunk; items flagged by the
     back-translation filter are skipped when `exclude_flagged`."""
-    from annotation.services.exports import _chunks_with_facts, export_items_queryset
+    from annotation.services.exports import chunks_with_facts, export_items_queryset
 
     items = export_items_queryset(spec)
-    for chunk, facts in _chunks_with_facts(spec.project, items):
+    for chunk, facts in chunks_with_facts(spec.project, items):
         for item in chunk:
             if exclude_flagged and LOW_BACK_TRANSLATION_FLAG in (item.flags or []):
                 continue

@@ -653,3 +653,23 @@ def per_coder_agreement_with_reference(
         compared = (codes[i] >= 0) & (ref >= 0)
         result[i] = (int((codes[i][compared] == ref[compared]).sum()), int(compared.sum()))
     return result
+
+
+def slot_matrix(unit_index: np.ndarray, codes: np.ndarray, n_units: int) -> np.ndarray:
+    """A reliability matrix from (unit, value) pairs: one row per value slot (the i-th value
+    of each unit), one column per unit, NaN where a unit has fewer values. Alpha depends
+    only on each unit's multiset of values, not on who gave them, so this equals the
+    coders × units matrix for alpha and needs only (max values per unit) rows.
+
+    >>> slot_matrix(np.array([0, 0, 1]), np.array([2.0, 3.0, 2.0]), 2).tolist()
+    [[2.0, 2.0], [3.0, nan]]
+    """
+    if unit_index.size == 0:
+        return np.full((0, n_units), np.nan)
+    order = np.argsort(unit_index, kind="stable")
+    units_sorted = unit_index[order]
+    first = np.searchsorted(units_sorted, units_sorted, side="left")
+    slot = np.arange(units_sorted.size) - first
+    matrix = np.full((int(slot.max()) + 1, n_units), np.nan)
+    matrix[slot, units_sorted] = codes[order]
+    return matrix

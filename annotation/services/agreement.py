@@ -49,7 +49,7 @@ from django.utils import timezone
 from annotation.kinds.registry import get_kind
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
-from annotation.metrics.agreement import alpha, bootstrap_ci
+from annotation.metrics.agreement import alpha, bootstrap_ci, slot_matrix
 from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item, Job
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -78,19 +78,6 @@ def agreement_request(*, user, slug: str) -> Job:
     return job_create(kind=JOB_KIND, project=project, user=user)
 
 
-def _slot_matrix(unit_index: np.ndarray, codes: np.ndarray, n_units: int) -> np.ndarray:
-    """values-slots × units float matrix (NaN = missing) from (unit, code) pairs."""
-    if unit_index.size == 0:
-        return np.full((0, n_units), np.nan)
-    order = np.argsort(unit_index, kind="stable")
-    units_sorted = unit_index[order]
-    first = np.searchsorted(units_sorted, units_sorted, side="left")
-    slot = np.arange(units_sorted.size) - first
-    matrix = np.full((int(slot.max()) + 1, n_units), np.nan)
-    matrix[slot, units_sorted] = codes[order]
-    return matrix
-
-
 def _per_annotator(
     unit_index: np.ndarray, coder: np.ndarray, codes: np.ndarray, is_vote: np.ndarray, reference: np.ndarray, names: dict
 ) -> dict[str, dict]:
@@ -117,7 +104,7 @@ def _figures(unit_keys, coder, codes, is_vote, gold_by_unit_key: dict, names: di
     """Alpha, bootstrap CI, counts and per-annotator agreement for one scope."""
     uniq, unit_index = np.unique(unit_keys, return_inverse=True)
     n_units = int(uniq.size)
-    matrix = _slot_matrix(unit_index, codes.astype(np.float64), n_units)
+    matrix = slot_matrix(unit_index, codes.astype(np.float64), n_units)
     point = alpha(matrix, LEVEL)
     boot = bootstrap_ci(matrix, LEVEL, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED) if point.reason is None else None
     reference = np.array([gold_by_unit_key.get(int(key), -1) for key in uniq], dtype=np.int64)

@@ -138,7 +138,7 @@ def export_stream(spec: ExportSpec) -> Iterator[bytes]:
 
 
 def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
-    for chunk, facts in _chunks_with_facts(spec.project, items):
+    for chunk, facts in chunks_with_facts(spec.project, items):
         lines = []
         for item in chunk:
             line = json.dumps(spec.kind.export_record(item, facts[item.pk]), ensure_ascii=False)
@@ -153,7 +153,7 @@ def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     writer = csv.writer(buffer)
     writer.writerow([csv_neutralise(column) for column in columns])
     yield (UTF8_BOM + _drain(buffer)).encode("utf-8")
-    for chunk, facts in _chunks_with_facts(spec.project, items):
+    for chunk, facts in chunks_with_facts(spec.project, items):
         for item in chunk:
             writer.writerow(_csv_cells(spec.kind.export_record(item, facts[item.pk]), columns))
         yield _drain(buffer).encode("utf-8")
@@ -214,7 +214,7 @@ def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
+def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
     """Items in chunks, each with its items' facts read in two queries (outcomes of the
     current round, annotations of the current round)."""
     pseudonyms: dict[int, str] = {}

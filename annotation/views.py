@@ -68,6 +68,7 @@ def annotate(request, slug):
         "nextUrl": f"/api/projects/{project.slug}/next/",
         "submitUrl": "/api/assignments/{id}/submit/",
         "progressUrl": f"/api/projects/{project.slug}/progress/",
+        "networkError": _("The server could not be reached. Check your connection and try again."),
     }
     return render(request, kind.template, {"project": project, "config": config})
 

@@ -4,19 +4,10 @@
 "use strict";
 
 (function () {
-  const config = JSON.parse(document.getElementById("annotate-config").textContent);
-  const api = window.MashovApi;
   const el = function (id) { return document.getElementById(id); };
   const FIELDS = ["premise", "entailment", "contradiction", "neutral"];
-  let current = null;   // {assignment, item, idempotencyKey?}
-  let busy = false;
 
   function message(id) { return el(id).textContent; }
-
-  function showError(text) {
-    el("error").textContent = text;
-    el("error").hidden = !text;
-  }
 
   // Length in code points, so that a ZWNJ or an emoji counts as one character.
   function length(text) { return Array.from(text).length; }
@@ -52,16 +43,6 @@
     FIELDS.forEach(function (name) { el(name).removeAttribute("aria-invalid"); });
   }
 
-  async function refreshProgress() {
-    const result = await api.get(config.progressUrl);
-    if (result.status !== 200) { return; }
-    // `remaining` leaves out the caller's own open claim: the question on screen.
-    const total = result.data.done + result.data.remaining + (current ? 1 : 0);
-    el("progress").max = Math.max(1, total);
-    el("progress").value = result.data.done;
-    el("progress-text").textContent = result.data.done + " / " + total;
-  }
-
   function showQuestion(payload) {
     // textContent keeps the stored text exactly and never interprets it as markup.
     el("question").textContent = payload.question;
@@ -86,34 +67,19 @@
     });
   }
 
-  async function loadNext() {
-    showError("");
-    clearInvalid();
-    const result = await api.get(config.nextUrl);
-    if (result.status === 204) {
-      current = null;
-      el("task").hidden = true;
-      el("done").hidden = false;
-    } else if (result.status === 200) {
-      const isNew = !current || current.assignment !== result.data.assignment;
-      current = result.data;
-      showQuestion(current.item.payload);
-      if (isNew) {
-        FIELDS.forEach(function (name) { el(name).value = ""; });
-      }
+  const page = window.MashovAnnotatePage.create({
+    show: function (data) {
+      clearInvalid();
+      showQuestion(data.item.payload);
+      FIELDS.forEach(function (name) { el(name).value = ""; });
       refreshWarnings();
-      el("task").hidden = false;
-      el("done").hidden = true;
-      el("task").dataset.assignment = String(current.assignment);
       el("entailment").focus();
-    } else {
-      showError(api.errorText(result));
-    }
-    await refreshProgress();
-  }
+    },
+    onBusy: function (busy) { el("submit").disabled = busy; },
+  });
 
   async function submit() {
-    if (!current || busy) { return; }
+    if (!page.current() || page.busy()) { return; }
     clearInvalid();
     const value = {};
     const empty = [];
@@ -124,35 +90,16 @@
     if (empty.length) {
       empty.forEach(function (name) { el(name).setAttribute("aria-invalid", "true"); });
       el(empty[0]).focus();
-      showError(message("msg-empty"));
+      page.showError(message("msg-empty"));
       return;
     }
-    busy = true;
-    el("submit").disabled = true;
-    const url = config.submitUrl.replace("{id}", String(current.assignment));
-    const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
-    let result;
-    try {
-      result = await api.post(url, { value: value }, { "Idempotency-Key": key });
-    } catch (e) {
-      result = { status: 0, data: null };
-    }
-    busy = false;
-    el("submit").disabled = false;
-    const errors = (result.data && Array.isArray(result.data.errors)) ? result.data.errors : [];
-    const movedOn = result.status === 409 && errors.some(function (e) { return e.field === "assignment"; });
-    if (result.status === 201 || movedOn) {
-      // 409 on the assignment: already submitted or taken over; either way move on.
-      FIELDS.forEach(function (name) { el(name).value = ""; });
-      current = null;
-      await loadNext();
-      return;
-    }
+    const result = await page.submit(value);
+    // The error is shown; mark the texts it names.
+    const errors = (result && result.data && Array.isArray(result.data.errors)) ? result.data.errors : [];
     errors.forEach(function (e) {
       const name = (e.field || "").replace(/^value\./, "");
       if (FIELDS.indexOf(name) !== -1) { el(name).setAttribute("aria-invalid", "true"); }
     });
-    showError(result.status === 0 ? "Network error" : api.errorText(result));
   }
 
   el("entailment").addEventListener("input", refreshWarnings);
@@ -167,5 +114,5 @@
       submit();
     }
   });
-  loadNext();
+  page.loadNext();
 })();

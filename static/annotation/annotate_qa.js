@@ -197,19 +197,15 @@ window.MashovOverlap = (function () {
 (function () {
   const root = document.getElementById("qa-authoring");
   if (!root) { return; }  // the validation page loads this file for MashovSpan only
-  const config = JSON.parse(document.getElementById("annotate-config").textContent);
   const api = window.MashovApi;
   const el = function (id) { return document.getElementById(id); };
   let settings = { min_questions: 3, max_questions: 5, overlap_warning: 0.5 };
-  let current = null;      // {assignment, item, idempotencyKey?}
   let selector = null;     // MashovSpan handle for the current paragraph
   let span = null;         // the span currently marked
   let questions = [];      // [{question, answerable, answer}]
   let editing = null;      // index being edited
-  let busy = false;
 
   function message(id) { return el(id).textContent; }
-  function showError(text) { el("error").textContent = text; el("error").hidden = !text; }
 
   function showSpan(s) {
     span = s;
@@ -220,8 +216,8 @@ window.MashovOverlap = (function () {
   }
 
   function refreshOverlap() {
-    if (!current) { return; }
-    const result = window.MashovOverlap.overlap(el("question-input").value, current.item.payload.context);
+    if (!page.current()) { return; }
+    const result = window.MashovOverlap.overlap(el("question-input").value, page.current().item.payload.context);
     el("overlap-value").textContent = Math.round(result.share * 100) + "%";
     el("overlap-words").textContent = result.shared.length ? "(" + result.shared.join(" ") + ")" : "";
     el("overlap-warning").hidden = !(result.share > settings.overlap_warning);
@@ -261,7 +257,7 @@ window.MashovOverlap = (function () {
       list.appendChild(li);
     });
     el("count-text").textContent = questions.length + " / " + settings.min_questions + "–" + settings.max_questions;
-    el("done-paragraph").disabled = busy || questions.length < settings.min_questions || questions.length > settings.max_questions;
+    el("done-paragraph").disabled = page.busy() || questions.length < settings.min_questions || questions.length > settings.max_questions;
     el("add-question").textContent = editing === null ? message("msg-add") : message("msg-save");
     el("cancel-edit").hidden = editing === null;
   }
@@ -297,30 +293,21 @@ window.MashovOverlap = (function () {
   }
 
   function addQuestion() {
-    showError("");
+    page.showError("");
     const text = el("question-input").value;  // exactly as typed
     const answerable = el("answerable-yes").checked;
     if (!text.trim()) {
       el("question-input").setAttribute("aria-invalid", "true");
       el("question-input").focus();
-      showError(message("msg-empty-question"));
+      page.showError(message("msg-empty-question"));
       return;
     }
-    if (answerable && !span) { showError(message("msg-need-answer")); el("paragraph").focus(); return; }
-    if (editing === null && questions.length >= settings.max_questions) { showError(message("msg-too-many")); return; }
+    if (answerable && !span) { page.showError(message("msg-need-answer")); el("paragraph").focus(); return; }
+    if (editing === null && questions.length >= settings.max_questions) { page.showError(message("msg-too-many")); return; }
     const entry = { question: text, answerable: answerable, answer: answerable ? { start: span.start, text: span.text } : null };
     if (editing === null) { questions.push(entry); } else { questions[editing] = entry; }
     resetForm();
     el("question-input").focus();
-  }
-
-  async function refreshProgress() {
-    const result = await api.get(config.progressUrl);
-    if (result.status !== 200) { return; }
-    const total = result.data.done + result.data.remaining + (current ? 1 : 0);
-    el("progress").max = Math.max(1, total);
-    el("progress").value = result.data.done;
-    el("progress-text").textContent = result.data.done + " / " + total;
   }
 
   async function refreshUnread() {
@@ -331,57 +318,17 @@ window.MashovOverlap = (function () {
     badge.hidden = result.data.unread === 0;
   }
 
-  function showParagraph(payload) {
-    el("title").textContent = payload.title || "";
-    selector = window.MashovSpan.attach(el("paragraph"), payload.context, showSpan);
-  }
-
-  async function loadNext() {
-    showError("");
-    const result = await api.get(config.nextUrl);
-    if (result.status === 204) {
-      current = null;
-      el("task").hidden = true;
-      el("nothing-left").hidden = false;
-    } else if (result.status === 200) {
-      const isNew = !current || current.assignment !== result.data.assignment;
-      current = result.data;
-      if (isNew) { questions = []; }
-      el("task").hidden = false;
-      el("nothing-left").hidden = true;
-      root.dataset.assignment = String(current.assignment);
-      showParagraph(current.item.payload);
-      resetForm();
-    } else {
-      showError(api.errorText(result));
-    }
-    await refreshProgress();
-  }
-
-  async function submitParagraph() {
-    if (!current || busy) { return; }
-    busy = true;
-    renderQuestions();
-    const url = config.submitUrl.replace("{id}", String(current.assignment));
-    const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
-    let result;
-    try {
-      result = await api.post(url, { value: { questions: questions } }, { "Idempotency-Key": key });
-    } catch (e) {
-      result = { status: 0, data: null };
-    }
-    busy = false;
-    const errors = (result.data && Array.isArray(result.data.errors)) ? result.data.errors : [];
-    const movedOn = result.status === 409 && errors.some(function (e) { return e.field === "assignment"; });
-    if (result.status === 201 || movedOn) {
-      current = null;
+  const page = window.MashovAnnotatePage.create({
+    show: function (data) {
       questions = [];
-      await loadNext();
-      return;
-    }
-    renderQuestions();
-    showError(result.status === 0 ? "Network error" : api.errorText(result));
-  }
+      el("title").textContent = data.item.payload.title || "";
+      selector = window.MashovSpan.attach(el("paragraph"), data.item.payload.context, showSpan);
+      resetForm();
+    },
+    onBusy: renderQuestions,
+    doneId: "nothing-left",
+    assignmentOn: "qa-authoring",
+  });
 
   el("question-form").addEventListener("submit", function (event) { event.preventDefault(); addQuestion(); });
   el("question-input").addEventListener("input", refreshOverlap);
@@ -391,16 +338,16 @@ window.MashovOverlap = (function () {
   el("answerable-no").addEventListener("change", function () { if (selector) { selector.clear(); } showSpan(null); });
   el("clear-answer").addEventListener("click", function () { if (selector) { selector.clear(); } });
   el("cancel-edit").addEventListener("click", resetForm);
-  el("done-paragraph").addEventListener("click", submitParagraph);
+  el("done-paragraph").addEventListener("click", function () { page.submit({ questions: questions }); });
 
   (async function start() {
-    const project = await api.get("/api/projects/" + encodeURIComponent(config.slug) + "/");
+    const project = await api.get("/api/projects/" + encodeURIComponent(page.config.slug) + "/");
     if (project.status === 200 && project.data.settings) {
       ["min_questions", "max_questions", "overlap_warning"].forEach(function (name) {
         if (typeof project.data.settings[name] === "number") { settings[name] = project.data.settings[name]; }
       });
     }
     refreshUnread();
-    await loadNext();
+    await page.loadNext();
   })();
 })();

@@ -5,23 +5,14 @@
 "use strict";
 
 (function () {
-  const config = JSON.parse(document.getElementById("annotate-config").textContent);
-  const api = window.MashovApi;
   const el = function (id) { return document.getElementById(id); };
   const CRITERIA = ["coherence", "completeness"];
   // Persian (U+06F0) and Arabic-Indic (U+0660) digits, for keyboards that send them as keys.
   const DIGITS = { "۱": 1, "۲": 2, "۳": 3, "۴": 4, "۵": 5, "۶": 6, "۷": 7, "۸": 8, "۹": 9,
                    "١": 1, "٢": 2, "٣": 3, "٤": 4, "٥": 5, "٦": 6, "٧": 7, "٨": 8, "٩": 9 };
-  let current = null;   // {assignment, item}
   let ratings = [];     // per display index: {coherence, completeness, errors: Set}
   let tags = [];        // [{id, name, hint}]
   let active = 0;       // index into fields()
-  let busy = false;
-
-  function showError(message) {
-    el("error").textContent = message;
-    el("error").hidden = !message;
-  }
 
   function fields() {
     const out = [];
@@ -49,7 +40,7 @@
       box.closest(".summary-card").classList.add("active");
     }
     const left = all.filter(function (x) { return !ratings[x.d][x.c]; }).length;
-    el("submit").disabled = !complete() || busy;
+    el("submit").disabled = !complete() || page.busy();
     el("remaining").textContent = left ? el("remaining").dataset.template.replace("{n}", String(left)) : "";
   }
 
@@ -147,41 +138,17 @@
     return card;
   }
 
-  async function refreshProgress() {
-    const result = await api.get(config.progressUrl);
-    if (result.status !== 200) { return; }
-    const total = result.data.done + result.data.remaining + (current ? 1 : 0);
-    el("progress").max = Math.max(1, total);
-    el("progress").value = result.data.done;
-    el("progress-text").textContent = result.data.done + " / " + total;
-  }
-
-  async function loadNext() {
-    showError("");
-    const result = await api.get(config.nextUrl);
-    if (result.status === 204) {
-      current = null;
-      el("task").hidden = true;
-      el("done").hidden = false;
-    } else if (result.status === 200) {
-      current = result.data;
-      const payload = current.item.payload;
-      tags = payload.error_tags || [];
-      ratings = payload.summaries.map(function () { return { coherence: 0, completeness: 0, errors: new Set() }; });
-      el("article").textContent = payload.article;
-      el("article").scrollTop = 0;
-      const list = el("summaries");
-      list.replaceChildren();
-      payload.summaries.forEach(function (summary, d) { list.appendChild(buildCard(d, summary)); });
-      el("task").hidden = false;
-      el("done").hidden = true;
-      el("task").dataset.assignment = String(current.assignment);
-      active = 0;
-      render();
-    } else {
-      showError(api.errorText(result));
-    }
-    await refreshProgress();
+  function show(data) {
+    const payload = data.item.payload;
+    tags = payload.error_tags || [];
+    ratings = payload.summaries.map(function () { return { coherence: 0, completeness: 0, errors: new Set() }; });
+    el("article").textContent = payload.article;
+    el("article").scrollTop = 0;
+    const list = el("summaries");
+    list.replaceChildren();
+    payload.summaries.forEach(function (summary, d) { list.appendChild(buildCard(d, summary)); });
+    active = 0;
+    render();
   }
 
   function value() {
@@ -194,33 +161,22 @@
     return { ratings: out };
   }
 
-  async function submit() {
-    if (!current || busy || !complete()) { return; }
-    busy = true;
-    render();
-    const url = config.submitUrl.replace("{id}", String(current.assignment));
-    const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
-    const result = await api.post(url, { value: value() }, { "Idempotency-Key": key });
-    busy = false;
-    if (result.status === 201 || result.status === 409) {
-      // 409: already submitted or the claim was taken over; either way move on.
-      await loadNext();
-    } else {
-      render();
-      showError(api.errorText(result));
-    }
+  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render });
+
+  function submit() {
+    if (complete()) { page.submit(value()); }
   }
 
   function digitOf(event) {
-    const match = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
-    if (match) { return Number(match[1]); }
+    const physical = window.MashovAnnotatePage.digit(event);
+    if (physical !== null) { return physical; }
     if (/^[0-9]$/.test(event.key)) { return Number(event.key); }
     return DIGITS[event.key] || 0;
   }
 
   el("submit").addEventListener("click", submit);
   document.addEventListener("keydown", function (event) {
-    if (!current || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    if (!page.current() || event.ctrlKey || event.metaKey || event.altKey) { return; }
     const all = fields();
     const f = all[active];
     const digit = digitOf(event);
@@ -241,5 +197,5 @@
       submit();
     }
   });
-  loadNext();
+  page.loadNext();
 })();

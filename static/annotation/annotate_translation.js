@@ -6,31 +6,13 @@
 "use strict";
 
 (function () {
-  const config = JSON.parse(document.getElementById("annotate-config").textContent);
-  const api = window.MashovApi;
   const el = function (id) { return document.getElementById(id); };
   const SCORES = ["accuracy", "fluency", "cultural_fit"];
   const CRITERIA = SCORES.concat(["label_valid"]);
   const names = {};
   document.querySelectorAll("#names li").forEach(function (li) { names[li.dataset.name] = li.textContent; });
-  let current = null;   // {assignment, item}
   let ratings = [];     // per display index: {criterion: value}
   let cursor = 0;       // index into the flat list of (candidate, criterion) cells
-  let busy = false;
-
-  function showError(message) {
-    el("error").textContent = message;
-    el("error").hidden = !message;
-  }
-
-  async function refreshProgress() {
-    const result = await api.get(config.progressUrl);
-    if (result.status !== 200) { return; }
-    const total = result.data.done + result.data.remaining + (current ? 1 : 0);
-    el("progress").max = Math.max(1, total);
-    el("progress").value = result.data.done;
-    el("progress-text").textContent = result.data.done + " / " + total;
-  }
 
   function cellCount() { return ratings.length * CRITERIA.length; }
 
@@ -42,7 +24,7 @@
 
   function render() {
     const left = missing();
-    el("submit").disabled = left > 0 || busy;
+    el("submit").disabled = left > 0 || page.busy();
     el("missing").textContent = left > 0 ? names.missing.replace("%(n)s", String(left)) : "";
     document.querySelectorAll(".criterion").forEach(function (row) {
       const d = Number(row.dataset.candidate), c = row.dataset.criterion;
@@ -110,52 +92,24 @@
     render();
   }
 
-  async function loadNext() {
-    showError("");
-    const result = await api.get(config.nextUrl);
-    if (result.status === 204) {
-      current = null;
-      el("task").hidden = true;
-      el("done").hidden = false;
-    } else if (result.status === 200) {
-      current = result.data;
-      show(current);
-      el("task").hidden = false;
-      el("done").hidden = true;
-      el("task").dataset.assignment = String(current.assignment);
-    } else {
-      showError(api.errorText(result));
-    }
-    await refreshProgress();
-  }
+  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render });
 
-  async function submit() {
-    if (!current || busy || missing() > 0) { return; }
-    busy = true;
-    render();
+  function submit() {
+    if (missing() > 0) { return; }
     const value = { ratings: {} };
     ratings.forEach(function (r, d) { value.ratings[String(d)] = r; });
-    const url = config.submitUrl.replace("{id}", String(current.assignment));
-    const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
-    const result = await api.post(url, { value: value }, { "Idempotency-Key": key });
-    busy = false;
-    if (result.status === 201 || result.status === 409) {
-      await loadNext();
-    } else {
-      render();
-      showError(api.errorText(result));
-    }
+    page.submit(value);
   }
 
   el("submit").addEventListener("click", submit);
   document.addEventListener("keydown", function (event) {
-    if (!current || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    if (!page.current() || event.ctrlKey || event.metaKey || event.altKey) { return; }
     const code = event.code || "";
     const d = Math.floor(cursor / CRITERIA.length), c = CRITERIA[cursor % CRITERIA.length];
-    const digit = /^(Digit|Numpad)([1-5])$/.exec(code);
-    if (digit && c !== "label_valid") {
+    const digit = window.MashovAnnotatePage.digit(event);
+    if (digit >= 1 && digit <= 5 && c !== "label_valid") {
       event.preventDefault();
-      setValue(d, c, Number(digit[2]));
+      setValue(d, c, digit);
     } else if ((code === "KeyY" || code === "KeyN") && c === "label_valid") {
       event.preventDefault();
       setValue(d, c, code === "KeyY");
@@ -168,5 +122,5 @@
       submit();
     }
   });
-  loadNext();
+  page.loadNext();
 })();

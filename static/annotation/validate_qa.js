@@ -5,50 +5,41 @@
 "use strict";
 
 (function () {
-  const config = JSON.parse(document.getElementById("validate-config").textContent);
-  const api = window.MashovApi;
   const el = function (id) { return document.getElementById(id); };
-  let current = null;
   let span = null;
-  let busy = false;
 
   function message(id) { return el(id).textContent; }
-  function showError(text) { el("error").textContent = text; el("error").hidden = !text; }
 
   function showSpan(s) {
     span = s;
     el("answer-text").textContent = s ? s.text : "";
     el("answer-position").textContent = s ? "(" + message("msg-start") + " " + s.start + ")" : "";
-    el("submit-span").disabled = !s || busy;
+    el("submit-span").disabled = !s || page.busy();
   }
 
-  async function loadNext() {
-    showError("");
-    const result = await api.get(config.nextUrl);
-    if (result.status === 204) {
-      current = null;
-      el("task").hidden = true;
-      el("nothing-left").hidden = false;
-      return;
-    }
-    if (result.status !== 200) { showError(api.errorText(result)); return; }
-    current = result.data;
-    el("task").hidden = false;
-    el("nothing-left").hidden = true;
-    el("title").textContent = current.item.payload.title || "";
-    el("question").textContent = current.question_text;
-    el("remaining").textContent = current.remaining + " " + message("msg-remaining");
-    const root = document.getElementById("validate-qa");
-    root.dataset.annotation = current.annotation === null ? "" : String(current.annotation);
-    root.dataset.question = String(current.question);
-    root.dataset.questionKey = current.question_key || "";
-    window.MashovSpan.attach(el("paragraph"), current.item.payload.context, showSpan);
-    showSpan(null);
-  }
+  const page = window.MashovAnnotatePage.create({
+    show: function (data) {
+      el("title").textContent = data.item.payload.title || "";
+      el("question").textContent = data.question_text;
+      el("remaining").textContent = data.remaining + " " + message("msg-remaining");
+      const root = el("validate-qa");
+      root.dataset.annotation = data.annotation === null ? "" : String(data.annotation);
+      root.dataset.question = String(data.question);
+      root.dataset.questionKey = data.question_key || "";
+      window.MashovSpan.attach(el("paragraph"), data.item.payload.context, showSpan);
+      showSpan(null);
+    },
+    onBusy: function () { showSpan(span); },
+    configId: "validate-config",
+    doneId: "nothing-left",
+    assignmentOn: null,
+    // 409: this validator answered the question already.
+    skipOnConflict: ["question", "question_key"],
+  });
 
-  async function submit(answerable) {
-    if (!current || busy || (answerable && !span)) { return; }
-    busy = true;
+  function submit(answerable) {
+    const current = page.current();
+    if (!current || (answerable && !span)) { return; }
     // An authored question is named by its annotation and index, a question of the
     // imported file by its paragraph and id (`annotation` is null then).
     const body = current.annotation === null
@@ -56,18 +47,10 @@
       : { annotation: current.annotation, question: current.question };
     body.answerable = answerable;
     body.answer = answerable ? { start: span.start, text: span.text } : null;
-    const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
-    const result = await api.post(config.submitUrl, body, { "Idempotency-Key": key });
-    busy = false;
-    if (result.status === 201 || result.status === 409) {
-      await loadNext();
-      return;
-    }
-    showSpan(span);
-    showError(api.errorText(result));
+    page.send(body);
   }
 
   el("submit-span").addEventListener("click", function () { submit(true); });
   el("submit-unanswerable").addEventListener("click", function () { submit(false); });
-  loadNext();
+  page.loadNext();
 })();

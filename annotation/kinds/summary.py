@@ -101,32 +101,6 @@ def tag_name(tag: str) -> str:
     return str(name) if name is not None else tag
 
 
-def mean_t_interval(values: list[float], confidence: float = CONFIDENCE) -> dict:
-    """Mean, sample SD and the two-sided t interval (scipy.stats.t, n - 1 degrees of freedom)
-    of `values`. The interval is None with fewer than 2 values, and collapses to the mean when
-    every value is equal (scipy refuses a zero scale).
-
-    >>> r = mean_t_interval([3, 4, 5])
-    >>> r["mean"], round(r["ci_low"], 4), round(r["ci_high"], 4)
-    (4.0, 1.5159, 6.4841)
-    """
-    from scipy import stats
-
-    n = len(values)
-    if n == 0:
-        return {"n": 0, "mean": None, "sd": None, "ci_low": None, "ci_high": None}
-    mean = math.fsum(values) / n
-    if n < 2:
-        return {"n": 1, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    sem = sd / math.sqrt(n)
-    if sem == 0:
-        low = high = mean
-    else:
-        low, high = (float(x) for x in stats.t.interval(confidence, n - 1, loc=mean, scale=sem))
-    return {"n": n, "mean": mean, "sd": sd, "ci_low": low, "ci_high": high}
-
-
 def _mean(values: list[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 

@@ -502,9 +502,9 @@ def scope_figures(units, coders, values, level: str) -> dict:
     label_valid the values are 1 (holds) / 0, so the mean is the share of "label still
     holds"; `share` is the same share over individual ratings."""
     import numpy as np
-    from scipy import stats
 
     from annotation.metrics.agreement import REASON_NO_PAIRABLE, alpha, bootstrap_ci
+    from annotation.metrics.intervals import mean_t_interval
     from annotation.metrics.agreement import slot_matrix
 
     uniq, unit_index = np.unique(units, return_inverse=True)
@@ -518,14 +518,8 @@ def scope_figures(units, coders, values, level: str) -> dict:
     )
     counts = np.bincount(unit_index, minlength=n_units)
     unit_means = np.bincount(unit_index, weights=values, minlength=n_units) / np.maximum(counts, 1)
-    mean = float(unit_means.mean()) if n_units else None
-    ci_low = ci_high = None
-    if n_units >= 2:
-        sem = float(stats.sem(unit_means))
-        if sem == 0.0:
-            ci_low = ci_high = mean
-        else:
-            ci_low, ci_high = (float(x) for x in stats.t.interval(CONFIDENCE, n_units - 1, loc=mean, scale=sem))
+    interval = mean_t_interval(unit_means.tolist(), CONFIDENCE)
+    mean, ci_low, ci_high = interval["mean"], interval["ci_low"], interval["ci_high"]
     pairable = counts[unit_index] >= 2
     reason = point.reason or (boot.reason if boot is not None and boot.reason else "") or ""
     if point.alpha is None and not pairable.any() and np.unique(coders).size >= 2:

@@ -37,7 +37,8 @@ from django.utils import timezone
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
-from annotation.kinds.summary import CRITERIA, ERROR_TAG_NAMES, mean_t_interval, stored_ratings, tag_name
+from annotation.kinds.summary import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
+from annotation.metrics.intervals import mean_t_interval
 from annotation.metrics.agreement import alpha, bootstrap_ci
 from annotation.metrics.summary import compression_ratio, correlations, novel_ngrams, redundancy
 from annotation.models import AgreementReport, Annotation, Item, Job

@@ -1,0 +1,50 @@
+"""Settings come from the environment; production refuses to start without a real key and
+passes Django's deployment checks with one."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def manage(*args, **env):
+    base = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DJANGO_SETTINGS_MODULE", "DEBUG")}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_production_refuses_to_start_without_a_real_secret_key():
+    for key in (None, "short", "django-insecure-" + "x" * 60):
+        env = {"DJANGO_SETTINGS_MODULE": "config.settings.production"}
+        if key is not None:
+            env["SECRET_KEY"] = key
+        result = manage("check", **env)
+        assert result.returncode != 0
+        assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_passes_the_deployment_checks():
+    result = manage("check", "--deploy", DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY=secrets.token_urlsafe(60))
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_embedded_default_without_database_url_or_broker_is_sqlite_and_in_process():
+    code = (
+        "import django, os; django.setup(); from django.conf import settings; "
+        "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_TASK_ALWAYS_EAGER)"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "config.settings.local"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "True"], result.stderr

@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def manage(*args, **env):
-    base = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DJANGO_SETTINGS_MODULE", "DEBUG")}
+    # A clean environment: browser tests set DJANGO_ALLOW_ASYNC_UNSAFE in this process.
+    dropped = ("SECRET_KEY", "DJANGO_SETTINGS_MODULE", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    base = {k: v for k, v in os.environ.items() if k not in dropped}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=120
     )

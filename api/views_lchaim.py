@@ -7,7 +7,7 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +20,7 @@ from annotation.services.back_translation import back_translation_request
 from annotation.services.sampling import STRATUM_FIELDS, items_sample
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
+from api.parsers import StrictJSONParser
 from api.views import ERRORS, body_of
 
 SampleRequest = inline_serializer(
@@ -94,7 +95,7 @@ class LchaimImportView(APIView):
 
 
 class SampleView(APIView):
-    parser_classes = [JSONParser]
+    parser_classes = [StrictJSONParser]
 
     @extend_schema(
         summary="Draw a stratified random sample of the items to rate",

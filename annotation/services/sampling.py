@@ -81,7 +81,7 @@ def items_sample(*, project: Project, user=None, n, stratum=None, seed=None) -> 
     """Draw the sample (see the module docstring) and mark it, in one transaction.
     `seed` defaults to a fresh random one, returned so that the draw can be repeated."""
     stratum = DEFAULT_STRATUM if stratum in (None, "") else stratum
-    if stratum not in STRATUM_FIELDS:
+    if not isinstance(stratum, str) or stratum not in STRATUM_FIELDS:
         raise InvalidInput(f"must be one of {', '.join(STRATUM_FIELDS)}", field="stratum")
     seed = secrets.randbelow(2**31) if seed is None else _clean_int(seed, "seed", low=0, high=2**63 - 1)
     with transaction.atomic():

@@ -86,10 +86,13 @@ def test_only_sampled_items_go_to_raters_and_sampling_stops_once_rating_starts(s
 
 @pytest.mark.parametrize(
     "body, field",
-    [({"n": 0}, "n"), ({"n": 837}, "n"), ({"n": "5"}, "n"), ({"n": True}, "n"), ({}, "n"), ({"n": 5, "stratum": "payload"}, "stratum"), ({"n": 5, "seed": -1}, "seed"), ({"n": 5, "extra": 1}, "body")],
+    [({"n": 0}, "n"), ({"n": 837}, "n"), ({"n": "5"}, "n"), ({"n": True}, "n"), ({}, "n"), ({"n": 5, "stratum": "payload"}, "stratum"), ({"n": 5, "seed": -1}, "seed"), ({"n": 5, "extra": 1}, "body"), ({"n": 5, "stratum": []}, "stratum"), ('{"n": 5, "stratum": "split\\ud800"}', "stratum"), ({"n": 5, "seed": [1]}, "seed")],
 )
 def test_bad_sample_requests_are_400_and_change_nothing(setup, body, field):
-    response = setup["sup_api"].post("/api/projects/mt/sample/", body, format="json")
+    if isinstance(body, str):  # raw JSON: a lone surrogate escape cannot be encoded by the client
+        response = setup["sup_api"].post("/api/projects/mt/sample/", body, content_type="application/json")
+    else:
+        response = setup["sup_api"].post("/api/projects/mt/sample/", body, format="json")
     assert response.status_code == 400, response.content
     assert response.json()["errors"][0]["field"] == field
     assert len(sampled(setup["project"])) == 836

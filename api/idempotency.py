@@ -1,6 +1,7 @@
 """`Idempotency-Key` for writes a client may retry: the same key returns the first result
 and changes nothing."""
 
+import functools
 from collections.abc import Callable
 
 from django.db import IntegrityError, transaction
@@ -37,3 +38,13 @@ def idempotent(request, produce: Callable[[], Response]) -> Response:
         except IntegrityError:
             pass
     return response
+
+
+def idempotent_write(method):
+    """Decorator for a view's write method: `Idempotency-Key` replays its first result."""
+
+    @functools.wraps(method)
+    def wrapper(self, request, *args, **kwargs):
+        return idempotent(request, lambda: method(self, request, *args, **kwargs))
+
+    return wrapper

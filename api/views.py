@@ -24,8 +24,9 @@ from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 from annotation.services import revisions as revision_services
 from api import serializers as s
-from api.idempotency import idempotent
+from api.idempotency import idempotent_write
 
+IDEMPOTENCY_KEY = [OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, description="a retry with the same key returns the first result")]
 ERRORS = {400: s.ErrorsSerializer, 401: s.ErrorsSerializer, 403: s.ErrorsSerializer, 404: s.ErrorsSerializer}
 
 
@@ -56,7 +57,8 @@ class TokenView(APIView):
 
 
 class UserCreateView(APIView):
-    @extend_schema(request=s.UserRequestSerializer, responses={201: s.UserSerializer, **ERRORS})
+    @extend_schema(request=s.UserRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.UserSerializer, **ERRORS})
+    @idempotent_write
     def post(self, request):
         data = body_of(request)
         user = project_services.user_create(
@@ -71,7 +73,8 @@ class ProjectListView(generics.ListAPIView):
     def get_queryset(self):
         return access.projects_visible_to(self.request.user).order_by("slug")
 
-    @extend_schema(request=s.ProjectRequestSerializer, responses={201: s.ProjectSerializer, **ERRORS})
+    @extend_schema(request=s.ProjectRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.ProjectSerializer, **ERRORS})
+    @idempotent_write
     def post(self, request):
         data = body_of(request)
         project = project_services.project_create(
@@ -101,7 +104,8 @@ class MemberListView(generics.ListAPIView):
         project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
         return Membership.objects.filter(project=project).select_related("user").order_by("user__username")
 
-    @extend_schema(request=s.MemberRequestSerializer, responses={201: s.MembershipSerializer, **ERRORS})
+    @extend_schema(request=s.MemberRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.MembershipSerializer, **ERRORS})
+    @idempotent_write
     def post(self, request, slug):
         data = body_of(request)
         membership = project_services.membership_add(
@@ -116,7 +120,8 @@ class MemberListView(generics.ListAPIView):
 
 
 class MemberDetailView(APIView):
-    @extend_schema(request=s.MemberUpdateSerializer, responses={200: s.MembershipSerializer, **ERRORS})
+    @extend_schema(request=s.MemberUpdateSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.MembershipSerializer, **ERRORS})
+    @idempotent_write
     def patch(self, request, slug, username):
         membership = project_services.membership_update(
             actor=request.user, slug=slug, username=username, changes=body_of(request)
@@ -129,8 +134,10 @@ class ImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": s.ImportRequestSerializer},
+        parameters=IDEMPOTENCY_KEY,
         responses={201: s.ImportResultSerializer, 202: s.ImportResultSerializer, 413: s.ErrorsSerializer, **ERRORS},
     )
+    @idempotent_write
     def post(self, request, slug):
         project = access.access_project_for_supervisor(request.user, slug)
         upload = request.FILES.get("file")
@@ -224,20 +231,16 @@ class ProgressView(APIView):
 class SubmitView(APIView):
     @extend_schema(
         request=s.SubmitRequestSerializer,
-        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
+        parameters=IDEMPOTENCY_KEY,
         responses={201: s.AnnotationSerializer, 409: s.ErrorsSerializer, **ERRORS},
     )
+    @idempotent_write
     def post(self, request, assignment_id):
-        def produce():
-            data = body_of(request)
-            if "value" not in data:
-                raise InvalidInput("is required", field="value")
-            annotation = assignment_services.annotation_submit(
-                user=request.user, assignment_id=assignment_id, value=data["value"]
-            )
-            return Response(s.AnnotationSerializer(annotation).data, status=status.HTTP_201_CREATED)
-
-        return idempotent(request, produce)
+        data = body_of(request)
+        if "value" not in data:
+            raise InvalidInput("is required", field="value")
+        annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
+        return Response(s.AnnotationSerializer(annotation).data, status=status.HTTP_201_CREATED)
 
 
 class JobView(APIView):
@@ -254,7 +257,8 @@ class RevisionListView(generics.ListAPIView):
 
 
 class ItemReviseView(APIView):
-    @extend_schema(request=s.ReviseRequestSerializer, responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS})
+    @extend_schema(request=s.ReviseRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS})
+    @idempotent_write
     def post(self, request, item_id):
         item = revision_services.item_revise(user=request.user, item_id=item_id, changes=body_of(request))
         return Response(s.ItemSerializer(item).data)

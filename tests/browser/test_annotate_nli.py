@@ -12,10 +12,10 @@ import json
 import re
 
 import pytest
+from tests.browser.helpers import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "browser-pass-123"
 ANNOTATOR = "noa-annotator"
 AUTHOR = "yael-author-x7"  # the items' author: must never appear on the annotator's page
 EXTRA_SECRET = "hidden-extra-q9z"  # in the stored payload's `extra`, never sent to annotators

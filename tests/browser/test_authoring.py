@@ -8,13 +8,12 @@ Then a failed item is revised (and another withdrawn) on /p/<slug>/revisions/.
 Screenshots: tests/browser/artifacts/authoring_*.png."""
 
 import json
-import re
 
 import pytest
+from tests.browser.helpers import _is, _jsonl, login, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "browser-pass-123"
 ZWNJ, NBSP = "\u200c", "\u00a0"
 QUESTION = {
     "id": "q-un",
@@ -29,23 +28,6 @@ TEXTS = {
     "contradiction": f"پیش از آنتونیو گوترش، کوفی عنان دبیر کل سازمان ملل بوده{ZWNJ}است.",
     "neutral": f"اعضای سازمان ملل به اتفاق آرا آنتونیو گوترش را نامزد کردند{ZWNJ}.  ",
 }
-
-
-def login(page, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    with page.expect_navigation():
-        page.click("button[type=submit].primary")
-    assert not page.url.rstrip("/").endswith("/login"), "login failed"
-
-
-def _is(method: str, pattern: str):
-    return lambda response: response.request.method == method and re.search(pattern, response.url) is not None
-
-
-def _jsonl(rows) -> bytes:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
 
 
 @pytest.fixture

@@ -4,14 +4,12 @@ fixtures in tests/browser/conftest.py): the seven relations with their definitio
 bar, reversed probes that look like any other pair, the nothing-left state, and the
 supervisor's coherence dashboard drawn as SVG. Screenshots: tests/browser/artifacts/phrase_*.png."""
 
-import json
-import re
 
 import pytest
+from tests.browser.helpers import _is, _jsonl, login, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "browser-pass-123"
 RLM = "\u200f"
 # Hand-written Hebrew phrase pairs (not from any dataset); trailing spaces and an RLM are data.
 HEBREW = [
@@ -27,23 +25,6 @@ ENGLISH = [
     {"id": "en2", "left": "clings", "right": "hold on", "label": "EQUIVALENT"},
 ]
 KEY_OF = {"EQUIVALENT": "1", "FORWARD": "2", "BACKWARD": "3", "OPPOSITION": "4", "SIMILAR": "5", "RELATED": "6", "UNRELATED": "7"}
-
-
-def login(page, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    with page.expect_navigation():
-        page.click("button[type=submit].primary")
-    assert not page.url.rstrip("/").endswith("/login"), "login failed"
-
-
-def _is(method: str, pattern: str):
-    return lambda response: response.request.method == method and re.search(pattern, response.url) is not None
-
-
-def _jsonl(rows) -> bytes:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
 
 
 @pytest.fixture

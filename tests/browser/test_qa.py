@@ -13,10 +13,10 @@ import json
 import re
 
 import pytest
+from tests.browser.helpers import _jsonl, login, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "browser-pass-123"
 ZWNJ = "\u200c"
 HE_PARAGRAPH = "בשנת 2019 הודיעה חברת Intel 🚀 כי תשקיע 11 מיליארד דולר בקריית גת, עיר בדרום הארץ."
 HE_MOUSE_ANSWER = "קריית גת"  # without the prefix letter ב
@@ -24,19 +24,6 @@ HE_KEY_ANSWER = "11 מיליארד"
 FA_PARAGRAPH = f"کتاب{ZWNJ}های تاریخی در کتابخانه{ZWNJ}ی ملی ایران نگهداری می{ZWNJ}شوند و بیش از ۲۰۰ هزار جلد دارند."
 FA_MOUSE_ANSWER = f"کتابخانه{ZWNJ}ی ملی"
 FA_KEY_ANSWER = f"می{ZWNJ}شوند"
-
-
-def login(page, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    with page.expect_navigation():
-        page.click("button[type=submit].primary")
-    assert not page.url.rstrip("/").endswith("/login"), "login failed"
-
-
-def _jsonl(rows) -> bytes:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
 
 
 @pytest.fixture

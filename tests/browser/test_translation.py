@@ -9,10 +9,10 @@ import re
 import pytest
 
 from tests.browser.test_annotate_nli import _RECT_JS, login
+from tests.browser.helpers import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "browser-pass-123"
 SYSTEMS = ("amazon-secret-sys", "dicta-secret-sys")
 ITEM = {
     "id": "mt-1",

@@ -14,7 +14,6 @@ times the krippendorff package alone on the same matrices, and drops the databas
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
@@ -23,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from scratch import admin_sql, copy_rows  # noqa: E402 (bench/ is on sys.path when run as a script)
 
 SYSTEMS = ("amazon", "dicta")
 SCORES = ("accuracy", "fluency", "cultural_fit")
@@ -36,25 +37,6 @@ def parse_args():
     parser.add_argument("--database", default="mashov_bench_agreement")
     parser.add_argument("--keep", action="store_true")
     return parser.parse_args()
-
-
-def admin_sql(server: str, sql: str) -> None:
-    import psycopg2
-
-    conn = psycopg2.connect(f"{server}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute(sql)
-    conn.close()
-
-
-def copy_rows(cursor, table, columns, rows):
-    buffer = io.StringIO()
-    for row in rows:
-        buffer.write("\t".join(row))
-        buffer.write("\n")
-    buffer.seek(0)
-    cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", buffer)
 
 
 def synthetic(rng, n_items, n_raters):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import io
 import os
 import sys
 import time
@@ -39,6 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from scratch import admin_sql, copy_rows  # noqa: E402 (bench/ is on sys.path when run as a script)
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -55,16 +56,6 @@ def parse_args():
     parser.add_argument("--database", default="mashov_bench")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     return parser.parse_args()
-
-
-def admin_sql(server: str, sql: str) -> None:
-    import psycopg2
-
-    conn = psycopg2.connect(f"{server}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute(sql)
-    conn.close()
 
 
 class Timer:
@@ -101,15 +92,6 @@ def synthetic_votes(rng, n_items, votes, coders):
     right = rng.random((n_items, votes)) < skill[who]
     labels = np.where(right, truth[:, None], rng.integers(0, 3, (n_items, votes)))
     return who, labels
-
-
-def copy_rows(cursor, table, columns, rows):
-    buffer = io.StringIO()
-    for row in rows:
-        buffer.write("\t".join(row))
-        buffer.write("\n")
-    buffer.seek(0)
-    cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", buffer)
 
 
 def insert_votes(project, users, who, labels):

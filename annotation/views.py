@@ -6,13 +6,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.db.models import Count
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access, throttle
-from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
+from annotation.errors import ApplicationError, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
 from annotation.services import imports as import_services
@@ -54,12 +54,7 @@ def home(request):
 
 @login_required
 def annotate(request, slug):
-    try:
-        membership = access.access_membership_for_annotator(request.user, slug)
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return render(request, "annotation/refused.html", {"message": exc.message}, status=403)
+    membership = access.access_membership_for_annotator(request.user, slug)
     project = membership.project
     kind = get_kind(project.kind)
     config = {
@@ -89,7 +84,7 @@ def _form_action(request, slug: str, action) -> HttpResponse:
     try:
         message = action()
     except NotFound:
-        raise Http404 from None
+        raise  # not found or not yours: the 404 page (AccessErrorPageMiddleware), not a message
     except ApplicationError as exc:
         return _redirect_with_message(request, slug, _error_text(exc), error=True)
     return _redirect_with_message(request, slug, message)
@@ -145,12 +140,7 @@ def project_import(request, slug):
 
 @login_required
 def project_overview(request, slug):
-    try:
-        project = access.access_project_for_staff(request.user, slug)
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return render(request, "annotation/refused.html", {"message": exc.message}, status=403)
+    project = access.access_project_for_staff(request.user, slug)
     counts = dict(Item.objects.filter(project=project).order_by().values_list("status").annotate(n=Count("pk")))
     members = Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
     jobs = Job.objects.filter(project=project).order_by("-id")[:10]

@@ -10,7 +10,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from annotation import access
-from annotation.errors import NotFound
 from annotation.kinds.registry import get_kind
 from annotation.services.revisions import revisions_for_author
 
@@ -20,18 +19,12 @@ def revisions(request, slug):
     """Members of the project only (others, and missing projects, get the same 404). On an
     `nli_authoring` project the page sends the author on to its linked relabel project,
     where the generated items live."""
-    try:
-        project = access.access_project_for_user(request.user, slug)
-    except NotFound:
-        raise Http404 from None
+    project = access.access_project_for_user(request.user, slug)
     if project.kind == "nli_authoring":
         target = get_kind(project.kind).settings_for(project.settings)["relabel_project"]
         if not target:
             raise Http404
         return redirect(reverse("revisions", args=[target]))
-    try:
-        rows = revisions_for_author(user=request.user, slug=slug)
-    except NotFound:
-        raise Http404 from None
+    rows = revisions_for_author(user=request.user, slug=slug)
     config = {"slug": project.slug, "reviseUrl": "/api/items/{id}/revise/", "items": rows}
     return render(request, "annotation/revisions.html", {"project": project, "config": config, "count": len(rows)})

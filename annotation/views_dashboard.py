@@ -7,14 +7,13 @@ import math
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language_bidi
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
-from annotation.errors import ApplicationError, NotFound, PermissionDenied
+from annotation.errors import ApplicationError
 from annotation.models import Job
 from annotation.selectors.reports import report_for_project
 from annotation.services.agreement import JOB_KIND, agreement_request
@@ -107,22 +106,15 @@ def _scope_label(scope) -> str:
 
 
 def _access(request, slug, supervisor: bool = False):
-    """(project, refusal response or None); non-members get a 404."""
-    try:
-        getter = access.access_project_for_supervisor if supervisor else access.access_project_for_staff
-        return getter(request.user, slug), None
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return None, render(request, "annotation/refused.html", {"message": exc.message}, status=403)
+    """The project for its staff; refusals become pages in AccessErrorPageMiddleware (404, 403)."""
+    getter = access.access_project_for_supervisor if supervisor else access.access_project_for_staff
+    return getter(request.user, slug)
 
 
 @login_required
 @require_GET
 def dashboard(request, slug):
-    project, refused = _access(request, slug)
-    if refused is not None:
-        return refused
+    project = _access(request, slug)
     report = report_for_project(project)
     rtl = get_language_bidi()
     membership = access.membership_of(request.user, project)
@@ -149,9 +141,7 @@ def dashboard(request, slug):
 @require_POST
 def dashboard_recompute(request, slug):
     """The "Recompute agreement" button: queue the job, come back to the dashboard."""
-    _project, refused = _access(request, slug, supervisor=True)
-    if refused is not None:
-        return refused
+    _access(request, slug, supervisor=True)
     return recompute_agreement_and_return(request, slug, "dashboard")
 
 

@@ -11,25 +11,16 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from annotation import access
-from annotation.errors import InvalidInput, NotFound, PermissionDenied
+from annotation.errors import PermissionDenied
 from annotation.kinds.qa import GRADES, questions_of
 from annotation.models import Membership
 from annotation.services.reviews import feedback_list_for_user, feedback_mark_read, feedback_unread_count
 
 
-def _refused(request, exc):
-    return render(request, "annotation/refused.html", {"message": exc.message}, status=403)
-
-
 @login_required
 def review(request, slug):
     """Reviewers and supervisors grade the pending questions of a qa_authoring project."""
-    try:
-        project = access.access_project_for_staff(request.user, slug)
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return _refused(request, exc)
+    project = access.access_project_for_staff(request.user, slug)
     if project.kind != "qa_authoring":
         raise Http404
     config = {
@@ -65,27 +56,19 @@ def feedback(request):
 @login_required
 @require_POST
 def feedback_read(request, feedback_id):
-    try:
-        feedback_mark_read(user=request.user, feedback_id=feedback_id)
-    except NotFound:
-        raise Http404 from None
+    feedback_mark_read(user=request.user, feedback_id=feedback_id)
     return redirect("feedback")
 
 
 @login_required
 def validate(request, slug):
     """Validators answer authored dev/test questions blind (HeQ §3.3)."""
-    try:
-        project = access.access_project_for_user(request.user, slug)
-        membership = access.membership_of(request.user, project)
-        if project.kind != "qa_authoring":
-            raise Http404
-        if membership is not None and membership.role == Membership.Role.ANNOTATOR and membership.status != Membership.Status.ACTIVE:
-            raise PermissionDenied("Only active annotators, reviewers and supervisors validate questions.")
-    except NotFound:
-        raise Http404 from None
-    except (PermissionDenied, InvalidInput) as exc:
-        return _refused(request, exc)
+    project = access.access_project_for_user(request.user, slug)
+    membership = access.membership_of(request.user, project)
+    if project.kind != "qa_authoring":
+        raise Http404
+    if membership is not None and membership.role == Membership.Role.ANNOTATOR and membership.status != Membership.Status.ACTIVE:
+        raise PermissionDenied("Only active annotators, reviewers and supervisors validate questions.")
     config = {
         "slug": project.slug,
         "nextUrl": f"/api/projects/{project.slug}/validations/next/",
@@ -241,12 +224,7 @@ def quality(request, slug):
     non-members see nothing (404)."""
     from annotation.selectors.reports import report_for_project
 
-    try:
-        project = access.access_project_for_staff(request.user, slug)
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return _refused(request, exc)
+    project = access.access_project_for_staff(request.user, slug)
     if project.kind != "qa_authoring":
         raise Http404
     report = report_for_project(project)

@@ -40,12 +40,7 @@ def _tables(project) -> dict:
 @login_required
 @require_GET
 def lchaim_results(request, slug):
-    try:
-        project = _project(request, slug)
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return render(request, "annotation/refused.html", {"message": exc.message}, status=403)
+    project = _project(request, slug)
     tables = _tables(project)
     table1 = tables.get("table1")
     rows = []
@@ -102,7 +97,7 @@ def lchaim_sample(request, slug):
             seed=int(seed) if seed.strip().isascii() and seed.strip().isdigit() else (None if not seed.strip() else seed),
         )
     except NotFound:
-        raise Http404 from None
+        raise  # not found or not yours: the 404 page (AccessErrorPageMiddleware), not a message
     except ApplicationError as exc:
         messages.error(request, "; ".join((f"{e.field}: " if e.field else "") + e.message for e in exc.errors))
         return redirect("lchaim-results", slug=slug)

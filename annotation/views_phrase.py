@@ -11,7 +11,6 @@ from django.utils.translation import get_language_bidi
 from django.views.decorators.http import require_GET
 
 from annotation import access
-from annotation.errors import NotFound, PermissionDenied
 from annotation.metrics.coherence import LABELS
 from annotation.selectors.reports import report_for_project
 
@@ -41,12 +40,7 @@ def coherence_rows(per_annotator: list[dict], rtl: bool) -> list[dict]:
 @login_required
 @require_GET
 def coherence_dashboard(request, slug):
-    try:
-        project = access.access_project_for_supervisor(request.user, slug)
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return render(request, "annotation/refused.html", {"message": exc.message}, status=403)
+    project = access.access_project_for_supervisor(request.user, slug)
     if project.kind != "phrase_pair":
         raise Http404
     report = report_for_project(project)

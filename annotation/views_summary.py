@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
-from annotation.errors import ApplicationError, NotFound, PermissionDenied
+from annotation.errors import ApplicationError
 from annotation.models import Job
 from annotation.selectors.reports import report_for_project
 from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
@@ -84,24 +84,17 @@ def _intrinsic_rows(report: dict) -> list[dict]:
 
 
 def _project_for(request, slug, *, supervisor=False):
-    try:
-        getter = access.access_project_for_supervisor if supervisor else access.access_project_for_staff
-        project = getter(request.user, slug)
-    except NotFound:
-        raise Http404 from None
-    except PermissionDenied as exc:
-        return None, render(request, "annotation/refused.html", {"message": exc.message}, status=403)
+    getter = access.access_project_for_supervisor if supervisor else access.access_project_for_staff
+    project = getter(request.user, slug)
     if project.kind != KIND:
         raise Http404
-    return project, None
+    return project
 
 
 @login_required
 @require_GET
 def summary_results(request, slug):
-    project, refused = _project_for(request, slug)
-    if refused is not None:
-        return refused
+    project = _project_for(request, slug)
     report = report_for_project(project)
     membership = access.membership_of(request.user, project)
     ticks = [{"x": _x(v), "label": str(v)} for v in range(SCALE[0], SCALE[1] + 1)]
@@ -126,9 +119,7 @@ def summary_results(request, slug):
 @require_POST
 def summary_intrinsic(request, slug):
     """The "Compute intrinsic measures" button."""
-    project, refused = _project_for(request, slug, supervisor=True)
-    if refused is not None:
-        return refused
+    project = _project_for(request, slug, supervisor=True)
     try:
         job = summary_measures_request(user=request.user, slug=slug, remeasure=request.POST.get("all") == "1")
     except ApplicationError as exc:
@@ -142,7 +133,5 @@ def summary_intrinsic(request, slug):
 @require_POST
 def summary_recompute(request, slug):
     """The "Recompute agreement" button (also measures unmeasured summaries)."""
-    project, refused = _project_for(request, slug, supervisor=True)
-    if refused is not None:
-        return refused
+    project = _project_for(request, slug, supervisor=True)
     return recompute_agreement_and_return(request, project.slug, "summary-results")

@@ -240,7 +240,7 @@ class SubmitView(APIView):
         if "value" not in data:
             raise InvalidInput("is required", field="value")
         annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
-        return Response(s.AnnotationSerializer(annotation).data, status=status.HTTP_201_CREATED)
+        return Response(s.annotation_data(annotation), status=status.HTTP_201_CREATED)
 
 
 class JobView(APIView):

@@ -16,6 +16,7 @@ import json
 import multiprocessing
 import os
 import random
+import resource
 import secrets
 import signal
 import socket
@@ -67,7 +68,7 @@ from rest_framework.authtoken.models import Token
 from annotation.models import Item, Membership, Project
 n_items, n_annotators, votes = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 User = get_user_model()
-sup = User.objects.create_user("bench-sup", password="x")
+sup = User.objects.create_user("bench-sup")  # token auth only: no password to hash
 project = Project.objects.create(slug="bench", name="bench", kind="nli_relabel", language="he",
     settings={"consensus_k": votes // 2 + 1, "consensus_n": votes, "revision_rounds": 0, "claim_ttl": 1800}, created_by=sup)
 Item.objects.bulk_create(
@@ -75,7 +76,7 @@ Item.objects.bulk_create(
          group=f"g{i // 3}", position=i) for i in range(n_items))
 tokens = []
 for a in range(n_annotators):
-    user = User.objects.create_user(f"bench-ann{a}", password="x")
+    user = User.objects.create_user(f"bench-ann{a}")
     Membership.objects.create(project=project, user=user, role="annotator", status="active")
     tokens.append(Token.objects.create(user=user).key)
 print(json.dumps(tokens))
@@ -136,6 +137,41 @@ def run_clients(processes: int, base: str, tokens: list[str], seconds: float, mo
     samples = [sample for part, _ in results for sample in part]
     errors = [error for _, part in results for error in part]
     return samples, errors
+
+
+def cpu_seconds(server_group: int) -> dict[str, float]:
+    """CPU time (user + system) used so far by the web server (its process group), by
+    PostgreSQL's processes and by this script's finished children (the client pools), read
+    from /proc: where the two cores went in each phase. Empty where /proc is missing."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {"server": 0.0, "postgres": 0.0}
+    try:
+        pids = [pid for pid in os.listdir("/proc") if pid.isdigit()]
+    except FileNotFoundError:
+        return {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                name, rest = handle.read().rsplit(")", 1)
+        except OSError:
+            continue
+        fields = rest.split()
+        seconds = (int(fields[11]) + int(fields[12])) / tick
+        if int(fields[2]) == server_group:
+            used["server"] += seconds
+        elif name.endswith("(postgres"):
+            used["postgres"] += seconds
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used["client"] = children.ru_utime + children.ru_stime
+    return used
+
+
+def measured_phase(processes: int, base: str, tokens: list[str], seconds: float, mode: str, server_group: int):
+    """One phase of the benchmark and the CPU each part of the stack spent on it."""
+    before = cpu_seconds(server_group)
+    samples, errors = run_clients(processes, base, tokens, seconds, mode)
+    after = cpu_seconds(server_group)
+    return samples, errors, {part: after[part] - before[part] for part in before}
 
 
 def client_process(base: str, tokens: list[str], seconds: float, mode: str):
@@ -210,8 +246,11 @@ def main() -> int:
                     break
             except requests.RequestException:
                 time.sleep(0.2)
-        floor_samples, floor_errors = run_clients(args.client_processes, base, tokens, args.seconds, "floor")
-        loop_samples, loop_errors = run_clients(args.client_processes, base, tokens, args.seconds, "annotate")
+        # Warm-up, not measured: every gunicorn worker has booted and answered before the
+        # floor is timed, so neither phase pays for start-up.
+        run_clients(args.client_processes, base, tokens, 3, "floor")
+        floor_samples, floor_errors, floor_cpu = measured_phase(args.client_processes, base, tokens, args.seconds, "floor", server.pid)
+        loop_samples, loop_errors, loop_cpu = measured_phase(args.client_processes, base, tokens, args.seconds, "annotate", server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
@@ -247,6 +286,13 @@ def main() -> int:
     print(f"{'what':<22}{'requests':>10}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")
     for row in rows:
         print(f"{row['what']:<22}{row['requests']:>10}{row['per_s']:>9.0f}{row['p50_ms']:>9.1f}{row['p95_ms']:>9.1f}{row['p99_ms']:>9.1f}")
+    for label, cpu, requests_done in (
+        ("floor", floor_cpu, rows[0]["requests"]),
+        ("annotate", loop_cpu, rows[1]["requests"] + rows[2]["requests"]),
+    ):
+        if cpu and requests_done:
+            parts = ", ".join(f"{part} {1000 * used / requests_done:.2f}" for part, used in cpu.items())
+            print(f"CPU per request, {label} phase (ms): {parts}")
     floor_p95 = rows[0]["p95_ms"]
     worst_p95 = max(rows[1]["p95_ms"], rows[2]["p95_ms"])
     print(f"annotations stored: {annotations}; errors: {len(floor_errors) + len(loop_errors)}; over-filled items: {over_filled}; double labels: {doubles}")

@@ -34,7 +34,9 @@ class Assignment(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["annotator", "project", "status"], name="assignment_annotator_idx"),
+            # The engine reads a caller's latest claim on every `next`: newest first, so the
+            # read stays one index probe however many items the annotator has done.
+            models.Index(fields=["annotator", "project", "-claimed_at", "-id"], name="assignment_latest_idx"),
             models.Index(fields=["item", "round", "status"], name="assignment_item_round_idx"),
         ]
 

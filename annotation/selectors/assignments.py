@@ -1,12 +1,90 @@
-"""Reads behind the assignment engine."""
+"""Reads behind the assignment engine.
 
+The queries that run on every `next` and `submit` are hand-written (annotation/sql.py
+says why) and return ordinary model instances."""
+
+from django.db import connection
 from django.db.models import F
 
-from annotation.models import Assignment, Item
+from annotation.models import Assignment, Item, Membership, Project
+from annotation.sql import execute, fetch_models, select_columns
+
+
+def _lock(of: str) -> str:
+    """`FOR UPDATE OF …` where the database has row locks (PostgreSQL); SQLite has one
+    writer at a time anyway."""
+    return f"FOR UPDATE OF {of}" if connection.features.has_select_for_update_of else ""
+
+
+def annotator_membership_locked(user_id: int, slug: str) -> Membership | None:
+    """The caller's membership in the project `slug`, with its project, row-locked so that
+    one person's concurrent `next` calls queue up (one claim at a time). Call inside a
+    transaction."""
+    found = fetch_models(
+        f"SELECT {select_columns(Membership, 'm')}, {select_columns(Project, 'p')}"
+        " FROM annotation_membership m JOIN annotation_project p ON p.id = m.project_id"
+        f" WHERE p.slug = %s AND m.user_id = %s {_lock('m')}",
+        [slug, user_id],
+        Membership,
+        Project,
+    )
+    if found is None:
+        return None
+    membership, membership.project = found
+    return membership
+
+
+def latest_assignment(project: Project, user_id: int) -> Assignment | None:
+    """The caller's most recent claim in the project, with its item. Claims are serialised
+    per annotator, so this is the only one that can still be open."""
+    found = fetch_models(
+        f"SELECT {select_columns(Assignment, 'a')}, {select_columns(Item, 'i')}"
+        " FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id"
+        " WHERE a.project_id = %s AND a.annotator_id = %s ORDER BY a.claimed_at DESC, a.id DESC LIMIT 1",
+        [project.pk, user_id],
+        Assignment,
+        Item,
+    )
+    if found is None:
+        return None
+    assignment, assignment.item = found
+    assignment.project = project
+    return assignment
+
+
+def assignment_for_submit(assignment_id: int, user_id: int) -> tuple[Assignment, str | None] | None:
+    """The caller's assignment `assignment_id` with its item and project, both the claim and
+    the item row-locked (claim first, then item: the order every writer uses), and the
+    caller's membership status in the project (None when no longer a member)."""
+    found = fetch_models(
+        f"SELECT {select_columns(Assignment, 'a')}, {select_columns(Item, 'i')}, {select_columns(Project, 'p')},"
+        " (SELECT m.status FROM annotation_membership m WHERE m.project_id = a.project_id AND m.user_id = %s)"
+        " FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id"
+        " JOIN annotation_project p ON p.id = a.project_id"
+        f" WHERE a.id = %s AND a.annotator_id = %s {_lock('a, i')}",
+        [user_id, assignment_id, user_id],
+        Assignment,
+        Item,
+        Project,
+    )
+    if found is None:
+        return None
+    assignment, assignment.item, assignment.project, member_status = found
+    return assignment, member_status
+
+
+def submitted_count(item_id: int, round_: int) -> int:
+    with connection.cursor() as cursor:
+        execute(
+            cursor,
+            "SELECT COUNT(*) FROM annotation_assignment WHERE item_id = %s AND round = %s AND status = 'submitted'",
+            [item_id, round_],
+        )
+        return cursor.fetchone()[0]
 
 
 _CANDIDATE_SQL = """
-SELECT i.* FROM annotation_item i
+SELECT {columns} FROM annotation_item i
 WHERE i.project_id = %(project)s
   AND i.status = 'open'
   AND i.in_sample = %(true)s
@@ -20,7 +98,7 @@ WHERE i.project_id = %(project)s
   AND (SELECT COUNT(*) FROM annotation_assignment live
        WHERE live.item_id = i.id AND live.round = i.round
          AND (live.status = 'submitted' OR (live.status = 'claimed' AND live.expires_at > %(now)s)))
-      < CASE WHEN i.reference_label = '' THEN %(needed_without)s ELSE %(needed_with)s END
+      < CASE WHEN i.reference_label = '' THEN CAST(%(needed_without)s AS integer) ELSE CAST(%(needed_with)s AS integer) END
 ORDER BY i.shuffle_key {direction}
 LIMIT 1
 {lock}
@@ -35,10 +113,7 @@ def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, p
     skipping rows other claimers hold (SKIP LOCKED). Call inside a transaction; the lock
     lasts until it ends.
 
-    Hand-written SQL because this is the hottest query of the product: the ORM spent more
-    time compiling it than PostgreSQL spent running it."""
-    from django.db import connection
-
+    Hand-written SQL because this is the hottest query of the product (annotation/sql.py)."""
     lock = "FOR UPDATE OF i SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
     params = {
         "project": project_id,
@@ -53,18 +128,19 @@ def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, p
     group_filters = ["AND i.\"group\" <> %(group)s", ""] if avoid_group else [""]
     for group_filter in group_filters:
         for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
-            sql = _CANDIDATE_SQL.format(window=window, direction=direction, group_filter=group_filter, lock=lock)
-            found = list(Item.objects.raw(sql, params))
-            if found:
+            sql = _CANDIDATE_SQL.format(
+                columns=select_columns(Item, "i"), window=window, direction=direction, group_filter=group_filter, lock=lock
+            )
+            found = fetch_models(sql, params, Item)
+            if found is not None:
                 return found[0]
     return None
 
 
 def live_count(item_id: int, round_: int, now) -> int:
-    from django.db import connection
-
     with connection.cursor() as cursor:
-        cursor.execute(
+        execute(
+            cursor,
             "SELECT COUNT(*) FROM annotation_assignment WHERE item_id = %s AND round = %s"
             " AND (status = 'submitted' OR (status = 'claimed' AND expires_at > %s))",
             [item_id, round_, now],

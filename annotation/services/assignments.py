@@ -11,34 +11,39 @@ the unique constraint on live claims stops one annotator getting an item twice."
 import random
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.access import access_membership_for_annotator
 from annotation.errors import Conflict, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Assignment, Item, Membership
-from annotation.selectors.assignments import claim_candidate, live_count
+from annotation.selectors.assignments import (
+    annotator_membership_locked,
+    assignment_for_submit,
+    claim_candidate,
+    latest_assignment,
+    live_count,
+    submitted_count,
+)
 from annotation.services.consensus import consensus_enqueue_on_commit
+from annotation.sql import execute
 
 
 def needed_pair(kind, settings) -> tuple[int, int]:
     """Votes needed for an item without and with a reference label."""
-    probe_without, probe_with = Item(reference_label=""), Item(reference_label="x")
-    return kind.votes_needed(probe_without, settings), kind.votes_needed(probe_with, settings)
+    return kind.votes_needed(_ITEM_WITHOUT_REFERENCE, settings), kind.votes_needed(_ITEM_WITH_REFERENCE, settings)
+
+
+# Stand-ins asked by `needed_pair`; votes_needed only reads an item, never changes it.
+_ITEM_WITHOUT_REFERENCE, _ITEM_WITH_REFERENCE = Item(reference_label=""), Item(reference_label="x")
 
 
 def _annotator_membership_locked(user, slug: str) -> Membership:
-    """The caller's annotator membership, row-locked so that concurrent `next` calls of one
-    person queue up here (one claim at a time). Same answers as
-    `access_membership_for_annotator`, in one query on the common path."""
-    membership = (
-        Membership.objects.select_for_update(of=("self",))
-        .select_related("project")
-        .filter(project__slug=slug, user=user)
-        .first()
-    )
+    """The caller's annotator membership, row-locked (see `annotator_membership_locked`).
+    Same answers as `access_membership_for_annotator`, in one query on the common path."""
+    membership = annotator_membership_locked(user.pk, slug)
     if membership is None or membership.role != Membership.Role.ANNOTATOR:
         # Not a member (404), an admin or a member in another role (403): let the access
         # layer give the standard answer.
@@ -57,18 +62,10 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
         project = membership.project
         kind = get_kind(project.kind)
         settings = kind.settings_for(project.settings)
-        # Claims are serialised per annotator, so the latest assignment is the only one that
-        # can still be open; it also names the group to avoid next.
-        latest = (
-            Assignment.objects.select_related("item")
-            .filter(project=project, annotator=user)
-            .order_by("-claimed_at", "-id")
-            .first()
-        )
+        latest = latest_assignment(project, user.pk)
         if latest is not None and latest.status == Assignment.Status.CLAIMED:
             item = latest.item
             if latest.expires_at > now and item.status == Item.Status.OPEN and item.round == latest.round:
-                latest.project = project
                 return latest
             # An expired claim, or one on an item that stopped taking votes in that round
             # (accepted, removed, revised), stops holding a slot and blocking a fresh claim.
@@ -79,6 +76,7 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
         needed = needed_pair(kind, settings)
         skipped: set[int] = set()
         probe_id = kind.probe_for_annotator(project, user, settings, last_group=last_group or None, now=now)
+        expires_at = now + timedelta(seconds=settings["claim_ttl"])
         for _attempt in range(5):
             if probe_id is not None:
                 item = Item.objects.get(pk=probe_id)
@@ -89,19 +87,43 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
                 )
             if item is None or item.pk in skipped:
                 return None
-            # Re-count under the row lock: the candidate query may have read a stale count.
-            if live_count(item.pk, item.round, now) >= kind.votes_needed(item, settings):
+            # The candidate query may have read a stale count: the claim is stored only if
+            # a slot is still free now that the item's row is locked.
+            assignment_id = _claim_if_slot_free(project.pk, item, user.pk, kind.votes_needed(item, settings), now, expires_at)
+            if assignment_id is None:
                 skipped.add(item.pk)
                 continue
-            return Assignment.objects.create(
+            assignment = Assignment(
+                id=assignment_id,
                 project=project,
                 item=item,
                 annotator=user,
                 round=item.round,
+                status=Assignment.Status.CLAIMED,
                 claimed_at=now,
-                expires_at=now + timedelta(seconds=settings["claim_ttl"]),
+                expires_at=expires_at,
             )
+            assignment._state.adding = False
+            return assignment
         return None
+
+
+def _claim_if_slot_free(project_id: int, item: Item, user_id: int, needed: int, now, expires_at) -> int | None:
+    """Insert the caller's claim on the (locked) item unless its live claims and votes
+    already reach `needed`; the new claim's id, or None. One statement, so the count is read
+    after the lock was taken (a fresh snapshot under READ COMMITTED)."""
+    with connection.cursor() as cursor:
+        execute(
+            cursor,
+            "INSERT INTO annotation_assignment (project_id, item_id, annotator_id, round, status, claimed_at, expires_at)"
+            " SELECT %s, %s, %s, %s, 'claimed', %s, %s"
+            " WHERE (SELECT COUNT(*) FROM annotation_assignment WHERE item_id = %s AND round = %s"
+            "        AND (status = 'submitted' OR (status = 'claimed' AND expires_at > %s))) < %s"
+            " RETURNING id",
+            [project_id, item.pk, user_id, item.round, now, expires_at, item.pk, item.round, now, needed],
+        )
+        row = cursor.fetchone()
+    return row[0] if row is not None else None
 
 
 def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
@@ -112,26 +134,15 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
     now = timezone.now()
     try:
         with transaction.atomic():
-            # One query locks the claim and its item and reads the caller's membership status.
-            assignment = (
-                Assignment.objects.select_for_update(of=("self", "item"))
-                .select_related("project", "item")
-                .annotate(
-                    member_status=Subquery(
-                        Membership.objects.filter(project=OuterRef("project"), user=user).values("status")[:1]
-                    )
-                )
-                .filter(pk=assignment_id, annotator=user)
-                .first()
-            )
-            if assignment is None:
+            found = assignment_for_submit(assignment_id, user.pk)
+            if found is None:
                 raise NotFound()
+            assignment, member_status = found
             project, item = assignment.project, assignment.item
             kind = get_kind(project.kind)
             settings = kind.settings_for(project.settings)
             cleaned = kind.clean_value(value, item)
-            status = assignment.member_status
-            if status is None or status == Membership.Status.DISQUALIFIED:
+            if member_status is None or member_status == Membership.Status.DISQUALIFIED:
                 raise PermissionDenied("You no longer annotate in this project.")
             if assignment.status == Assignment.Status.SUBMITTED:
                 raise Conflict("This assignment was already submitted.", field="assignment")
@@ -143,15 +154,9 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                     raise Conflict("You already labeled this item in this round.", field="assignment")
                 if live_count(item.pk, item.round, now) >= needed:
                     raise Conflict("The claim expired and the item was given to others.", field="assignment")
-            assignment.status = Assignment.Status.SUBMITTED
-            assignment.submitted_at = now
-            assignment.save(update_fields=["status", "submitted_at"])
-            annotation = Annotation.objects.create(
-                assignment=assignment, item=item, annotator=user, round=assignment.round, value=cleaned
-            )
+            annotation = _store_annotation(assignment, item, user, cleaned, now)
             kind.after_submit(annotation, item, settings)
-            submitted = Assignment.objects.filter(item=item, round=item.round, status=Assignment.Status.SUBMITTED).count()
-            if submitted >= needed:
+            if submitted_count(item.pk, item.round) >= needed:
                 item.status = Item.Status.COMPLETE
                 item.save(update_fields=["status"])
                 if kind.aggregates_by_consensus:
@@ -159,4 +164,37 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
     except IntegrityError:
         # The unique (item, annotator, round) key caught a double label the checks above missed.
         raise Conflict("You already labeled this item in this round.", field="assignment") from None
+    return annotation
+
+
+def _store_annotation(assignment: Assignment, item: Item, user, value: dict, now) -> Annotation:
+    """Mark the claim submitted and store its annotation, in two hand-written statements
+    (the hot path; see annotation/selectors/rows.py)."""
+    annotation = Annotation(
+        assignment=assignment, item=item, annotator=user, round=assignment.round, value=value, created_at=now
+    )
+    with connection.cursor() as cursor:
+        execute(
+            cursor,
+            "UPDATE annotation_assignment SET status = 'submitted', submitted_at = %s WHERE id = %s",
+            [now, assignment.pk],
+        )
+        execute(
+            cursor,
+            "INSERT INTO annotation_annotation (assignment_id, item_id, annotator_id, round, value, review_required, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            [
+                assignment.pk,
+                item.pk,
+                user.pk,
+                assignment.round,
+                Annotation._meta.get_field("value").get_db_prep_value(value, connection),
+                annotation.review_required,
+                now,
+            ],
+        )
+        annotation.id = cursor.fetchone()[0]
+    annotation._state.adding = False
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
     return annotation

@@ -381,6 +381,19 @@ def test_submit_returns_the_annotation(nli_project, clients):
 
 
 @pytest.mark.django_db
+def test_submit_body_is_the_documented_annotation_shape(nli_project, clients):
+    """The submit view builds its body by hand (hot path); it must stay what the schema's
+    AnnotationSerializer says, value for value, for the stored row."""
+    from annotation.models import Annotation
+    from api.serializers import AnnotationSerializer
+
+    import_records(nli_project, {"id": "a", "premise": "p", "hypothesis": "h"})
+    claim = next_for(clients["ann2"]).json()
+    body = submit(clients["ann2"], claim["assignment"], {"label": "entailment"}).json()
+    assert body == json.loads(json.dumps(AnnotationSerializer(Annotation.objects.get()).data))
+
+
+@pytest.mark.django_db
 def test_second_submit_is_409(nli_project, clients):
     from annotation.models import Annotation
 

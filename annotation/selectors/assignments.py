@@ -73,16 +73,6 @@ def assignment_for_submit(assignment_id: int, user_id: int) -> tuple[Assignment,
     return assignment, member_status
 
 
-def submitted_count(item_id: int, round_: int) -> int:
-    with connection.cursor() as cursor:
-        execute(
-            cursor,
-            "SELECT COUNT(*) FROM annotation_assignment WHERE item_id = %s AND round = %s AND status = 'submitted'",
-            [item_id, round_],
-        )
-        return cursor.fetchone()[0]
-
-
 _CANDIDATE_SQL = """
 SELECT {columns} FROM annotation_item i
 WHERE i.project_id = %(project)s

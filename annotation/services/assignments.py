@@ -25,7 +25,6 @@ from annotation.selectors.assignments import (
     claim_candidate,
     latest_assignment,
     live_count,
-    submitted_count,
 )
 from annotation.services.consensus import consensus_enqueue_on_commit
 from annotation.sql import execute
@@ -154,9 +153,9 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                     raise Conflict("You already labeled this item in this round.", field="assignment")
                 if live_count(item.pk, item.round, now) >= needed:
                     raise Conflict("The claim expired and the item was given to others.", field="assignment")
-            annotation = _store_annotation(assignment, item, user, cleaned, now)
+            annotation, submitted = _store_annotation(assignment, item, user, cleaned, now)
             kind.after_submit(annotation, item, settings)
-            if submitted_count(item.pk, item.round) >= needed:
+            if submitted >= needed:
                 item.status = Item.Status.COMPLETE
                 item.save(update_fields=["status"])
                 if kind.aggregates_by_consensus:
@@ -167,9 +166,11 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
     return annotation
 
 
-def _store_annotation(assignment: Assignment, item: Item, user, value: dict, now) -> Annotation:
-    """Mark the claim submitted and store its annotation, in two hand-written statements
-    (the hot path; see annotation/selectors/rows.py)."""
+def _store_annotation(assignment: Assignment, item: Item, user, value: dict, now) -> tuple[Annotation, int]:
+    """Mark the claim submitted and store its annotation; with it, the item's submitted
+    claims in this round, this one included. Two hand-written statements (the hot path,
+    annotation/sql.py). The count is read by the second statement, after the first one's
+    change, while the item's row lock keeps other submits of the item waiting."""
     annotation = Annotation(
         assignment=assignment, item=item, annotator=user, round=assignment.round, value=value, created_at=now
     )
@@ -182,7 +183,8 @@ def _store_annotation(assignment: Assignment, item: Item, user, value: dict, now
         execute(
             cursor,
             "INSERT INTO annotation_annotation (assignment_id, item_id, annotator_id, round, value, review_required, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id, (SELECT COUNT(*) FROM annotation_assignment"
+            "   WHERE item_id = %s AND round = %s AND status = 'submitted')",
             [
                 assignment.pk,
                 item.pk,
@@ -191,10 +193,12 @@ def _store_annotation(assignment: Assignment, item: Item, user, value: dict, now
                 Annotation._meta.get_field("value").get_db_prep_value(value, connection),
                 annotation.review_required,
                 now,
+                item.pk,
+                assignment.round,
             ],
         )
-        annotation.id = cursor.fetchone()[0]
+        annotation.id, submitted = cursor.fetchone()
     annotation._state.adding = False
     assignment.status = Assignment.Status.SUBMITTED
     assignment.submitted_at = now
-    return annotation
+    return annotation, submitted

@@ -233,6 +233,14 @@ def main() -> int:
             cwd=ROOT, env=env, check=True, capture_output=True, text=True,
         ).stdout.strip().splitlines()[-1]
     )
+    # Statistics as a running database has them (autovacuum would gather them a minute
+    # later, in the middle of a phase): the planner then sees the bulk-loaded items.
+    parts = urllib.parse.urlparse(db_url)
+    conn = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname=parts.path.lstrip("/"))
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    conn.close()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -255,7 +263,6 @@ def main() -> int:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
 
-    parts = urllib.parse.urlparse(db_url)
     conn = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname=parts.path.lstrip("/"))
     with conn.cursor() as cursor:
         cursor.execute(

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import re
 
+from django.conf import settings
 from django.db import connection, connections
 from django.db.backends.signals import connection_created
 
@@ -51,7 +52,7 @@ def execute(cursor, sql: str, params):
     statement outlives a rollback of the transaction that prepared it, so it is marked
     prepared once `PREPARE` succeeded and is never prepared twice on one connection."""
     connection = cursor.db
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or not settings.MASHOV_PREPARED_STATEMENTS:
         return cursor.execute(sql, params)
     name, text, order = _prepared_form(sql)
     prepared = connection.__dict__.setdefault("mashov_prepared", set())

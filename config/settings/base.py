@@ -84,6 +84,10 @@ DATABASES = {
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The annotate path runs its statements as server-side prepared statements on PostgreSQL
+# (annotation/sql.py); off for a pooler that hands one session's statements to another
+# server connection (PgBouncer in transaction mode).
+MASHOV_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -94,3 +94,15 @@ def test_a_new_connection_prepares_again():
     with connection.cursor() as cursor:
         execute(cursor, sql, [3])
         assert cursor.fetchone() == (6,)
+
+
+@pytest.mark.postgres
+def test_prepared_statements_can_be_turned_off(settings):
+    """DB_PREPARED_STATEMENTS=0, for a pooler in transaction mode: plain statements."""
+    settings.MASHOV_PREPARED_STATEMENTS = False
+    sql = "SELECT %s::int - 1"
+    with connection.cursor() as cursor:
+        execute(cursor, sql, [10])
+        assert cursor.fetchone() == (9,)
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE name = %s", [_prepared_form(sql)[0]])
+        assert cursor.fetchone() == (0,)

@@ -53,6 +53,9 @@ class NliKind(Kind):
         payload = {"premise": premise, "hypothesis": hypothesis}
         if extra:
             payload["extra"] = extra
+            # jsonb keeps an object's keys in its own order, not the file's: the file's is
+            # kept beside it, so exports give the columns back as they came in.
+            payload["extra_order"] = list(extra)
         return ItemRow(payload=payload, reference_label=label, author=author, position=row, **common), []
 
     def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
@@ -127,7 +130,7 @@ class NliKind(Kind):
             "annotator_labels": [
                 value.get("label") if isinstance(value, dict) else None for _annotator, value in facts.annotations
             ],
-            "extra": _extra_in_order(item.payload.get("extra")),
+            "extra": _extra_in_order(item.payload),
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:
@@ -139,19 +142,17 @@ class NliKind(Kind):
         )  # fmt: skip
 
     def export_table_header(self, fmt: str, items) -> list[str]:
-        """premise, hypothesis, label, then the extra columns the items carry: FarsTail's own
-        (`hard(hypothesis)`, `hard(overlap)`) in the dataset's order, then any others in the
-        order first met. One query over the exported items finds them (constant memory)."""
+        """premise, hypothesis, label, then the extra columns the items carry, in the order
+        they were imported in and first met. One query over the exported items finds them
+        (constant memory)."""
         if fmt != "farstail":
             return super().export_table_header(fmt, items)
         seen: dict[str, None] = {}
-        for extra in items.values_list("payload__extra", flat=True).iterator(chunk_size=2000):
-            if isinstance(extra, dict):
-                for key in extra:
-                    if key not in FARSTAIL_COLUMNS:
-                        seen.setdefault(key, None)
-        known = [key for key in FARSTAIL_EXTRA_COLUMNS if key in seen]
-        return [*FARSTAIL_COLUMNS, *known, *(key for key in seen if key not in FARSTAIL_EXTRA_COLUMNS)]
+        for extra, order in items.values_list("payload__extra", "payload__extra_order").iterator(chunk_size=2000):
+            for key in _extra_in_order({"extra": extra, "extra_order": order}):
+                if key not in FARSTAIL_COLUMNS:
+                    seen.setdefault(key, None)
+        return [*FARSTAIL_COLUMNS, *seen]
 
     def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
         """The gold label for an accepted item, else its reference (author's or original)
@@ -199,13 +200,20 @@ def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
         yield row_number, record
 
 
-def _extra_in_order(extra) -> dict:
-    """The extra columns in one order on every database: FarsTail's own first, in the
-    dataset's order, then the others sorted (jsonb does not keep the imported order)."""
+def _extra_in_order(payload: dict) -> dict:
+    """An item's extra columns in the order they were imported in (`extra_order`, since
+    jsonb does not keep it). Items stored without that order (or with one that no longer
+    names the same columns) get one order on every database: FarsTail's own columns first,
+    in the dataset's order, then the others sorted."""
+    extra = payload.get("extra")
     if not isinstance(extra, dict):
         return {}
-    keys = [key for key in FARSTAIL_EXTRA_COLUMNS if key in extra]
-    keys += sorted(key for key in extra if key not in FARSTAIL_EXTRA_COLUMNS)
+    order = payload.get("extra_order")
+    if isinstance(order, list) and len(order) == len(extra) and set(order) == set(extra):
+        keys = order
+    else:
+        keys = [key for key in FARSTAIL_EXTRA_COLUMNS if key in extra]
+        keys += sorted(key for key in extra if key not in FARSTAIL_EXTRA_COLUMNS)
     return {key: extra[key] for key in keys}
 
 

@@ -253,6 +253,34 @@ def test_farstail_round_trip_is_byte_identical(nli_project, client_for, django_u
 
 
 @pytest.mark.django_db
+def test_custom_extra_columns_come_back_in_the_imported_order(nli_project, client_for, django_user_model):
+    """jsonb sorts an object's keys by length and bytes; the FarsTail file and the JSONL
+    `extra` object keep the order they were imported in (DESIGN.md §6)."""
+    sup = client_for(django_user_model.objects.get(username="sup"))
+    header = "premise\thypothesis\tlabel\tzeta_note\thard(overlap)\tb\thard(hypothesis)\n"
+    rows = [
+        f"{PREMISE_E}\t{HYPOTHESIS_E}\te\tיד שנייה\t1\t\t0\n",
+        f"{PREMISE_E}\tאין ספר.\tc\t\t0\tx\t1\n",
+    ]
+    original = (header + "".join(rows)).encode("utf-8")
+    imported = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("own.tsv", original), "format": "farstail"})
+    assert imported.status_code == 201, imported.content
+    _, body = export(sup, nli_project.slug, format="farstail", status="all")
+    assert body == original
+    record = {"id": "ordered", "premise": PREMISE_A, "hypothesis": HYPOTHESIS_A, "extra": {"zz": "1", "a": "2", "mmm": "3"}}
+    data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    assert sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("o.jsonl", data), "format": "jsonl"}).status_code == 201
+    _, jsonl = export(sup, nli_project.slug, format="jsonl", status="all")
+    exported = [json.loads(line) for line in jsonl.decode("utf-8").splitlines()]
+    by_id = {row["id"]: row for row in exported}
+    assert list(by_id["ordered"]["extra"]) == ["zz", "a", "mmm"]
+    assert list(by_id["own-1"]["extra"]) == ["zeta_note", "hard(overlap)", "b", "hard(hypothesis)"]
+    # Re-importing the same file changes nothing.
+    again = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("own.tsv", original), "format": "farstail"})
+    assert again.status_code in (200, 201) and again.json()["created"] == 0, again.content
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     "params, ids",
     [

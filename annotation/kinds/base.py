@@ -64,6 +64,30 @@ def require_text(record: dict, name: str, problems: RowProblems, *, required: bo
     return value
 
 
+def store_extra(payload: dict, extra: dict) -> None:
+    """Keep an import row's `extra` columns in `payload`, with their order: jsonb keeps an
+    object's keys in an order of its own (by length, then bytes), so the file's order is
+    stored beside them and exports give the columns back as they came in (DESIGN.md §6)."""
+    payload["extra"] = extra
+    payload["extra_order"] = list(extra)
+
+
+def extra_in_order(payload: dict, known_first: tuple[str, ...] = ()) -> dict:
+    """An item's extra columns in the order they were imported in. Items stored without
+    that order (or with one that no longer names the same columns) get one order on every
+    database: the dataset's own `known_first` columns, then the others sorted."""
+    extra = payload.get("extra")
+    if not isinstance(extra, dict):
+        return {}
+    order = payload.get("extra_order")
+    if isinstance(order, list) and len(order) == len(extra) and set(order) == set(extra):
+        keys = order
+    else:
+        keys = [key for key in known_first if key in extra]
+        keys += sorted(key for key in extra if key not in known_first)
+    return {key: extra[key] for key in keys}
+
+
 class Kind:
     name: str = ""
     title: str = ""

@@ -10,7 +10,7 @@ from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
 
-from .base import ItemRow, Kind, RowProblems, require_text
+from .base import ItemRow, Kind, RowProblems, extra_in_order, require_text, store_extra
 
 LABELS = ("entailment", "neutral", "contradiction")
 # FarsTail's single-letter codes, also accepted in JSONL and CSV.
@@ -52,10 +52,7 @@ class NliKind(Kind):
             return None, problems.errors
         payload = {"premise": premise, "hypothesis": hypothesis}
         if extra:
-            payload["extra"] = extra
-            # jsonb keeps an object's keys in its own order, not the file's: the file's is
-            # kept beside it, so exports give the columns back as they came in.
-            payload["extra_order"] = list(extra)
+            store_extra(payload, extra)
         return ItemRow(payload=payload, reference_label=label, author=author, position=row, **common), []
 
     def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
@@ -130,7 +127,7 @@ class NliKind(Kind):
             "annotator_labels": [
                 value.get("label") if isinstance(value, dict) else None for _annotator, value in facts.annotations
             ],
-            "extra": _extra_in_order(item.payload),
+            "extra": extra_in_order(item.payload, FARSTAIL_EXTRA_COLUMNS),
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:
@@ -149,7 +146,7 @@ class NliKind(Kind):
             return super().export_table_header(fmt, items)
         seen: dict[str, None] = {}
         for extra, order in items.values_list("payload__extra", "payload__extra_order").iterator(chunk_size=2000):
-            for key in _extra_in_order({"extra": extra, "extra_order": order}):
+            for key in extra_in_order({"extra": extra, "extra_order": order}, FARSTAIL_EXTRA_COLUMNS):
                 if key not in FARSTAIL_COLUMNS:
                     seen.setdefault(key, None)
         return [*FARSTAIL_COLUMNS, *seen]
@@ -198,23 +195,6 @@ def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
         if extra_columns:
             record["extra"] = dict(zip(extra_columns, fields[3:]))
         yield row_number, record
-
-
-def _extra_in_order(payload: dict) -> dict:
-    """An item's extra columns in the order they were imported in (`extra_order`, since
-    jsonb does not keep it). Items stored without that order (or with one that no longer
-    names the same columns) get one order on every database: FarsTail's own columns first,
-    in the dataset's order, then the others sorted."""
-    extra = payload.get("extra")
-    if not isinstance(extra, dict):
-        return {}
-    order = payload.get("extra_order")
-    if isinstance(order, list) and len(order) == len(extra) and set(order) == set(extra):
-        keys = order
-    else:
-        keys = [key for key in FARSTAIL_EXTRA_COLUMNS if key in extra]
-        keys += sorted(key for key in extra if key not in FARSTAIL_EXTRA_COLUMNS)
-    return {key: extra[key] for key in keys}
 
 
 class NliRelabelKind(NliKind):

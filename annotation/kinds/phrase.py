@@ -51,7 +51,7 @@ from typing import Any
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.coherence import LABELS, hard_coherence, reverse_label, soft_coherence
 
-from .base import ItemRow, Kind, RowProblems, require_text
+from .base import ItemRow, Kind, RowProblems, extra_in_order, require_text, store_extra
 
 # PhrasIS's label codes (dataset README) ↔ the seven labels of appendix A.1.
 CODES = {
@@ -207,6 +207,8 @@ class PhrasePairKind(Kind):
                 problems.add(name, "must be an object")
             elif name == "phrasis" and not all(isinstance(v, str) for v in value.values()):
                 problems.add(name, "must map column names to strings")
+            elif name == "extra" and value:
+                store_extra(payload, value)
             elif value:
                 payload[name] = value
         if problems.errors:
@@ -511,7 +513,7 @@ class PhrasePairKind(Kind):
             "annotators": [annotator for annotator, _value in facts.annotations],
             "annotator_labels": cast,
             "phrasis": payload.get("phrasis") or {},
-            "extra": payload.get("extra") or {},
+            "extra": extra_in_order(payload),
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:

@@ -166,6 +166,17 @@ def test_jsonl_import_and_its_errors(setup):
     assert not Item.objects.filter(project=project, external_id="b6").exists()
 
 
+def test_extra_columns_are_exported_in_the_imported_order(setup):
+    """jsonb sorts an object's keys; the `extra` of a pair comes back in the file's order."""
+    _project, _people, clients = setup
+    row = {"id": "o1", "left": "ספר ישן", "right": "ספר", "extra": {"zz": "1", "a": "2", "mmm": "3"}}
+    data = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+    assert import_file(clients["sup"], "o.jsonl", data, fmt="jsonl").status_code == 201
+    exported = clients["sup"].get(f"/api/projects/{SLUG}/export/", {"format": "jsonl", "status": "all"})
+    records = [json.loads(line) for line in b"".join(exported.streaming_content).decode("utf-8").splitlines()]
+    assert [list(r["extra"]) for r in records if r["id"] == "o1"] == [["zz", "a", "mmm"]]
+
+
 def test_settings_are_checked(make_user, client_for):
     client = client_for(make_user("root", staff=True))
 

@@ -1,7 +1,7 @@
 """Hand-written SQL for the few queries on the annotate hot path.
 
 The ORM spends about a millisecond of CPU compiling a query with joins, and PostgreSQL
-about half as long again planning it — each more than a bare Django view costs in all.
+up to half a millisecond planning it — each more than a bare Django view costs in all.
 `next` and `submit` run for every label, so their statements are written out once (in the
 selectors and services that own them) and run through `execute`, which on PostgreSQL makes
 each a server-side prepared statement of the connection: planned once per connection
@@ -95,7 +95,9 @@ def column_count(model) -> int:
 
 @functools.cache
 def _converters(model, vendor: str, using: str) -> tuple:
-    """Per field, the converters the ORM would apply to its column (backend's, then field's)."""
+    """Per field, the converters the ORM would apply to its column (backend's, then field's).
+    Cached per backend: they depend on the backend and the settings, not on which thread's
+    connection asked first (each call is given the current connection)."""
     connection = connections[using]
     table = model._meta.db_table
     out = []

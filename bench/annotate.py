@@ -1,8 +1,10 @@
 """Benchmark: N simulated annotators doing next → submit against gunicorn + PostgreSQL.
 
 Prints throughput and p50/p95/p99 latencies of the annotate loop beside the same figures
-for a bare Django JSON view on the same stack (the floor), then checks in SQL that no
-item was over-filled and no annotator labeled an item twice. A script, not a test:
+for a bare Django JSON view on the same stack (the floor), the CPU each part of the stack
+spent per request in each phase (web server, all of the server's PostgreSQL processes, the
+load generator), then checks in SQL that no item was over-filled and no annotator labeled
+an item twice. A script, not a test:
 
     python bench/annotate.py --annotators 50 --seconds 20
 

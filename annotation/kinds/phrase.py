@@ -410,14 +410,12 @@ class PhrasePairKind(Kind):
         source count only overall). Upserted on (project, scope, level); sources that no
         longer have labels lose their report."""
         import numpy as np
-        from django.db import transaction
         from django.db.models import F
         from django.db.models.fields.json import KT, KeyTextTransform
         from django.utils import timezone
 
-        from annotation.metrics.agreement import alpha, bootstrap_ci
         from annotation.models import AgreementReport, Annotation
-        from annotation.services.agreement import CONFIDENCE, N_RESAMPLES, SEED, scope_key
+        from annotation.services.agreement import agreement_reports_replace, alpha_with_ci, bootstrap_details, scope_key
         from annotation.services.jobs import job_set_progress
 
         rows = list(
@@ -439,10 +437,7 @@ class PhrasePairKind(Kind):
             matrix = np.full((len(coders), len(units)), np.nan)
             for item_id, annotator_id, label, _source in scoped:
                 matrix[coder_index[annotator_id], unit_index[item_id]] = LABELS.index(label)
-            point = alpha(matrix, "nominal") if coders else None
-            boot = None
-            if point is not None and point.reason is None:
-                boot = bootstrap_ci(matrix, "nominal", n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED)
+            point, boot, reason = alpha_with_ci(matrix, "nominal") if coders else (None, None, "no labels")
             scope = {"source": name}
             reports.append(
                 AgreementReport(
@@ -457,34 +452,14 @@ class PhrasePairKind(Kind):
                     ci_high=boot.ci_high if boot else None,
                     units=point.units if point else 0,
                     coders=point.coders if point else 0,
-                    reason=(point.reason if point else "no labels") or "",
-                    details={
-                        "units_total": len(units),
-                        "labels": list(LABELS),
-                        "bootstrap": {
-                            "n_resamples": N_RESAMPLES,
-                            "n_kept": boot.n_kept if boot else 0,
-                            "confidence": CONFIDENCE,
-                            "seed": SEED,
-                        },
-                    },
+                    reason=reason,
+                    details={"units_total": len(units), "labels": list(LABELS), "bootstrap": bootstrap_details(boot)},
                 )
             )
             job_set_progress(job.pk, 0.2 + 0.7 * position / len(scopes))
-        fields = ["scope", "alpha", "ci_low", "ci_high", "units", "coders", "reason", "details", "job", "computed_at"]
-        with transaction.atomic():
-            AgreementReport.objects.filter(project=project, level="nominal", scope__has_key="source").exclude(
-                scope_key__in=[report.scope_key for report in reports]
-            ).delete()
-            AgreementReport.objects.bulk_create(
-                reports, update_conflicts=True, unique_fields=["project", "scope_key", "level"], update_fields=fields
-            )
-        return {
-            "reports": [
-                {"scope": r.scope, "alpha": r.alpha, "units": r.units, "coders": r.coders, "reason": r.reason or None}
-                for r in reports
-            ]
-        }
+        return agreement_reports_replace(
+            reports, AgreementReport.objects.filter(project=project, level="nominal", scope__has_key="source")
+        )
 
     # --- export -----------------------------------------------------------------------------
 

@@ -446,9 +446,6 @@ def lchaim_records(
 
 # --- agreement per system × criterion (LCHAIM §2.2, Table 1) -----------------------------------
 
-N_RESAMPLES = 1000
-CONFIDENCE = 0.95
-SEED = 20250105
 # (item, candidate) packed in one int64: candidates per item stay below 64.
 _UNIT_STRIDE = 64
 
@@ -503,25 +500,19 @@ def scope_figures(units, coders, values, level: str) -> dict:
     holds"; `share` is the same share over individual ratings."""
     import numpy as np
 
-    from annotation.metrics.agreement import REASON_NO_PAIRABLE, alpha, bootstrap_ci
+    from annotation.metrics.agreement import REASON_NO_PAIRABLE, slot_matrix
     from annotation.metrics.intervals import mean_t_interval
-    from annotation.metrics.agreement import slot_matrix
+    from annotation.services.agreement import alpha_with_ci, bootstrap_details
 
     uniq, unit_index = np.unique(units, return_inverse=True)
     n_units = int(uniq.size)
     matrix = slot_matrix(unit_index, values, n_units)
-    point = alpha(matrix, level)
-    boot = (
-        bootstrap_ci(matrix, level, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED)
-        if point.reason is None
-        else None
-    )
+    point, boot, reason = alpha_with_ci(matrix, level)
     counts = np.bincount(unit_index, minlength=n_units)
     unit_means = np.bincount(unit_index, weights=values, minlength=n_units) / np.maximum(counts, 1)
-    interval = mean_t_interval(unit_means.tolist(), CONFIDENCE)
+    interval = mean_t_interval(unit_means.tolist())
     mean, ci_low, ci_high = interval["mean"], interval["ci_low"], interval["ci_high"]
     pairable = counts[unit_index] >= 2
-    reason = point.reason or (boot.reason if boot is not None and boot.reason else "") or ""
     if point.alpha is None and not pairable.any() and np.unique(coders).size >= 2:
         # The slot matrix has one row when no unit has two values; say why in the
         # coders' terms, not the matrix's.
@@ -541,12 +532,7 @@ def scope_figures(units, coders, values, level: str) -> dict:
             "ratings": int(values.size),
             "share": float(values.mean()) if values.size else None,
             "pairable_values": point.pairable_values,
-            "bootstrap": {
-                "n_resamples": N_RESAMPLES,
-                "n_kept": boot.n_kept if boot is not None else 0,
-                "confidence": CONFIDENCE,
-                "seed": SEED,
-            },
+            "bootstrap": bootstrap_details(boot),
         },
     }
 
@@ -556,11 +542,10 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
     criterion (`scope = {"system", "criterion"}`), ordinal (or interval, per the setting)
     for the 1-5 criteria and nominal for label_valid. Upserted in one transaction; scopes
     that no longer have ratings are deleted. Idempotent."""
-    from django.db import transaction
     from django.utils import timezone
 
     from annotation.models import AgreementReport
-    from annotation.services.agreement import scope_key
+    from annotation.services.agreement import agreement_reports_replace, scope_key
     from annotation.services.jobs import job_set_progress
 
     arrays, _systems = translation_values(project)
@@ -578,25 +563,8 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
         )
         if job is not None:
             job_set_progress(job.pk, 0.3 + 0.6 * position / len(scopes))
-    fields = ["scope", "alpha", "ci_low", "ci_high", "units", "coders", "reason", "details", "job", "computed_at"]
-    with transaction.atomic():
-        # A changed level setting or a system without ratings leaves stale rows: drop them.
-        keep = {(r.scope_key, r.level) for r in reports}
-        stale = [
-            pk
-            for pk, key, level in AgreementReport.objects.filter(project=project, scope__has_key="system").values_list("pk", "scope_key", "level")
-            if (key, level) not in keep
-        ]
-        AgreementReport.objects.filter(pk__in=stale).delete()
-        AgreementReport.objects.bulk_create(
-            reports, update_conflicts=True, unique_fields=["project", "scope_key", "level"], update_fields=fields
-        )
-    return {
-        "reports": [
-            {"scope": r.scope, "level": r.level, "alpha": r.alpha, "units": r.units, "coders": r.coders, "reason": r.reason or None}
-            for r in reports
-        ]
-    }
+    # A changed level setting or a system without ratings leaves stale rows: they go.
+    return agreement_reports_replace(reports, AgreementReport.objects.filter(project=project, scope__has_key="system"))
 
 
 def translation_table1(project) -> dict:

@@ -69,6 +69,42 @@ def scope_key(scope: dict) -> str:
     return json.dumps(scope, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def alpha_with_ci(matrix, level: str):
+    """Alpha of a coders × units matrix, its bootstrap CI where alpha is defined (else
+    None), and why a figure is missing ("" when both are there). Every agreement report
+    of every kind is computed through here, with the same resampling settings."""
+    point = alpha(matrix, level)
+    boot = bootstrap_ci(matrix, level, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED) if point.reason is None else None
+    reason = point.reason or (boot.reason if boot is not None else None) or ""
+    return point, boot, reason
+
+
+def bootstrap_details(boot) -> dict:
+    """How a report's CI was resampled, for its `details`."""
+    return {"n_resamples": N_RESAMPLES, "n_kept": boot.n_kept if boot is not None else 0, "confidence": CONFIDENCE, "seed": SEED}
+
+
+def agreement_reports_replace(reports: list[AgreementReport], family) -> dict:
+    """Upsert `reports` (unique per project × scope × level) and delete the rows of
+    `family` — the queryset of the reports this computation owns — that they no longer
+    include (a round, source or system without data, a changed level). One transaction.
+    Returns the job's result."""
+    keep = {(report.scope_key, report.level) for report in reports}
+    fields = ["scope", "alpha", "ci_low", "ci_high", "units", "coders", "reason", "details", "job", "computed_at"]
+    with transaction.atomic():
+        stale = [pk for pk, key, level in family.values_list("pk", "scope_key", "level") if (key, level) not in keep]
+        AgreementReport.objects.filter(pk__in=stale).delete()
+        AgreementReport.objects.bulk_create(
+            reports, update_conflicts=True, unique_fields=["project", "scope_key", "level"], update_fields=fields
+        )
+    return {
+        "reports": [
+            {"scope": r.scope, "level": r.level, "alpha": r.alpha, "units": r.units, "coders": r.coders, "reason": r.reason or None}
+            for r in reports
+        ]
+    }
+
+
 def agreement_request(*, user, slug: str) -> Job:
     """Queue a recomputation of the project's agreement reports. Supervisors only; kinds
     other than nli_relabel and label_test are refused (400)."""
@@ -105,13 +141,11 @@ def _figures(unit_keys, coder, codes, is_vote, gold_by_unit_key: dict, names: di
     uniq, unit_index = np.unique(unit_keys, return_inverse=True)
     n_units = int(uniq.size)
     matrix = slot_matrix(unit_index, codes.astype(np.float64), n_units)
-    point = alpha(matrix, LEVEL)
-    boot = bootstrap_ci(matrix, LEVEL, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED) if point.reason is None else None
+    point, boot, reason = alpha_with_ci(matrix, LEVEL)
     reference = np.array([gold_by_unit_key.get(int(key), -1) for key in uniq], dtype=np.int64)
     # Coders with a value in a pairable unit.
     values_per_unit = np.bincount(unit_index, minlength=n_units)
     pairable = values_per_unit[unit_index] >= 2
-    reason = point.reason or (boot.reason if boot is not None else None) or ""
     return {
         "alpha": point.alpha,
         "ci_low": boot.ci_low if boot is not None else None,
@@ -123,13 +157,7 @@ def _figures(unit_keys, coder, codes, is_vote, gold_by_unit_key: dict, names: di
             "units_total": n_units,
             "coders_total": int(np.unique(coder).size),
             "pairable_values": point.pairable_values,
-            "bootstrap": {
-                "n_resamples": N_RESAMPLES,
-                "n_kept": boot.n_kept if boot is not None else 0,
-                "confidence": CONFIDENCE,
-                "seed": SEED,
-                "point": boot.alpha if boot is not None else None,
-            },
+            "bootstrap": {**bootstrap_details(boot), "point": boot.alpha if boot is not None else None},
             "per_annotator": _per_annotator(unit_index, coder, codes, is_vote, reference, names),
         },
     }
@@ -192,7 +220,7 @@ def _load_votes(project, counts_reference: bool):
 def agreement_compute_job(job: Job) -> dict:
     """The "agreement" job: recompute and upsert the project's nominal alpha reports.
 
-    Returns {"reports": [{"scope", "alpha", "units", "coders"}]} for the job's result."""
+    Returns {"reports": [{"scope", "level", "alpha", "units", "coders", "reason"}]} for the job's result."""
     project = job.project
     if project is not None and project.kind not in KINDS and get_kind(project.kind).computes_agreement:
         # Kinds with their own scopes (system × criterion, source …) compute them themselves.
@@ -236,20 +264,8 @@ def agreement_compute_job(job: Job) -> dict:
         )
         job_set_progress(job.pk, 0.2 + 0.7 * position / len(scopes))
 
-    fields = ["scope", "alpha", "ci_low", "ci_high", "units", "coders", "reason", "details", "job", "computed_at"]
-    with transaction.atomic():
-        # Rounds that no longer have annotations lose their report; other scopes stay.
-        stale = AgreementReport.objects.filter(project=project, level=LEVEL, scope__has_key="round").exclude(
-            scope_key__in=[report.scope_key for report in reports]
-        )
-        stale.delete()
-        AgreementReport.objects.bulk_create(
-            reports, update_conflicts=True, unique_fields=["project", "scope_key", "level"], update_fields=fields
-        )
-    return {
-        "reports": [
-            {"scope": r.scope, "alpha": r.alpha, "units": r.units, "coders": r.coders, "reason": r.reason or None}
-            for r in reports
-        ]
-    }
+    # Rounds that no longer have annotations lose their report; other scopes stay.
+    return agreement_reports_replace(
+        reports, AgreementReport.objects.filter(project=project, level=LEVEL, scope__has_key="round")
+    )
 

@@ -39,7 +39,7 @@ from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
 from annotation.kinds.summary import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
 from annotation.metrics.intervals import mean_t_interval
-from annotation.metrics.agreement import alpha, bootstrap_ci
+from annotation.metrics.agreement import slot_matrix
 from annotation.metrics.summary import compression_ratio, correlations, novel_ngrams, redundancy
 from annotation.models import AgreementReport, Annotation, Item, Job
 from annotation.services.jobs import job_create, job_set_progress
@@ -50,8 +50,6 @@ NOVEL_N = (1, 2, 3, 4)
 REDUNDANCY_N = (1, 2)
 BATCH = 500
 LEVEL = "interval"
-N_RESAMPLES = 1000
-SEED = 20240601
 
 
 # --- intrinsic measures -------------------------------------------------------------------
@@ -165,15 +163,10 @@ def _ratings(project, items: dict[int, dict]) -> list[tuple[int, int, int, dict]
 
 
 def _slot_matrix(units: dict) -> np.ndarray:
-    """value slots × units (NaN = missing) from {unit: [values]}. Alpha depends only on each
-    unit's multiset of values (Krippendorff 2011 §A), so slots stand in for coders and the
-    matrix holds max-raters × units cells rather than annotators × units."""
+    """The reliability matrix (value slots × units) of {unit: [values]}."""
     values = list(units.values())
-    width = max((len(v) for v in values), default=0)
-    matrix = np.full((width, len(values)), np.nan)
-    for column, cast in enumerate(values):
-        matrix[: len(cast), column] = cast
-    return matrix
+    unit_index = np.repeat(np.arange(len(values)), [len(cast) for cast in values])
+    return slot_matrix(unit_index, np.array([v for cast in values for v in cast], dtype=np.float64), len(values))
 
 
 def summary_agreement_compute(project, job) -> dict:
@@ -203,13 +196,12 @@ def summary_agreement_compute(project, job) -> dict:
         )
     )
     now = timezone.now()
-    from annotation.services.agreement import scope_key
+    from annotation.services.agreement import agreement_reports_replace, alpha_with_ci, bootstrap_details, scope_key
 
     reports = []
     for scope, scope_units, scope_coders in scopes:
         matrix = _slot_matrix(scope_units)
-        point = alpha(matrix, LEVEL)
-        boot = bootstrap_ci(matrix, LEVEL, n_resamples=N_RESAMPLES, seed=SEED) if point.reason is None else None
+        point, boot, reason = alpha_with_ci(matrix, LEVEL)
         pairable = [key for key, cast in scope_units.items() if len(cast) >= 2]
         reports.append(
             AgreementReport(
@@ -222,34 +214,17 @@ def summary_agreement_compute(project, job) -> dict:
                 ci_high=boot.ci_high if boot else None,
                 units=point.units,
                 coders=len(set().union(*(scope_coders[key] for key in pairable))) if pairable else 0,
-                reason=point.reason or (boot.reason if boot else None) or "",
+                reason=reason,
                 details={
                     "units_total": len(scope_units),
                     "pairable_values": point.pairable_values,
-                    "bootstrap": {
-                        "n_resamples": N_RESAMPLES,
-                        "n_kept": boot.n_kept if boot else 0,
-                        "confidence": 0.95,
-                        "seed": SEED,
-                    },
+                    "bootstrap": bootstrap_details(boot),
                 },
                 job=job,
                 computed_at=now,
             )
         )
-    fields = ["scope", "alpha", "ci_low", "ci_high", "units", "coders", "reason", "details", "job", "computed_at"]
-    with transaction.atomic():
-        AgreementReport.objects.filter(project=project).exclude(scope_key__in=[r.scope_key for r in reports]).delete()
-        AgreementReport.objects.bulk_create(
-            reports, update_conflicts=True, unique_fields=["project", "scope_key", "level"], update_fields=fields
-        )
-    return {
-        "reports": [
-            {"scope": r.scope, "alpha": r.alpha, "units": r.units, "coders": r.coders, "reason": r.reason or None}
-            for r in reports
-        ],
-        "intrinsic": measured,
-    }
+    return {**agreement_reports_replace(reports, AgreementReport.objects.filter(project=project)), "intrinsic": measured}
 
 
 # --- report ---------------------------------------------------------------------------------

@@ -108,22 +108,16 @@ class NliKind(Kind):
             n = sum(counts.values())
         votes = {label: counts.get(label, 0) for label in LABELS}
         votes.update({label: count for label, count in sorted(counts.items()) if label not in votes})
+        # The common record, with premise and hypothesis in place of the payload and the
+        # votes counted as above; keys keep the common record's order.
+        common = super().export_record(item, facts)
         return {
-            "id": item.external_id,
+            "id": common["id"],
             "premise": item.payload.get("premise", ""),
             "hypothesis": item.payload.get("hypothesis", ""),
-            "gold_label": item.gold_label or None,
-            "author_label": item.reference_label or None,
+            **{key: value for key, value in common.items() if key not in ("id", "payload")},
             "votes": votes,
             "n": n,
-            "round": item.round,
-            "group": item.group,
-            "split": item.split,
-            "status": item.status,
-            "label_changed": outcome.label_changed if outcome is not None else None,
-            "agreement": outcome.agreement if outcome is not None else None,
-            "author": facts.author,
-            "annotators": [annotator for annotator, _value in facts.annotations],
             "annotator_labels": [
                 value.get("label") if isinstance(value, dict) else None for _annotator, value in facts.annotations
             ],

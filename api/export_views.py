@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.services import exports as export_services
-from api import serializers as s
+from api.views import ERRORS
 
 
 class JsonErrorsNegotiation(DefaultContentNegotiation):
@@ -45,10 +45,7 @@ class ExportView(APIView):
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.BINARY, description="one JSON record a line"),
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY, description="UTF-8 with BOM"),
             (200, "text/tab-separated-values"): OpenApiResponse(OpenApiTypes.BINARY, description="FarsTail TSV"),
-            400: s.ErrorsSerializer,
-            401: s.ErrorsSerializer,
-            403: s.ErrorsSerializer,
-            404: s.ErrorsSerializer,
+            **ERRORS,
         },
     )
     def get(self, request, slug):

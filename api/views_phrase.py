@@ -15,7 +15,7 @@ from annotation.errors import InvalidInput
 from annotation.kinds import phrase
 from annotation.kinds.registry import get_kind
 from annotation.services.exports import EXPORT_STATUSES
-from api import serializers as s
+from api.views import ERRORS
 from api.export_views import JsonErrorsNegotiation
 
 
@@ -40,10 +40,7 @@ class PhrasisExportView(APIView):
         ],
         responses={
             (200, "text/tab-separated-values"): OpenApiResponse(OpenApiTypes.BINARY, description="PhrasIS TSV"),
-            400: s.ErrorsSerializer,
-            401: s.ErrorsSerializer,
-            403: s.ErrorsSerializer,
-            404: s.ErrorsSerializer,
+            **ERRORS,
         },
     )
     def get(self, request, slug):

@@ -1,6 +1,7 @@
 """The shape every workflow kind has. A kind is a module with one `Kind` subclass,
 registered in `registry.py`; adding a kind never means touching another one."""
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,20 @@ def require_text(record: dict, name: str, problems: RowProblems, *, required: bo
             problems.add(name, "is longer than 200 characters")
             return ""
     return value
+
+
+def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, parsed value, None) for every non-blank line of a JSONL file, or (line
+    number, None, why) for a line that is not JSON. Splits on "\n" only: str.splitlines()
+    would also break on U+2028/U+2029/U+0085, which are legal inside JSON strings."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield number, None, f"is not valid JSON ({exc.msg} at column {exc.colno})"
 
 
 def store_extra(payload: dict, extra: dict) -> None:

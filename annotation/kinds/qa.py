@@ -49,7 +49,7 @@ from annotation.metrics.offsets import span_matches
 from annotation.metrics.spans import exact_match, f1, tlnls
 from annotation.metrics.text import bidi_control, fold_for_matching, forbidden_character
 
-from .base import ItemRow, Kind, RowProblems, require_text
+from .base import ItemRow, Kind, RowProblems, read_jsonl_objects, require_text
 
 GRADES = ("rejected", "verified", "good", "gold")
 GRADE_SCORE = {grade: index for index, grade in enumerate(GRADES)}
@@ -213,14 +213,9 @@ def read_squad(text: str) -> Iterator[tuple[int, dict]]:
 def read_articles(text: str) -> Iterator[tuple[int, dict]]:
     """The pool builder: JSONL of whole articles → (row, record) per chosen paragraph, rows
     numbered by the article's line in the file."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        try:
-            article = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, {"_error": f"is not valid JSON ({exc.msg} at column {exc.colno})"}
+    for number, article, error in read_jsonl_objects(text):
+        if error:
+            yield number, {"_error": error}
             continue
         if not isinstance(article, dict) or not isinstance(article.get("title"), str) or not isinstance(article.get("text"), str):
             yield number, {"_error": 'must be an object with string "title" and "text"'}

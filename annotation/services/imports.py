@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
-from annotation.kinds.base import ItemRow, Kind
+from annotation.kinds.base import ItemRow, Kind, read_jsonl_objects
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import first_forbidden_string
 from annotation.models import Item, Job, Project
@@ -48,21 +48,10 @@ def decode_upload(data: bytes) -> str:
 def read_records(kind: Kind, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
     """(row number, record) for every row; rows are numbered from 1 after any header."""
     if fmt == "jsonl":
-        # Split on "\n" only: str.splitlines() would also break on U+2028/U+2029/U+0085,
-        # which are legal inside JSON strings.
-        for number, line in enumerate(text.split("\n"), start=1):
-            line = line.removesuffix("\r")
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield number, {"_error": f"is not valid JSON ({exc.msg} at column {exc.colno})"}
-                continue
-            if not isinstance(record, dict):
-                yield number, {"_error": "must be a JSON object"}
-                continue
-            yield number, record
+        for number, record, error in read_jsonl_objects(text):
+            if error is None and not isinstance(record, dict):
+                error = "must be a JSON object"
+            yield number, {"_error": error} if error else record
     elif fmt == "csv":
         reader = csv.DictReader(io.StringIO(text, newline=""))
         if not reader.fieldnames or "id" not in reader.fieldnames:

@@ -502,7 +502,7 @@ def scope_figures(units, coders, values, level: str) -> dict:
 
     from annotation.metrics.agreement import REASON_NO_PAIRABLE, slot_matrix
     from annotation.metrics.intervals import mean_t_interval
-    from annotation.services.agreement import alpha_with_ci, bootstrap_details
+    from annotation.services.agreement import alpha_with_ci, bootstrap_details, report_figures
 
     uniq, unit_index = np.unique(units, return_inverse=True)
     n_units = int(uniq.size)
@@ -518,12 +518,7 @@ def scope_figures(units, coders, values, level: str) -> dict:
         # coders' terms, not the matrix's.
         reason = REASON_NO_PAIRABLE
     return {
-        "alpha": point.alpha,
-        "ci_low": boot.ci_low if boot is not None else None,
-        "ci_high": boot.ci_high if boot is not None else None,
-        "units": point.units,
-        "coders": int(np.unique(coders[pairable]).size),
-        "reason": reason,
+        **report_figures(point, boot, reason, int(np.unique(coders[pairable]).size)),
         "details": {
             "mean": mean,
             "mean_ci_low": ci_low,

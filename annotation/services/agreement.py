@@ -79,6 +79,18 @@ def alpha_with_ci(matrix, level: str):
     return point, boot, reason
 
 
+def report_figures(point, boot, reason: str, coders: int) -> dict:
+    """The headline fields of an AgreementReport from `alpha_with_ci`'s answer."""
+    return {
+        "alpha": point.alpha,
+        "ci_low": boot.ci_low if boot is not None else None,
+        "ci_high": boot.ci_high if boot is not None else None,
+        "units": point.units,
+        "coders": coders,
+        "reason": reason,
+    }
+
+
 def bootstrap_details(boot) -> dict:
     """How a report's CI was resampled, for its `details`."""
     return {"n_resamples": N_RESAMPLES, "n_kept": boot.n_kept if boot is not None else 0, "confidence": CONFIDENCE, "seed": SEED}
@@ -147,12 +159,7 @@ def _figures(unit_keys, coder, codes, is_vote, gold_by_unit_key: dict, names: di
     values_per_unit = np.bincount(unit_index, minlength=n_units)
     pairable = values_per_unit[unit_index] >= 2
     return {
-        "alpha": point.alpha,
-        "ci_low": boot.ci_low if boot is not None else None,
-        "ci_high": boot.ci_high if boot is not None else None,
-        "units": point.units,
-        "coders": int(np.unique(coder[pairable]).size),
-        "reason": reason,
+        **report_figures(point, boot, reason, int(np.unique(coder[pairable]).size)),
         "details": {
             "units_total": n_units,
             "coders_total": int(np.unique(coder).size),

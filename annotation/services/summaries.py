@@ -196,25 +196,27 @@ def summary_agreement_compute(project, job) -> dict:
         )
     )
     now = timezone.now()
-    from annotation.services.agreement import agreement_reports_replace, alpha_with_ci, bootstrap_details, scope_key
+    from annotation.services.agreement import (
+        agreement_reports_replace,
+        alpha_with_ci,
+        bootstrap_details,
+        report_figures,
+        scope_key,
+    )
 
     reports = []
     for scope, scope_units, scope_coders in scopes:
         matrix = _slot_matrix(scope_units)
         point, boot, reason = alpha_with_ci(matrix, LEVEL)
         pairable = [key for key, cast in scope_units.items() if len(cast) >= 2]
+        n_coders = len(set().union(*(scope_coders[key] for key in pairable))) if pairable else 0
         reports.append(
             AgreementReport(
                 project=project,
                 scope=scope,
                 scope_key=scope_key(scope),
                 level=LEVEL,
-                alpha=point.alpha,
-                ci_low=boot.ci_low if boot else None,
-                ci_high=boot.ci_high if boot else None,
-                units=point.units,
-                coders=len(set().union(*(scope_coders[key] for key in pairable))) if pairable else 0,
-                reason=reason,
+                **report_figures(point, boot, reason, n_coders),
                 details={
                     "units_total": len(scope_units),
                     "pairable_values": point.pairable_values,

@@ -1,14 +1,17 @@
 """Benchmark: N simulated annotators doing next → submit against gunicorn + PostgreSQL.
 
 Prints throughput and p50/p95/p99 latencies of the annotate loop beside the same figures
-for a bare Django JSON view on the same stack (the floor), the CPU each part of the stack
-spent per request in each phase (web server, all of the server's PostgreSQL processes, the
-load generator), then checks in SQL that no item was over-filled and no annotator labeled
-an item twice. A script, not a test:
+for a bare Django JSON view on the same stack (the floor) and for two reference rungs
+between them (bench/reference_views.py: a DRF view with token authentication, and the same
+plus one inserted row), the CPU each part of the stack spent per request in each phase (web
+server, all of the server's PostgreSQL processes, the load generator), then checks in SQL
+that no item was over-filled and no annotator labeled an item twice. A script, not a test:
 
     python bench/annotate.py --annotators 50 --seconds 20
 
-It creates (and drops) a scratch database `mashov_bench_annotate` on the PostgreSQL server of
+The project starts under way (every item holds 0 to votes − 1 earlier votes, the tables and
+their statistics are those of a running database); --fresh times a brand-new project on
+empty tables instead. It creates (and drops) a scratch database `mashov_bench_annotate` on the PostgreSQL server of
 BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/mashov_bench_annotate) and
 serves on a free port of 127.0.0.1 only.
 """
@@ -35,6 +38,24 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ("entailment", "neutral", "contradiction")
+
+# The table of the "write" reference rung (bench/reference_views.py): a foreign key to the
+# user, as every claim and vote has.
+REFERENCE_WRITE_TABLE = """CREATE TABLE bench_reference_write (
+    id bigserial PRIMARY KEY,
+    user_id integer NOT NULL REFERENCES auth_user (id) DEFERRABLE INITIALLY DEFERRED,
+    value jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now())"""
+
+BENCH_QUEUE = "mashov-bench-annotate"
+
+# Phases, in the order they run: what each simulated annotator requests in a loop.
+PHASES = {
+    "floor": "floor: GET /healthz/",
+    "token": "DRF + token: GET",
+    "write": "DRF + token + 1 row",
+    "annotate": "next → submit",
+}
 
 
 def free_port() -> int:
@@ -63,6 +84,16 @@ def drop_database(url: str) -> None:
     admin.close()
 
 
+def delete_queue(broker_url: str) -> None:
+    """Drop the consensus tasks the run queued (kombu keeps a Redis queue as a list under its
+    name, with a binding set beside it)."""
+    import redis
+
+    client = redis.Redis.from_url(broker_url)
+    client.delete(BENCH_QUEUE, f"_kombu.binding.{BENCH_QUEUE}")
+    client.close()
+
+
 SETUP = """
 import json, sys
 from django.contrib.auth import get_user_model
@@ -81,6 +112,25 @@ for a in range(n_annotators):
     user = User.objects.create_user(f"bench-ann{a}")
     Membership.objects.create(project=project, user=user, role="annotator", status="active")
     tokens.append(Token.objects.create(user=user).key)
+# A project under way: the work done before the timed phases gives each item 0 to votes − 1
+# votes (evenly spread), each from a different bench annotator. 0 with --fresh.
+import random
+from datetime import timedelta
+from django.utils import timezone
+from annotation.models import Annotation, Assignment
+fresh, rng, earlier = sys.argv[4] == "True", random.Random(7), timezone.now() - timedelta(days=1)
+annotators = list(User.objects.filter(username__startswith="bench-ann"))
+claims = [
+    Assignment(project=project, item=item, annotator=annotator, round=item.round, status="submitted",
+               claimed_at=earlier, expires_at=earlier, submitted_at=earlier)
+    for item in ([] if fresh else Item.objects.filter(project=project).order_by("id"))
+    for annotator in rng.sample(annotators, min(len(annotators), rng.randrange(votes)))
+]
+claims = Assignment.objects.bulk_create(claims, batch_size=5000)
+Annotation.objects.bulk_create(
+    (Annotation(assignment=claim, item_id=claim.item_id, annotator_id=claim.annotator_id, round=claim.round,
+                value={"label": rng.choice(["entailment", "neutral", "contradiction"])}, created_at=earlier)
+     for claim in claims), batch_size=5000)
 print(json.dumps(tokens))
 """
 
@@ -102,6 +152,12 @@ def annotator_loop(base: str, token: str, deadline: float, mode: str, out: list,
             if mode == "floor":
                 response = session.get(f"{base}/healthz/", timeout=30)
                 ok = response.status_code == 200
+            elif mode == "token":
+                response = session.get(f"{base}/bench/token/", timeout=30)
+                ok = response.status_code == 200
+            elif mode == "write":
+                response = session.post(f"{base}/bench/write/", json={"value": {"label": random.choice(LABELS)}}, timeout=30)
+                ok = response.status_code == 201
             else:
                 response = session.get(f"{base}/api/projects/bench/next/", timeout=30)
                 if response.status_code == 204:
@@ -128,7 +184,7 @@ def annotator_loop(base: str, token: str, deadline: float, mode: str, out: list,
         if not ok:
             errors.append(f"{response.status_code} {response.text[:200]}")
         else:
-            out.append(("floor" if mode == "floor" else mode_name, time.perf_counter() - started))
+            out.append((mode_name if mode == "annotate" else mode, time.perf_counter() - started))
 
 
 def run_clients(processes: int, base: str, tokens: list[str], seconds: float, mode: str) -> tuple[list, list]:
@@ -158,7 +214,10 @@ def cpu_seconds(server_group: int) -> dict[str, float]:
         except OSError:
             continue
         fields = rest.split()
-        seconds = (int(fields[11]) + int(fields[12])) / tick
+        # Own CPU plus that of the process's finished children: a backend or worker that
+        # exits during a phase moves its CPU to its parent (postmaster, gunicorn arbiter)
+        # instead of vanishing from the sum.
+        seconds = sum(int(value) for value in fields[11:15]) / tick
         if int(fields[2]) == server_group:
             used["server"] += seconds
         elif name.endswith("(postgres"):
@@ -208,6 +267,10 @@ def main() -> int:
     parser.add_argument("--votes", type=int, default=5)
     parser.add_argument("--workers", type=int, default=5, help="gunicorn worker processes")
     parser.add_argument("--client-processes", type=int, default=4)
+    parser.add_argument(
+        "--fresh", action="store_true",
+        help="time a brand-new project on empty tables instead of one under way (see README: the first minute)",
+    )
     parser.add_argument("--keep-db", action="store_true")
     args = parser.parse_args()
 
@@ -216,22 +279,23 @@ def main() -> int:
     env = {
         **os.environ,
         "DATABASE_URL": db_url,
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SETTINGS_MODULE": "bench.reference_settings",
         "SECRET_KEY": secrets.token_urlsafe(60),
         "SECURE_SSL_REDIRECT": "0",
         "SECURE_HSTS_SECONDS": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
-        "CELERY_BROKER_URL": "",  # consensus runs in-process here only if a broker is absent; see below
+        # Completed items are handed to consensus on a Celery queue of the benchmark's own,
+        # which no worker reads (the worker's CPU is not in these figures) and which is
+        # deleted at the end. Without a broker, consensus would run inside the submit request.
+        "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14"),
+        "CELERY_QUEUE": BENCH_QUEUE,
         "LOG_LEVEL": "ERROR",
     }
-    # Consensus is not part of this loop: revision_rounds=0 and a broker-less setting would
-    # run it inside the submit request, so point at the local Redis if one is given.
-    env["CELERY_BROKER_URL"] = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14")
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     tokens = json.loads(
         subprocess.run(
-            [python, "manage.py", "shell", "-c", SETUP.replace("sys.argv[1]", str(args.items)).replace("sys.argv[2]", str(args.annotators)).replace("sys.argv[3]", str(args.votes))],
+            [python, "manage.py", "shell", "-c", SETUP.replace("sys.argv[1]", str(args.items)).replace("sys.argv[2]", str(args.annotators)).replace("sys.argv[3]", str(args.votes)).replace("sys.argv[4]", repr(str(args.fresh)))],
             cwd=ROOT, env=env, check=True, capture_output=True, text=True,
         ).stdout.strip().splitlines()[-1]
     )
@@ -241,7 +305,10 @@ def main() -> int:
     conn = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname=parts.path.lstrip("/"))
     conn.autocommit = True
     with conn.cursor() as cursor:
+        cursor.execute(REFERENCE_WRITE_TABLE)
         cursor.execute("VACUUM ANALYZE")
+        cursor.execute("SELECT count(*) FROM annotation_annotation")
+        prior_annotations = cursor.fetchone()[0]
     conn.close()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -256,11 +323,12 @@ def main() -> int:
                     break
             except requests.RequestException:
                 time.sleep(0.2)
-        # Warm-up, not measured: every gunicorn worker has booted and answered before the
-        # floor is timed, so neither phase pays for start-up.
+        # Warm-up, not measured: every gunicorn worker has booted and answered both kinds of
+        # request (and opened its database and broker connections) before the floor is
+        # timed, so neither phase pays for start-up.
         run_clients(args.client_processes, base, tokens, 3, "floor")
-        floor_samples, floor_errors, floor_cpu = measured_phase(args.client_processes, base, tokens, args.seconds, "floor", server.pid)
-        loop_samples, loop_errors, loop_cpu = measured_phase(args.client_processes, base, tokens, args.seconds, "annotate", server.pid)
+        run_clients(args.client_processes, base, tokens, 3, "annotate")
+        phases = {mode: measured_phase(args.client_processes, base, tokens, args.seconds, mode, server.pid) for mode in PHASES}
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
@@ -285,26 +353,34 @@ def main() -> int:
     conn.close()
     if not args.keep_db:
         drop_database(db_url)
+    delete_queue(env["CELERY_BROKER_URL"])
 
-    rows = [
-        summarise("floor: GET /healthz/", [t for kind, t in floor_samples if kind == "floor"], args.seconds),
-        summarise("GET next", [t for kind, t in loop_samples if kind == "next"], args.seconds),
-        summarise("POST submit", [t for kind, t in loop_samples if kind == "submit"], args.seconds),
-    ]
-    print(f"\n{args.annotators} annotators, {args.seconds:.0f} s each phase, {args.items} items × {args.votes} votes, gunicorn {args.workers} workers, {os.cpu_count()} cores")
-    print(f"{'what':<22}{'requests':>10}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")
+    # One row per request kind: the three reference phases, then next and submit.
+    rows = []
+    for mode, (samples, _errors, cpu) in phases.items():
+        kinds = ("next", "submit") if mode == "annotate" else (mode,)
+        for kind in kinds:
+            name = {"next": "GET next", "submit": "POST submit"}.get(kind, PHASES[mode])
+            rows.append({**summarise(name, [t for k, t in samples if k == kind], args.seconds), "mode": mode})
+    errors = [error for _samples, phase_errors, _cpu in phases.values() for error in phase_errors]
+    floor_p95 = rows[0]["p95_ms"]
+    print(
+        f"\n{args.annotators} annotators, {args.seconds:.0f} s each phase, {args.items} items × {args.votes} votes"
+        f" ({'a brand-new project' if args.fresh else 'a project under way'}), gunicorn {args.workers} workers, {os.cpu_count()} cores"
+    )
+    print(f"{'what':<22}{'requests':>10}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'p95/floor':>11}")
     for row in rows:
-        print(f"{row['what']:<22}{row['requests']:>10}{row['per_s']:>9.0f}{row['p50_ms']:>9.1f}{row['p95_ms']:>9.1f}{row['p99_ms']:>9.1f}")
-    for label, cpu, requests_done in (
-        ("floor", floor_cpu, rows[0]["requests"]),
-        ("annotate", loop_cpu, rows[1]["requests"] + rows[2]["requests"]),
-    ):
+        print(
+            f"{row['what']:<22}{row['requests']:>10}{row['per_s']:>9.0f}{row['p50_ms']:>9.1f}{row['p95_ms']:>9.1f}"
+            f"{row['p99_ms']:>9.1f}{row['p95_ms'] / floor_p95:>10.2f}x"
+        )
+    for mode, (_samples, _errors, cpu) in phases.items():
+        requests_done = sum(row["requests"] for row in rows if row["mode"] == mode)
         if cpu and requests_done:
             parts = ", ".join(f"{part} {1000 * used / requests_done:.2f}" for part, used in cpu.items())
-            print(f"CPU per request, {label} phase (ms): {parts}")
-    floor_p95 = rows[0]["p95_ms"]
-    worst_p95 = max(rows[1]["p95_ms"], rows[2]["p95_ms"])
-    print(f"annotations stored: {annotations}; errors: {len(floor_errors) + len(loop_errors)}; over-filled items: {over_filled}; double labels: {doubles}")
+            print(f"CPU per request, {PHASES[mode]} (ms): {parts}")
+    worst_p95 = max(row["p95_ms"] for row in rows if row["mode"] == "annotate")
+    print(f"annotations stored: {prior_annotations} before the timed phases, {annotations} in all; errors: {len(errors)}; over-filled items: {over_filled}; double labels: {doubles}")
     print(f"p95 ratio to the floor: {worst_p95 / floor_p95:.2f}x (target ≤ 2x)")
     if per_annotator:
         top3 = sum(per_annotator[:3]) / max(1, sum(per_annotator))
@@ -312,9 +388,9 @@ def main() -> int:
             f"share of annotations by the 3 busiest annotators: {100 * top3:.1f}% (even share {100 * 3 / args.annotators:.1f}%); "
             f"per annotator min {min(per_annotator)}, max {max(per_annotator)}"
         )
-    for error in (floor_errors + loop_errors)[:5]:
+    for error in errors[:5]:
         print("  error:", error)
-    return 0 if not (floor_errors or loop_errors or over_filled or doubles) else 1
+    return 0 if not (errors or over_filled or doubles) else 1
 
 
 if __name__ == "__main__":

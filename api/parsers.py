@@ -1,10 +1,10 @@
 import json
 
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 
 from annotation.errors import InvalidInput
-from annotation.metrics.text import first_forbidden_string
+from annotation.metrics.text import first_forbidden_string, forbidden_character
 
 
 class StrictJSONParser(JSONParser):
@@ -23,3 +23,33 @@ class StrictJSONParser(JSONParser):
         if found:
             raise InvalidInput(found[1], field=found[0] or "body")
         return data
+
+
+def refuse_forbidden_form_fields(fields) -> None:
+    """The JSON parser's rule for form fields (a QueryDict; names of uploaded files too): a
+    NUL character, which PostgreSQL can neither store nor look up, is a 400 naming the field.
+    Form text is decoded by Django with replacement characters, so it holds no lone
+    surrogates."""
+    for name in fields:
+        reason = forbidden_character(name)
+        if reason:
+            raise InvalidInput(reason.replace("position", "key position"), field="<key>")
+        for value in fields.getlist(name):
+            reason = forbidden_character(value) if isinstance(value, str) else None
+            if reason:
+                raise InvalidInput(reason, field=name)
+
+
+class StrictFormParser(FormParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        data = super().parse(stream, media_type, parser_context)
+        refuse_forbidden_form_fields(data)
+        return data
+
+
+class StrictMultiPartParser(MultiPartParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        parsed = super().parse(stream, media_type, parser_context)
+        refuse_forbidden_form_fields(parsed.data)
+        refuse_forbidden_form_fields(parsed.files)
+        return parsed

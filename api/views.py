@@ -7,7 +7,6 @@ from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.authtoken.models import Token
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
@@ -25,6 +24,7 @@ from annotation.services import projects as project_services
 from annotation.services import revisions as revision_services
 from api import serializers as s
 from api.idempotency import idempotent_write
+from api.parsers import StrictFormParser, StrictMultiPartParser
 
 IDEMPOTENCY_KEY = [OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, description="a retry with the same key returns the first result")]
 ERRORS = {400: s.ErrorsSerializer, 401: s.ErrorsSerializer, 403: s.ErrorsSerializer, 404: s.ErrorsSerializer}
@@ -130,7 +130,7 @@ class MemberDetailView(APIView):
 
 
 class ImportView(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, StrictFormParser]
 
     @extend_schema(
         request={"multipart/form-data": s.ImportRequestSerializer},

@@ -7,7 +7,6 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,7 +19,7 @@ from annotation.services.back_translation import back_translation_request
 from annotation.services.sampling import STRATUM_FIELDS, items_sample
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
-from api.parsers import StrictJSONParser
+from api.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser
 from api.views import ERRORS, body_of
 
 SampleRequest = inline_serializer(
@@ -65,7 +64,7 @@ def _read(upload, field: str) -> bytes:
 
 
 class LchaimImportView(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [StrictMultiPartParser, StrictFormParser]
 
     @extend_schema(
         summary="Import ConTRoL sources and LCHAIM-style translations joined by uid",

@@ -456,6 +456,28 @@ def test_json_body_with_lone_surrogate_on_other_endpoints(clients):
     error_list(clients["sup"].generic("POST", "/api/auth/token/", raw, content_type="application/json"), 400)
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("encoding", ["urlencoded", "multipart"])
+def test_form_bodies_with_a_nul_character_are_refused(api_client, make_user, encoding):
+    """Form bodies are held to the JSON parser's rule: a NUL character (which PostgreSQL
+    cannot store or even look up) is a 400 naming the field, never a 500."""
+    from urllib.parse import urlencode
+
+    make_user("dana", password=PASSWORD)
+    body = {"username": "da\x00na", "password": PASSWORD}
+    if encoding == "urlencoded":
+        response = api_client.generic("POST", "/api/auth/token/", urlencode(body), content_type="application/x-www-form-urlencoded")
+    else:
+        response = api_client.post("/api/auth/token/", body, format="multipart")
+    assert error_list(response, 400) == [{"field": "username", "message": "contains a NUL character at position 2"}]
+    body = {"username": "dana", "pass\x00word": PASSWORD}
+    response = api_client.generic("POST", "/api/auth/token/", urlencode(body), content_type="application/x-www-form-urlencoded")
+    assert error_list(response, 400)[0]["field"] == "<key>"
+    # The same body without the NUL logs in.
+    response = api_client.post("/api/auth/token/", {"username": "dana", "password": PASSWORD}, format="multipart")
+    assert response.status_code == 200 and response.json()["token"]
+
+
 # ---------------------------------------------------------------- login page and headers
 
 

@@ -420,6 +420,15 @@ def test_missing_file_is_400(sup):
 
 
 @pytest.mark.django_db
+def test_nul_character_in_a_form_field_is_400(sup):
+    from annotation.models import Item
+
+    errors = error_list(sup.post(URL, {"file": upload("x.jsonl", jsonl(GOOD)), "format": "json\x00l"}))
+    assert errors == [{"field": "format", "message": "contains a NUL character at position 4"}]
+    assert Item.objects.count() == 0
+
+
+@pytest.mark.django_db
 def test_json_body_instead_of_multipart_is_refused(sup):
     response = sup.post(URL, {"file": jsonl(GOOD), "format": "jsonl"}, format="json")
     assert response.status_code in (400, 415), response.content

@@ -26,10 +26,10 @@ class StrictJSONParser(JSONParser):
 
 
 def refuse_forbidden_form_fields(fields) -> None:
-    """The JSON parser's rule for form fields (a QueryDict; names of uploaded files too): a
-    NUL character, which PostgreSQL can neither store nor look up, is a 400 naming the field.
-    Form text is decoded by Django with replacement characters, so it holds no lone
-    surrogates."""
+    """The JSON parser's rule for form fields (a QueryDict of values or of uploads; of
+    uploads only the field names are text): a NUL character, which PostgreSQL can neither
+    store nor look up, is a 400 naming the field. Django decodes form text with replacement
+    characters, so it holds no lone surrogates."""
     for name in fields:
         reason = forbidden_character(name)
         if reason:

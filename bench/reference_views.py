@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from config.urls import urlpatterns as project_urlpatterns
 
+
 class TokenView(APIView):
     def get(self, request):
         return Response({"user": request.user.pk})

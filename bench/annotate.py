@@ -382,6 +382,8 @@ def main() -> int:
     worst_p95 = max(row["p95_ms"] for row in rows if row["mode"] == "annotate")
     print(f"annotations stored: {prior_annotations} before the timed phases, {annotations} in all; errors: {len(errors)}; over-filled items: {over_filled}; double labels: {doubles}")
     print(f"p95 ratio to the floor: {worst_p95 / floor_p95:.2f}x (target ≤ 2x)")
+    write_p95 = next(row["p95_ms"] for row in rows if row["mode"] == "write")
+    print(f"p95 ratio to the smallest authenticated write (DRF + token + 1 row): {worst_p95 / write_p95:.2f}x")
     if per_annotator:
         top3 = sum(per_annotator[:3]) / max(1, sum(per_annotator))
         print(

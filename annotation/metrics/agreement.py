@@ -35,11 +35,13 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import krippendorff
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 Method = Literal["auto", "package", "coincidence", "closed_form"]
@@ -487,6 +489,10 @@ def _pattern_features(prep: _Prepared) -> tuple[sparse.csr_matrix, sparse.csr_ma
             rows.append(np.flatnonzero(both))
             cols.append(a[both] * n_domain + b[both])
             vals.append(weight[both])
+    # Imported here: scipy.sparse costs every process that imports this module ~20 MiB, and
+    # web and beat processes import it without ever computing agreement.
+    from scipy import sparse
+
     features = sparse.coo_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
         shape=(n_patterns, n_domain * n_domain),

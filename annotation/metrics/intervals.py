@@ -3,7 +3,6 @@
 
 import math
 
-from scipy import stats
 
 CONFIDENCE = 0.95
 
@@ -28,5 +27,9 @@ def mean_t_interval(values: list[float], confidence: float = CONFIDENCE) -> dict
     if sem == 0:
         low = high = mean
     else:
+        # Imported here: scipy.stats costs every process that imports it ~55 MiB, and web
+        # and beat processes import this module without ever computing an interval.
+        from scipy import stats
+
         low, high = (float(x) for x in stats.t.interval(confidence, n - 1, loc=mean, scale=sem))
     return {"n": n, "mean": mean, "sd": sd, "ci_low": low, "ci_high": high}

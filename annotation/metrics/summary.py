@@ -26,7 +26,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
-from scipy import stats
 
 __all__ = ["novel_ngrams", "compression_ratio", "redundancy", "correlations"]
 
@@ -159,6 +158,9 @@ def correlations(
     }
     if len(human) < 3 or len(set(human)) < 2 or len(set(automatic)) < 2:
         return result
+    # Imported here: scipy.stats costs every process that imports it ~55 MiB (see intervals.py).
+    from scipy import stats
+
     pearson = stats.pearsonr(human, automatic)
     kendall = stats.kendalltau(human, automatic)
     result.update(

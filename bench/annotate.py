@@ -22,9 +22,7 @@ import multiprocessing
 import os
 import random
 import resource
-import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +35,10 @@ import psycopg2
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scratch import free_port, production_env, wait_until_serving  # noqa: E402 (bench/ is on sys.path when run as a script)
+
 LABELS = ("entailment", "neutral", "contradiction")
 
 # The table of the "write" reference rung (bench/reference_views.py): a foreign key to the
@@ -56,12 +58,6 @@ PHASES = {
     "write": "DRF + token + 1 row",
     "annotate": "next → submit",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def recreate_database(url: str) -> None:
@@ -276,21 +272,15 @@ def main() -> int:
 
     db_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mashov_bench_annotate")
     recreate_database(db_url)
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "DJANGO_SETTINGS_MODULE": "bench.reference_settings",
-        "SECRET_KEY": secrets.token_urlsafe(60),
-        "SECURE_SSL_REDIRECT": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        # Completed items are handed to consensus on a Celery queue of the benchmark's own,
-        # which no worker reads (the worker's CPU is not in these figures) and which is
-        # deleted at the end. Without a broker, consensus would run inside the submit request.
-        "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14"),
-        "CELERY_QUEUE": BENCH_QUEUE,
-        "LOG_LEVEL": "ERROR",
-    }
+    # Completed items are handed to consensus on a Celery queue of the benchmark's own, which
+    # no worker reads (the worker's CPU is not in these figures) and which is deleted at the
+    # end. Without a broker, consensus would run inside the submit request.
+    env = production_env(
+        DATABASE_URL=db_url,
+        DJANGO_SETTINGS_MODULE="bench.reference_settings",
+        CELERY_BROKER_URL=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14"),
+        CELERY_QUEUE=BENCH_QUEUE,
+    )
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     tokens = json.loads(
@@ -317,12 +307,7 @@ def main() -> int:
         cwd=ROOT, env=env, start_new_session=True,
     )
     try:
-        for _ in range(100):
-            try:
-                if requests.get(f"{base}/healthz/", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                time.sleep(0.2)
+        wait_until_serving(base)
         # Warm-up, not measured: every gunicorn worker has booted and answered both kinds of
         # request (and opened its database and broker connections) before the floor is
         # timed, so neither phase pays for start-up.

@@ -94,8 +94,9 @@ def synthetic_votes(rng, n_items, votes, coders):
     return who, labels
 
 
-def insert_votes(project, users, who, labels):
-    """Items (status complete, no reference label), assignments and annotations via COPY."""
+def insert_votes(project, users, who, labels, payload_of=None):
+    """Items (status complete, no reference label), assignments and annotations via COPY.
+    `payload_of(i)` gives item i's payload as JSON text (default: a minimal pair)."""
     from django.db import connection
 
     n_items, votes = labels.shape
@@ -107,7 +108,7 @@ def insert_votes(project, users, who, labels):
             "annotation_item",
             ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at", "computed", "flags", "in_sample"],
             (
-                (str(i + 1), str(project.pk), f"b{i}", '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t")
+                (str(i + 1), str(project.pk), f"b{i}", payload_of(i) if payload_of else '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t")
                 for i in range(n_items)
             ),
         )

@@ -131,6 +131,12 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
         admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
+        # The worker declared its queue on the broker; nothing was sent to it.
+        import redis
+
+        broker = redis.Redis.from_url(args.broker)
+        broker.delete(env["CELERY_QUEUE"], f"_kombu.binding.{env['CELERY_QUEUE']}")
+        broker.close()
 
     try:
         venv = scratch / "venv"

@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from tests.browser.helpers import PASSWORD
+from tests.browser.helpers import PASSWORD, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -155,15 +155,6 @@ def rtl_setup(transactional_db, live_server):
     return {"annotator": annotator, "projects": projects, "secret": secret, "url": live_server.url}
 
 
-def login(page, base_url: str, username: str = ANNOTATOR, password: str = PASSWORD) -> None:
-    page.goto(f"{base_url}/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    with page.expect_navigation():
-        page.click("button[type=submit].primary")
-    assert not page.url.rstrip("/").endswith("/login"), "login failed"
-
-
 def _is_next(response) -> bool:
     return response.request.method == "GET" and re.search(r"/api/projects/[^/]+/next/$", response.url) is not None
 
@@ -295,7 +286,7 @@ def test_annotator_labels_rtl_items_with_the_keyboard(rtl_setup, page, artifacts
     annotator = rtl_setup["annotator"]
     source = {item["id"]: item for item in ITEMS[lang]}
     total = len(source)
-    login(page, rtl_setup["url"])
+    login(page, rtl_setup["url"], ANNOTATOR)
 
     with page.expect_response(_is_next) as first_next:
         response = page.goto(f"{rtl_setup['url']}/p/{project.slug}/annotate/")
@@ -358,7 +349,7 @@ def test_progress_total_counts_the_item_on_screen(rtl_setup, page):
     the ones still to come — "0 / 3" on the first of three items, "2 / 3" on the last."""
     project = rtl_setup["projects"]["he-browser"]
     total = len(ITEMS["he"])
-    login(page, rtl_setup["url"])
+    login(page, rtl_setup["url"], ANNOTATOR)
     page.goto(f"{rtl_setup['url']}/p/{project.slug}/annotate/")
     shown = []
     for step in range(total):
@@ -376,7 +367,7 @@ def test_rtl_sentence_starting_with_a_latin_word_stays_right_to_left(rtl_setup, 
     """A Hebrew/Persian sentence whose first word is Latin is still an RTL paragraph: the
     Latin word is at the right edge (DESIGN.md §6: mixed text in the right order)."""
     item = LATIN_FIRST[lang]
-    login(page, rtl_setup["url"])
+    login(page, rtl_setup["url"], ANNOTATOR)
     page.goto(f"{rtl_setup['url']}/p/{lang}-browser-latin/annotate/")
     wait_for_item_text(page, item["premise"], item["hypothesis"])
     page.screenshot(path=str(artifacts_dir / f"annotate_{lang}_latin_first.png"), full_page=True)
@@ -392,7 +383,7 @@ def test_english_chrome_keeps_its_own_direction_on_an_rtl_page(rtl_setup, page):
     """With the interface in English, the page is still dir="rtl" (the project's), but
     English sentences and the "done / total" counter must not be reordered by it: the final
     period of the hint is at its right end and the counter reads "0 / 3", not "3 / 0"."""
-    login(page, rtl_setup["url"])
+    login(page, rtl_setup["url"], ANNOTATOR)
     page.goto(f"{rtl_setup['url']}/p/he-browser/annotate/")
     page.locator("#task").wait_for(state="visible")
     wait_for_progress_done(page, 0)
@@ -411,7 +402,7 @@ def test_english_chrome_keeps_its_own_direction_on_an_rtl_page(rtl_setup, page):
 
 def test_logout_and_annotate_page_of_a_foreign_project_is_404(rtl_setup, page):
     base = rtl_setup["url"]
-    login(page, base)
+    login(page, base, ANNOTATOR)
 
     not_member = page.goto(f"{base}/p/{rtl_setup['secret'].slug}/annotate/")
     assert not_member.status == 404

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.browser.test_annotate_nli import PASSWORD, login
+from tests.browser.helpers import PASSWORD, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

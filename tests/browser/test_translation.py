@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.browser.test_annotate_nli import _RECT_JS, login
-from tests.browser.helpers import PASSWORD
+from tests.browser.helpers import PASSWORD, login
+from tests.browser.test_annotate_nli import _RECT_JS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -44,7 +44,7 @@ def setup(transactional_db, live_server):
 def test_rating_with_the_keyboard_and_mixed_direction_layout(setup, page, artifacts_dir):
     from annotation.models import Annotation, Item
 
-    login(page, setup["url"], "mt-rater", PASSWORD)
+    login(page, setup["url"], "mt-rater")
     page.goto(f"{setup['url']}/p/he-mt-browser/annotate/")
     page.locator("#task").wait_for(state="visible")
     assert page.locator("html").get_attribute("dir") == "rtl" and page.locator("html").get_attribute("lang") == "he"

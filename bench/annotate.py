@@ -28,7 +28,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.parse
 from pathlib import Path
 
 import psycopg2
@@ -37,7 +36,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scratch import free_port, production_env, wait_until_serving  # noqa: E402 (bench/ is on sys.path when run as a script)
+from scratch import admin_sql, free_port, production_env, wait_until_serving  # noqa: E402 (bench/ is on sys.path when run as a script)
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -58,26 +57,6 @@ PHASES = {
     "write": "DRF + token + 1 row",
     "annotate": "next → submit",
 }
-
-
-def recreate_database(url: str) -> None:
-    parts = urllib.parse.urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
-
-
-def drop_database(url: str) -> None:
-    parts = urllib.parse.urlparse(url)
-    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
-    admin.close()
 
 
 def delete_queue(broker_url: str) -> None:
@@ -271,7 +250,9 @@ def main() -> int:
     args = parser.parse_args()
 
     db_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mashov_bench_annotate")
-    recreate_database(db_url)
+    db_server, db_name = db_url.rsplit("/", 1)
+    admin_sql(db_server, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+    admin_sql(db_server, f'CREATE DATABASE "{db_name}"')
     # Completed items are handed to consensus on a Celery queue of the benchmark's own, which
     # no worker reads (the worker's CPU is not in these figures) and which is deleted at the
     # end. Without a broker, consensus would run inside the submit request.
@@ -291,8 +272,7 @@ def main() -> int:
     )
     # Statistics as a running database has them (autovacuum would gather them a minute
     # later, in the middle of a phase): the planner then sees the bulk-loaded items.
-    parts = urllib.parse.urlparse(db_url)
-    conn = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname=parts.path.lstrip("/"))
+    conn = psycopg2.connect(db_url)
     conn.autocommit = True
     with conn.cursor() as cursor:
         cursor.execute(REFERENCE_WRITE_TABLE)
@@ -318,7 +298,7 @@ def main() -> int:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
 
-    conn = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username or "postgres", dbname=parts.path.lstrip("/"))
+    conn = psycopg2.connect(db_url)
     with conn.cursor() as cursor:
         cursor.execute(
             """SELECT count(*) FROM (
@@ -337,7 +317,7 @@ def main() -> int:
         per_annotator = [row[0] for row in cursor.fetchall()]
     conn.close()
     if not args.keep_db:
-        drop_database(db_url)
+        admin_sql(db_server, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
     delete_queue(env["CELERY_BROKER_URL"])
 
     # One row per request kind: the three reference phases, then next and submit.

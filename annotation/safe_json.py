@@ -1,0 +1,64 @@
+"""JSON from outside — API bodies, JSONL rows, JSON columns of CSV files — parsed into
+values that the rest of Mashov can walk and PostgreSQL can store.
+
+Two things the standard library accepts are refused here:
+- nesting deeper than MAX_DEPTH: json.loads itself stops near 1,000 levels with a
+  RecursionError, and every recursive walk after it (validation, serialisation) can stop
+  earlier; no record of ours nests more than a few levels;
+- NaN, Infinity and -Infinity: not JSON (RFC 8259 §6), and PostgreSQL's jsonb refuses them.
+"""
+
+import json
+from typing import Any
+
+MAX_DEPTH = 64
+
+
+class UnsafeJSON(ValueError):
+    """The text is not JSON, or is JSON that Mashov does not take; str() says why."""
+
+
+def _refuse_constant(name: str):
+    raise UnsafeJSON(f"{name} is not a JSON number")
+
+
+def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """Depth of nested lists and objects (a scalar is 0, `[]` is 1), counted without
+    recursion; stops counting at limit + 1."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children = current.values()
+        elif isinstance(current, list):
+            children = current
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+    """json.loads, refusing NaN/Infinity and nesting deeper than max_depth with UnsafeJSON
+    (a ValueError, as json.JSONDecodeError is).
+
+    >>> loads('{"a": [1, 2]}')
+    {'a': [1, 2]}
+    >>> loads('[NaN]')
+    Traceback (most recent call last):
+    ...
+    annotation.safe_json.UnsafeJSON: NaN is not a JSON number
+    """
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise UnsafeJSON(f"nests deeper than {max_depth} levels") from None
+    except json.JSONDecodeError as exc:
+        raise UnsafeJSON(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if nesting_depth(value, max_depth) > max_depth:
+        raise UnsafeJSON(f"nests deeper than {max_depth} levels")
+    return value

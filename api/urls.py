@@ -7,6 +7,7 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("auth/token/", views.TokenView.as_view(), name="api-token"),
+    path("auth/token/current/", views.TokenRevokeView.as_view(), name="api-token-current"),
     path("users/", views.UserCreateView.as_view(), name="api-users"),
     path("projects/", views.ProjectListView.as_view(), name="api-projects"),
     path("projects/<slug:slug>/", views.ProjectDetailView.as_view(), name="api-project"),

@@ -22,6 +22,7 @@ from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 from annotation.services import revisions as revision_services
+from annotation.services import users as user_services
 from api import serializers as s
 from api.idempotency import idempotent_write
 from api.parsers import StrictFormParser, StrictMultiPartParser
@@ -54,6 +55,16 @@ class TokenView(APIView):
             raise InvalidInput("unknown username or wrong password", field="password")
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
+
+
+class TokenRevokeView(APIView):
+    """Logout for API clients: the caller's token stops working (a separate view from
+    TokenView, which takes no authentication)."""
+
+    @extend_schema(request=None, responses={204: OpenApiResponse(description="the token is revoked"), 401: s.ErrorsSerializer})
+    def delete(self, request):
+        user_services.user_token_revoke(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class UserCreateView(APIView):

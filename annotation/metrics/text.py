@@ -80,3 +80,68 @@ def first_forbidden_string(value, path: str = "") -> tuple[str, str] | None:
             if found:
                 return found
     return None
+
+
+# General categories that draw nothing on their own: separators (spaces, line and paragraph
+# separators), controls, format characters (ZWNJ, ZWJ, LRM, RLM, ZWSP, BOM, soft hyphen)
+# and combining marks. Plus the letters and symbols Unicode defines as blank: the Hangul
+# fillers (Default_Ignorable_Code_Point in DerivedCoreProperties.txt) and the braille blank.
+_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me"})
+_BLANK_CHARACTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible_length(text: str) -> int:
+    """How many characters of `text` show something on screen; a combining mark counts
+    only through the letter it sits on.
+
+    >>> visible_length("\\u200f" * 8), visible_length(" a b "), visible_length("רמז\\u200cעבור")
+    (0, 2, 7)
+    """
+    return sum(
+        1 for char in text if char not in _BLANK_CHARACTERS and unicodedata.category(char) not in _INVISIBLE_CATEGORIES
+    )
+
+
+def scripts_of(text: str) -> frozenset[str]:
+    """The scripts of `text`'s letters (Unicode Scripts.txt, through confusable_homoglyphs),
+    leaving out Common (digits, punctuation) and Inherited (combining marks).
+
+    >>> sorted(scripts_of("dana.כהן1"))
+    ['HEBREW', 'LATIN']
+    """
+    from confusable_homoglyphs.categories import unique_aliases
+
+    return frozenset(unique_aliases(text)) - {"COMMON", "INHERITED"}
+
+
+def _look_alike(a: str, b: str, homoglyphs: dict) -> bool:
+    """One character each; alike when equal, when one is the other's prototype in Unicode's
+    confusables.txt, or when both share a prototype (Cyrillic о and Greek ο are both o)."""
+    if a == b:
+        return True
+    glyphs_a = {a, *(entry["c"] for entry in homoglyphs.get(a, ()))}
+    glyphs_b = {b, *(entry["c"] for entry in homoglyphs.get(b, ()))}
+    return not glyphs_a.isdisjoint(glyphs_b)
+
+
+def imitates_across_scripts(candidate: str, existing: str) -> bool:
+    """True when `candidate` reads as `existing` letter for letter (ignoring case) but is
+    written with other scripts: a mixed-script spoof such as Cyrillic "аdmin" for "admin",
+    or a whole-script one such as Cyrillic "соса" for "coca" (Unicode TR39 §4). Look-alikes
+    within one script (l and 1, rn and m) are a matter of fonts and are not counted, so
+    names in one script, Hebrew or Persian among them, are never refused for each other.
+    Compare NFKC-normalised names: fullwidth and other compatibility forms fold there.
+
+    >>> imitates_across_scripts("\\u0430dmin", "admin"), imitates_across_scripts("user1", "userl")
+    (True, False)
+    >>> imitates_across_scripts("\\u0430dmin", "bdmin"), imitates_across_scripts("דנה", "dana")
+    (False, False)
+    """
+    from confusable_homoglyphs.confusables import confusables_data
+
+    candidate_folded, existing_folded = candidate.casefold(), existing.casefold()
+    if candidate_folded == existing_folded or len(candidate_folded) != len(existing_folded):
+        return False
+    if scripts_of(candidate) == scripts_of(existing):
+        return False
+    return all(_look_alike(a, b, confusables_data) for a, b in zip(candidate_folded, existing_folded))

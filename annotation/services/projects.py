@@ -12,9 +12,9 @@ from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, Perm
 from annotation.kinds.registry import kind_for_new_project
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.models import LANGUAGES, Assignment, Membership, Project
+from annotation.services import users
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
-USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
 
 
 def _text(value, field: str, *, max_length: int, required: bool = True, identifier: bool = False) -> str:
@@ -35,11 +35,15 @@ def _text(value, field: str, *, max_length: int, required: bool = True, identifi
 def user_create(*, actor, username, password, email=None):
     if not can_manage_users(actor):
         raise PermissionDenied("Only supervisors and admins create users.")
-    username = _text(username, "username", max_length=150, identifier=True)
-    if not USERNAME_RE.match(username):
-        raise InvalidInput("may contain only letters, digits and . @ + - _", field="username")
+    return user_create_by_operator(username=username, password=password, email=email)
+
+
+def user_create_by_operator(*, username, password, email=None, is_staff=False):
+    """`user_create` without the permission check, for management commands (whoever runs
+    them operates the site). The same rules for the username, password and email."""
+    username = users.username_clean(_text(username, "username", max_length=150, identifier=True))
     password = _text(password, "password", max_length=128)
-    email = _text(email, "email", max_length=254, required=False, identifier=True)
+    email = users.email_clean(_text(email, "email", max_length=254, required=False, identifier=True))
     User = get_user_model()
     candidate = User(username=username, email=email)
     try:
@@ -48,7 +52,7 @@ def user_create(*, actor, username, password, email=None):
         raise InvalidInput("; ".join(exc.messages), field="password") from None
     try:
         with transaction.atomic():
-            user = User.objects.create_user(username=username, password=password, email=email)
+            user = User.objects.create_user(username=username, password=password, email=email, is_staff=is_staff)
     except IntegrityError:
         raise Conflict("a user with this username already exists", field="username") from None
     return user

@@ -94,6 +94,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {"NAME": "annotation.passwords.VisibleCharactersValidator"},
+    # Not a check: the hook that ends a user's API token when their password changes.
+    {"NAME": "annotation.passwords.RevokeTokensOnPasswordChange"},
 ]
 
 LANGUAGE_CODE = "en"

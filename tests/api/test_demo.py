@@ -15,7 +15,7 @@ def test_demo_loads_twice_and_every_project_serves_work(settings, client_for, dj
     settings.CELERY_TASK_ALWAYS_EAGER = True
     out = io.StringIO()
     call_command("load_demo", stdout=out)
-    assert "annotator1" in out.getvalue() and "mashov-annotator1" in out.getvalue()
+    assert "annotator1" in out.getvalue() and "mashov-demo-annotator1" in out.getvalue()
     counts = {p.slug: p.items.count() for p in Project.objects.all()}
     assert set(Project.objects.values_list("kind", flat=True)) == {
         "nli_relabel", "qa_authoring", "translation_rating", "phrase_pair", "summary_rating"

@@ -11,11 +11,15 @@ from django.db import transaction
 
 from annotation.models import Membership, Project
 from annotation.services.imports import items_import
-from annotation.services.projects import project_create
+from annotation.services.projects import project_create, user_create_by_operator
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
-SUPERVISOR = ("supervisor", "mashov-supervisor")
-ANNOTATORS = [("annotator1", "mashov-annotator1"), ("annotator2", "mashov-annotator2"), ("annotator3", "mashov-annotator3")]
+SUPERVISOR = ("supervisor", "mashov-demo-supervisor")
+ANNOTATORS = [
+    ("annotator1", "mashov-demo-annotator1"),
+    ("annotator2", "mashov-demo-annotator2"),
+    ("annotator3", "mashov-demo-annotator3"),
+]
 # (slug, name, kind, language, file, settings): three annotators in the demo, so the
 # protocols are scaled to them (e.g. the author's label plus 3 votes, 3 of 4 agreeing).
 PROJECTS = [
@@ -41,12 +45,10 @@ class Command(BaseCommand):
         with transaction.atomic():
             users = {}
             for username, password in [SUPERVISOR, *ANNOTATORS]:
-                user, created = User.objects.get_or_create(username=username)
-                if created:
-                    user.set_password(password)
+                user = User.objects.filter(username=username).first()
+                if user is None:
                     # The demo supervisor may create projects and users (no open sign-up).
-                    user.is_staff = username == SUPERVISOR[0]
-                    user.save()
+                    user = user_create_by_operator(username=username, password=password, is_staff=username == SUPERVISOR[0])
                 users[username] = user
             for slug, name, kind, language, filename, protocol in PROJECTS:
                 project = Project.objects.filter(slug=slug).first()

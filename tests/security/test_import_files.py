@@ -3,7 +3,8 @@
 Every bad file gets a 400 that says what is wrong with it, naming the file, the row and the
 field or column, and stores nothing; every format reads the same text the same way (a cell
 too long for Python's csv module is as welcome as the same text in a JSONL row); rows are
-counted by records, whatever the line ends, to decide whether a file becomes a job."""
+counted by records, whatever the line ends, to decide whether a file becomes a job; and CSV
+exports neutralise every cell a spreadsheet would run as a formula (OWASP's list)."""
 
 import codecs
 import csv
@@ -284,6 +285,30 @@ def test_published_farstail_file_still_imports_unchanged(post):
         rows = list(csv.reader(handle, delimiter="\t"))[1:]
     assert response.json()["created"] == len(rows)
     assert set(Item.objects.values_list("payload__premise", "payload__hypothesis")) == {(r[0], r[1]) for r in rows}
+
+
+# ---------------------------------------------------------------- CSV export
+
+
+@pytest.mark.django_db
+def test_csv_export_neutralises_tab_and_cr_leading_cells_and_farstail_keeps_them(sup, post):
+    data = jsonl(
+        {"id": "t", "premise": "\tپیش\u200cفرض", "hypothesis": "\rfrom a CR", "label": "e"},
+        {"id": "plain", "premise": "a\tb", "hypothesis": "ok\r", "label": "n"},
+    )
+    assert post("cells.jsonl", data, "jsonl").status_code == 201
+    response = sup.get(f"/api/projects/{SLUG}/export/?format=csv&status=all")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode("utf-8").removeprefix("\ufeff")
+    rows = {row[0]: row for row in csv.reader(io.StringIO(body, newline=""))}
+    assert rows["t"][1:3] == ["'\tپیش\u200cفرض", "'\rfrom a CR"]
+    assert rows["plain"][1:3] == ["a\tb", "ok\r"]
+    for row in rows.values():
+        assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row
+    # FarsTail's own layout is written exactly, never neutralised (it must round-trip).
+    response = sup.get(f"/api/projects/{SLUG}/export/?format=farstail&status=all")
+    tsv = b"".join(response.streaming_content).decode("utf-8")
+    assert '"\tپیش\u200cفرض"\t' in tsv and "'" not in tsv
 
 
 @pytest.mark.django_db

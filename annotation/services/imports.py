@@ -58,10 +58,11 @@ UTF16_SAMPLE_BYTES = 65536
 
 def utf16_without_bom(data: bytes) -> str | None:
     """The byte order ("little" or "big") of a file that looks like UTF-16 without a
-    byte-order mark, else None. In UTF-16 every ASCII character (line ends, delimiters, digits, spaces, JSON's
-    punctuation) has a zero byte beside it, all on the same side; UTF-8 text has no zero
-    bytes at all. So: zero bytes in at least 1% of the first 64 KiB, nine in ten of them at
-    odd offsets (little-endian) or at even ones (big-endian), and the sample decodes."""
+    byte-order mark, else None. In UTF-16 every ASCII character (line ends, delimiters,
+    digits, spaces, JSON's punctuation) has a zero byte beside it, all on the same side;
+    UTF-8 text has no zero bytes at all. So: zero bytes in at least 1% of the first 64 KiB,
+    nine in ten of them at odd offsets (little-endian) or at even ones (big-endian), and
+    the sample decodes."""
     sample = data[:UTF16_SAMPLE_BYTES]
     sample = sample[: len(sample) - len(sample) % 2]
     zeros = sample.count(0)

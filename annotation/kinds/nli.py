@@ -1,8 +1,6 @@
 """`nli_relabel` and `label_test`: label a premise/hypothesis pair entailment / neutral /
 contradiction (FarsTail §3; LCHAIM's human baseline for `label_test`)."""
 
-import csv
-import io
 import json
 from collections.abc import Iterator
 from pathlib import PurePath
@@ -10,7 +8,7 @@ from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
 
-from .base import ItemRow, Kind, RowProblems, extra_in_order, require_text, store_extra
+from .base import ItemRow, Kind, RowProblems, extra_in_order, read_csv_rows, require_text, store_extra
 
 LABELS = ("entailment", "neutral", "contradiction")
 # FarsTail's single-letter codes, also accepted in JSONL and CSV.
@@ -165,13 +163,13 @@ def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
     is a run of consecutive rows with the same premise, which becomes the group. External
     ids are `<file stem>-<row>` so that re-importing the same file skips every row."""
     stem = PurePath(filename or "farstail").stem or "farstail"
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t")
-    header = next(reader, None)
+    rows = read_csv_rows(text, delimiter="\t")
+    _, header = next(rows, (0, None))
     if header is None or header[:3] != ["premise", "hypothesis", "label"]:
         raise InvalidInput("a FarsTail file starts with the header premise, hypothesis, label", field="file")
     extra_columns = header[3:]
     previous_premise, group_number = None, 0
-    for row_number, fields in enumerate(reader, start=1):
+    for row_number, fields in rows:
         if len(fields) != len(header):
             yield row_number, {"_error": f"has {len(fields)} fields, the header has {len(header)}"}
             continue

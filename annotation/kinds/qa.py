@@ -43,6 +43,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.offsets import span_matches
@@ -164,9 +165,9 @@ def detect_squad_release(doc: dict) -> str:
 def read_squad(text: str) -> Iterator[tuple[int, dict]]:
     """(row, record) per paragraph of a SQuAD v2 / HeQ file; rows count paragraphs from 1."""
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", field="file") from None
+        doc = safe_json.loads(text)
+    except safe_json.UnsafeJSON as exc:
+        raise InvalidInput(str(exc), field="file") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         raise InvalidInput('a SQuAD file is an object with a "data" list of articles', field="file")
     release = detect_squad_release(doc)
@@ -213,9 +214,9 @@ def read_squad(text: str) -> Iterator[tuple[int, dict]]:
 def read_articles(text: str) -> Iterator[tuple[int, dict]]:
     """The pool builder: JSONL of whole articles → (row, record) per chosen paragraph, rows
     numbered by the article's line in the file."""
-    for number, article, error in read_jsonl_objects(text):
+    for number, article, error, member in read_jsonl_objects(text):
         if error:
-            yield number, {"_error": error}
+            yield number, {"_error": error, "_field": member}
             continue
         if not isinstance(article, dict) or not isinstance(article.get("title"), str) or not isinstance(article.get("text"), str):
             yield number, {"_error": 'must be an object with string "title" and "text"'}

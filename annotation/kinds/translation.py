@@ -43,10 +43,11 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control
 
-from .base import ItemRow, Kind, RowProblems, require_text
+from .base import ItemRow, Kind, RowProblems, read_jsonl_objects, require_text
 from .nli import LABELS, canonical_label
 
 SCORE_CRITERIA = ("accuracy", "fluency", "cultural_fit")
@@ -323,14 +324,10 @@ def candidate_ratings(item, annotations) -> list[dict]:
 
 def _json_lines(text: str, field: str) -> list[tuple[int, Any]]:
     rows = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            rows.append((number, FieldError(field, f"is not valid JSON ({exc.msg} at column {exc.colno})", number)))
+    for number, value, error, member in read_jsonl_objects(text):
+        if error is not None:
+            value = FieldError(f"{field}.{member}" if member else field, error, number)
+        rows.append((number, value))
     return rows
 
 
@@ -357,9 +354,9 @@ def _uid_records(rows, field: str, errors: list[FieldError]) -> dict[str, dict]:
 
 def _read_translation(text: str, field: str, errors: list[FieldError]) -> dict[str, dict]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        errors.append(FieldError(field, f"is not valid JSON ({exc.msg} at line {exc.lineno})"))
+        data = safe_json.loads(text)
+    except safe_json.UnsafeJSON as exc:
+        errors.append(FieldError(field, str(exc)))
         return {}
     if not isinstance(data, list):
         errors.append(FieldError(field, "must be a JSON array of {uid, premise, hypothesis, label} records"))

@@ -8,9 +8,9 @@
   keeps non-ASCII characters as they are (only U+0085, U+2028 and U+2029 are written as
   JSON escapes, so that line-splitting readers keep one record per line; the decoded
   text is unchanged).
-- CSV begins with a UTF-8 BOM and neutralises every cell that begins with `=`, `+`, `-`
-  or `@` by prefixing `'` (DESIGN.md §7). Only CSV: JSONL and the kinds' own layouts
-  carry the text unchanged.
+- CSV begins with a UTF-8 BOM and neutralises every cell that begins with `=`, `+`, `-`,
+  `@`, TAB or CR by prefixing `'` (DESIGN.md §7; OWASP "CSV Injection"). Only CSV: JSONL
+  and the kinds' own layouts carry the text unchanged.
 - Annotators appear only as pseudonyms, stable within a project and not reversible to a
   user without the server's SECRET_KEY (`annotator_pseudonym`)."""
 
@@ -35,7 +35,8 @@ CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
 EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "all")
 UTF8_BOM = "\ufeff"
-CSV_FORMULA_PREFIXES = ("=", "+", "-", "@")
+# OWASP's "CSV Injection" list: a spreadsheet may run a cell starting with any of these.
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
 COMMON_FORMATS = {
     "jsonl": {"content_type": "application/x-ndjson; charset=utf-8", "extension": "jsonl"},
@@ -115,7 +116,8 @@ def annotator_pseudonym(project_id: int, user_id: int) -> str:
 
 
 def csv_neutralise(cell: str) -> str:
-    """A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@` first) gets a `'`."""
+    """A cell a spreadsheet could run as a formula (`=`, `+`, `-`, `@`, TAB or CR first)
+    gets a `'`."""
     return "'" + cell if cell.startswith(CSV_FORMULA_PREFIXES) else cell
 
 

@@ -5,9 +5,6 @@ every bad row by number and field, and nothing is written. Text is stored exactl
 arrives (DESIGN.md §6): no normalisation, no trimming."""
 
 import codecs
-import csv
-import io
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -16,8 +13,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 
+from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
-from annotation.kinds.base import ItemRow, Kind, read_jsonl_objects
+from annotation.kinds.base import ItemRow, Kind, read_csv_rows, read_jsonl_objects
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import first_forbidden_string
 from annotation.models import Item, Job, Project
@@ -35,40 +33,85 @@ class ImportResult:
 
 
 def decode_upload(data: bytes) -> str:
-    """UTF-8 text (a leading BOM is dropped: it marks the encoding, it is not content)."""
+    """UTF-8 text (a leading BOM is dropped: it marks the encoding, it is not content). A
+    file in another encoding is one error for the file, saying which encoding it seems to
+    be in, rather than one error per row."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise InvalidInput("the file is UTF-16; save it as UTF-8", field="file")
+    endian = utf16_without_bom(data)
+    if endian:
+        raise InvalidInput(f"the file is UTF-16 ({endian}-endian) without a byte-order mark; save it as UTF-8", field="file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"the file is not valid UTF-8 (byte {exc.start})", field="file") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInput(
+            f"the file is not valid UTF-8 (line {line}, byte {exc.start}); save it as UTF-8"
+            " (it may be in a legacy encoding such as Windows-1256 or ISO-8859-8)",
+            field="file",
+        ) from None
     return text.removeprefix("\ufeff")
 
 
+UTF16_SAMPLE_BYTES = 65536
+
+
+def utf16_without_bom(data: bytes) -> str | None:
+    """The byte order ("little" or "big") of a file that looks like UTF-16 without a
+    byte-order mark, else None. In UTF-16 every ASCII character (line ends, delimiters,
+    digits, spaces, JSON's punctuation) has a zero byte beside it, all on the same side;
+    UTF-8 text has no zero bytes at all. So: zero bytes in at least 1% of the first 64 KiB,
+    nine in ten of them at odd offsets (little-endian) or at even ones (big-endian), and
+    the sample decodes."""
+    sample = data[:UTF16_SAMPLE_BYTES]
+    sample = sample[: len(sample) - len(sample) % 2]
+    zeros = sample.count(0)
+    if zeros < 2 or zeros * 100 < len(sample):
+        return None
+    odd = sample[1::2].count(0)
+    for endian, on_side in (("little", odd), ("big", zeros - odd)):
+        if on_side * 10 >= zeros * 9:
+            decoder = codecs.getincrementaldecoder(f"utf-16-{endian[0]}e")()
+            try:
+                decoder.decode(sample, final=False)  # the sample may end inside a surrogate pair
+            except UnicodeDecodeError:
+                return None
+            return endian
+    return None
+
+
+def row_count_bound(text: str) -> int:
+    """At least the number of records in the text, whatever its line ends (CRLF, LF, or CR
+    alone as old Mac files have, all of which csv reads as line ends): every CSV/TSV record
+    or JSONL row ends with one, a quoted cell may hold more, the last row may have none."""
+    ends = text.count("\n") + text.count("\r") - text.count("\r\n")
+    return ends + (0 if text.endswith(("\n", "\r")) or not text else 1)
+
+
 def read_records(kind: Kind, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
-    """(row number, record) for every row; rows are numbered from 1 after any header."""
+    """(row number, record) for every row; rows are numbered from 1 after any header. A row
+    that cannot be read is {"_error": why, "_field"?: the field at fault, if one is}."""
     if fmt == "jsonl":
-        for number, record, error in read_jsonl_objects(text):
+        for number, record, error, member in read_jsonl_objects(text):
             if error is None and not isinstance(record, dict):
                 error = "must be a JSON object"
-            yield number, {"_error": error} if error else record
+            yield number, {"_error": error, "_field": member} if error else record
     elif fmt == "csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        if not reader.fieldnames or "id" not in reader.fieldnames:
+        rows = read_csv_rows(text, skip_blank=True)
+        _, header = next(rows, (0, []))
+        if "id" not in header:
             raise InvalidInput("a CSV file needs a header row with an id column", field="file")
-        for number, row in enumerate(reader, start=1):
-            if None in row:
+        for number, cells in rows:
+            if len(cells) > len(header):
                 yield number, {"_error": "has more fields than the header"}
                 continue
             record = {}
-            for key, value in row.items():
-                if value is None:
-                    continue
+            for key, value in zip(header, cells):
                 if key in kind.csv_json_fields and value != "":
                     try:
-                        value = json.loads(value)
-                    except json.JSONDecodeError:
-                        yield number, {"_error": f"column {key} must hold JSON"}
+                        value = safe_json.loads(value)
+                    except safe_json.UnsafeJSON as exc:
+                        yield number, {"_error": str(exc), "_field": key}
                         break
                 record[key] = value
             else:
@@ -85,7 +128,10 @@ def validate_rows(project: Project, kind: Kind, records: Iterable[tuple[int, dic
     first_row_of: dict[str, int] = {}
     for number, record in records:
         if "_error" in record:
-            errors.append(FieldError(None, f"row {number} {record['_error']}", number))
+            if record.get("_field"):
+                errors.append(FieldError(record["_field"], record["_error"], number))
+            else:
+                errors.append(FieldError(None, f"row {number} {record['_error']}", number))
             continue
         found = first_forbidden_string(record)
         if found:
@@ -177,7 +223,7 @@ def items_import(*, project: Project, data: bytes, fmt: str, filename: str = "",
     if fmt not in kind.formats:
         raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
     text = decode_upload(data)
-    if text.count("\n") > settings.MASHOV_IMPORT_JOB_ROWS:
+    if row_count_bound(text) > settings.MASHOV_IMPORT_JOB_ROWS:
         job = job_create(
             kind="import", project=project, user=user, params={"format": fmt, "filename": filename}, input_data=data
         )

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotation.safe_json import MAX_DEPTH, UnsafeJSON, loads, nesting_depth
@@ -39,6 +39,8 @@ json_values = st.recursive(
 )
 
 
+# No deadline: the suite runs beside a worker and PostgreSQL on two cores.
+@settings(deadline=None)
 @given(json_values)
 def test_agrees_with_json_loads_on_ordinary_json(value):
     text = json.dumps(value, ensure_ascii=False)

@@ -11,7 +11,9 @@ An attempt is refused, its password not even checked, when
 - its username has USERNAME_LIMIT failures in all, and this address is not one from which the
   user logged in successfully within KNOWN_ADDRESS_SECONDS.
 
-Usernames are counted case-folded, so that "Dana" and "DANA" share dana's count.
+Usernames are counted case-folded, so that "Dana" and "DANA" share dana's count. A successful
+login clears its username-and-address count (her own typos no longer weigh on that address)
+but not the username's count (a guesser elsewhere gets no fresh guesses from it).
 
 Why this rule: a lock per username is the standard defence against guessing a password, and
 spreading the guesses over many addresses (or forged X-Forwarded-For headers) must not buy
@@ -106,8 +108,6 @@ class _Attempt:
                 return
 
     def succeeded(self) -> None:
-        # The username's own count stays: the user logging in must not hand a guesser
-        # elsewhere a fresh set of guesses.
         if _cache_or_none(cache.delete, self.by_pair) is not None:
             _cache_or_none(cache.set, self.known, True, KNOWN_ADDRESS_SECONDS)
 

@@ -1,12 +1,12 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from annotation import views
+from annotation import throttle, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz/", views.healthz, name="healthz"),
-    path("login/", views.ThrottledLoginView.as_view(), name="login"),
+    path("login/", throttle.answer_429_when_refused(auth_views.LoginView.as_view(authentication_form=throttle.LoginForm)), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("p/<slug:slug>/annotate/", views.annotate, name="annotate"),

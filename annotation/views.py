@@ -4,14 +4,13 @@ annotator page talks to the REST API with the session (CSRF-protected) from stat
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
 from django.db.models import Count
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import access, throttle
+from annotation import access
 from annotation.errors import ApplicationError, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
@@ -22,23 +21,6 @@ from annotation.services import projects as project_services
 @require_GET
 def healthz(request):
     return JsonResponse({"status": "ok"})
-
-
-class ThrottledLoginView(LoginView):
-    """Django's login page, refusing a username after repeated failures from one address."""
-
-    def post(self, request, *args, **kwargs):
-        username = request.POST.get("username", "")
-        if throttle.login_blocked(request, username):
-            form = self.get_form()
-            form.add_error(None, _("Too many failed attempts. Wait a few minutes and try again."))
-            return self.render_to_response(self.get_context_data(form=form), status=429)
-        response = super().post(request, *args, **kwargs)
-        if request.user.is_authenticated:
-            throttle.login_succeeded(request, username)
-        else:
-            throttle.login_failed(request, username)
-        return response
 
 
 @login_required

@@ -5,14 +5,13 @@ from collections import Counter
 from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics, status
+from rest_framework import exceptions, generics, status
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from annotation import access
+from annotation import access, throttle
 from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership
@@ -41,16 +40,16 @@ def body_of(request) -> dict:
 class TokenView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "login"
 
-    @extend_schema(request=s.TokenRequestSerializer, responses={200: s.TokenSerializer, 400: s.ErrorsSerializer})
+    @extend_schema(request=s.TokenRequestSerializer, responses={200: s.TokenSerializer, 400: s.ErrorsSerializer, 429: s.ErrorsSerializer})
     def post(self, request):
         data = body_of(request)
         username, password = data.get("username"), data.get("password")
         if not isinstance(username, str) or not isinstance(password, str):
             raise InvalidInput("username and password are required", field="username")
         user = authenticate(request, username=username, password=password)
+        if user is None and (wait := throttle.refused_for(request)) is not None:
+            raise exceptions.Throttled(wait=wait)
         if user is None:
             raise InvalidInput("unknown username or wrong password", field="password")
         token, _ = Token.objects.get_or_create(user=user)

@@ -42,7 +42,7 @@ def production_env(**extra) -> dict:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "SECRET_KEY": secrets.token_urlsafe(60),
-        "SECURE_SSL_REDIRECT": "0",
+        "PLAIN_HTTP": "1",
         "SECURE_HSTS_SECONDS": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "ERROR",

@@ -1,6 +1,7 @@
 """Settings shared by every environment. Everything that differs between machines comes
 from the environment: DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS."""
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -89,6 +90,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # server connection (PgBouncer in transaction mode).
 MASHOV_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 
+# Django's password check, behind the login throttle (annotation/throttle.py states the rule).
+AUTHENTICATION_BACKENDS = ["annotation.throttle.ThrottledModelBackend"]
+# Addresses or networks of the reverse proxies whose X-Forwarded-For names the client for the
+# login throttle; from any other address the header is ignored. Checked here, at start.
+MASHOV_TRUSTED_PROXIES = [str(ipaddress.ip_network(net, strict=False)) for net in env_list("TRUSTED_PROXIES", "")]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -146,7 +153,6 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "api.exception_handlers.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("MASHOV_LOGIN_RATE", "10/min")},
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
@@ -169,9 +175,16 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Cache: Redis when configured (shared by every web process, so login throttling holds
-# across them); otherwise process-local memory.
+# across them); otherwise process-local memory. A Redis that is down or unreachable must fail
+# a login's throttle check within a second, not hang it (the login then goes on unthrottled).
 if os.environ.get("CACHE_URL"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["CACHE_URL"],
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

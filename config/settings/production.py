@@ -9,11 +9,15 @@ if not SECRET_KEY or len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insec
     raise ImproperlyConfigured("SECRET_KEY must be set to a random value of at least 50 characters in production.")
 
 DEBUG = False
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+# PLAIN_HTTP=1 serves plain HTTP (a local `docker compose up` with no TLS proxy in front): no
+# redirect to HTTPS and cookies not marked Secure, which `check --deploy` then reports.
+PLAIN_HTTP = env_bool("PLAIN_HTTP", False)
+SECURE_SSL_REDIRECT = not PLAIN_HTTP
+# Health checks come from inside the container network, over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-# Secure cookies need HTTPS; a plain-HTTP local `docker compose up` turns them off explicitly.
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
+SESSION_COOKIE_SECURE = not PLAIN_HTTP
+CSRF_COOKIE_SECURE = not PLAIN_HTTP
 SECURE_HSTS_SECONDS = int(__import__("os").environ.get("SECURE_HSTS_SECONDS", "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True

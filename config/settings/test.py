@@ -5,7 +5,6 @@ from .base import *  # noqa: F403
 SECRET_KEY = "mashov-test-key"  # noqa: S105
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
-REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "1000/min"}}  # noqa: F405
 
 # One test database per run, so that several runs on one server (developers, CI, helpers)
 # never ask to delete each other's database.

@@ -296,8 +296,9 @@ def validation_submit(*, user, annotation_id=None, question=None, item_id=None, 
 
 def _check_question_open(item: Item, answers: QuerySet[QuestionValidation], *, user, field: str) -> None:
     """The rules `validation_next_for_user` serves by, for a question named directly: its
-    paragraph is in a split the project validates (settings.validate_splits) and it has
-    fewer than settings.validators_per_question answers; else Conflict naming `field`.
+    paragraph is in a split the project validates (settings.validate_splits), the caller has
+    not answered it and it has fewer than settings.validators_per_question answers (those in
+    `answers`); else Conflict naming `field`.
     Call inside the transaction that stores the answer, holding the row lock that
     serialises the question's validators (the annotation or, for the file's questions, the
     paragraph)."""

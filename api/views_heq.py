@@ -257,7 +257,9 @@ class ValidationSubmitView(APIView):
         description=(
             "`answer.start` counts code points of the stored paragraph and `answer.text` must equal that slice; "
             "`answer` is null when `answerable` is false. Name an authored question with `annotation` + `question` "
-            "or an imported one with `item` + `question_key` (not both). A second answer by the same validator is a 409."
+            "or an imported one with `item` + `question_key` (not both). A 409 for a question the queue would not serve: "
+            "outside settings.validate_splits, rejected, already answered by the caller, or already answered by "
+            "settings.validators_per_question validators."
         ),
         request=ValidationRequestSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],

@@ -244,6 +244,10 @@ class Kind:
     def check_settings(self, settings: dict) -> None:
         """Kind-specific cross-field checks; raise InvalidInput."""
 
+    def authorize_settings(self, settings: dict, actor) -> None:
+        """Checks of cleaned settings that depend on who sets them (settings naming another
+        project); raise InvalidInput. Every path that stores settings calls it."""
+
     def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
         """(row number, record) pairs for a kind-specific format."""
         raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")

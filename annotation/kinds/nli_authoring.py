@@ -19,10 +19,12 @@ Settings:
 - `relabel_project` (default ""): slug of the `nli_relabel` project that receives the
   generated items. It may be left empty when the project is created (the relabel project
   may not exist yet) but must be set before anyone submits; when set it must name an
-  existing `nli_relabel` project. At submit time a missing or wrong link is a 409 and
-  nothing is stored. The linked project must share at least one supervisor with the
-  authoring project (or the authoring project was created by an admin), so that nobody can
-  pour items into a project they do not run.
+  `nli_relabel` project that the user setting it supervises (or any, for an admin): a
+  missing project, one they do not supervise and one of another kind get the same 400.
+  At every submit the link is checked again: the user who made it (the project's creator)
+  must still be an admin or a supervisor of the target, else a 409 and nothing is stored.
+  So the target's supervisors revoke a link by taking that role away, and nothing done on
+  the authoring side alone (adding the target's supervisors to it) makes a link hold.
 - `authors_per_question` (default 1): how many authors write pairs for each question
   (the kind's votes needed).
 
@@ -35,16 +37,16 @@ and never two in a row for a relabeler), external id `"<question id>-<annotation
 the question's split, and positions after the project's current last one.
 
 Authors see their failed items on the relabel project's revision page
-(`/p/<relabel slug>/revisions/`), which like `GET /api/projects/{slug}/revisions/` is for
-members of that project: make authors annotators of the relabel project too (FarsTail's
-authors relabel each other's pairs)."""
+(`/p/<relabel slug>/revisions/`) and `GET /api/projects/{slug}/revisions/`, as members of
+the relabel project or of an authoring project whose link into it holds; an author
+disqualified in either is refused (`annotation.access.access_project_for_author`)."""
 
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from annotation.errors import Conflict, FieldError, InvalidInput
+from annotation.errors import Conflict, FieldError, InvalidInput, NotFound
 from annotation.metrics.text import forbidden_character
 
 from .base import ItemRow, Kind, RowProblems, require_text
@@ -67,13 +69,19 @@ class NliAuthoringKind(Kind):
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["authors_per_question"] <= 20:
             raise InvalidInput("must be between 1 and 20", field="settings.authors_per_question")
-        slug = settings["relabel_project"]
-        if slug:
-            from annotation.models import Project
 
-            target = Project.objects.filter(slug=slug).only("kind").first()
-            if target is None or target.kind != "nli_relabel":
-                raise InvalidInput("must be the slug of an existing nli_relabel project", field="settings.relabel_project")
+    def authorize_settings(self, settings: dict, actor) -> None:
+        from annotation.access import access_relabel_target_for_linker
+
+        if settings["relabel_project"]:
+            try:
+                access_relabel_target_for_linker(actor, settings["relabel_project"])
+            except NotFound:
+                # One answer for missing, not supervised and not nli_relabel: the answer
+                # must not tell whether a slug exists.
+                raise InvalidInput(
+                    "must be the slug of an nli_relabel project you supervise", field="settings.relabel_project"
+                ) from None
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         problems = RowProblems(row)
@@ -190,9 +198,11 @@ class NliAuthoringKind(Kind):
 
 def linked_relabel_project(project, settings: dict):
     """The `nli_relabel` project that receives `project`'s generated items, or Conflict
-    (409) naming what is wrong: no link set, no such project, the wrong kind, or a project
-    that shares no supervisor with the authoring one."""
-    from annotation.models import Membership, Project
+    (409): no link set, or a link that does not hold (the target is missing, of another kind,
+    or no longer supervised by whoever made the link: `relabel_link_holds`). Checked at every
+    submit, so that a link stops working as soon as the target's supervisors revoke it."""
+    from annotation.access import relabel_link_holds
+    from annotation.models import Project
 
     slug = settings.get("relabel_project") or ""
     if not slug:
@@ -201,17 +211,10 @@ def linked_relabel_project(project, settings: dict):
             field="relabel_project",
         )
     target = Project.objects.filter(slug=slug).first()
-    if target is None:
-        raise Conflict(f"the linked relabel project {slug!r} does not exist", field="relabel_project")
-    if target.kind != "nli_relabel":
-        raise Conflict(f"the linked project {slug!r} is a {target.kind} project, not nli_relabel", field="relabel_project")
-    creator = project.created_by
-    if creator is not None and (creator.is_staff or creator.is_superuser):
-        return target
-    supervisors = Membership.objects.filter(role=Membership.Role.SUPERVISOR)
-    shared = supervisors.filter(project=target, user__in=supervisors.filter(project=project).values("user")).exists()
-    if not shared:
+    if target is None or not relabel_link_holds(project, target):
         raise Conflict(
-            f"the linked relabel project {slug!r} shares no supervisor with this project", field="relabel_project"
+            f"the linked relabel project {slug!r} does not take this project's items: it must be an nli_relabel project "
+            "supervised by whoever linked it",
+            field="relabel_project",
         )
     return target

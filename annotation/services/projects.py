@@ -69,6 +69,7 @@ def project_create(*, actor, slug, name, kind, language, settings=None, guidelin
     if language not in LANGUAGES:
         raise InvalidInput(f"must be one of {', '.join(sorted(LANGUAGES))}", field="language")
     cleaned_settings = workflow.clean_settings(settings)
+    workflow.authorize_settings(cleaned_settings, actor)
     guidelines = _text(guidelines, "guidelines", max_length=100_000, required=False)
     try:
         with transaction.atomic():

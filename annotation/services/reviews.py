@@ -240,8 +240,11 @@ def validation_submit(*, user, annotation_id=None, question=None, item_id=None, 
     The question is an authored one (`annotation_id` + `question`, its index) or one of the
     imported file (`item_id` + `question_key`, the file's question id; `question` is then
     not used, the stored index is looked up from the key). Giving both or neither is a 400.
-    The caller may not validate their own question; a second answer by the same validator
-    to the same question is a conflict (409), settled by the unique constraints."""
+    The caller may not validate their own question. The question must be one that
+    `validation_next_for_user` could serve, else a conflict (409): its paragraph in a split
+    of settings.validate_splits, not rejected, not yet answered by the caller (the unique
+    constraints settle races) and with fewer than settings.validators_per_question answers
+    (counted under a row lock, so concurrent validators never exceed it)."""
     if annotation_id is not None and item_id is not None:
         raise InvalidInput("give either annotation (an authored question) or item with question_key (an imported one)",
                            field="item")
@@ -252,7 +255,12 @@ def validation_submit(*, user, annotation_id=None, question=None, item_id=None, 
                                            answer=answer)
     if not isinstance(annotation_id, int) or isinstance(annotation_id, bool):
         raise InvalidInput("must be an annotation id", field="annotation")
-    annotation = Annotation.objects.select_related("item__project").filter(pk=annotation_id).first()
+    annotation = (
+        Annotation.objects.select_related("item__project")
+        .filter(pk=annotation_id)
+        .exclude(item__status=Item.Status.REMOVED)
+        .first()
+    )
     if annotation is None:
         raise NotFound()
     _validator_project(user, annotation.item.project.slug)
@@ -261,9 +269,20 @@ def validation_submit(*, user, annotation_id=None, question=None, item_id=None, 
     count = len(questions_of(annotation.value))
     if not isinstance(question, int) or isinstance(question, bool) or not 0 <= question < count:
         raise InvalidInput(f"must be an index between 0 and {count - 1}", field="question")
+    if Review.objects.filter(annotation=annotation, question=question, grade="rejected").exists():
+        raise Conflict("this question was graded rejected; rejected questions are not validated", field="question")
     span = check_span_value(answerable, answer, annotation.item.payload.get("context", ""), "")
     try:
         with transaction.atomic():
+            # The annotation's row lock queues concurrent validators of its questions, so
+            # the count below sees every answer stored before this one.
+            Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
+            _check_question_open(
+                annotation.item,
+                QuestionValidation.objects.filter(annotation=annotation, question=question),
+                user=user,
+                field="question",
+            )
             return QuestionValidation.objects.create(
                 annotation=annotation,
                 question=question,
@@ -273,6 +292,32 @@ def validation_submit(*, user, annotation_id=None, question=None, item_id=None, 
             )
     except IntegrityError:
         raise Conflict("You already answered this question.", field="question") from None
+
+
+def _check_question_open(item: Item, answers: QuerySet[QuestionValidation], *, user, field: str) -> None:
+    """The rules `validation_next_for_user` serves by, for a question named directly: its
+    paragraph is in a split the project validates (settings.validate_splits), the caller has
+    not answered it and it has fewer than settings.validators_per_question answers (those in
+    `answers`); else Conflict naming `field`.
+    Call inside the transaction that stores the answer, holding the row lock that
+    serialises the question's validators (the annotation or, for the file's questions, the
+    paragraph)."""
+    settings = get_kind(item.project.kind).settings_for(item.project.settings)
+    if item_split(item, settings) not in settings["validate_splits"]:
+        raise Conflict(
+            f"questions of the {item_split(item, settings)!r} split are not validated "
+            f"(settings.validate_splits: {', '.join(settings['validate_splits'])})",
+            field=field,
+        )
+    validators = list(answers.values_list("validator_id", flat=True))
+    if user.pk in validators:
+        raise Conflict("You already answered this question.", field=field)
+    if len(validators) >= settings["validators_per_question"]:
+        raise Conflict(
+            f"this question already has its {settings['validators_per_question']} validators "
+            "(settings.validators_per_question)",
+            field=field,
+        )
 
 
 def _imported_validation_submit(*, user, item_id, question_key, answerable, answer) -> QuestionValidation:
@@ -289,9 +334,19 @@ def _imported_validation_submit(*, user, item_id, question_key, answerable, answ
     found = [index for index, question in imported_questions_of(item.payload) if question["id"] == question_key]
     if not found:
         raise InvalidInput("is not a question of this paragraph", field="question_key")
+    if item.payload["questions"][found[0]].get("question quality") == "rejected":
+        raise Conflict("the file marks this question rejected; rejected questions are not validated", field="question_key")
     span = check_span_value(answerable, answer, item.payload.get("context", ""), "")
     try:
         with transaction.atomic():
+            # The paragraph's row lock queues concurrent validators of its file's questions.
+            Item.objects.select_for_update().filter(pk=item.pk).first()
+            _check_question_open(
+                item,
+                QuestionValidation.objects.filter(item=item, question_key=question_key),
+                user=user,
+                field="question_key",
+            )
             return QuestionValidation.objects.create(
                 item=item,
                 question=found[0],

@@ -5,25 +5,24 @@ from collections import Counter
 
 from django.db import transaction
 
-from annotation.access import access_project_for_user
+from annotation.access import access_project_for_author
 from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.metrics.text import forbidden_character
-from annotation.models import Annotation, Item, ItemRevision, Project
+from annotation.models import Annotation, Item, ItemRevision
 
 REVISABLE_FIELDS = ("premise", "hypothesis")
 
 
 def revisions_for_author(*, user, slug: str) -> list[dict]:
     """The caller's items that failed consensus, each with the labels cast in the failed
-    round — counts only, never who cast them."""
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        raise NotFound()
-    # Authors see their own failed items even when they are not members of the relabel
-    # project (nli_authoring creates items there); anyone else needs membership.
-    if not Item.objects.filter(project=project, author=user).exists():
-        access_project_for_user(user, slug)
-    items = list(Item.objects.filter(project=project, author=user, status=Item.Status.NEEDS_REVISION).order_by("position", "id"))
+    round — counts only, never who cast them. Who may ask: `access_project_for_author`;
+    items the caller may not revise (see `AuthorStanding.refusal`) are left out."""
+    standing = access_project_for_author(user, slug)
+    items = [
+        item
+        for item in Item.objects.filter(project=standing.project, author=user, status=Item.Status.NEEDS_REVISION).order_by("position", "id")
+        if standing.refusal(item) is None
+    ]
     cast: dict[int, Counter] = {item.pk: Counter() for item in items}
     rounds = {item.pk: item.round for item in items}
     for item_id, round_, value in Annotation.objects.filter(item_id__in=rounds).values_list("item_id", "round", "value"):
@@ -54,8 +53,9 @@ def _clean_text(value, field: str) -> str:
 def item_revise(*, user, item_id: int, changes: dict) -> Item:
     """Apply the author's revision and open the next round, or withdraw the item.
 
-    Only the item's author sees it (others get not-found); an item that is not waiting for
-    revision is a conflict; a revision that changes nothing is refused."""
+    Only the item's author sees it (others get not-found), and only while they have standing
+    in its project (`access_project_for_author`: a disqualified author is refused); an item
+    that is not waiting for revision is a conflict; a revision that changes nothing is refused."""
     if not isinstance(changes, dict):
         raise InvalidInput("the body must be a JSON object", field="body")
     unknown = set(changes) - {*REVISABLE_FIELDS, "withdraw"}
@@ -71,6 +71,9 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
         item = Item.objects.select_for_update().filter(pk=item_id, author=user).first()
         if item is None:
             raise NotFound()
+        refusal = access_project_for_author(user, item.project.slug).refusal(item)
+        if refusal is not None:
+            raise refusal
         if item.status != Item.Status.NEEDS_REVISION:
             raise Conflict("This item is not waiting for a revision.", field="status")
         if withdraw:

@@ -205,3 +205,20 @@ def test_concurrent_requests_with_one_key_make_one_write(transactional_db, make_
     answers = race([{**same, "slug": "race-a"}, {**same, "slug": "race-b"}], "race-2")
     assert sorted(answer.status_code for answer in answers) == [201, 409]
     assert Project.objects.filter(slug__in=["race-a", "race-b"]).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_write_without_a_key_does_not_touch_the_keys(nli_project, client_for, django_user_model):
+    """Submit is the annotate hot path: without the header the decorator adds no query."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    sup = client_for(django_user_model.objects.get(username="sup"))
+    line = '{"id": "r1", "premise": "השמש זורחת.", "hypothesis": "یک روز است.", "label": "entailment"}\n'
+    sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload(line), "format": "jsonl"})
+    ann = client_for(django_user_model.objects.get(username="ann1"))
+    assignment = ann.get(f"/api/projects/{nli_project.slug}/next/").json()["assignment"]
+    with CaptureQueriesContext(connection) as queries:
+        response = ann.post(f"/api/assignments/{assignment}/submit/", {"value": {"label": "neutral"}}, format="json")
+    assert response.status_code == 201
+    assert not [q for q in queries.captured_queries if "idempotency" in q["sql"].lower()]

@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -202,6 +203,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 MASHOV_JOB_HEARTBEAT_SECONDS = float(os.environ.get("MASHOV_JOB_HEARTBEAT_SECONDS", "20"))
 MASHOV_JOB_STALE_SECONDS = float(os.environ.get("MASHOV_JOB_STALE_SECONDS", "120"))
 MASHOV_JOB_MAX_ATTEMPTS = int(os.environ.get("MASHOV_JOB_MAX_ATTEMPTS", "3"))
+if MASHOV_JOB_STALE_SECONDS < 3 * MASHOV_JOB_HEARTBEAT_SECONDS:
+    # A live job would look dead between two heartbeats and be run a second time.
+    raise ImproperlyConfigured("MASHOV_JOB_STALE_SECONDS must be at least 3 × MASHOV_JOB_HEARTBEAT_SECONDS")
 CELERY_BEAT_SCHEDULE = {
     "sweep-stalled-jobs": {"task": "annotation.tasks.sweep_jobs", "schedule": timedelta(seconds=60)},
 }

@@ -4,8 +4,9 @@ recover jobs whose worker died.
 A job goes queued → running → done | failed. Each run claims it (queued → running, one more
 attempt); only the sweep moves it back to queued, when the heartbeat of its worker is older
 than MASHOV_JOB_STALE_SECONDS: the process that claimed it is gone (killed, out of memory,
-past the time limit, a host that went away). Every job kind writes its rows in one
-transaction, so a run that died stored nothing, and running the job again is safe."""
+past the time limit, a host that went away). Running a job again is safe for every kind: an
+import and an agreement store their rows in one transaction (a run that died stored nothing),
+and measures (summaries, back-translation) overwrite what an earlier run wrote."""
 
 import contextlib
 import logging

@@ -23,9 +23,9 @@ def _handlers():
 
 @shared_task(name="annotation.tasks.run_job", acks_late=True, reject_on_worker_lost=True)
 def run_job(job_id: int) -> None:
-    """Run a Job by its kind. Idempotent: a job that is not queued is left alone, and each
-    handler writes its rows in one transaction. While it runs, its heartbeat tells the sweep
-    that this worker is alive; if the worker dies, the sweep queues the job again."""
+    """Run a Job by its kind. Idempotent: a job that is not queued is left alone, and running a
+    job again is safe for every kind (annotation.services.jobs). While it runs, its heartbeat
+    tells the sweep that this worker is alive; if the worker dies, the sweep queues it again."""
     job = jobs.job_claim(job_id)
     if job is None:
         return

@@ -1,6 +1,7 @@
 """`Idempotency-Key` for writes a client may retry: the same key with the same request returns
-the first result and changes nothing; the same key with another request is a 409 (IETF draft
-"The Idempotency-Key HTTP Header Field", §2.6).
+the first result and changes nothing; the same key with another request is refused with a 409
+naming the header. (The IETF draft "The Idempotency-Key HTTP Header Field", "Error Scenarios",
+suggests 422 for a reused key and keeps 409 for a retry while the first request runs.)
 
 The key is stored in the write's own transaction, so that there is never a write without its
 key (a crash after the write would turn the retry into a second write) nor a key without its

@@ -3,7 +3,8 @@ security suite: the route × role matrix plants marker strings in it, the XSS te
 payloads. Built through the services, as the product builds it.
 
 `text(slug, field)` gives the free text stored in `field` of project `slug`; every stored
-free-text field that a page or an endpoint shows goes through it."""
+free-text field that a page or an endpoint shows goes through it. IDENTIFIER_FIELDS refuse
+bidi controls, so `text` must not put them there."""
 
 import json
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ KIND_SLUGS = {
 }
 OTHER_SLUG = "sec-other"  # an nli_relabel project that only other_supervisor (and its annotator) are in
 ITEMS_PER_PROJECT = 6
+IDENTIFIER_FIELDS = ("name", "title", "system")  # field names (without the item number) that are identifiers
 
 
 @dataclass
@@ -78,13 +80,13 @@ def _rows(kind: str, slug: str, text) -> list[dict]:
         elif kind == "translation_rating":
             row = {
                 "source": {"premise": t("source-premise"), "hypothesis": t("source-hypothesis"), "label": "e"},
-                "candidates": [{"system": f"sys{n}", "premise": t(f"premise-{n}"), "hypothesis": t(f"hypothesis-{n}")} for n in range(2)],
+                "candidates": [{"system": text(slug, f"system-{n}"), "premise": t(f"premise-{n}"), "hypothesis": t(f"hypothesis-{n}")} for n in range(2)],
                 "split": "dev",
             }
         elif kind == "phrase_pair":
             row = {"left": t("left"), "right": t("right"), "label": "EQUIVALENT", "extra": {"note": t("extra")}}
         elif kind == "summary_rating":
-            row = {"article": t("article"), "summaries": [{"system": f"sys{n}", "text": t(f"summary-{n}")} for n in range(2)]}
+            row = {"article": t("article"), "summaries": [{"system": text(slug, f"system-{n}"), "text": t(f"summary-{n}")} for n in range(2)]}
         else:
             raise AssertionError(kind)
         rows.append({"id": f"{slug}-{i}", **row})

@@ -28,7 +28,7 @@ def test_nesting_at_the_limit_is_accepted():
 
 
 def test_malformed_json_says_where():
-    with pytest.raises(UnsafeJSON, match="line 1 column 6"):
+    with pytest.raises(UnsafeJSON, match="line 1 column 7"):
         loads('{"a": }')
 
 
@@ -43,3 +43,9 @@ json_values = st.recursive(
 def test_agrees_with_json_loads_on_ordinary_json(value):
     text = json.dumps(value, ensure_ascii=False)
     assert loads(text) == json.loads(text)
+
+
+@pytest.mark.parametrize(("text", "reason"), [("1e400", "beyond the range"), ("[-1e999]", "beyond the range"), ("9" * 5_000, "too many digits")])
+def test_numbers_python_cannot_hold_are_refused(text, reason):
+    with pytest.raises(UnsafeJSON, match=reason):
+        loads(text)

@@ -51,7 +51,7 @@ from typing import Any
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.coherence import LABELS, hard_coherence, reverse_label, soft_coherence
 
-from .base import ItemRow, Kind, RowProblems, extra_in_order, require_text, store_extra
+from .base import SEED_RANGE, ItemRow, Kind, RowProblems, check_range, extra_in_order, require_text, store_extra
 
 # PhrasIS's label codes (dataset README) ↔ the seven labels of appendix A.1.
 CODES = {
@@ -174,6 +174,7 @@ class PhrasePairKind(Kind):
         if not 0.0 <= settings["probe_rate"] <= 0.5:
             # Above one half, most of an annotator's work would be probes.
             raise InvalidInput("must be between 0 and 0.5", field="settings.probe_rate")
+        check_range(settings, "probe_seed", *SEED_RANGE)
 
     # --- import -----------------------------------------------------------------------------
 

@@ -378,3 +378,113 @@ def test_phrase_settings_out_of_bounds_are_400(world, name, value):
 def test_a_week_long_claim_is_accepted_and_next_still_works(world):
     body = {"slug": "week", "name": "W", "kind": "nli_relabel", "language": "fa", "settings": {"claim_ttl": 7 * 24 * 3600}}
     assert world["client"]("root").post("/api/projects/", body, format="json").status_code == 201
+
+
+# --- non-finite numbers reaching the database through an import ------------------------------
+
+
+@pytest.fixture
+def phrase_project(world):
+    from django.contrib.auth import get_user_model
+
+    created = world["client"]("root").post(
+        "/api/projects/", {"slug": "pairs", "name": "Pairs", "kind": "phrase_pair", "language": "en"}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    from annotation.models import Membership, Project
+
+    Membership.objects.create(project=Project.objects.get(slug="pairs"), user=get_user_model().objects.get(username="sup"),
+                              role="supervisor", status="active")
+    return world["client"]("sup")
+
+
+def _import(client, name: str, text: str, fmt: str):
+    return client.post("/api/projects/pairs/import/", {"file": upload(name, text), "format": fmt}, format="multipart")
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"id": "a", "left": "l", "right": "r", "score": NaN}', "score"),
+        ('{"id": "a", "left": "l", "right": "r", "score": 1e400}', "score"),
+        ('{"id": "a", "left": "l", "right": "r", "score": "nan"}', "score"),
+        ('{"id": "a", "left": "l", "right": "r", "score": "-inf"}', "score"),
+        ('{"id": "a", "left": "l", "right": "r", "extra": {"weight": Infinity}}', "extra"),
+    ],
+)
+def test_a_non_finite_score_or_extra_value_in_a_jsonl_import_is_400_naming_it(phrase_project, line, field):
+    before = _counts()
+    response = _import(phrase_project, "pairs.jsonl", f'{{"id": "ok", "left": "l", "right": "r", "score": 4}}\n{line}\n', "jsonl")
+    assert_refused(response, before)
+    [error] = response.json()["errors"]
+    assert error["row"] == 2 and error["field"].split(".")[0] == field, error
+
+
+@pytest.mark.parametrize("score", ["nan", "NaN", "inf", "-Infinity", "1e999"])
+def test_a_non_finite_score_in_csv_or_phrasis_is_400_naming_the_row(phrase_project, score):
+    before = _counts()
+    response = _import(phrase_project, "pairs.csv", f"id,left,right,score\nok,l,r,4\nbad,l,r,{score}\n", "csv")
+    assert_refused(response, before)
+    assert [(e["row"], e["field"]) for e in response.json()["errors"]] == [(2, "score")]
+    phrasis = f"4\tEQUI\tl\tr\t1\t1\t1\n{score}\tEQUI\tl\tr\t1\t1\t2\n"
+    response = _import(phrase_project, "PhrasIS.train.images.positives.txt", phrasis, "phrasis")
+    assert response.status_code == 400 and _counts() == before
+    # A PhrasIS line's errors name the row and column (its cells have no field names).
+    [error] = response.json()["errors"]
+    assert error["row"] == 2 and "column 1 (similarity score)" in error["message"], error
+
+
+# --- bodies too large, refused unread --------------------------------------------------------
+
+
+class UnreadableStream:
+    """A request body that fails the test if anything reads it."""
+
+    def read(self, *args):
+        raise AssertionError("the body was read")
+
+    readline = read
+
+
+def test_a_large_content_length_is_413_before_the_body_is_read(rf, settings):
+    """100 MiB announced to the anonymous token endpoint: refused on the header alone."""
+    from annotation.middleware import RequestLimitsMiddleware
+
+    request = rf.post("/api/auth/token/", data=b"{}", content_type="application/json")
+    request.META["CONTENT_LENGTH"] = str(100 * 1024 * 1024)
+    request.META["wsgi.input"] = request._stream = UnreadableStream()
+    response = RequestLimitsMiddleware(lambda request: pytest.fail("the view ran"))(request)
+    assert response.status_code == 413
+    assert json.loads(response.content)["errors"] == [
+        {"field": "body", "message": f"the body is larger than {settings.MASHOV_MAX_BODY_BYTES} bytes"}
+    ]
+
+
+def test_an_import_upload_may_be_larger_than_a_json_body(world, settings):
+    settings.MASHOV_MAX_BODY_BYTES = 1024
+    rows = [{"id": f"big{i}", "premise": "پیش‌فرض " * 20, "hypothesis": "فرضیه"} for i in range(40)]
+    text = jsonl(rows)
+    assert len(text.encode()) > 4 * 1024
+    response = world["client"]("sup").post("/api/projects/fa-nli/import/", {"file": upload("big.jsonl", text), "format": "jsonl"})
+    assert response.status_code == 201, response.content
+    settings.MASHOV_MAX_IMPORT_BYTES = 1024
+    before = _counts()
+    response = world["client"]("sup").post("/api/projects/fa-nli/import/", {"file": upload("big2.jsonl", text), "format": "jsonl"})
+    assert response.status_code == 413 and response.json()["errors"][0]["field"] == "body"
+    assert _counts() == before
+
+
+def test_a_json_body_without_content_length_is_read_only_up_to_the_limit(settings):
+    """Under a server that hands over a body of unknown length, the parser reads one byte
+    past the limit and stops."""
+    import io
+
+    from annotation.errors import PayloadTooLarge
+    from api.parsers import StrictJSONParser
+
+    settings.MASHOV_MAX_BODY_BYTES = 1000
+    stream = io.BytesIO(b'{"a": "' + b"x" * 10_000 + b'"}')
+    with pytest.raises(PayloadTooLarge):
+        StrictJSONParser().parse(stream)
+    assert stream.tell() == 1001
+    assert StrictJSONParser().parse(io.BytesIO(b'{"a": "' + b"x" * 900 + b'"}')) == {"a": "x" * 900}

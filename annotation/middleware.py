@@ -39,7 +39,7 @@ class AccessErrorPageMiddleware:
         return None
 
 
-def _refusal(status: int, field: str, message: str):
+def _refusal(status: int, field: str | None, message: str):
     from django.http import JsonResponse
 
     return JsonResponse({"errors": [{"field": field, "message": message}]}, status=status)

@@ -127,7 +127,8 @@ MASHOV_MAX_IMPORT_BYTES = int(os.environ.get("MASHOV_MAX_IMPORT_BYTES", str(64 *
 MASHOV_IMPORT_JOB_ROWS = int(os.environ.get("MASHOV_IMPORT_JOB_ROWS", "5000"))
 # Any other request body (JSON, forms) larger than this → 413, before it is read.
 MASHOV_MAX_BODY_BYTES = int(os.environ.get("MASHOV_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# The fields of a multipart form beside its files: no larger than any other body.
+DATA_UPLOAD_MAX_MEMORY_SIZE = MASHOV_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 REST_FRAMEWORK = {

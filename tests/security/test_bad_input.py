@@ -488,3 +488,14 @@ def test_a_json_body_without_content_length_is_read_only_up_to_the_limit(setting
         StrictJSONParser().parse(stream)
     assert stream.tell() == 1001
     assert StrictJSONParser().parse(io.BytesIO(b'{"a": "' + b"x" * 900 + b'"}')) == {"a": "x" * 900}
+
+
+def test_multipart_fields_beside_the_files_are_held_to_the_body_limit(world, settings):
+    settings.MASHOV_MAX_BODY_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    before = _counts()
+    response = world["client"]("sup").post(
+        "/api/projects/fa-nli/import/", {"file": upload("n.jsonl", "{}\n"), "format": "jsonl", "padding": "x" * 2048}
+    )
+    assert response.status_code == 413, response.content[:300]
+    assert response.json()["errors"][0]["field"] == "body"
+    assert _counts() == before

@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        # Before any URLconf is imported: its patterns use <id:...>.
+        from django.urls import register_converter
+
+        from annotation.converters import IdConverter
+
+        register_converter(IdConverter, "id")

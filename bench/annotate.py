@@ -17,7 +17,6 @@ serves on a free port of 127.0.0.1 only.
 """
 
 import argparse
-import json
 import multiprocessing
 import os
 import random
@@ -36,7 +35,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scratch import admin_sql, free_port, production_env, wait_until_serving  # noqa: E402 (bench/ is on sys.path when run as a script)
+from scratch import admin_sql, create_nli_project, free_port, production_env, wait_until_serving  # noqa: E402 (bench/ is on sys.path when run as a script)
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -67,47 +66,6 @@ def delete_queue(broker_url: str) -> None:
     client = redis.Redis.from_url(broker_url)
     client.delete(BENCH_QUEUE, f"_kombu.binding.{BENCH_QUEUE}")
     client.close()
-
-
-SETUP = """
-import json, sys
-from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
-from annotation.models import Item, Membership, Project
-n_items, n_annotators, votes = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-User = get_user_model()
-sup = User.objects.create_user("bench-sup")  # token auth only: no password to hash
-project = Project.objects.create(slug="bench", name="bench", kind="nli_relabel", language="he",
-    settings={"consensus_k": votes // 2 + 1, "consensus_n": votes, "revision_rounds": 0, "claim_ttl": 1800}, created_by=sup)
-Item.objects.bulk_create(
-    Item(project=project, external_id=f"i{i}", payload={"premise": f"הנחה מספר {i}", "hypothesis": f"השערה {i}"},
-         group=f"g{i // 3}", position=i) for i in range(n_items))
-tokens = []
-for a in range(n_annotators):
-    user = User.objects.create_user(f"bench-ann{a}")
-    Membership.objects.create(project=project, user=user, role="annotator", status="active")
-    tokens.append(Token.objects.create(user=user).key)
-# A project under way: the work done before the timed phases gives each item 0 to votes − 1
-# votes (evenly spread), each from a different bench annotator. 0 with --fresh.
-import random
-from datetime import timedelta
-from django.utils import timezone
-from annotation.models import Annotation, Assignment
-fresh, rng, earlier = sys.argv[4] == "True", random.Random(7), timezone.now() - timedelta(days=1)
-annotators = list(User.objects.filter(username__startswith="bench-ann"))
-claims = [
-    Assignment(project=project, item=item, annotator=annotator, round=item.round, status="submitted",
-               claimed_at=earlier, expires_at=earlier, submitted_at=earlier)
-    for item in ([] if fresh else Item.objects.filter(project=project).order_by("id"))
-    for annotator in rng.sample(annotators, min(len(annotators), rng.randrange(votes)))
-]
-claims = Assignment.objects.bulk_create(claims, batch_size=5000)
-Annotation.objects.bulk_create(
-    (Annotation(assignment=claim, item_id=claim.item_id, annotator_id=claim.annotator_id, round=claim.round,
-                value={"label": rng.choice(["entailment", "neutral", "contradiction"])}, created_at=earlier)
-     for claim in claims), batch_size=5000)
-print(json.dumps(tokens))
-"""
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -264,12 +222,8 @@ def main() -> int:
     )
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    tokens = json.loads(
-        subprocess.run(
-            [python, "manage.py", "shell", "-c", SETUP.replace("sys.argv[1]", str(args.items)).replace("sys.argv[2]", str(args.annotators)).replace("sys.argv[3]", str(args.votes)).replace("sys.argv[4]", repr(str(args.fresh)))],
-            cwd=ROOT, env=env, check=True, capture_output=True, text=True,
-        ).stdout.strip().splitlines()[-1]
-    )
+    accounts = create_nli_project(env, slug="bench", items=args.items, annotators=args.annotators, votes=args.votes, fresh=args.fresh)
+    tokens = [token for _user_id, token in accounts["annotators"]]
     # Statistics as a running database has them (autovacuum would gather them a minute
     # later, in the middle of a phase): the planner then sees the bulk-loaded items.
     conn = psycopg2.connect(db_url)

@@ -1,6 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from annotation.kinds.registry import api_url_modules
 from api import views
 
 urlpatterns = [
@@ -23,8 +24,6 @@ urlpatterns = [
     path("jobs/<int:job_id>/", views.JobView.as_view(), name="api-job"),
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),
-    path("", include("api.urls_heq")),
-    path("", include("api.urls_lchaim")),
-    path("", include("api.urls_phrase")),
-    path("", include("api.urls_summary")),
+    # Each kind's own operations.
+    *(path("", include(module)) for module in api_url_modules()),
 ]

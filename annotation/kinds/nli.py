@@ -7,8 +7,9 @@ from pathlib import PurePath
 from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
+from annotation.rows import ItemRow, RowProblems, extra_in_order, read_csv_rows, require_text, store_extra
 
-from .base import ItemRow, Kind, RowProblems, extra_in_order, read_csv_rows, require_text, store_extra
+from .base import Kind
 
 LABELS = ("entailment", "neutral", "contradiction")
 # FarsTail's single-letter codes, also accepted in JSONL and CSV.
@@ -216,6 +217,9 @@ class LabelTestKind(NliKind):
     name = "label_test"
     title = "NLI labeling test"
     default_settings = {"labels_per_item": 3}
+    # The human-baseline results share the results page of translation rating (LCHAIM).
+    page_urls = ("annotation.urls_lchaim",)
+    api_urls = ("api.urls_lchaim",)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:

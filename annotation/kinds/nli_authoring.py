@@ -48,8 +48,9 @@ from django.db.models import Max
 
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound
 from annotation.metrics.text import forbidden_character
+from annotation.rows import ItemRow, RowProblems, require_text
 
-from .base import ItemRow, Kind, RowProblems, require_text
+from .base import Kind
 
 VALUE_FIELDS = ("premise", "entailment", "contradiction", "neutral")
 # Label of each generated item and the suffix of its external id.

@@ -50,8 +50,9 @@ from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.coherence import LABELS, hard_coherence, reverse_label, soft_coherence
+from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
-from .base import ItemRow, Kind, RowProblems, extra_in_order, require_text, store_extra
+from .base import Kind
 
 # PhrasIS's label codes (dataset README) ↔ the seven labels of appendix A.1.
 CODES = {
@@ -159,6 +160,8 @@ class PhrasePairKind(Kind):
     # reproducible from the settings alone (tests, demos).
     default_settings = {"labels_per_item": 3, "probe_rate": 0.1, "probe_seed": 0}
     computes_agreement = True
+    page_urls = ("annotation.urls_phrase",)
+    api_urls = ("api.urls_phrase",)
 
     # --- settings ---------------------------------------------------------------------------
 

@@ -49,8 +49,9 @@ from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.offsets import span_matches
 from annotation.metrics.spans import exact_match, f1, tlnls
 from annotation.metrics.text import bidi_control, fold_for_matching, forbidden_character
+from annotation.rows import ItemRow, RowProblems, read_jsonl_objects, require_text
 
-from .base import ItemRow, Kind, RowProblems, read_jsonl_objects, require_text
+from .base import Kind
 
 GRADES = ("rejected", "verified", "good", "gold")
 GRADE_SCORE = {grade: index for index, grade in enumerate(GRADES)}
@@ -378,6 +379,8 @@ class QaAuthoringKind(Kind):
         "test_share": 0.05,
         "overlap_warning": 0.5,
     }
+    page_urls = ("annotation.urls_heq",)
+    api_urls = ("api.urls_heq",)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["min_questions"] <= settings["max_questions"] <= 20:

@@ -47,8 +47,9 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control, forbidden_character
+from annotation.rows import ItemRow, RowProblems, require_text
 
-from .base import ItemRow, Kind, RowProblems, require_text
+from .base import Kind
 
 CRITERIA = ("coherence", "completeness")
 MIN_SCORE, MAX_SCORE = 1, 5
@@ -112,6 +113,9 @@ class SummaryRatingKind(Kind):
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS}
     csv_json_fields = ("summaries",)
     computes_agreement = True
+    page_urls = ("annotation.urls_summary",)
+    api_urls = ("api.urls_summary",)
+    job_handlers = {"summary_intrinsic": "annotation.services.summaries.summary_measures_job"}
 
     # --- settings -----------------------------------------------------------------------
 

@@ -46,8 +46,9 @@ from typing import Any
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control
+from annotation.rows import ItemRow, RowProblems, read_jsonl_objects, require_text
 
-from .base import ItemRow, Kind, RowProblems, read_jsonl_objects, require_text
+from .base import Kind
 from .nli import LABELS, canonical_label
 
 SCORE_CRITERIA = ("accuracy", "fluency", "cultural_fit")
@@ -112,6 +113,9 @@ class TranslationRatingKind(Kind):
     default_settings = {"raters_per_item": 2, "alpha_level_scores": "ordinal", "back_translation_threshold": 0.75}
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
+    page_urls = ("annotation.urls_lchaim",)
+    api_urls = ("api.urls_lchaim",)
+    job_handlers = {"back_translation": "annotation.services.back_translation.back_translation_compute_job"}
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["raters_per_item"] <= 50:

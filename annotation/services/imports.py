@@ -15,10 +15,11 @@ from django.db.models import Max
 
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
-from annotation.kinds.base import ItemRow, Kind, read_csv_rows, read_jsonl_objects
+from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import first_forbidden_string
 from annotation.models import Item, Job, Project
+from annotation.rows import ItemRow, read_csv_rows, read_jsonl_objects
 from annotation.services.jobs import job_create, job_set_progress
 
 MAX_LISTED_ERRORS = 1000

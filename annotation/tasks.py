@@ -26,25 +26,27 @@ def _handlers():
 
 @shared_task(name="annotation.tasks.run_job", acks_late=True, reject_on_worker_lost=True)
 def run_job(job_id: int) -> None:
-    """Run a Job by its kind. Idempotent: a finished job is left alone, and each handler
-    writes its rows in one transaction."""
+    """Run a Job by its kind. Idempotent: a job that is not queued is left alone, and running a
+    job again is safe for every kind (annotation.services.jobs). While it runs, its heartbeat
+    tells the sweep that this worker is alive; if the worker dies, the sweep queues it again."""
     job = jobs.job_claim(job_id)
     if job is None:
         return
     handler = _handlers().get(job.kind)
     if handler is None:
-        jobs.job_finish(job_id, error={"message": f"unknown job kind {job.kind!r}"})
+        jobs.job_finish(job_id, error={"message": f"unknown job kind {job.kind!r}"}, attempt=job.attempts)
         return
     try:
-        result = handler(job)
+        with jobs.job_heartbeat(job):
+            result = handler(job)
     except Exception as exc:  # the job records the failure; the worker carries on
         logger.exception("job %s failed", job_id)
-        jobs.job_finish(job_id, error={"message": str(exc) or exc.__class__.__name__})
+        jobs.job_finish(job_id, error={"message": str(exc) or exc.__class__.__name__}, attempt=job.attempts)
         return
     if isinstance(result, dict) and "errors" in result:
-        jobs.job_finish(job_id, error=result)
+        jobs.job_finish(job_id, error=result, attempt=job.attempts)
     else:
-        jobs.job_finish(job_id, result=result)
+        jobs.job_finish(job_id, result=result, attempt=job.attempts)
 
 
 # Idempotent tasks: acknowledged after they ran, redelivered if the worker dies, and
@@ -75,5 +77,6 @@ def compute_consensus_batch(item_ids: list[int]) -> int:
 
 @shared_task(name="annotation.tasks.sweep_jobs")
 def sweep_jobs() -> int:
-    """Periodic: re-enqueue what a lost message or a downed broker left behind."""
+    """Periodic (every 60 s on beat): queue again the jobs of a worker that died, and
+    re-enqueue what a lost message or a downed broker left behind."""
     return jobs.jobs_sweep() + consensus.consensus_sweep()

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
-from annotation.errors import ApplicationError, InvalidInput, NotFound
+from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
 from annotation.services import imports as import_services
@@ -65,8 +65,8 @@ def _form_action(request, slug: str, action) -> HttpResponse:
     """Run a supervisor form's service call; back to the project page with its message."""
     try:
         message = action()
-    except NotFound:
-        raise  # not found or not yours: the 404 page (AccessErrorPageMiddleware), not a message
+    except (NotFound, PermissionDenied):
+        raise  # the 404 or 403 page (AccessErrorPageMiddleware), as every page answers a refusal
     except ApplicationError as exc:
         return _redirect_with_message(request, slug, _error_text(exc), error=True)
     return _redirect_with_message(request, slug, message)

@@ -96,8 +96,8 @@ def lchaim_sample(request, slug):
             stratum=request.POST.get("stratum") or None,
             seed=int(seed) if seed.strip().isascii() and seed.strip().isdigit() else (None if not seed.strip() else seed),
         )
-    except NotFound:
-        raise  # not found or not yours: the 404 page (AccessErrorPageMiddleware), not a message
+    except (NotFound, PermissionDenied):
+        raise  # the 404 or 403 page (AccessErrorPageMiddleware), as every page answers a refusal
     except ApplicationError as exc:
         messages.error(request, "; ".join((f"{e.field}: " if e.field else "") + e.message for e in exc.errors))
         return redirect("lchaim-results", slug=slug)

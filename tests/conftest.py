@@ -109,12 +109,26 @@ def nli_project(db, make_user):
 def celery_worker(django_db_setup, django_db_blocker):
     """A real `celery worker` process on the test database and a queue of this run only."""
     from django.conf import settings
-    from django.db import connection
 
     if not settings.CELERY_BROKER_URL:
         pytest.skip("no broker configured")
-    queue = TEST_QUEUE
+    worker = start_worker(TEST_QUEUE)
+    yield worker
+    stop_worker(worker)
+
+
+class WorkerHandle:
+    def __init__(self, process, queue, env, log):
+        self.process, self.queue, self.env, self.log = process, queue, env, log
+
+
+def start_worker(queue: str, *, concurrency: int = 2, env: dict[str, str] | None = None) -> WorkerHandle:
+    """Start a `celery worker` process on the test database, reading `queue`, in a session of
+    its own (its process group id is its pid), and wait until it answers a ping."""
+    from django.db import connection
+
     from config.celery import app
+
     db = connection.settings_dict
     env = {
         **os.environ,
@@ -123,10 +137,11 @@ def celery_worker(django_db_setup, django_db_blocker):
         if connection.vendor == "postgresql"
         else os.environ.get("DATABASE_URL", ""),
         "CELERY_QUEUE": queue,
+        **(env or {}),
     }
     log = open(ROOT / "tests" / f".worker-{queue}.log", "w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-n", f"{queue}@%h", "-Q", queue, "-c", "2", "-l", "warning", "--without-gossip", "--without-mingle"],
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-n", f"{queue}@%h", "-Q", queue, "-c", str(concurrency), "-l", "warning", "--without-gossip", "--without-mingle"],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -134,19 +149,19 @@ def celery_worker(django_db_setup, django_db_blocker):
         start_new_session=True,
     )
     _wait_for_worker(app, queue, process)
-    yield WorkerHandle(process, queue, env, log)
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
-    (ROOT / "tests" / f".worker-{queue}.log").unlink(missing_ok=True)
+    return WorkerHandle(process, queue, env, log)
 
 
-class WorkerHandle:
-    def __init__(self, process, queue, env, log):
-        self.process, self.queue, self.env, self.log = process, queue, env, log
+def stop_worker(worker: WorkerHandle) -> None:
+    if worker.process.poll() is None:
+        worker.process.send_signal(signal.SIGTERM)
+        try:
+            worker.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.process.kill()
+            worker.process.wait()
+    worker.log.close()
+    (ROOT / "tests" / f".worker-{worker.queue}.log").unlink(missing_ok=True)
 
 
 def _wait_for_worker(app, queue, process, timeout: float = 60.0):

@@ -50,3 +50,10 @@ def test_embedded_default_without_database_url_or_broker_is_sqlite_and_in_proces
         timeout=60,
     )
     assert result.stdout.split() == ["django.db.backends.sqlite3", "True"], result.stderr
+
+
+def test_a_job_staleness_shorter_than_three_heartbeats_is_refused():
+    result = manage("check", MASHOV_JOB_HEARTBEAT_SECONDS="60", MASHOV_JOB_STALE_SECONDS="120")
+    assert result.returncode != 0
+    assert "MASHOV_JOB_STALE_SECONDS must be at least 3" in result.stderr
+    assert manage("check", MASHOV_JOB_HEARTBEAT_SECONDS="40", MASHOV_JOB_STALE_SECONDS="120").returncode == 0

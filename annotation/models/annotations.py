@@ -64,11 +64,15 @@ class Annotation(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """The first response to a write sent with an `Idempotency-Key`, replayed for retries."""
+    """The first response to a write sent with an `Idempotency-Key`, replayed for retries;
+    stored in the write's own transaction."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=200)
     scope = models.CharField(max_length=200)
+    # SHA-256 of the request's method, path and parsed body: the same key with another
+    # request is refused (409). Empty for records older than the fingerprint.
+    fingerprint = models.CharField(max_length=64, default="")
     status_code = models.PositiveSmallIntegerField()
     body = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from .projects import Project
 
@@ -24,6 +25,9 @@ class Job(models.Model):
     result = models.JSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # The job's last sign of life: when it was queued or sent again, or, while running, when
+    # its worker last reported. The sweep acts on jobs whose heartbeat is too old.
+    heartbeat_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -209,6 +210,18 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 2, "socket_timeout": 5}
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Recovering jobs whose worker died (kill -9, out of memory, a lost host): a running job's
+# worker writes a heartbeat every MASHOV_JOB_HEARTBEAT_SECONDS; the sweep (every 60 s on
+# beat) queues a running job again once its heartbeat is MASHOV_JOB_STALE_SECONDS old, up to
+# MASHOV_JOB_MAX_ATTEMPTS runs in all, then marks it failed with the reason. Recovery does not
+# rely on the broker redelivering the message (Redis restores an unacknowledged one only
+# after its one-hour visibility timeout, and loses it when restarted without persistence).
+MASHOV_JOB_HEARTBEAT_SECONDS = float(os.environ.get("MASHOV_JOB_HEARTBEAT_SECONDS", "20"))
+MASHOV_JOB_STALE_SECONDS = float(os.environ.get("MASHOV_JOB_STALE_SECONDS", "120"))
+MASHOV_JOB_MAX_ATTEMPTS = int(os.environ.get("MASHOV_JOB_MAX_ATTEMPTS", "3"))
+if MASHOV_JOB_STALE_SECONDS < 3 * MASHOV_JOB_HEARTBEAT_SECONDS:
+    # A live job would look dead between two heartbeats and be run a second time.
+    raise ImproperlyConfigured("MASHOV_JOB_STALE_SECONDS must be at least 3 × MASHOV_JOB_HEARTBEAT_SECONDS")
 CELERY_BEAT_SCHEDULE = {
     "sweep-stalled-jobs": {"task": "annotation.tasks.sweep_jobs", "schedule": timedelta(seconds=60)},
 }

@@ -2,6 +2,7 @@
 the safe way"): large imports run on the worker, a task run twice changes nothing, a broker
 that is down never makes the request do the work, and a worker killed mid-job gets it back."""
 
+import contextlib
 import io
 import json
 import os
@@ -42,7 +43,7 @@ def upload(data: bytes, name: str = "big.jsonl"):
 
 
 @pytest.fixture
-def big_import(transactional_db, settings, celery_worker, make_user, client_for):
+def import_client(transactional_db, settings, make_user, client_for):
     """A supervisor's client on a project whose imports above 100 rows become jobs."""
     from annotation.services.projects import project_create
 
@@ -61,6 +62,12 @@ def big_import(transactional_db, settings, celery_worker, make_user, client_for)
         return response, time.monotonic() - started
 
     return project, client, send
+
+
+@pytest.fixture
+def big_import(import_client, celery_worker):
+    """import_client, with the suite's worker running the jobs."""
+    return import_client
 
 
 def job_json(client, job_id: int) -> dict:
@@ -189,57 +196,78 @@ def _active_task_pid(app, worker_name_prefix: str, job_id: int) -> int | None:
     return None
 
 
-def test_pool_process_killed_mid_job_is_redelivered_and_finishes(big_import, celery_worker):
-    """SIGKILL the pool process that runs a job: acks_late + reject_on_worker_lost put the
-    message back, a fresh pool process runs it again, and the job finishes exactly once.
-
-    To kill it mid-run deterministically, the test holds an uncommitted row with the id of
-    the file's first row: the job's insert waits on that row's unique-index entry."""
+@contextlib.contextmanager
+def holding_item(project, external_id: str):
+    """Hold an uncommitted item with this id (in its own connection and transaction) until the
+    block ends: an import of a file with that id waits on the row's unique-index entry, so a
+    test can kill its worker mid-run deterministically."""
     from django.db import connection, transaction
 
-    from config.celery import app
+    from annotation.models import Item
 
-    from annotation.models import Item, Job
-
-    project, client, send = big_import
     holding, release = threading.Event(), threading.Event()
 
-    def hold_first_row():
-        # In its own connection and transaction: an uncommitted item with the file's first id.
+    def hold():
         try:
             with transaction.atomic():
-                Item.objects.create(project=project, external_id="kill1", payload={})
+                Item.objects.create(project=project, external_id=external_id, payload={})
                 holding.set()
                 release.wait(timeout=180)
                 transaction.set_rollback(True)
         finally:
             connection.close()
 
-    blocker = threading.Thread(target=hold_first_row, daemon=True)
+    blocker = threading.Thread(target=hold, daemon=True)
     blocker.start()
     assert holding.wait(timeout=10)
     try:
+        yield
+    finally:
+        release.set()
+        blocker.join(timeout=30)
+
+
+def lock_waiters() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def heartbeat_older_than(job_id: int, seconds: float) -> bool:
+    from django.utils import timezone
+
+    from annotation.models import Job
+
+    return (timezone.now() - Job.objects.get(pk=job_id).heartbeat_at).total_seconds() > seconds
+
+
+def test_pool_process_killed_mid_job_is_run_again_once_by_the_sweep(big_import, celery_worker):
+    """SIGKILL the pool process that runs a job. The message acks_late puts back reaches a
+    fresh pool process, which leaves the job alone (it is running: a second copy must not
+    start beside a live one); the sweep sees the heartbeat stop, queues the job again, and it
+    finishes exactly once."""
+    from config.celery import app
+
+    from annotation.models import Item, Job
+    from annotation.services.jobs import jobs_sweep
+
+    project, client, send = big_import
+    with holding_item(project, "kill1"):
         response, _ = send(jsonl(ROWS, prefix="kill"))
         job_id = response.json()["job"]
-
-        def waiting_on_lock():
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-                )
-                return cursor.fetchone()[0] >= 1
-
-        wait_until(waiting_on_lock, timeout=60)
+        wait_until(lambda: lock_waiters() >= 1, timeout=60)
         job = Job.objects.get(pk=job_id)
         assert (job.status, job.attempts) == ("running", 1)
         pid = wait_until(lambda: _active_task_pid(app, f"{celery_worker.queue}@", job_id), timeout=20)
         os.kill(pid, signal.SIGKILL)
 
-        # The message comes back: a fresh pool process claims the job a second time.
+        wait_until(lambda: heartbeat_older_than(job_id, 2.0), timeout=60)
+        # The redelivered message has had its chance by now and changed nothing.
+        assert (Job.objects.get(pk=job_id).status, Job.objects.get(pk=job_id).attempts) == ("running", 1)
+        assert jobs_sweep(stale_after_seconds=2.0) == 1
         wait_until(lambda: Job.objects.get(pk=job_id).attempts == 2, timeout=60)
-    finally:
-        release.set()
-        blocker.join(timeout=30)
 
     final, _ = poll_until_finished(client, job_id, timeout=120)
     assert final["status"] == "done", final
@@ -247,3 +275,94 @@ def test_pool_process_killed_mid_job_is_redelivered_and_finishes(big_import, cel
     assert Item.objects.filter(project=project).count() == ROWS
     assert Job.objects.get(pk=job_id).attempts == 2
     assert celery_worker.process.poll() is None  # the worker itself carried on
+
+
+@pytest.fixture
+def dying_worker(import_client, settings):
+    """A worker of its own (its own queue, which the app publishes to meanwhile), with a
+    heartbeat every half second; the test kills it with SIGKILL. Yields (worker, start_another)."""
+    from config.celery import app
+
+    from tests.conftest import TEST_QUEUE, start_worker, stop_worker
+
+    queue = f"{TEST_QUEUE}-dies"
+    # Celery reads the Django setting first, then its own conf.
+    settings.CELERY_TASK_DEFAULT_QUEUE = app.conf.task_default_queue = queue
+    started = []
+
+    def start(**env):
+        started.append(start_worker(queue, concurrency=1, env={"MASHOV_JOB_HEARTBEAT_SECONDS": "0.5", **env}))
+        return started[-1]
+
+    try:
+        yield start(), start
+    finally:
+        app.conf.task_default_queue = TEST_QUEUE
+        for worker in started:
+            stop_worker(worker)
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_delete(queue)
+
+
+def kill_worker_mid_import(project, send, worker) -> int:
+    """Start a large import, SIGKILL the whole worker (main process and pool) while the import's
+    transaction is open, and return the job's id once the interrupted statement is gone."""
+    from annotation.models import Job
+
+    with holding_item(project, "dead1"):
+        response, _ = send(jsonl(ROWS, prefix="dead"))
+        assert response.status_code == 202, response.content
+        job_id = response.json()["job"]
+        wait_until(lambda: lock_waiters() >= 1, timeout=60)
+        claimed = Job.objects.get(pk=job_id)
+        assert (claimed.status, claimed.attempts) == ("running", 1)
+        # The heartbeat goes on while the import's transaction is open (progress too).
+        wait_until(lambda: Job.objects.get(pk=job_id).heartbeat_at > claimed.heartbeat_at, timeout=10)
+        assert Job.objects.get(pk=job_id).progress >= 0.5
+        os.killpg(worker.process.pid, signal.SIGKILL)  # its own session: main process and pool
+        worker.process.wait(timeout=10)
+    # Released: the dead run's statement proceeds, finds its client gone and rolls back.
+    wait_until(lambda: lock_waiters() == 0, timeout=30)
+    return job_id
+
+
+def test_worker_killed_mid_import_is_run_again_once_a_worker_is_up(import_client, dying_worker):
+    from annotation.models import Item, Job
+    from annotation.services.jobs import jobs_sweep
+
+    project, client, send = import_client
+    worker, start_another = dying_worker
+    job_id = kill_worker_mid_import(project, send, worker)
+    assert Job.objects.get(pk=job_id).status == "running"  # nobody else would ever end it
+
+    start_another()
+    up = time.monotonic()
+    wait_until(lambda: heartbeat_older_than(job_id, 2.0), timeout=30)
+    assert jobs_sweep(stale_after_seconds=2.0) == 1
+    final, seen = poll_until_finished(client, job_id, timeout=120)
+    assert final["status"] == "done", final
+    assert final["result"] == {"created": ROWS, "skipped": 0}
+    assert time.monotonic() - up < 300
+    assert Item.objects.filter(project=project).count() == ROWS
+    assert Job.objects.get(pk=job_id).attempts == 2
+
+
+def test_worker_killed_mid_import_too_often_fails_saying_nothing_was_stored(import_client, dying_worker):
+    from annotation.models import Item, Job
+    from annotation.services.jobs import jobs_sweep
+
+    project, client, send = import_client
+    worker, _ = dying_worker
+    job_id = kill_worker_mid_import(project, send, worker)
+    assert Item.objects.filter(project=project).count() == 0
+
+    wait_until(lambda: heartbeat_older_than(job_id, 2.0), timeout=30)
+    assert jobs_sweep(stale_after_seconds=2.0, max_attempts=1) == 1
+    final = job_json(client, job_id)
+    assert final["status"] == "failed" and final["result"] is None
+    assert "worker running this job stopped 1 times" in final["error"]["message"]
+    assert "nothing was imported" in final["error"]["message"]
+    assert Item.objects.filter(project=project).count() == 0
+    job = Job.objects.get(pk=job_id)
+    assert job.input_data is None and job.finished_at is not None
+    assert jobs_sweep(stale_after_seconds=0) == 0  # a failed job stays failed

@@ -37,3 +37,55 @@ class AccessErrorPageMiddleware:
         if isinstance(exception, PermissionDenied):
             return render(request, "annotation/refused.html", {"message": exception.message}, status=403)
         return None
+
+
+def _refusal(status: int, field: str | None, message: str):
+    from django.http import JsonResponse
+
+    return JsonResponse({"errors": [{"field": field, "message": message}]}, status=status)
+
+
+class RequestLimitsMiddleware:
+    """What every request must satisfy before a view, a parser or the session reads it:
+
+    - a body no larger than the settings allow, judged by its Content-Length (413): a
+      multipart upload may carry an import file of MASHOV_MAX_IMPORT_BYTES, any other body
+      MASHOV_MAX_BODY_BYTES. A body without Content-Length is never read under WSGI;
+    - query parameters (names and values) free of characters PostgreSQL cannot take (400
+      naming the parameter), checked here because a streamed export has already answered
+      200 by the time it would query with them;
+    - a path free of them too (404: no resource is named so)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        refused = self.refusal(request)
+        return refused if refused is not None else self.get_response(request)
+
+    @staticmethod
+    def refusal(request):
+        from django.conf import settings
+
+        from annotation.metrics.text import forbidden_character
+
+        limit = settings.MASHOV_MAX_BODY_BYTES
+        if request.content_type == "multipart/form-data":
+            limit += settings.MASHOV_MAX_IMPORT_BYTES
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return _refusal(400, "Content-Length", "must be a whole number of bytes")
+        if length > limit:
+            return _refusal(413, "body", f"the body is larger than {limit} bytes")
+        if forbidden_character(request.path_info):
+            return _refusal(404, None, "Not found.")
+        for name, values in request.GET.lists():
+            reason = forbidden_character(name)
+            if reason:
+                return _refusal(400, "<parameter name>", reason.replace("position", "name position"))
+            for value in values:
+                reason = forbidden_character(value)
+                if reason:
+                    return _refusal(400, name, reason)
+        return None

@@ -5,10 +5,12 @@ Two things the standard library accepts are refused here:
 - nesting deeper than MAX_DEPTH: json.loads itself stops near 1,000 levels with a
   RecursionError, and every recursive walk after it (validation, serialisation) can stop
   earlier; no record of ours nests more than a few levels;
-- NaN, Infinity and -Infinity: not JSON (RFC 8259 §6), and PostgreSQL's jsonb refuses them.
+- NaN, Infinity and -Infinity: not JSON (RFC 8259 §6), and PostgreSQL's jsonb refuses them;
+  nor a number too large for a float (1e400), which Python would read as Infinity.
 """
 
 import json
+import math
 from typing import Any
 
 MAX_DEPTH = 64
@@ -20,6 +22,14 @@ class UnsafeJSON(ValueError):
 
 def _refuse_constant(name: str):
     raise UnsafeJSON(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        # 1e400: valid JSON that no float holds; Python would read it as Infinity.
+        raise UnsafeJSON(f"{text[:20]} is beyond the range of a float")
+    return value
 
 
 def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
@@ -54,11 +64,16 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     annotation.safe_json.UnsafeJSON: NaN is not a JSON number
     """
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise UnsafeJSON(f"nests deeper than {max_depth} levels") from None
+    except UnsafeJSON:
+        raise
     except json.JSONDecodeError as exc:
         raise UnsafeJSON(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError:
+        # int() refuses a literal of more than sys.get_int_max_str_digits() digits.
+        raise UnsafeJSON("holds an integer with too many digits") from None
     if nesting_depth(value, max_depth) > max_depth:
         raise UnsafeJSON(f"nests deeper than {max_depth} levels")
     return value

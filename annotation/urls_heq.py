@@ -9,5 +9,5 @@ urlpatterns = [
     path("p/<slug:slug>/validate/", views_heq.validate, name="validate-qa"),
     path("p/<slug:slug>/quality/", views_heq.quality, name="quality-qa"),
     path("feedback/", views_heq.feedback, name="feedback"),
-    path("feedback/<int:feedback_id>/read/", views_heq.feedback_read, name="feedback-read"),
+    path("feedback/<id:feedback_id>/read/", views_heq.feedback_read, name="feedback-read"),
 ]

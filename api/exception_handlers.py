@@ -1,6 +1,7 @@
 """One mapping from errors to API.md's body: `{"errors": [{"field", "message", "row"?}]}`."""
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -26,6 +27,9 @@ def _flatten(detail, prefix: str | None = None) -> list[dict]:
 def exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         return Response({"errors": [error.as_dict() for error in exc.errors]}, status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        # A multipart form's fields beside its files, over DATA_UPLOAD_MAX_MEMORY_SIZE.
+        return Response({"errors": [{"field": "body", "message": str(exc)}]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

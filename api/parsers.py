@@ -1,24 +1,29 @@
-import json
-
-from rest_framework.exceptions import ParseError
+from django.conf import settings
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 
-from annotation.errors import InvalidInput
+from annotation import safe_json
+from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.metrics.text import first_forbidden_string, forbidden_character
 
 
 class StrictJSONParser(JSONParser):
-    """JSON that PostgreSQL can store: NUL characters and lone surrogates (legal in JSON
-    escapes, illegal in UTF-8 text) are refused with a 400 naming the field."""
+    """JSON that PostgreSQL can store, read through annotation.safe_json (no NaN/Infinity,
+    bounded nesting) from at most MASHOV_MAX_BODY_BYTES: NUL characters and lone surrogates
+    (legal in JSON escapes, illegal in UTF-8 text) are refused with a 400 naming the field."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.MASHOV_MAX_BODY_BYTES
+        # RequestLimitsMiddleware has refused a longer Content-Length; reading one byte past
+        # the limit catches a body that arrives without one.
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise PayloadTooLarge(f"the body is larger than {limit} bytes", field="body")
         try:
-            raw = stream.read() if stream is not None else b""
-            data = json.loads(raw.decode("utf-8")) if raw else {}
+            data = safe_json.loads(raw.decode("utf-8")) if raw else {}
         except UnicodeDecodeError:
-            raise ParseError("The body is not valid UTF-8.") from None
+            raise InvalidInput("is not valid UTF-8", field="body") from None
         except ValueError as exc:
-            raise ParseError(f"The body is not valid JSON: {exc}") from None
+            raise InvalidInput(str(exc), field="body") from None
         found = first_forbidden_string(data, "")
         if found:
             raise InvalidInput(found[1], field=found[0] or "body")

@@ -19,9 +19,9 @@ urlpatterns = [
     path("projects/<slug:slug>/next/", views.NextView.as_view(), name="api-next"),
     path("projects/<slug:slug>/progress/", views.ProgressView.as_view(), name="api-progress"),
     path("projects/<slug:slug>/revisions/", views.RevisionListView.as_view(), name="api-revisions"),
-    path("items/<int:item_id>/revise/", views.ItemReviseView.as_view(), name="api-item-revise"),
-    path("assignments/<int:assignment_id>/submit/", views.SubmitView.as_view(), name="api-submit"),
-    path("jobs/<int:job_id>/", views.JobView.as_view(), name="api-job"),
+    path("items/<id:item_id>/revise/", views.ItemReviseView.as_view(), name="api-item-revise"),
+    path("assignments/<id:assignment_id>/submit/", views.SubmitView.as_view(), name="api-submit"),
+    path("jobs/<id:job_id>/", views.JobView.as_view(), name="api-job"),
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),
     # Each kind's own operations.

@@ -75,7 +75,7 @@ class IntrinsicView(generics.ListAPIView):
     )
     def post(self, request, slug):
         def produce():
-            data = body_of(request) if request.data else {}
+            data = body_of(request)
             remeasure = data.get("all", False)
             if not isinstance(remeasure, bool):
                 raise InvalidInput("must be true or false", field="all")

@@ -21,6 +21,17 @@ from annotation.rows import ItemRow, RowProblems, require_text
 COMMON_SETTINGS = {
     "claim_ttl": 30 * 60,  # seconds an open claim holds its slot
 }
+# A claim longer than a week would hold an item from everyone else for good; and an
+# expiry beyond year 9999 cannot be stored at all.
+CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
+# Seeds are free, but within 64 bits: a longer number is a mistake, not a seed.
+SEED_RANGE = (-(2**63), 2**63 - 1)
+
+
+def check_range(settings: dict, name: str, low, high) -> None:
+    """A numeric setting within [low, high], else a 400 naming it."""
+    if not low <= settings[name] <= high:
+        raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
 
 
 class KindSettings:
@@ -46,8 +57,7 @@ class KindSettings:
         if errors:
             raise InvalidInput("invalid settings", errors=errors)
         merged = self.settings_for(settings)
-        if merged["claim_ttl"] < 10:
-            raise InvalidInput("must be at least 10 seconds", field="settings.claim_ttl")
+        check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
         self.check_settings(merged)
         return {key: merged[key] for key in known}
 

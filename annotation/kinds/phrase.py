@@ -41,6 +41,7 @@ item has one, else the majority gold of the original as above. Soft coherence ne
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 from collections import Counter, defaultdict
@@ -52,7 +53,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.coherence import LABELS, hard_coherence, reverse_label, soft_coherence
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
-from .base import Kind
+from .base import SEED_RANGE, Kind, check_range
 
 # PhrasIS's label codes (dataset README) ↔ the seven labels of appendix A.1.
 CODES = {
@@ -177,6 +178,7 @@ class PhrasePairKind(Kind):
         if not 0.0 <= settings["probe_rate"] <= 0.5:
             # Above one half, most of an annotator's work would be probes.
             raise InvalidInput("must be between 0 and 0.5", field="settings.probe_rate")
+        check_range(settings, "probe_seed", *SEED_RANGE)
 
     # --- import -----------------------------------------------------------------------------
 
@@ -201,6 +203,8 @@ class PhrasePairKind(Kind):
         score = record.get("score")
         if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float, str))):
             problems.add("score", "must be a number or a string")
+        elif score not in (None, "") and not finite_score(score):
+            problems.add("score", "must be a finite number")
         payload: dict[str, Any] = {"left": left, "right": right}
         for name in ("phrasis", "extra"):
             value = record.get(name)
@@ -542,6 +546,22 @@ def phrasis_name(filename: str) -> dict[str, str] | None:
     return match.groupdict() if match else None
 
 
+def finite_score(score: int | float | str, *, text_must_be_number: bool = False) -> bool:
+    """Whether a similarity score can be stored and read back as a number: "nan", "inf" and
+    1e999 parse as floats but are no score (and jsonb refuses a NaN or infinite float).
+    Other text is a score only where `text_must_be_number` (PhrasIS's numeric column).
+
+    >>> [finite_score(s) for s in (4, "3.5", "n/a", "nan", float("inf"), "1e999")]
+    [True, True, True, False, False, False]
+    """
+    try:
+        return math.isfinite(float(score))
+    except OverflowError:
+        return False
+    except ValueError:
+        return not text_must_be_number
+
+
 def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
     """PhrasIS's TSV: seven tab-separated columns, no header, no quoting (a `"` is an
     ordinary character). Lines are split on LF only; blank lines are skipped."""
@@ -560,10 +580,8 @@ def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
             yield number, {"_error": f"has {len(cells)} tab-separated columns; PhrasIS lines have 7"}
             continue
         score, label, left, right, left_positions, right_positions, pair = cells
-        try:
-            float(score)
-        except ValueError:
-            yield number, {"_error": f"column 1 (similarity score) {score!r} is not a number"}
+        if not finite_score(score, text_must_be_number=True):
+            yield number, {"_error": f"column 1 (similarity score) {score!r} is not a finite number"}
             continue
         record = {
             "id": f"{stem}-{number}",

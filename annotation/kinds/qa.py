@@ -51,7 +51,7 @@ from annotation.metrics.spans import exact_match, f1, tlnls
 from annotation.metrics.text import bidi_control, fold_for_matching, forbidden_character
 from annotation.rows import ItemRow, RowProblems, read_jsonl_objects, require_text
 
-from .base import Kind
+from .base import SEED_RANGE, Kind, check_range
 
 GRADES = ("rejected", "verified", "good", "gold")
 GRADE_SCORE = {grade: index for index, grade in enumerate(GRADES)}
@@ -304,6 +304,7 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
     cleaned = []
     for index, question in enumerate(questions[:50]):
         path = f"value.questions.{index}"
+        errors_before = len(errors)
         if not isinstance(question, dict):
             errors.append(FieldError(path, "must be an object"))
             continue
@@ -342,7 +343,7 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
                 errors.append(FieldError(f"{path}.answer.start", f"the span lies outside the paragraph (0..{len(context)} code points)"))
             elif not span_matches(context, start, span):
                 errors.append(FieldError(f"{path}.answer.text", f"is not the paragraph's text at {start} (code points)"))
-        if isinstance(text, str) and isinstance(answerable, bool):
+        if len(errors) == errors_before:
             cleaned.append({"question": text, "answerable": answerable, "answer": {"start": answer["start"], "text": answer["text"]} if answerable and isinstance(answer, dict) else None})
     if errors:
         raise InvalidInput("invalid value", errors=errors)
@@ -396,6 +397,7 @@ class QaAuthoringKind(Kind):
             raise InvalidInput("must be between 1 and 20", field="settings.authors_per_paragraph")
         if any(split not in SPLITS for split in settings["validate_splits"]):
             raise InvalidInput(f"must list splits among {', '.join(SPLITS)}", field="settings.validate_splits")
+        check_range(settings, "split_seed", *SEED_RANGE)
 
     # --- import ---
 

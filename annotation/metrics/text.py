@@ -3,6 +3,7 @@
 Stored text is never normalised. `fold_for_matching` exists only for comparisons
 (agreement, consensus, EM/F1/TLNLS, duplicate search)."""
 
+import math
 import unicodedata
 
 # Bidi embedding/override (U+202A-U+202E) and isolate (U+2066-U+2069) controls. LRM/RLM
@@ -57,12 +58,17 @@ def fold_for_matching(text: str, *, persian_letters: bool = False) -> str:
 
 def first_forbidden_string(value, path: str = "") -> tuple[str, str] | None:
     """The first string (key or value) inside a JSON-like structure that cannot be stored,
-    as (field path, reason), or None. A bad key is reported as `<key>` under its parent,
-    since the key itself cannot be echoed back.
+    as (field path, reason), or None; likewise a NaN or infinite float, which jsonb refuses.
+    A bad key is reported as `<key>` under its parent, since the key itself cannot be
+    echoed back.
 
     >>> first_forbidden_string({"a": ["ok", "x\\x00"]})
     ('a[1]', 'contains a NUL character at position 1')
+    >>> first_forbidden_string({"extra": {"score": float("nan")}})
+    ('extra.score', 'is not a finite number')
     """
+    if isinstance(value, float) and not math.isfinite(value):
+        return (path, "is not a finite number")
     if isinstance(value, str):
         reason = forbidden_character(value)
         return (path, reason) if reason else None

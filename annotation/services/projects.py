@@ -66,7 +66,7 @@ def project_create(*, actor, slug, name, kind, language, settings=None, guidelin
         raise InvalidInput("must be 2-63 lower-case letters, digits or hyphens", field="slug")
     name = _text(name, "name", max_length=200, identifier=True)
     workflow = kind_for_new_project(kind)
-    if language not in LANGUAGES:
+    if not isinstance(language, str) or language not in LANGUAGES:
         raise InvalidInput(f"must be one of {', '.join(sorted(LANGUAGES))}", field="language")
     cleaned_settings = workflow.clean_settings(settings)
     workflow.authorize_settings(cleaned_settings, actor)

@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "annotation.middleware.ContentSecurityPolicyMiddleware",
+    "annotation.middleware.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -135,7 +136,10 @@ CONTENT_SECURITY_POLICY = (
 MASHOV_MAX_IMPORT_BYTES = int(os.environ.get("MASHOV_MAX_IMPORT_BYTES", str(64 * 1024 * 1024)))
 # Files with more rows than this are validated and stored by a Job on the worker.
 MASHOV_IMPORT_JOB_ROWS = int(os.environ.get("MASHOV_IMPORT_JOB_ROWS", "5000"))
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Any other request body (JSON, forms) larger than this → 413, before it is read.
+MASHOV_MAX_BODY_BYTES = int(os.environ.get("MASHOV_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
+# The fields of a multipart form beside its files: no larger than any other body.
+DATA_UPLOAD_MAX_MEMORY_SIZE = MASHOV_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 REST_FRAMEWORK = {
@@ -168,6 +172,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # annotation.converters.IdConverter: ids fit PostgreSQL's bigint.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}},
     "ENUM_NAME_OVERRIDES": {
         "ItemStatusEnum": "annotation.models.items.Item.Status",
         "MembershipStatusEnum": "annotation.models.projects.Membership.Status",

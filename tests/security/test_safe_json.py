@@ -45,3 +45,9 @@ json_values = st.recursive(
 def test_agrees_with_json_loads_on_ordinary_json(value):
     text = json.dumps(value, ensure_ascii=False)
     assert loads(text) == json.loads(text)
+
+
+@pytest.mark.parametrize(("text", "reason"), [("1e400", "beyond the range"), ("[-1e999]", "beyond the range"), ("9" * 5_000, "too many digits")])
+def test_numbers_python_cannot_hold_are_refused(text, reason):
+    with pytest.raises(UnsafeJSON, match=reason):
+        loads(text)

@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+# The browser fixtures, for browser tests in any folder (tests/browser, tests/security,
+# tests/kinds/<kind>): one plugin, so one Chromium per session.
+pytest_plugins = ["tests.browser.fixtures"]
+
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("MASHOV_REQUIRE_SERVICES") == "1"
 

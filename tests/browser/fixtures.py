@@ -1,5 +1,6 @@
 """Browser fixtures: Debian chromium driven by Playwright's sync API against pytest-django's
-`live_server`.
+`live_server`. A plugin of tests/conftest.py, so that browser tests in any folder share one
+Chromium (Playwright's sync API cannot start twice in one session).
 
 Playwright's sync API keeps an asyncio event loop running in the test thread from the moment
 it starts until it stops, and Django refuses ORM calls in a thread with a running loop

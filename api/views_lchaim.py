@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput, PayloadTooLarge
-from annotation.kinds.translation import ratings_export_stream, translation_import_lchaim
+from annotation.kinds.translation.kind import ratings_export_stream, translation_import_lchaim
 from annotation.services import exports as export_services
 from annotation.services.back_translation import back_translation_request
 from annotation.services.sampling import STRATUM_FIELDS, items_sample

@@ -157,7 +157,7 @@ def test_candidates_are_shuffled_per_item_blind_and_the_mapping_restores_the_sys
     import_rows(project["root"], [row(i, systems) for i in range(240)])
     orders = Counter()
     for item in Item.objects.filter(project__slug="he-mt"):
-        from annotation.kinds.translation import candidate_order
+        from annotation.kinds.translation.kind import candidate_order
 
         orders[tuple(candidate_order(item))] += 1
     # Every permutation appears, none dominates (chi-square against uniform).

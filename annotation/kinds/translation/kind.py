@@ -48,8 +48,8 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, read_jsonl_objects, require_text
 
-from .base import Kind
-from .nli import LABELS, canonical_label
+from annotation.kinds.base import Kind
+from annotation.kinds.nli import LABELS, canonical_label
 
 SCORE_CRITERIA = ("accuracy", "fluency", "cultural_fit")
 BINARY_CRITERION = "label_valid"

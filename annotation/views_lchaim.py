@@ -15,11 +15,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError, NotFound, PermissionDenied
-from annotation.kinds.translation.kind import CRITERIA, table1_csv_rows, translation_table1
+from annotation.kinds.label_test.results import label_test_results_for_project, table2_csv_rows
+from annotation.kinds.translation.candidates import CRITERIA
+from annotation.kinds.translation.results import table1_csv_rows, translation_table1
+from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.models import Item, Membership
 from annotation.services.exports import UTF8_BOM, csv_neutralise
-from annotation.services.label_test_results import label_test_results_for_project, table2_csv_rows
-from annotation.services.sampling import STRATUM_FIELDS, items_sample
 
 KINDS = ("translation_rating", "label_test")
 

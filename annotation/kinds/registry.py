@@ -22,7 +22,7 @@ KIND_CLASSES: dict[str, str] = {
     "translation_rating": "annotation.kinds.translation.kind.TranslationRatingKind",
     "phrase_pair": "annotation.kinds.phrase.PhrasePairKind",
     "summary_rating": "annotation.kinds.summary.SummaryRatingKind",
-    "label_test": "annotation.kinds.nli.LabelTestKind",
+    "label_test": "annotation.kinds.label_test.kind.LabelTestKind",
 }
 
 

@@ -157,7 +157,7 @@ def test_candidates_are_shuffled_per_item_blind_and_the_mapping_restores_the_sys
     import_rows(project["root"], [row(i, systems) for i in range(240)])
     orders = Counter()
     for item in Item.objects.filter(project__slug="he-mt"):
-        from annotation.kinds.translation.kind import candidate_order
+        from annotation.kinds.translation.candidates import candidate_order
 
         orders[tuple(candidate_order(item))] += 1
     # Every permutation appears, none dominates (chi-square against uniform).
@@ -396,7 +396,7 @@ def stub_encoder(texts):
 
 
 def test_back_translation_needs_the_optional_package_and_says_so(project, monkeypatch):
-    from annotation.services import back_translation
+    from annotation.kinds.translation import back_translation
 
     # Whether or not requirements-embeddings.txt is installed here, act as if it were not.
     monkeypatch.setattr(back_translation, "embeddings_installed", lambda: False)
@@ -411,7 +411,7 @@ def test_back_translation_flags_low_similarity_and_export_can_exclude_them(proje
     tests/tasks/test_back_translation_model.py): the job stores similarities per candidate, flags items below the threshold, and
     `?exclude_flagged=1` leaves them out of the ratings export."""
     from annotation.models import Item
-    from annotation.services import back_translation
+    from annotation.kinds.translation import back_translation
 
     settings.CELERY_TASK_ALWAYS_EAGER = True
     monkeypatch.setattr(back_translation, "embeddings_installed", lambda: True)

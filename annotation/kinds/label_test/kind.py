@@ -12,8 +12,8 @@ class LabelTestKind(NliKind):
     default_settings = {"labels_per_item": 3}
     # The human-baseline results share the results page of translation rating (LCHAIM),
     # which reads Table 2 from results.py here.
-    page_urls = ("annotation.urls_lchaim",)
-    api_urls = ("api.urls_lchaim",)
+    page_urls = ("annotation.kinds.translation.urls",)
+    api_urls = ("annotation.kinds.translation.api_urls",)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:

@@ -86,8 +86,8 @@ class TranslationRatingKind(Kind):
     default_settings = {"raters_per_item": 2, "alpha_level_scores": "ordinal", "back_translation_threshold": 0.75}
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
-    page_urls = ("annotation.urls_lchaim",)
-    api_urls = ("api.urls_lchaim",)
+    page_urls = ("annotation.kinds.translation.urls",)
+    api_urls = ("annotation.kinds.translation.api_urls",)
     job_handlers = {"back_translation": "annotation.kinds.translation.back_translation.back_translation_compute_job"}
 
     def check_settings(self, settings: dict) -> None:

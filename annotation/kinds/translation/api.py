@@ -1,4 +1,4 @@
-"""LCHAIM endpoints (issue 5): the seeds' own import, stratified sampling, the
+"""The LCHAIM endpoints: the seeds' own import, stratified sampling, the
 back-translation job and the ratings export. Thin: parse, check access, call one service."""
 
 from django.conf import settings

@@ -1,5 +1,6 @@
-"""LCHAIM pages (issue 5): the supervisor's sampling form and the results page with
-Table 1 (translation_rating) or Table 2 (label_test), with CSV/JSON downloads."""
+"""The LCHAIM pages: the supervisor's sampling form and the results page with
+Table 1 (translation_rating) or Table 2 (label_test, read from that kind's results), with
+CSV/JSON downloads."""
 
 import csv
 import io

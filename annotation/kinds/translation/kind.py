@@ -82,7 +82,7 @@ def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
 class TranslationRatingKind(Kind):
     name = "translation_rating"
     title = "Translation rating"
-    template = "annotation/annotate_translation.html"
+    template = "translation/annotate.html"
     default_settings = {"raters_per_item": 2, "alpha_level_scores": "ordinal", "back_translation_threshold": 0.75}
     csv_json_fields = ("source", "candidates")
     computes_agreement = True

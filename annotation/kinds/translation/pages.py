@@ -67,7 +67,7 @@ def lchaim_results(request, slug):
     ).exists()
     return render(
         request,
-        "annotation/lchaim_results.html",
+        "translation/results.html",
         {
             "project": project,
             "table1": table1,

@@ -19,10 +19,10 @@ KIND_CLASSES: dict[str, str] = {
     "qa_authoring": "annotation.kinds.qa.QaAuthoringKind",
     "nli_authoring": "annotation.kinds.nli_authoring.NliAuthoringKind",
     "nli_relabel": "annotation.kinds.nli.NliRelabelKind",
-    "translation_rating": "annotation.kinds.translation.TranslationRatingKind",
+    "translation_rating": "annotation.kinds.translation.kind.TranslationRatingKind",
     "phrase_pair": "annotation.kinds.phrase.PhrasePairKind",
     "summary_rating": "annotation.kinds.summary.SummaryRatingKind",
-    "label_test": "annotation.kinds.nli.LabelTestKind",
+    "label_test": "annotation.kinds.label_test.kind.LabelTestKind",
 }
 
 

@@ -1,5 +1,6 @@
-"""LCHAIM pages (issue 5): the supervisor's sampling form and the results page with
-Table 1 (translation_rating) or Table 2 (label_test), with CSV/JSON downloads."""
+"""The LCHAIM pages: the supervisor's sampling form and the results page with
+Table 1 (translation_rating) or Table 2 (label_test, read from that kind's results), with
+CSV/JSON downloads."""
 
 import csv
 import io
@@ -15,11 +16,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError, NotFound, PermissionDenied
-from annotation.kinds.translation import CRITERIA, table1_csv_rows, translation_table1
+from annotation.kinds.label_test.results import label_test_results_for_project, table2_csv_rows
+from annotation.kinds.translation.candidates import CRITERIA
+from annotation.kinds.translation.results import table1_csv_rows, translation_table1
+from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.models import Item, Membership
 from annotation.services.exports import UTF8_BOM, csv_neutralise
-from annotation.services.label_test_results import label_test_results_for_project, table2_csv_rows
-from annotation.services.sampling import STRATUM_FIELDS, items_sample
 
 KINDS = ("translation_rating", "label_test")
 
@@ -65,7 +67,7 @@ def lchaim_results(request, slug):
     ).exists()
     return render(
         request,
-        "annotation/lchaim_results.html",
+        "translation/results.html",
         {
             "project": project,
             "table1": table1,

@@ -1,9 +1,9 @@
-"""`translation_rating` through HTTP (LCHAIM §2.2, Table 1; issue 5): import (JSONL and the
+"""`translation_rating` through HTTP (LCHAIM §2.2, Table 1): import (JSONL and the
 seeds' own ConTRoL + LCHAIM files joined by uid), blind shuffled candidates whose mapping
 restores the system, bad ratings refused with nothing stored, exactly r raters per item
 under concurrency, the LCHAIM sample from import through 4 raters to Table 1 (checked
 against the krippendorff package and scipy), the ratings export and the back-translation
-filter (with a stub encoder here; tests/tasks/test_back_translation_model.py runs the real
+filter (with a stub encoder here; test_back_translation_model.py runs the real
 model on the worker where requirements-embeddings.txt is installed)."""
 
 import csv
@@ -21,7 +21,7 @@ from scipy import stats
 
 pytestmark = pytest.mark.django_db
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "lchaim"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "lchaim"
 CRITERIA = ("accuracy", "fluency", "cultural_fit", "label_valid")
 ZWNJ, RLM, NBSP = "\u200c", "\u200f", "\u00a0"
 
@@ -157,7 +157,7 @@ def test_candidates_are_shuffled_per_item_blind_and_the_mapping_restores_the_sys
     import_rows(project["root"], [row(i, systems) for i in range(240)])
     orders = Counter()
     for item in Item.objects.filter(project__slug="he-mt"):
-        from annotation.kinds.translation import candidate_order
+        from annotation.kinds.translation.candidates import candidate_order
 
         orders[tuple(candidate_order(item))] += 1
     # Every permutation appears, none dominates (chi-square against uniform).
@@ -396,7 +396,7 @@ def stub_encoder(texts):
 
 
 def test_back_translation_needs_the_optional_package_and_says_so(project, monkeypatch):
-    from annotation.services import back_translation
+    from annotation.kinds.translation import back_translation
 
     # Whether or not requirements-embeddings.txt is installed here, act as if it were not.
     monkeypatch.setattr(back_translation, "embeddings_installed", lambda: False)
@@ -408,10 +408,10 @@ def test_back_translation_needs_the_optional_package_and_says_so(project, monkey
 
 def test_back_translation_flags_low_similarity_and_export_can_exclude_them(project, monkeypatch, settings, django_capture_on_commit_callbacks):
     """With a stub encoder injected (fast and exact; the real model is tested on the worker in
-    tests/tasks/test_back_translation_model.py): the job stores similarities per candidate, flags items below the threshold, and
+    test_back_translation_model.py): the job stores similarities per candidate, flags items below the threshold, and
     `?exclude_flagged=1` leaves them out of the ratings export."""
+    from annotation.kinds.translation import back_translation
     from annotation.models import Item
-    from annotation.services import back_translation
 
     settings.CELERY_TASK_ALWAYS_EAGER = True
     monkeypatch.setattr(back_translation, "embeddings_installed", lambda: True)

@@ -1,4 +1,4 @@
-"""LCHAIM endpoints (issue 5): the seeds' own import, stratified sampling, the
+"""The LCHAIM endpoints: the seeds' own import, stratified sampling, the
 back-translation job and the ratings export. Thin: parse, check access, call one service."""
 
 from django.conf import settings
@@ -13,10 +13,10 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput, PayloadTooLarge
-from annotation.kinds.translation import ratings_export_stream, translation_import_lchaim
+from annotation.kinds.translation.back_translation import back_translation_request
+from annotation.kinds.translation.formats import ratings_export_stream, translation_import_lchaim
+from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.services import exports as export_services
-from annotation.services.back_translation import back_translation_request
-from annotation.services.sampling import STRATUM_FIELDS, items_sample
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
 from api.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser

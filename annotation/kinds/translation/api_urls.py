@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import views_lchaim as views
+from . import api as views
 
 urlpatterns = [
     path("projects/<slug:slug>/import-lchaim/", views.LchaimImportView.as_view(), name="api-import-lchaim"),

@@ -29,7 +29,7 @@ from django.db import transaction
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import get_kind
-from annotation.kinds.translation import LOW_BACK_TRANSLATION_FLAG
+from annotation.kinds.translation.candidates import LOW_BACK_TRANSLATION_FLAG
 from annotation.models import Item, Job
 from annotation.services.jobs import job_create, job_set_progress
 

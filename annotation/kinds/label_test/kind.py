@@ -1,0 +1,31 @@
+"""The `label_test` kind: the NLI labeling page with the gold label hidden."""
+
+from annotation.errors import InvalidInput
+from annotation.kinds.nli import NliKind
+
+
+class LabelTestKind(NliKind):
+    """The same page with the gold label hidden; results are scored against the gold."""
+
+    name = "label_test"
+    title = "NLI labeling test"
+    default_settings = {"labels_per_item": 3}
+    # The human-baseline results share the results page of translation rating (LCHAIM),
+    # which reads Table 2 from results.py here.
+    page_urls = ("annotation.kinds.translation.urls",)
+    api_urls = ("annotation.kinds.translation.api_urls",)
+
+    def check_settings(self, settings: dict) -> None:
+        if not 1 <= settings["labels_per_item"] <= 100:
+            raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+
+    def votes_needed(self, item, settings: dict) -> int:
+        # The gold is hidden and is not a vote.
+        return settings["labels_per_item"]
+
+    def report_sections(self, project) -> dict:
+        """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator and for
+        the group) against the hidden gold; see results.py."""
+        from .results import label_test_results_for_project
+
+        return {"label_test": label_test_results_for_project(project)}

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation import access
 from annotation.kinds.registry import get_kind
-from annotation.services.revisions import revisions_for_author
+from annotation.kinds.nli.revisions import revisions_for_author
 
 
 @login_required

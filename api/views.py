@@ -20,7 +20,7 @@ from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
-from annotation.services import revisions as revision_services
+from annotation.kinds.nli import revisions as revision_services
 from annotation.services import users as user_services
 from api import serializers as s
 from api.idempotency import idempotent_write

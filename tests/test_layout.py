@@ -17,14 +17,15 @@ NOT_YET_IN_THEIR_KIND = {
     "annotation.services.label_test_results",
     "annotation.services.reviews",
     "annotation.services.summaries",
+    "annotation.views_authoring",
     "annotation.views_heq",
     "annotation.views_lchaim",
+    "api.views",
     "api.views_heq",
     "api.views_lchaim",
     "api.views_phrase",
 }
 KNOWN_CIRCLES = {
-    frozenset({"annotation.kinds.nli", "annotation.services.label_test_results"}),
     frozenset({"annotation.kinds.summary", "annotation.services.summaries"}),
 }
 

@@ -49,7 +49,7 @@ from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, read_jsonl_objects, require_text
 
 from .base import Kind
-from .nli import LABELS, canonical_label
+from .nli.labels import LABELS, canonical_label
 
 SCORE_CRITERIA = ("accuracy", "fluency", "cultural_fit")
 BINARY_CRITERION = "label_valid"

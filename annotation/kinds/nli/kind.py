@@ -128,6 +128,9 @@ class NliRelabelKind(NliKind):
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
     aggregates_by_consensus = True
     default_export_status = "accepted"
+    # Failed pairs go back to their author (FarsTail §3.2): the revision page and operations.
+    page_urls = ("annotation.kinds.nli.urls",)
+    api_urls = ("annotation.kinds.nli.api_urls",)
 
     def check_settings(self, settings: dict) -> None:
         k, n = settings["consensus_k"], settings["consensus_n"]

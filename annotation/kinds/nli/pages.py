@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from annotation import access
 from annotation.kinds.registry import get_kind
-from annotation.kinds.nli.revisions import revisions_for_author
+
+from .revisions import revisions_for_author
 
 
 @login_required

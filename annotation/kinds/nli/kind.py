@@ -13,7 +13,7 @@ from .labels import LABELS, canonical_label
 
 
 class NliKind(Kind):
-    template = "annotation/annotate_nli.html"
+    template = "nli/annotate.html"
     extra_formats = ("farstail",)
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:

@@ -29,4 +29,4 @@ def revisions(request, slug):
         return redirect(reverse("revisions", args=[target]))
     rows = revisions_for_author(user=request.user, slug=slug)
     config = {"slug": project.slug, "reviseUrl": "/api/items/{id}/revise/", "items": rows}
-    return render(request, "annotation/revisions.html", {"project": project, "config": config, "count": len(rows)})
+    return render(request, "nli/revisions.html", {"project": project, "config": config, "count": len(rows)})

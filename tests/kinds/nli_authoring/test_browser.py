@@ -1,5 +1,5 @@
 """The nli_authoring page and the author's revision page in a real browser (Debian chromium
-through Playwright; fixtures in tests/browser/conftest.py).
+through Playwright; the fixtures of tests/browser/conftest.py).
 
 A Persian author writes premise + three hypotheses for one multiple-choice question, with
 ZWNJ typed inside words, sees the live length/copy warnings for the contradiction (FarsTail

@@ -161,18 +161,3 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "kind", "status", "progress", "result", "error", "created_at", "started_at", "finished_at"]
-
-
-class RevisionSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    external_id = serializers.CharField()
-    payload = serializers.DictField()
-    intended_label = serializers.CharField()
-    round = serializers.IntegerField()
-    labels_cast = serializers.DictField(child=serializers.IntegerField())
-
-
-class ReviseRequestSerializer(serializers.Serializer):
-    premise = serializers.CharField(required=False, trim_whitespace=False)
-    hypothesis = serializers.CharField(required=False, trim_whitespace=False)
-    withdraw = serializers.BooleanField(required=False)

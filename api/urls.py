@@ -18,8 +18,6 @@ urlpatterns = [
     path("projects/<slug:slug>/items/", views.ItemListView.as_view(), name="api-items"),
     path("projects/<slug:slug>/next/", views.NextView.as_view(), name="api-next"),
     path("projects/<slug:slug>/progress/", views.ProgressView.as_view(), name="api-progress"),
-    path("projects/<slug:slug>/revisions/", views.RevisionListView.as_view(), name="api-revisions"),
-    path("items/<id:item_id>/revise/", views.ItemReviseView.as_view(), name="api-item-revise"),
     path("assignments/<id:assignment_id>/submit/", views.SubmitView.as_view(), name="api-submit"),
     path("jobs/<id:job_id>/", views.JobView.as_view(), name="api-job"),
     path("", include("api.export_urls")),

@@ -20,7 +20,6 @@ from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
-from annotation.services import revisions as revision_services
 from annotation.services import users as user_services
 from api import serializers as s
 from api.idempotency import idempotent_write
@@ -257,18 +256,3 @@ class JobView(APIView):
     @extend_schema(responses={200: s.JobSerializer, **ERRORS})
     def get(self, request, job_id):
         return Response(s.JobSerializer(access.access_job_for_user(request.user, job_id)).data)
-
-
-class RevisionListView(generics.ListAPIView):
-    serializer_class = s.RevisionSerializer
-
-    def get_queryset(self):
-        return revision_services.revisions_for_author(user=self.request.user, slug=self.kwargs["slug"])
-
-
-class ItemReviseView(APIView):
-    @extend_schema(request=s.ReviseRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS})
-    @idempotent_write
-    def post(self, request, item_id):
-        item = revision_services.item_revise(user=request.user, item_id=item_id, changes=body_of(request))
-        return Response(s.ItemSerializer(item).data)

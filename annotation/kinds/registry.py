@@ -17,8 +17,8 @@ from .base import Kind
 # Project kind (as stored and as the API names it) → its class.
 KIND_CLASSES: dict[str, str] = {
     "qa_authoring": "annotation.kinds.qa.QaAuthoringKind",
-    "nli_authoring": "annotation.kinds.nli_authoring.NliAuthoringKind",
-    "nli_relabel": "annotation.kinds.nli.NliRelabelKind",
+    "nli_authoring": "annotation.kinds.nli_authoring.kind.NliAuthoringKind",
+    "nli_relabel": "annotation.kinds.nli.kind.NliRelabelKind",
     "translation_rating": "annotation.kinds.translation.kind.TranslationRatingKind",
     "phrase_pair": "annotation.kinds.phrase.PhrasePairKind",
     "summary_rating": "annotation.kinds.summary.SummaryRatingKind",

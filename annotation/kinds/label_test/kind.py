@@ -1,7 +1,7 @@
 """The `label_test` kind: the NLI labeling page with the gold label hidden."""
 
 from annotation.errors import InvalidInput
-from annotation.kinds.nli import NliKind
+from annotation.kinds.nli.kind import NliKind
 
 
 class LabelTestKind(NliKind):

@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from django.db.models import F
 from django.db.models.fields.json import KT
 
-from annotation.kinds.nli import LABELS
+from annotation.kinds.nli.labels import LABELS
 from annotation.models import Annotation, Item
 
 NO_ANSWER = "(tie)"

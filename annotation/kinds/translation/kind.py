@@ -42,7 +42,7 @@ from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind
-from annotation.kinds.nli import LABELS, canonical_label
+from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.rows import ItemRow, RowProblems, require_text
 
 from .candidates import BINARY_CRITERION, CRITERIA, MAX_CANDIDATES, SCORE_CRITERIA, SCORE_MAX, SCORE_MIN, candidate_order, candidate_ratings

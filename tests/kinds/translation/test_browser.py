@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.browser.helpers import PASSWORD, login
-from tests.browser.test_annotate_nli import _RECT_JS
+from tests.browser.helpers import _RECT_JS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

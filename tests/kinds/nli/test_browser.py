@@ -4,15 +4,15 @@ An annotator logs in, labels Hebrew and Persian items with keys 1/2/3 only, and 
 checks `dir`/`lang`, byte-exact text (ZWNJ, LRM/RLM, NBSP, Persian digits), the visual order
 of mixed Latin/digit runs, that the reference label, the author and the payload's extra
 fields never reach the page, the progress bar, the "nothing left" state, CSP and JS errors,
-logout and the 404 for a project the user is not a member of (DESIGN.md §6, §7; issue 2,
-item 9). Screenshots: tests/browser/artifacts/annotate_<lang>*.png.
+logout and the 404 for a project the user is not a member of (DESIGN.md §6, §7).
+Screenshots: tests/browser/artifacts/annotate_<lang>*.png.
 """
 
 import json
 import re
 
 import pytest
-from tests.browser.helpers import PASSWORD, login
+from tests.browser.helpers import _RECT_JS, PASSWORD, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -214,26 +214,6 @@ def assert_page_hides_reference(page) -> None:
         "() => [...document.querySelectorAll('.label-button')].map(b => [...b.attributes].filter(a => a.name.startsWith('data-')).map(a => a.name).sort())"
     )
     assert button_data == [["data-key", "data-label"]] * 3
-
-
-# Screen x of a substring of an element's (single) text node, via a DOM Range.
-_RECT_JS = """([selector, needle, which]) => {
-  const el = document.querySelector(selector);
-  const node = el.firstChild;
-  const start = node.data.indexOf(needle);
-  if (start < 0) return null;
-  const range = document.createRange();
-  const rectOf = (from, to) => { range.setStart(node, from); range.setEnd(node, to); const r = range.getClientRects()[0]; return {left: r.left, right: r.right, top: r.top}; };
-  if (which === 'chars') {
-    const out = [];
-    for (let i = start; i < start + needle.length; i++) {
-      if (/\\s/.test(node.data[i])) continue;
-      out.push(rectOf(i, i + 1));
-    }
-    return out;
-  }
-  return rectOf(start, start + needle.length);
-}"""
 
 
 def assert_visual_order(page, selector: str, rtl_order: list[str], ltr_runs: list[str]) -> None:

@@ -43,18 +43,12 @@ disqualified in either is refused (`annotation.access.access_project_for_author`
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import Max
-
-from annotation.errors import Conflict, FieldError, InvalidInput, NotFound
+from annotation.errors import FieldError, InvalidInput, NotFound
+from annotation.kinds.base import Kind
 from annotation.metrics.text import forbidden_character
 from annotation.rows import ItemRow, RowProblems, require_text
 
-from .base import Kind
-
 VALUE_FIELDS = ("premise", "entailment", "contradiction", "neutral")
-# Label of each generated item and the suffix of its external id.
-GENERATED = (("entailment", "e"), ("contradiction", "c"), ("neutral", "n"))
 MAX_ID_LENGTH = 120
 MAX_CHOICES = 26
 MAX_TEXT_LENGTH = 20_000
@@ -63,7 +57,7 @@ MAX_TEXT_LENGTH = 20_000
 class NliAuthoringKind(Kind):
     name = "nli_authoring"
     title = "NLI authoring from multiple-choice questions"
-    template = "annotation/annotate_nli_authoring.html"
+    template = "nli_authoring/annotate.html"
     default_settings = {"relabel_project": "", "authors_per_question": 1}
     csv_json_fields = ("choices",)
 
@@ -162,60 +156,8 @@ class NliAuthoringKind(Kind):
         return {name: value[name] for name in VALUE_FIELDS}
 
     def after_submit(self, annotation, item, settings: dict) -> None:
-        """Create the three `nli_relabel` items of this annotation. Runs inside the submit
-        transaction with the question item locked: a refusal here (Conflict) rolls the whole
-        submit back, so nothing is stored."""
-        from annotation.models import Item, Project
+        """Create the three `nli_relabel` items of this annotation (see pairs.py); a refusal
+        there rolls the whole submit back."""
+        from .pairs import pairs_create_for_annotation
 
-        target = linked_relabel_project(item.project, settings)
-        # Lock the target project row so that concurrent authors get distinct positions.
-        Project.objects.select_for_update().filter(pk=target.pk).first()
-        last = Item.objects.filter(project=target).aggregate(last=Max("position"))["last"] or 0
-        value = annotation.value
-        question_id = item.external_id
-        rows = [
-            Item(
-                project=target,
-                external_id=f"{question_id}-{annotation.pk}-{suffix}",
-                payload={"premise": value["premise"], "hypothesis": value[label]},
-                reference_label=label,
-                group=f"{item.project.slug}:{question_id}",
-                split=item.split,
-                author_id=annotation.annotator_id,
-                position=last + offset,
-            )
-            for offset, (label, suffix) in enumerate(GENERATED, start=1)
-        ]
-        try:
-            with transaction.atomic():
-                Item.objects.bulk_create(rows)
-        except IntegrityError:
-            raise Conflict(
-                f"the relabel project {target.slug!r} already holds an item with one of the ids "
-                f"{', '.join(row.external_id for row in rows)}",
-                field="relabel_project",
-            ) from None
-
-
-def linked_relabel_project(project, settings: dict):
-    """The `nli_relabel` project that receives `project`'s generated items, or Conflict
-    (409): no link set, or a link that does not hold (the target is missing, of another kind,
-    or no longer supervised by whoever made the link: `relabel_link_holds`). Checked at every
-    submit, so that a link stops working as soon as the target's supervisors revoke it."""
-    from annotation.access import relabel_link_holds
-    from annotation.models import Project
-
-    slug = settings.get("relabel_project") or ""
-    if not slug:
-        raise Conflict(
-            "this authoring project has no linked relabel project (settings.relabel_project); ask a supervisor to set it",
-            field="relabel_project",
-        )
-    target = Project.objects.filter(slug=slug).first()
-    if target is None or not relabel_link_holds(project, target):
-        raise Conflict(
-            f"the linked relabel project {slug!r} does not take this project's items: it must be an nli_relabel project "
-            "supervised by whoever linked it",
-            field="relabel_project",
-        )
-    return target
+        pairs_create_for_annotation(annotation, item, settings)

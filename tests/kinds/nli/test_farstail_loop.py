@@ -1,4 +1,4 @@
-"""The whole FarsTail loop through HTTP on the real sample (issue 3, "done when"): authors
+"""The whole FarsTail loop through HTTP on the real sample (FarsTail §3 end to end): authors
 turn multiple-choice questions into premise + three hypotheses; those pairs and the
 FarsTail validation sample are relabeled blind by four annotators; the 4-of-5 consensus
 runs; the authors revise (or withdraw) their failed pairs; round 2 is relabeled; the
@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.django_db
 
-FARSTAIL = Path(__file__).resolve().parents[3] / "shared" / "data" / "farstail"
+FARSTAIL = Path(__file__).resolve().parents[4] / "shared" / "data" / "farstail"
 RELABEL, AUTHORING = "fa-farstail", "fa-mc"
 RELABELERS = ("r1", "r2", "r3", "r4")
 AUTHORS = ("a1", "a2")

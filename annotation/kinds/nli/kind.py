@@ -1,36 +1,20 @@
-"""`nli_relabel` and `label_test`: label a premise/hypothesis pair entailment / neutral /
-contradiction (FarsTail §3; LCHAIM's human baseline for `label_test`)."""
+"""Label a premise/hypothesis pair entailment / neutral / contradiction (FarsTail §3):
+NliKind, the page and rules that `nli_relabel` here and `label_test` (its own folder) share,
+and NliRelabelKind."""
 
-import json
 from collections.abc import Iterator
-from pathlib import PurePath
 from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.rows import ItemRow, RowProblems, extra_in_order, read_csv_rows, require_text, store_extra
+from annotation.kinds.base import Kind
+from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
-from .base import Kind
-
-LABELS = ("entailment", "neutral", "contradiction")
-# FarsTail's single-letter codes, also accepted in JSONL and CSV.
-SHORT_LABELS = {"e": "entailment", "n": "neutral", "c": "contradiction"}
-LONG_TO_SHORT = {long: short for short, long in SHORT_LABELS.items()}
-# FarsTail's TSV columns, and its optional ones in the dataset's order (the stored payload
-# may not keep key order: PostgreSQL's jsonb sorts keys).
-FARSTAIL_COLUMNS = ("premise", "hypothesis", "label")
-FARSTAIL_EXTRA_COLUMNS = ("hard(hypothesis)", "hard(overlap)")
-
-
-def canonical_label(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    if value in LABELS:
-        return value
-    return SHORT_LABELS.get(value)
+from .formats import FARSTAIL_EXPORT, FARSTAIL_EXTRA_COLUMNS, farstail_header, farstail_row, read_farstail
+from .labels import LABELS, canonical_label
 
 
 class NliKind(Kind):
-    template = "annotation/annotate_nli.html"
+    template = "nli/annotate.html"
     extra_formats = ("farstail",)
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
@@ -74,18 +58,7 @@ class NliKind(Kind):
             raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
         return {"label": label}
 
-    # --- Export (issue 3, item 6) ----------------------------------------------------------
-
-    export_extra_formats = {
-        # FarsTail's own layout: csv.writer(delimiter="\t", lineterminator="\n"), QUOTE_MINIMAL,
-        # which writes the upstream files back byte for byte (../shared/data/farstail/README.md).
-        "farstail": {
-            "content_type": "text/tab-separated-values; charset=utf-8",
-            "extension": "tsv",
-            "delimiter": "\t",
-            "lineterminator": "\n",
-        },
-    }
+    export_extra_formats = {"farstail": FARSTAIL_EXPORT}
 
     def export_record(self, item, facts) -> dict:
         """premise and hypothesis as stored; `votes` has every label (0 when none) and, like
@@ -132,62 +105,22 @@ class NliKind(Kind):
         )  # fmt: skip
 
     def export_table_header(self, fmt: str, items) -> list[str]:
-        """premise, hypothesis, label, then the extra columns the items carry, in the order
-        they were imported in and first met. One query over the exported items finds them
-        (constant memory)."""
         if fmt != "farstail":
             return super().export_table_header(fmt, items)
-        seen: dict[str, None] = {}
-        for extra, order in items.values_list("payload__extra", "payload__extra_order").iterator(chunk_size=2000):
-            for key in extra_in_order({"extra": extra, "extra_order": order}, FARSTAIL_EXTRA_COLUMNS):
-                if key not in FARSTAIL_COLUMNS:
-                    seen.setdefault(key, None)
-        return [*FARSTAIL_COLUMNS, *seen]
+        return farstail_header(items)
 
     def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
-        """The gold label for an accepted item, else its reference (author's or original)
-        label, as FarsTail's single letter; extra cells as stored (empty when missing)."""
         if fmt != "farstail":
             return super().export_table_row(fmt, item, header)
-        label = item.gold_label if item.status == "accepted" else item.reference_label
-        extra = item.payload.get("extra") or {}
-        row = [item.payload.get("premise", ""), item.payload.get("hypothesis", ""), LONG_TO_SHORT.get(label, label)]
-        for key in header[len(FARSTAIL_COLUMNS) :]:
-            value = extra.get(key, "") if isinstance(extra, dict) else ""
-            row.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
-        return row
+        return farstail_row(item, header)
 
+    # Krippendorff's alpha per round (nominal), against the consensus gold or the hidden one.
+    computes_agreement = True
 
-def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
-    """FarsTail's own TSV (premise, hypothesis, label[, hard(hypothesis), hard(overlap)]):
-    CSV-style quoting with tabs inside quoted fields, e/c/n labels, no id column. A question
-    is a run of consecutive rows with the same premise, which becomes the group. External
-    ids are `<file stem>-<row>` so that re-importing the same file skips every row."""
-    stem = PurePath(filename or "farstail").stem or "farstail"
-    rows = read_csv_rows(text, delimiter="\t")
-    _, header = next(rows, (0, None))
-    if header is None or header[:3] != ["premise", "hypothesis", "label"]:
-        raise InvalidInput("a FarsTail file starts with the header premise, hypothesis, label", field="file")
-    extra_columns = header[3:]
-    previous_premise, group_number = None, 0
-    for row_number, fields in rows:
-        if len(fields) != len(header):
-            yield row_number, {"_error": f"has {len(fields)} fields, the header has {len(header)}"}
-            continue
-        premise, hypothesis, label = fields[:3]
-        if premise != previous_premise:
-            group_number += 1
-            previous_premise = premise
-        record = {
-            "id": f"{stem}-{row_number}",
-            "premise": premise,
-            "hypothesis": hypothesis,
-            "label": label,
-            "group": f"{stem}-q{group_number}",
-        }
-        if extra_columns:
-            record["extra"] = dict(zip(extra_columns, fields[3:]))
-        yield row_number, record
+    def compute_agreement(self, project, job) -> dict:
+        from .agreement import agreement_compute_per_round
+
+        return agreement_compute_per_round(project, job, consensus=self.aggregates_by_consensus)
 
 
 class NliRelabelKind(NliKind):
@@ -196,6 +129,9 @@ class NliRelabelKind(NliKind):
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
     aggregates_by_consensus = True
     default_export_status = "accepted"
+    # Failed pairs go back to their author (FarsTail §3.2): the revision page and operations.
+    page_urls = ("annotation.kinds.nli.urls",)
+    api_urls = ("annotation.kinds.nli.api_urls",)
 
     def check_settings(self, settings: dict) -> None:
         k, n = settings["consensus_k"], settings["consensus_n"]
@@ -210,3 +146,9 @@ class NliRelabelKind(NliKind):
         # The author's or original label is one of the n votes (FarsTail §3).
         return settings["consensus_n"] - (1 if item.reference_label else 0)
 
+    def report_sections(self, project) -> dict:
+        """Outcomes per round, label changes, the intended × consensus confusion, the alpha
+        reports and agreement per annotator (reports.py)."""
+        from .reports import consensus_sections_for_project
+
+        return consensus_sections_for_project(project)

@@ -345,7 +345,7 @@ def test_annotate_page_renders_for_authors_only(setup, client, make_user):
     assert response.status_code == 200
     html = response.content.decode()
     assert 'dir="rtl"' in html and 'lang="fa"' in html
-    assert "annotation/annotate_nli_authoring.js" in html
+    assert "nli_authoring/annotate.js" in html
     assert 'href="/p/fa-relabel/revisions/"' in html
     assert " style=" not in html and "<script>" not in html.replace('<script id="annotate-config" type="application/json">', "")
     outsider = make_user("outsider")

@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from annotation import access
 from annotation.kinds.registry import get_kind
-from annotation.services.revisions import revisions_for_author
+
+from .revisions import revisions_for_author
 
 
 @login_required
@@ -28,4 +29,4 @@ def revisions(request, slug):
         return redirect(reverse("revisions", args=[target]))
     rows = revisions_for_author(user=request.user, slug=slug)
     config = {"slug": project.slug, "reviseUrl": "/api/items/{id}/revise/", "items": rows}
-    return render(request, "annotation/revisions.html", {"project": project, "config": config, "count": len(rows)})
+    return render(request, "nli/revisions.html", {"project": project, "config": config, "count": len(rows)})

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from annotation.kinds import phrase
+from annotation.kinds.phrase import kind as phrase
 from annotation.kinds.registry import get_kind
 from annotation.services.exports import EXPORT_STATUSES
 from api.views import ERRORS

@@ -50,10 +50,9 @@ from pathlib import PurePath
 from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.base import SEED_RANGE, Kind, check_range
 from annotation.metrics.coherence import LABELS, hard_coherence, reverse_label, soft_coherence
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
-
-from .base import SEED_RANGE, Kind, check_range
 
 # PhrasIS's label codes (dataset README) ↔ the seven labels of appendix A.1.
 CODES = {

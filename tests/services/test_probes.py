@@ -10,7 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.kinds.phrase.kind import PROBE_MARK, majority_gold
+from annotation.kinds.phrase.labels import majority_gold
+from annotation.kinds.phrase.probes import PROBE_MARK
 from annotation.kinds.registry import get_kind
 from annotation.metrics.coherence import LABELS
 from annotation.models import Annotation, Assignment, Item, Membership

@@ -21,7 +21,6 @@ NOT_YET_IN_THEIR_KIND = {
     "annotation.views_lchaim",
     "api.views_heq",
     "api.views_lchaim",
-    "api.views_phrase",
 }
 KNOWN_CIRCLES = {
     frozenset({"annotation.kinds.nli", "annotation.services.label_test_results"}),

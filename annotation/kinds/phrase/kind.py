@@ -43,8 +43,8 @@ class PhrasePairKind(Kind):
     # reproducible from the settings alone (tests, demos).
     default_settings = {"labels_per_item": 3, "probe_rate": 0.1, "probe_seed": 0}
     computes_agreement = True
-    page_urls = ("annotation.urls_phrase",)
-    api_urls = ("api.urls_phrase",)
+    page_urls = ("annotation.kinds.phrase.urls",)
+    api_urls = ("annotation.kinds.phrase.api_urls",)
 
     # --- settings ---------------------------------------------------------------------------
 

@@ -12,10 +12,11 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from annotation.kinds.phrase.formats import phrasis_export_prepare, phrasis_export_stream
 from annotation.services.exports import EXPORT_STATUSES
 from api.views import ERRORS
 from api.export_views import JsonErrorsNegotiation
+
+from .formats import phrasis_export_prepare, phrasis_export_stream
 
 
 class PhrasisExportView(APIView):

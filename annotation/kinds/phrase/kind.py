@@ -37,7 +37,7 @@ MAX_PHRASE_LENGTH = 5_000
 class PhrasePairKind(Kind):
     name = "phrase_pair"
     title = "Fine-grained phrase pairs (PhrasIS)"
-    template = "annotation/annotate_phrase.html"
+    template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
     # probe_seed 0: probe draws keyed by the server's secret; any other value makes them
     # reproducible from the settings alone (tests, demos).

@@ -1,6 +1,6 @@
-"""Coherence probes of `phrase_pair` through the assignment engine's services (issue 6,
-item 3; fine-grained-nli-coherence §3): reversed copies of an annotator's own pairs arrive
-at the project's rate, never right after their original, look like ordinary items, are
+"""Coherence probes of `phrase_pair` through the assignment engine's services
+(fine-grained-nli-coherence §3): reversed copies of an annotator's own pairs arrive at
+the project's rate, never right after their original, look like ordinary items, are
 scored per annotator, and never over-fill or leak into other annotators' queues."""
 
 import random

@@ -1,8 +1,9 @@
 """The phrase_pair labeling page in a real browser (Debian chromium through Playwright;
-fixtures in tests/browser/conftest.py): the seven relations with their definitions, keys
-1-7 label and submit, RTL for a Hebrew project and LTR for an English one, the progress
-bar, reversed probes that look like any other pair, the nothing-left state, and the
-supervisor's coherence dashboard drawn as SVG. Screenshots: tests/browser/artifacts/phrase_*.png."""
+fixtures in tests/browser/conftest.py, re-exported by tests/kinds/conftest.py): the seven
+relations with their definitions, keys 1-7 label and submit, RTL for a Hebrew project and
+LTR for an English one, the progress bar, reversed probes that look like any other pair,
+the nothing-left state, and the supervisor's coherence dashboard drawn as SVG.
+Screenshots: tests/browser/artifacts/phrase_*.png."""
 
 
 import pytest

@@ -17,7 +17,6 @@ NOT_YET_IN_THEIR_KIND = {
     "annotation.services.summaries",
     "annotation.views_heq",
     "api.views_heq",
-    "api.views_phrase",
 }
 KNOWN_CIRCLES = {
     frozenset({"annotation.kinds.summary", "annotation.services.summaries"}),

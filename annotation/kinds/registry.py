@@ -20,7 +20,7 @@ KIND_CLASSES: dict[str, str] = {
     "nli_authoring": "annotation.kinds.nli_authoring.kind.NliAuthoringKind",
     "nli_relabel": "annotation.kinds.nli.kind.NliRelabelKind",
     "translation_rating": "annotation.kinds.translation.kind.TranslationRatingKind",
-    "phrase_pair": "annotation.kinds.phrase.PhrasePairKind",
+    "phrase_pair": "annotation.kinds.phrase.kind.PhrasePairKind",
     "summary_rating": "annotation.kinds.summary.SummaryRatingKind",
     "label_test": "annotation.kinds.label_test.kind.LabelTestKind",
 }

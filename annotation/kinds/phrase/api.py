@@ -12,11 +12,11 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from annotation.kinds import phrase
-from annotation.kinds.registry import get_kind
 from annotation.services.exports import EXPORT_STATUSES
 from api.views import ERRORS
 from api.export_views import JsonErrorsNegotiation
+
+from .formats import phrasis_export_prepare, phrasis_export_stream
 
 
 class PhrasisExportView(APIView):
@@ -48,13 +48,10 @@ class PhrasisExportView(APIView):
         if project.kind != "phrase_pair":
             raise InvalidInput("the PhrasIS layout is for phrase_pair projects", field="format")
         params = request.query_params
-        items = phrase.phrasis_export_prepare(
+        items = phrasis_export_prepare(
             project, file=params.get("file"), status=params.get("status"), split=params.get("split")
         )
-        response = StreamingHttpResponse(
-            phrase.phrasis_export_stream(get_kind(project.kind), items),
-            content_type="text/tab-separated-values; charset=utf-8",
-        )
+        response = StreamingHttpResponse(phrasis_export_stream(items), content_type="text/tab-separated-values; charset=utf-8")
         name = params.get("file") or f"{project.slug}.phrasis.txt"
         response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=name)
         response["Cache-Control"] = "no-store"

@@ -58,4 +58,4 @@ def coherence_dashboard(request, slug):
         "bar_height": BAR_HEIGHT,
         "half_height": BAR_HEIGHT // 2,
     }
-    return render(request, "annotation/phrase_coherence.html", context)
+    return render(request, "phrase/coherence.html", context)

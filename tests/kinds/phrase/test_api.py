@@ -1,8 +1,8 @@
-"""`phrase_pair` through the HTTP contract (issue 6 items 1-4; API.md; DESIGN.md §2): the
-PhrasIS sample is imported from its own files, three annotators label it through
-next/submit (reversed probes mixed in), and the report, the agreement reports and the
-exports match a computation made here from the labels cast. Bad input is a 400 naming the
-field or row, and stores nothing."""
+"""`phrase_pair` through the HTTP contract (API.md; DESIGN.md §2): the PhrasIS sample is
+imported from its own files, three annotators label it through next/submit (reversed
+probes mixed in), and the report, the agreement reports and the exports match a
+computation made here from the labels cast. Bad input is a 400 naming the field or row,
+and stores nothing."""
 
 import csv
 import io
@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.django_db
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "phrasis"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "phrasis"
 FILES = (
     "PhrasIS.train.headlines.positives.txt",
     "PhrasIS.train.headlines.negatives.txt",

@@ -1,6 +1,6 @@
-"""Coherence probes of `phrase_pair` through the assignment engine's services (issue 6,
-item 3; fine-grained-nli-coherence §3): reversed copies of an annotator's own pairs arrive
-at the project's rate, never right after their original, look like ordinary items, are
+"""Coherence probes of `phrase_pair` through the assignment engine's services
+(fine-grained-nli-coherence §3): reversed copies of an annotator's own pairs arrive at
+the project's rate, never right after their original, look like ordinary items, are
 scored per annotator, and never over-fill or leak into other annotators' queues."""
 
 import random
@@ -10,7 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.kinds.phrase import PROBE_MARK, majority_gold
+from annotation.kinds.phrase.labels import majority_gold
+from annotation.kinds.phrase.probes import PROBE_MARK
 from annotation.kinds.registry import get_kind
 from annotation.metrics.coherence import LABELS
 from annotation.models import Annotation, Assignment, Item, Membership

@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from annotation.kinds.qa import GRADES, SPLITS, export_questions_stream
-from annotation.services import reviews as review_services
+from annotation.kinds.qa import reviews as review_services
+from annotation.kinds.qa.kind import GRADES, SPLITS, export_questions_stream
 from api import serializers as s
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent

@@ -15,7 +15,6 @@ KINDS_CORE = {"annotation.kinds", "annotation.kinds.base", "annotation.kinds.reg
 NOT_YET_IN_THEIR_KIND = {
     "annotation.services.back_translation",
     "annotation.services.label_test_results",
-    "annotation.services.reviews",
     "annotation.services.summaries",
     "annotation.views_heq",
     "annotation.views_lchaim",

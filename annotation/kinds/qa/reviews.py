@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from annotation import access
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, PermissionDenied
-from annotation.kinds.qa import GRADES, check_span_value, imported_questions_of, item_split, questions_of
+from annotation.kinds.qa.kind import GRADES, check_span_value, imported_questions_of, item_split, questions_of
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Feedback, Item, Membership, QuestionValidation, Review

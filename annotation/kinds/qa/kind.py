@@ -51,7 +51,7 @@ from annotation.metrics.spans import exact_match, f1, tlnls
 from annotation.metrics.text import bidi_control, fold_for_matching, forbidden_character
 from annotation.rows import ItemRow, RowProblems, read_jsonl_objects, require_text
 
-from .base import SEED_RANGE, Kind, check_range
+from annotation.kinds.base import SEED_RANGE, Kind, check_range
 
 GRADES = ("rejected", "verified", "good", "gold")
 GRADE_SCORE = {grade: index for index, grade in enumerate(GRADES)}

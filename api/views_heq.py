@@ -13,7 +13,9 @@ from rest_framework.views import APIView
 from annotation import access
 from annotation.errors import InvalidInput
 from annotation.kinds.qa import reviews as review_services
-from annotation.kinds.qa.kind import GRADES, SPLITS, export_questions_stream
+from annotation.kinds.qa import validation as validation_services
+from annotation.kinds.qa.formats import export_questions_stream
+from annotation.kinds.qa.questions import GRADES, SPLITS
 from api import serializers as s
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
@@ -245,7 +247,7 @@ class ValidationNextView(APIView):
         responses={200: ValidationNextSerializer, 204: OpenApiResponse(description="nothing left to validate"), **ERRORS},
     )
     def get(self, request, slug):
-        found = review_services.validation_next_for_user(user=request.user, slug=slug)
+        found = validation_services.validation_next_for_user(user=request.user, slug=slug)
         if found is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(found)
@@ -272,7 +274,7 @@ class ValidationSubmitView(APIView):
             if unknown:
                 raise InvalidInput("unknown field; expected annotation, question, item, question_key, answerable, answer",
                                    field=sorted(map(str, unknown))[0])
-            validation = review_services.validation_submit(
+            validation = validation_services.validation_submit(
                 user=request.user,
                 annotation_id=data.get("annotation"),
                 question=data.get("question"),

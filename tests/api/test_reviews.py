@@ -324,7 +324,7 @@ def test_imported_questions_are_served_blind_stored_and_counted(imported):
 
 
 def test_imported_questions_follow_validate_splits(imported):
-    from annotation.kinds.qa.kind import article_split
+    from annotation.kinds.qa.questions import article_split
 
     project = imported["project"]
     split = article_split("ערים", seed=13, dev_share=0.05, test_share=0.05)

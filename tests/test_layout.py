@@ -16,9 +16,7 @@ NOT_YET_IN_THEIR_KIND = {
     "annotation.services.back_translation",
     "annotation.services.label_test_results",
     "annotation.services.summaries",
-    "annotation.views_heq",
     "annotation.views_lchaim",
-    "api.views_heq",
     "api.views_lchaim",
     "api.views_phrase",
 }

@@ -54,8 +54,8 @@ class QaAuthoringKind(Kind):
         "test_share": 0.05,
         "overlap_warning": 0.5,
     }
-    page_urls = ("annotation.urls_heq",)
-    api_urls = ("api.urls_heq",)
+    page_urls = ("annotation.kinds.qa.urls",)
+    api_urls = ("annotation.kinds.qa.api_urls",)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["min_questions"] <= settings["max_questions"] <= 20:

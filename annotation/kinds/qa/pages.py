@@ -12,9 +12,10 @@ from django.views.decorators.http import require_POST
 
 from annotation import access
 from annotation.errors import PermissionDenied
-from annotation.kinds.qa.questions import GRADES, questions_of
 from annotation.models import Membership
-from annotation.kinds.qa.reviews import feedback_list_for_user, feedback_mark_read, feedback_unread_count
+
+from .questions import GRADES, questions_of
+from .reviews import feedback_list_for_user, feedback_mark_read, feedback_unread_count
 
 
 @login_required

@@ -12,15 +12,16 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from annotation.kinds.qa import reviews as review_services
-from annotation.kinds.qa import validation as validation_services
-from annotation.kinds.qa.formats import export_questions_stream
-from annotation.kinds.qa.questions import GRADES, SPLITS
 from api import serializers as s
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
 from api.pagination import PageNumberPagination
 from api.views import ERRORS, body_of
+
+from . import reviews as review_services
+from . import validation as validation_services
+from .formats import export_questions_stream
+from .questions import GRADES, SPLITS
 
 # --- shapes (OpenAPI) ---------------------------------------------------------------------------
 

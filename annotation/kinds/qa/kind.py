@@ -40,7 +40,7 @@ from .questions import SPLITS, clean_questions, questions_of
 class QaAuthoringKind(Kind):
     name = "qa_authoring"
     title = "Question authoring with answer spans (HeQ)"
-    template = "annotation/annotate_qa.html"
+    template = "qa/annotate.html"
     extra_formats = ("squad", "articles")
     default_settings = {
         "min_questions": 3,

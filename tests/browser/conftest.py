@@ -43,8 +43,13 @@ def chromium_executable() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
-def browser(chromium_executable):
+# pytest holds one session fixture per conftest that defines or re-exports it (tests/browser,
+# tests/kinds, tests/security), and Playwright's sync API cannot start twice in one thread:
+# those fixtures share one Playwright and one browser, closed when the last one ends.
+_SHARED: dict = {"users": 0}
+
+
+def _start_browser(chromium_executable: str) -> dict:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -58,10 +63,20 @@ def browser(chromium_executable):
         playwright.stop()
         _restore_env(previous)
         raise
-    yield browser
-    browser.close()
-    playwright.stop()
-    _restore_env(previous)
+    return {"playwright": playwright, "browser": browser, "previous": previous}
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable):
+    if not _SHARED["users"]:
+        _SHARED.update(_start_browser(chromium_executable))
+    _SHARED["users"] += 1
+    yield _SHARED["browser"]
+    _SHARED["users"] -= 1
+    if not _SHARED["users"]:
+        _SHARED["browser"].close()
+        _SHARED["playwright"].stop()
+        _restore_env(_SHARED["previous"])
 
 
 def _restore_env(previous: str | None) -> None:

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from tests.api.test_qa_authoring import PARAGRAPH, good_value, jsonl, upload
+from tests.kinds.qa.test_api import PARAGRAPH, good_value, jsonl, upload
 from tests.services.test_concurrency import run_threads
 
 SUBMIT = "/api/validations/submit/"

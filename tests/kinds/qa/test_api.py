@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.django_db
 
-HEQ = Path(__file__).resolve().parents[3] / "shared" / "data" / "heq"
+HEQ = Path(__file__).resolve().parents[4] / "shared" / "data" / "heq"
 V10, V11 = HEQ / "val_v1.0_sample.json", HEQ / "val_v1.1_sample.json"
 RLO, ZWNJ, NBSP = "\u202e", "\u200c", "\u00a0"
 

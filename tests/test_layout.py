@@ -13,10 +13,7 @@ KINDS_CORE = {"annotation.kinds", "annotation.kinds.base", "annotation.kinds.reg
 # Kind-specific modules still outside their kind's folder, and the circles they close; the
 # move empties both lists.
 NOT_YET_IN_THEIR_KIND = {
-    "annotation.services.reviews",
     "annotation.services.summaries",
-    "annotation.views_heq",
-    "api.views_heq",
 }
 KNOWN_CIRCLES = {
     frozenset({"annotation.kinds.summary", "annotation.services.summaries"}),

@@ -16,7 +16,7 @@ from .base import Kind
 
 # Project kind (as stored and as the API names it) → its class.
 KIND_CLASSES: dict[str, str] = {
-    "qa_authoring": "annotation.kinds.qa.QaAuthoringKind",
+    "qa_authoring": "annotation.kinds.qa.kind.QaAuthoringKind",
     "nli_authoring": "annotation.kinds.nli_authoring.kind.NliAuthoringKind",
     "nli_relabel": "annotation.kinds.nli.kind.NliRelabelKind",
     "translation_rating": "annotation.kinds.translation.kind.TranslationRatingKind",

@@ -10,7 +10,7 @@
 Tokens are whitespace-separated words of the matching folding (`text.fold_for_matching`:
 NFC, Persian/Arabic-Indic digits to ASCII), lower-cased, with Unicode punctuation removed
 (so "?" "," "״" and Persian "؟" never make a token of their own). Niqqud and ZWNJ stay inside
-their word. static/annotation/annotate_qa.js computes the same overlap live in the page
+their word. static/qa/annotate.js computes the same overlap live in the page
 (`wordOverlap`); keep the two in step.
 
 >>> round(question_overlap("מי כתב את הספר?", "את הספר כתב עגנון."), 2)

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.api.test_qa_authoring import PARAGRAPH, good_value, jsonl, upload
+from tests.kinds.qa.test_api import PARAGRAPH, good_value, jsonl, upload
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The qa_authoring quality dashboard (/p/<slug>/quality/; issue 4 item 6, HeQ §3.3-3.4 and
+"""The qa_authoring quality dashboard (/p/<slug>/quality/; HeQ §3.3-3.4 and
 appendix C) through HTTP: every figure printed on the page is the report API's figure
 (`GET /api/projects/{slug}/report/`), the charts are server-rendered SVG without style
 attributes, the page is RTL with user names isolated, reviewers and supervisors see it,
@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tests.api.test_qa_authoring import JERUSALEM, PARAGRAPH, START, add_paragraphs, qa, submit, upload  # noqa: F401 (qa is a fixture)
-from tests.api.test_reviews import IMPORTED
+from tests.kinds.qa.test_api import JERUSALEM, PARAGRAPH, START, add_paragraphs, qa, submit, upload  # noqa: F401 (qa is a fixture)
+from tests.kinds.qa.test_reviews import IMPORTED
 
 pytestmark = pytest.mark.django_db
 RLO = "\u202e"

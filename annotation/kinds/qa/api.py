@@ -12,13 +12,16 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from annotation.kinds.qa import GRADES, SPLITS, export_questions_stream
-from annotation.services import reviews as review_services
 from api import serializers as s
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
 from api.pagination import PageNumberPagination
 from api.views import ERRORS, body_of
+
+from . import reviews as review_services
+from . import validation as validation_services
+from .formats import export_questions_stream
+from .questions import GRADES, SPLITS
 
 # --- shapes (OpenAPI) ---------------------------------------------------------------------------
 
@@ -245,7 +248,7 @@ class ValidationNextView(APIView):
         responses={200: ValidationNextSerializer, 204: OpenApiResponse(description="nothing left to validate"), **ERRORS},
     )
     def get(self, request, slug):
-        found = review_services.validation_next_for_user(user=request.user, slug=slug)
+        found = validation_services.validation_next_for_user(user=request.user, slug=slug)
         if found is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(found)
@@ -272,7 +275,7 @@ class ValidationSubmitView(APIView):
             if unknown:
                 raise InvalidInput("unknown field; expected annotation, question, item, question_key, answerable, answer",
                                    field=sorted(map(str, unknown))[0])
-            validation = review_services.validation_submit(
+            validation = validation_services.validation_submit(
                 user=request.user,
                 annotation_id=data.get("annotation"),
                 question=data.get("question"),

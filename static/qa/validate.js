@@ -1,6 +1,6 @@
 // The validator's page (HeQ §3.3: several correct spans per dev/test question): the paragraph
 // and a question written by someone else or taken from the imported file — never its answers. The validator marks their own
-// span (mouse or keyboard, through MashovSpan from annotate_qa.js; start sent in code points)
+// span (mouse or keyboard, through MashovSpan from annotate.js; start sent in code points)
 // or says the paragraph cannot answer it.
 "use strict";
 

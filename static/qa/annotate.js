@@ -7,7 +7,7 @@
 // the page and converts once, when a span is sent. The span text is the exact slice of the
 // paragraph: never trimmed of anything but surrounding whitespace, never normalised.
 //
-// `MashovSpan` is shared with the validation page (validate_qa.js loads this file first).
+// `MashovSpan` is shared with the validation page (validate.js loads this file first).
 "use strict";
 
 window.MashovSpan = (function () {

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.api.test_qa_authoring import PARAGRAPH, claim, good_value, jsonl, upload
+from tests.kinds.qa.test_api import PARAGRAPH, claim, good_value, jsonl, upload
 
 pytestmark = pytest.mark.django_db
 RLO = "\u202e"
@@ -253,7 +253,7 @@ def imported(make_user, client_for):
     marked rejected); validators: v1, v2 (active annotators), rev; t1 is on trial."""
     from annotation.models import Item, Membership
     from annotation.services.projects import project_create
-    from tests.api.test_qa_authoring import upload as upload_file
+    from tests.kinds.qa.test_api import upload as upload_file
 
     admin = make_user("root", staff=True)
     project = project_create(actor=admin, slug="heq-imp", name="HeQ imported", kind="qa_authoring", language="he",
@@ -324,7 +324,7 @@ def test_imported_questions_are_served_blind_stored_and_counted(imported):
 
 
 def test_imported_questions_follow_validate_splits(imported):
-    from annotation.kinds.qa import article_split
+    from annotation.kinds.qa.questions import article_split
 
     project = imported["project"]
     split = article_split("ערים", seed=13, dev_share=0.05, test_share=0.05)
@@ -434,7 +434,7 @@ def test_report_scores_validators_against_the_files_answers(imported):
 
 
 def test_squad_export_adds_validator_spans_to_imported_answers(imported):
-    from tests.api.test_qa_authoring import export
+    from tests.kinds.qa.test_api import export
 
     item, sup = imported["item"], imported["client"]("sup")
     before = json.loads(export(sup, "heq-imp"))

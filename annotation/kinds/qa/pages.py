@@ -12,9 +12,10 @@ from django.views.decorators.http import require_POST
 
 from annotation import access
 from annotation.errors import PermissionDenied
-from annotation.kinds.qa import GRADES, questions_of
 from annotation.models import Membership
-from annotation.services.reviews import feedback_list_for_user, feedback_mark_read, feedback_unread_count
+
+from .questions import GRADES, questions_of
+from .reviews import feedback_list_for_user, feedback_mark_read, feedback_unread_count
 
 
 @login_required
@@ -29,7 +30,7 @@ def review(request, slug):
         "reviewUrl": "/api/annotations/{id}/review/",
         "grades": list(GRADES),
     }
-    return render(request, "annotation/review_qa.html", {"project": project, "config": config})
+    return render(request, "qa/review.html", {"project": project, "config": config})
 
 
 GRADE_LABELS = {"rejected": _("rejected"), "verified": _("verified"), "good": _("good"), "gold": _("gold")}
@@ -49,7 +50,7 @@ def feedback(request):
             if entry.review.question < len(questions):
                 entry.question_text = questions[entry.review.question].get("question")
     return render(
-        request, "annotation/feedback.html", {"messages_list": entries, "unread": feedback_unread_count(request.user)}
+        request, "qa/feedback.html", {"messages_list": entries, "unread": feedback_unread_count(request.user)}
     )
 
 
@@ -74,7 +75,7 @@ def validate(request, slug):
         "nextUrl": f"/api/projects/{project.slug}/validations/next/",
         "submitUrl": "/api/validations/submit/",
     }
-    return render(request, "annotation/validate_qa.html", {"project": project, "config": config})
+    return render(request, "qa/validate.html", {"project": project, "config": config})
 
 
 # --- the quality dashboard (HeQ §3.3-3.4, appendix C) ---------------------------------------------
@@ -271,4 +272,4 @@ def quality(request, slug):
         "validation": validation,
         "validation_bar": _share_bar(validation["complete"] / validation["questions"] if validation.get("questions") else 0.0, rtl),
     }
-    return render(request, "annotation/qa_quality.html", context)
+    return render(request, "qa/quality.html", context)

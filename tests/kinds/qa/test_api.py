@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.django_db
 
-HEQ = Path(__file__).resolve().parents[3] / "shared" / "data" / "heq"
+HEQ = Path(__file__).resolve().parents[4] / "shared" / "data" / "heq"
 V10, V11 = HEQ / "val_v1.0_sample.json", HEQ / "val_v1.1_sample.json"
 RLO, ZWNJ, NBSP = "\u202e", "\u200c", "\u00a0"
 
@@ -404,7 +404,7 @@ def test_export_leaves_rejected_out_and_adds_validator_spans(qa):
 
 
 def test_splits_are_90_5_5_by_article_seeded_and_stable():
-    from annotation.kinds.qa import article_split
+    from annotation.kinds.qa.questions import article_split
 
     titles = [f"article {n}" for n in range(4000)]
     first = [article_split(t, seed=13, dev_share=0.05, test_share=0.05) for t in titles]

@@ -48,10 +48,14 @@ class KindSettings:
         if not isinstance(settings, dict):
             raise InvalidInput("must be an object", field="settings")
         known = {**COMMON_SETTINGS, **self.default_settings}
+        settings = dict(settings)
         errors = []
         for key, value in settings.items():
             if key not in known:
                 errors.append(FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}"))
+            elif type(known[key]) is float and type(value) is int:
+                # JSON has one number type: 1 and 1.0 are the same value to a client.
+                settings[key] = float(value)
             elif type(value) is not type(known[key]):
                 errors.append(FieldError(f"settings.{key}", f"must be of type {type(known[key]).__name__}"))
         if errors:

@@ -56,7 +56,10 @@ def lchaim_results(request, slug):
     table2 = tables.get("table2")
     table2_rows = []
     if table2:
-        named = [(r["annotator"], r, False) for r in table2["annotators"]] + [(_("Group (majority)"), table2["group"], True)]
+        named = [(r["annotator"], r, False) for r in table2["annotators"]] + [
+            (_("Mean of testers"), table2["group"], True),
+            (_("Majority label"), table2["majority"], True),
+        ]
         for name, r, group in named:
             pct = lambda v: None if v is None else 100 * v  # noqa: E731 — Table 2 prints percentages
             classes = [pct(r["per_class"].get(label, {}).get(f)) for label in table2["labels"] for f in ("precision", "recall", "f1")]

@@ -9,8 +9,8 @@ class LabelTestKind(NliKind):
 
     name = "label_test"
     title = "NLI labeling test"
-    # LCHAIM §3.2: four testers, each on every item.
-    default_settings = {"labels_per_item": 4}
+    # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
+    default_settings = {"labels_per_item": 4, "sample_size": 200}
     # The human-baseline results share the results page of translation rating (LCHAIM),
     # which reads Table 2 from results.py here.
     page_urls = ("annotation.kinds.translation.urls",)
@@ -19,6 +19,8 @@ class LabelTestKind(NliKind):
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:
             raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+        if not 1 <= settings["sample_size"] <= 1_000_000:
+            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
 
     def votes_needed(self, item, settings: dict) -> int:
         # The gold is hidden and is not a vote.

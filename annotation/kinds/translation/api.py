@@ -25,7 +25,11 @@ from api.views import ERRORS, body_of
 SampleRequest = inline_serializer(
     "SampleRequest",
     {
-        "n": serializers.IntegerField(min_value=1, help_text="How many items to draw."),
+        "n": serializers.IntegerField(
+            min_value=1,
+            required=False,
+            help_text="How many items to draw. Omitted: the project's `sample_size` setting (LCHAIM: 200), or every item when there are fewer.",
+        ),
         "stratum": serializers.ChoiceField(choices=list(STRATUM_FIELDS), required=False, help_text="Default split."),
         "seed": serializers.IntegerField(required=False, help_text="Same seed, same sample; omitted: a fresh one, returned."),
     },

@@ -83,7 +83,9 @@ class TranslationRatingKind(Kind):
     name = "translation_rating"
     title = "Translation rating"
     template = "translation/annotate.html"
-    default_settings = {"raters_per_item": 2, "alpha_level_scores": "ordinal", "back_translation_threshold": 0.75}
+    # LCHAIM §2.2: two raters per sample, a stratified sample of 200, back-translations
+    # below 0.75 similarity removed.
+    default_settings = {"raters_per_item": 2, "alpha_level_scores": "ordinal", "back_translation_threshold": 0.75, "sample_size": 200}
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
     page_urls = ("annotation.kinds.translation.urls",)
@@ -97,6 +99,8 @@ class TranslationRatingKind(Kind):
             raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
             raise InvalidInput("must be between 0 and 1", field="settings.back_translation_threshold")
+        if not 1 <= settings["sample_size"] <= 1_000_000:
+            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
 
     # --- import ------------------------------------------------------------------------------
 

@@ -250,7 +250,9 @@ class SubmitView(APIView):
         if "value" not in data:
             raise InvalidInput("is required", field="value")
         annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
-        return Response(s.annotation_data(annotation), status=status.HTTP_201_CREATED)
+        answer = s.annotation_data(annotation)
+        answer["value"] = get_kind(annotation.assignment.project.kind).annotator_value(annotation.value, annotation.item)
+        return Response(answer, status=status.HTTP_201_CREATED)
 
 
 class JobView(APIView):

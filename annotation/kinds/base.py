@@ -86,6 +86,11 @@ class KindRules:
         """The submitted value, validated; raise InvalidInput naming the field."""
         raise NotImplementedError
 
+    def annotator_value(self, value: dict, item) -> dict:
+        """A stored value as its annotator may see it again (the submit answer): kinds that
+        store more than the annotator saw (a blind order's key) give back what was sent."""
+        return value
+
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         """An item id to claim before the ordinary queue (a coherence probe), locked by the
         caller's transaction, or None. Called while the caller's membership row is locked."""

@@ -33,6 +33,9 @@ Scores are JSON integers only: `5.0`, `"5"`, and Persian or Arabic-Indic digit s
 keys to numbers itself, so the API never needs to guess. The *stored* value is keyed by
 candidate index (import order), so it names a system through the payload, and keeps the
 order the annotator saw: `{"ratings": {"<candidate index>": {...}}, "display_order": [...]}`.
+The submit answer gives the annotator back the ratings keyed by display place, without the
+order: candidate indices name systems through the import order, so nothing an annotator
+reaches carries them (tests/kinds/translation/test_blind.py walks every route).
 """
 
 from __future__ import annotations
@@ -225,6 +228,13 @@ class TranslationRatingKind(Kind):
         if errors:
             raise InvalidInput("invalid ratings; nothing was stored", errors=errors)
         return {"ratings": dict(sorted(cleaned.items(), key=lambda kv: int(kv[0]))), "display_order": order}
+
+    def annotator_value(self, value: dict, item) -> dict:
+        """The ratings keyed by display place again, without the order: the candidate index
+        names a system through the import order, so the annotator never sees it."""
+        order = value.get("display_order") or candidate_order(item)
+        ratings = value.get("ratings") or {}
+        return {"ratings": {str(display): ratings[str(index)] for display, index in enumerate(order) if str(index) in ratings}}
 
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Store the order the annotator saw on the item (locked by the caller), so that the

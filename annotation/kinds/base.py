@@ -37,6 +37,10 @@ def check_range(settings: dict, name: str, low, high) -> None:
 class KindSettings:
     default_settings: dict[str, Any] = {}
 
+    # Settings only supervisors and reviewers see (a released system's name would tell an
+    # annotator which system a blind candidate may be).
+    staff_only_settings: tuple[str, ...] = ()
+
     def settings_for(self, settings: dict | None) -> dict:
         """The project's settings with the papers' defaults filled in."""
         return {**COMMON_SETTINGS, **self.default_settings, **(settings or {})}

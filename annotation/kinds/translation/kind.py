@@ -86,9 +86,17 @@ class TranslationRatingKind(Kind):
     name = "translation_rating"
     title = "Translation rating"
     template = "translation/annotate.html"
-    # LCHAIM §2.2: two raters per sample, a stratified sample of 200, back-translations
-    # below 0.75 similarity removed.
-    default_settings = {"raters_per_item": 2, "alpha_level_scores": "ordinal", "back_translation_threshold": 0.75, "sample_size": 200}
+    # LCHAIM §2.2: two raters per sample, a stratified sample of 200, samples whose released
+    # translation back-translates below 0.75 similarity removed. `released_system` names
+    # that translation's system (LCHAIM chose Amazon Translate after Table 1); empty: none.
+    default_settings = {
+        "raters_per_item": 2,
+        "alpha_level_scores": "ordinal",
+        "back_translation_threshold": 0.75,
+        "sample_size": 200,
+        "released_system": "",
+    }
+    staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
     page_urls = ("annotation.kinds.translation.urls",)
@@ -102,6 +110,8 @@ class TranslationRatingKind(Kind):
             raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
             raise InvalidInput("must be between 0 and 1", field="settings.back_translation_threshold")
+        if len(settings["released_system"]) > 200:
+            raise InvalidInput("at most 200 characters", field="settings.released_system")
         if not 1 <= settings["sample_size"] <= 1_000_000:
             raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
 
@@ -251,8 +261,11 @@ class TranslationRatingKind(Kind):
         return translation_agreement_compute(project, job, self.settings_for(project.settings))
 
     def report_sections(self, project) -> dict:
-        """`table1`: LCHAIM's Table 1 from the stored reports (one query)."""
-        return {"table1": translation_table1(project)}
+        """`table1`: LCHAIM's Table 1 from the stored reports (one query); `back_translation`:
+        the filter's figures (one query, see back_translation.py)."""
+        from .back_translation import back_translation_report
+
+        return {"table1": translation_table1(project), "back_translation": back_translation_report(project)}
 
     # --- export --------------------------------------------------------------------------------
 

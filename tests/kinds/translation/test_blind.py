@@ -3,7 +3,7 @@ rating, names the system behind a candidate or gives away which candidate (impor
 stood at which place on their screen. The walk covers every URL pattern of the site (pages
 and API, GET and an empty POST), the next / submit / replay / resubmit exchanges and
 progress, on a project whose items carry back-translations, similarity scores (which name
-the systems) and flags."""
+the systems) and flags, and whose settings name the released system."""
 
 import io
 import json
@@ -37,7 +37,7 @@ def blind(make_user, client_for):
     from annotation.models import Item, Project
 
     admin = client_for(make_user("root", staff=True))
-    made = admin.post("/api/projects/", {"slug": SLUG, "name": "Blind", "kind": "translation_rating", "language": "he"}, format="json")
+    made = admin.post("/api/projects/", {"slug": SLUG, "name": "Blind", "kind": "translation_rating", "language": "he", "settings": {"released_system": SYSTEMS[0]}}, format="json")
     assert made.status_code == 201, made.content
     rows = []
     for i in range(4):
@@ -66,6 +66,7 @@ def blind(make_user, client_for):
     project = Project.objects.get(slug=SLUG)
     back_translation.back_translation_compute(project, encoder=stub_encoder)
     assert any(SYSTEMS[1] in json.dumps(item.computed) for item in Item.objects.filter(project=project))
+    assert Item.objects.filter(project=project, status="removed").count() == 0  # every released candidate back-translates well
     rater = make_user("rater")
     assert admin.post(f"/api/projects/{SLUG}/members/", {"username": "rater", "role": "annotator", "status": "active"}, format="json").status_code == 201
     return {"admin": admin, "rater": rater, "api": client_for(rater), "job": sample.json()["job"], "project": project}

@@ -116,10 +116,11 @@ def _embed_unique(texts: list[str], encoder: Encoder) -> dict[str, np.ndarray]:
 
 
 def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = None) -> dict:
-    """Compute, store and flag (see the module docstring). Returns counts for the job."""
+    """Compute, store, flag and remove (see the module docstring). Returns counts for the
+    job. The model runs without locks; the writes take the items' row locks."""
     settings = get_kind(project.kind).settings_for(project.settings)
     threshold, released = settings["back_translation_threshold"], settings["released_system"]
-    items = list(Item.objects.filter(project=project, probe_of__isnull=True).order_by("pk").only("pk", "payload", "computed", "flags", "status"))
+    items = list(Item.objects.filter(project=project, probe_of__isnull=True).order_by("pk").only("pk", "payload"))
     pairs: list[tuple[int, int, str, str, str]] = []  # (item pos, candidate, part, source, back)
     for position, item in enumerate(items):
         source = item.payload.get("source") or {}
@@ -140,42 +141,48 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
         if job_id is not None:
             job_set_progress(job_id, 0.9 * (start + len(chunk)) / max(1, len(pairs)))
     flagged = checked = removed = 0
-    changed = []
-    for position, item in enumerate(items):
-        candidates = item.payload.get("candidates") or []
-        rows = [
-            {
-                "system": candidate.get("system"),
-                "premise": similarities.get((position, index, "premise")),
-                "hypothesis": similarities.get((position, index, "hypothesis")),
-            }
-            for index, candidate in enumerate(candidates)
-        ]
-        values = [v for row in rows for v in (row["premise"], row["hypothesis"]) if v is not None]
-        computed = dict(item.computed or {})
-        previous = computed.get("back_translation") or {}
-        flags = [flag for flag in (item.flags or []) if flag != LOW_BACK_TRANSLATION_FLAG]
-        status = _status_before_filter(item)
-        if values:
-            checked += 1
-            record = {"model": MODEL_NAME, "threshold": threshold, "candidates": rows, "min": min(values)}
-            if "restored" in previous:
-                record["restored"] = previous["restored"]
-            if min(values) < threshold:
-                flags.append(LOW_BACK_TRANSLATION_FLAG)
-                flagged += 1
-            removal = _removal(rows, released, threshold)
-            if removal is not None and "restored" not in record and status != Item.Status.REMOVED:
-                record["removed"] = {**removal, "previous_status": status}
-                status = Item.Status.REMOVED
-                removed += 1
-            computed["back_translation"] = record
-        else:
-            computed.pop("back_translation", None)
-        if computed != (item.computed or {}) or flags != (item.flags or []) or status != item.status:
-            item.computed, item.flags, item.status = computed, flags, status
-            changed.append(item)
     with transaction.atomic():
+        # The statuses are read again under row locks: submits went on while the model ran,
+        # and the filter must not write back a status read before them.
+        fresh = Item.objects.select_for_update().filter(pk__in=[item.pk for item in items]).order_by("pk")
+        current = {row.pk: row for row in fresh.only("pk", "computed", "flags", "status")}
+        changed = []
+        for position, item in enumerate(items):
+            item = current.get(item.pk)
+            if item is None:
+                continue
+            rows = [
+                {
+                    "system": candidate.get("system"),
+                    "premise": similarities.get((position, index, "premise")),
+                    "hypothesis": similarities.get((position, index, "hypothesis")),
+                }
+                for index, candidate in enumerate(items[position].payload.get("candidates") or [])
+            ]
+            values = [v for row in rows for v in (row["premise"], row["hypothesis"]) if v is not None]
+            computed = dict(item.computed or {})
+            previous = computed.get("back_translation") or {}
+            flags = [flag for flag in (item.flags or []) if flag != LOW_BACK_TRANSLATION_FLAG]
+            status = _status_before_filter(item)
+            if values:
+                checked += 1
+                record = {"model": MODEL_NAME, "threshold": threshold, "candidates": rows, "min": min(values)}
+                if "restored" in previous:
+                    record["restored"] = previous["restored"]
+                if min(values) < threshold:
+                    flags.append(LOW_BACK_TRANSLATION_FLAG)
+                    flagged += 1
+                removal = _removal(rows, released, threshold)
+                if removal is not None and "restored" not in record and status != Item.Status.REMOVED:
+                    record["removed"] = {**removal, "previous_status": status}
+                    status = Item.Status.REMOVED
+                    removed += 1
+                computed["back_translation"] = record
+            else:
+                computed.pop("back_translation", None)
+            if computed != (item.computed or {}) or flags != (item.flags or []) or status != item.status:
+                item.computed, item.flags, item.status = computed, flags, status
+                changed.append(item)
         Item.objects.bulk_update(changed, ["computed", "flags", "status"], batch_size=1000)
     return {"items": len(items), "checked": checked, "flagged": flagged, "removed": removed, "pairs": len(pairs), "threshold": threshold}
 
@@ -249,9 +256,8 @@ def back_translation_report(project) -> dict:
     """LCHAIM §2.2's figures, per system and per part (premise, hypothesis): `n` unique
     instances scored (a source text and its back-translation: a premise shared by several
     items counts once, as the paper counts "unique instances"), `mean` and `sd` of their
-    similarity (sample sd, n - 1), and
-    `below` the threshold; with the items the filter removed and those a supervisor restored.
-    One query."""
+    similarity (sample sd, n - 1), and `below` the threshold; with the items the filter
+    removed and those a supervisor restored. One query."""
     settings = get_kind(project.kind).settings_for(project.settings)
     threshold = settings["back_translation_threshold"]
     rows = Item.objects.filter(project=project, probe_of__isnull=True).exclude(computed__back_translation=None).order_by("pk")

@@ -82,6 +82,9 @@ class ProjectListView(generics.ListAPIView):
     def get_queryset(self):
         return access.projects_visible_to(self.request.user).order_by("slug")
 
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "staff_of": access.project_ids_staffed_by(self.request.user)}
+
     @extend_schema(request=s.ProjectRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.ProjectSerializer, **ERRORS})
     @idempotent_write
     def post(self, request):
@@ -103,7 +106,8 @@ class ProjectDetailView(APIView):
     @extend_schema(responses={200: s.ProjectSerializer, **ERRORS})
     def get(self, request, slug):
         project = access.access_project_for_user(request.user, slug)
-        return Response(s.ProjectSerializer(project, context={"counts": status_counts_for_project(project)}).data)
+        context = {"counts": status_counts_for_project(project), "staff_of": access.project_ids_staffed_by(request.user)}
+        return Response(s.ProjectSerializer(project, context=context).data)
 
 
 class MemberListView(generics.ListAPIView):
@@ -249,7 +253,9 @@ class SubmitView(APIView):
         if "value" not in data:
             raise InvalidInput("is required", field="value")
         annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
-        return Response(s.annotation_data(annotation), status=status.HTTP_201_CREATED)
+        answer = s.annotation_data(annotation)
+        answer["value"] = get_kind(annotation.assignment.project.kind).annotator_value(annotation.value, annotation.item)
+        return Response(answer, status=status.HTTP_201_CREATED)
 
 
 class JobView(APIView):

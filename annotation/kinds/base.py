@@ -37,6 +37,10 @@ def check_range(settings: dict, name: str, low, high) -> None:
 class KindSettings:
     default_settings: dict[str, Any] = {}
 
+    # Settings only supervisors and reviewers see (a released system's name would tell an
+    # annotator which system a blind candidate may be).
+    staff_only_settings: tuple[str, ...] = ()
+
     def settings_for(self, settings: dict | None) -> dict:
         """The project's settings with the papers' defaults filled in."""
         return {**COMMON_SETTINGS, **self.default_settings, **(settings or {})}
@@ -89,6 +93,11 @@ class KindRules:
     def clean_value(self, value: Any, item) -> dict:
         """The submitted value, validated; raise InvalidInput naming the field."""
         raise NotImplementedError
+
+    def annotator_value(self, value: dict, item) -> dict:
+        """A stored value as its annotator may see it again (the submit answer): kinds that
+        store more than the annotator saw (a blind order's key) give back what was sent."""
+        return value
 
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         """An item id to claim before the ordinary queue (a coherence probe), locked by the

@@ -9,7 +9,8 @@ class LabelTestKind(NliKind):
 
     name = "label_test"
     title = "NLI labeling test"
-    default_settings = {"labels_per_item": 3}
+    # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
+    default_settings = {"labels_per_item": 4, "sample_size": 200}
     # The human-baseline results share the results page of translation rating (LCHAIM),
     # which reads Table 2 from results.py here.
     page_urls = ("annotation.kinds.translation.urls",)
@@ -18,14 +19,16 @@ class LabelTestKind(NliKind):
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:
             raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+        if not 1 <= settings["sample_size"] <= 1_000_000:
+            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
 
     def votes_needed(self, item, settings: dict) -> int:
         # The gold is hidden and is not a vote.
         return settings["labels_per_item"]
 
     def report_sections(self, project) -> dict:
-        """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator and for
-        the group) against the hidden gold; see results.py."""
+        """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator, their
+        mean as the group, and the majority line) against the hidden gold; see results.py."""
         from .results import label_test_results_for_project
 
         return {"label_test": label_test_results_for_project(project)}

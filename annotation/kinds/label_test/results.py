@@ -10,10 +10,16 @@ Definitions (scikit-learn does the arithmetic):
   gold; per class `precision`, `recall`, `f1` and `support` (gold count) from
   `precision_recall_fscore_support(labels=LABELS, zero_division=0)`; `f1` overall is the
   macro average over the three classes (Table 2's "F1").
-* Group: per item, the label most of its annotators gave. When the top labels tie (1-1 of
-  2 annotators, 1-1-1 of 3 …) the group has no answer for that item: it counts as wrong for
-  accuracy and for the gold class's recall, and as no prediction for any class's
-  precision. `ties` says how many items that was.
+* Group (Table 2's "Human (Hebrew)" row: "four educated testees" who each labeled all 200
+  items, reported as their *mean* accuracy and F1): the unweighted mean over annotators of
+  each annotator's own accuracy, macro F1 and per-class P/R/F1. `testers` is how many
+  annotators that is, `n` the items any of them labeled, per-class `support` the gold count
+  over those items.
+* Majority (an extra line, not the paper's figure): per item, the label most of its
+  annotators gave, scored like one annotator. When the top labels tie (1-1 of 2
+  annotators, 1-1-1 of 3 …) it has no answer for that item: it counts as wrong for accuracy
+  and for the gold class's recall, and as no prediction for any class's precision. `ties`
+  says how many items that was.
 
 Reads: two queries, whatever the number of items or annotators.
 """
@@ -29,6 +35,7 @@ from annotation.kinds.nli.labels import LABELS
 from annotation.models import Annotation, Item
 
 NO_ANSWER = "(tie)"
+TABLE2_CLASS_FIELDS = ("precision", "recall", "f1")
 
 
 def scores(y_true: list[str], y_pred: list[str]) -> dict:
@@ -73,7 +80,8 @@ def label_test_results_for_project(project) -> dict:
         truth.append(gold[item_id])
         pred.append(label)
         per_item[item_id].append(label)
-    group_true, group_pred, ties = [], [], 0
+    annotators = [{"annotator": name, **scores(*per_annotator[name])} for name in sorted(per_annotator)]
+    majority_true, majority_pred, ties = [], [], 0
     for item_id in sorted(per_item):
         counts = Counter(per_item[item_id]).most_common()
         if len(counts) > 1 and counts[0][1] == counts[1][1]:
@@ -81,26 +89,49 @@ def label_test_results_for_project(project) -> dict:
             answer = NO_ANSWER
         else:
             answer = counts[0][0]
-        group_true.append(gold[item_id])
-        group_pred.append(answer)
-    group = scores(group_true, group_pred)
-    group["ties"] = ties
+        majority_true.append(gold[item_id])
+        majority_pred.append(answer)
+    majority = scores(majority_true, majority_pred)
+    majority["ties"] = ties
     return {
         "labels": list(LABELS),
         "items_with_gold": len(gold),
-        "annotators": [{"annotator": name, **scores(*per_annotator[name])} for name in sorted(per_annotator)],
-        "group": group,
+        "annotators": annotators,
+        "group": testers_mean(annotators, Counter(majority_true)),
+        "majority": majority,
     }
 
 
-TABLE2_CLASS_FIELDS = ("precision", "recall", "f1")
+def testers_mean(annotators: list[dict], gold_counts: Counter) -> dict:
+    """The unweighted mean of the annotators' own figures (see the module docstring);
+    `gold_counts` is the gold label count over the items any of them labeled."""
+    k = len(annotators)
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / k if k else None
+
+    per_class = {
+        label: {
+            **{field: mean([a["per_class"][label][field] for a in annotators]) for field in TABLE2_CLASS_FIELDS},
+            "support": gold_counts.get(label, 0),
+        }
+        for label in LABELS
+    } if k else {}
+    return {
+        "testers": k,
+        "n": sum(gold_counts.values()),
+        "accuracy": mean([a["accuracy"] for a in annotators]),
+        "f1": mean([a["f1"] for a in annotators]),
+        "per_class": per_class,
+    }
 
 
 def table2_csv_rows(results: dict) -> list[list]:
-    """Table 2 as CSV rows: who, n, accuracy, F1, then P/R/F1 per class (fractions 0-1)."""
+    """Table 2 as CSV rows: who, n, accuracy, F1, then P/R/F1 per class (fractions 0-1);
+    the testers one by one, then their mean (the paper's row), then the majority line."""
     header = ["annotator", "n", "accuracy", "f1"] + [f"{label}_{field}" for label in results["labels"] for field in TABLE2_CLASS_FIELDS]
     out = [header]
-    for name, row in [*((r["annotator"], r) for r in results["annotators"]), ("(group)", results["group"])]:
+    for name, row in [*((r["annotator"], r) for r in results["annotators"]), ("(mean of testers)", results["group"]), ("(majority)", results["majority"])]:
         line = [name, row["n"], row["accuracy"], row["f1"]]
         for label in results["labels"]:
             cell = row["per_class"].get(label, {})

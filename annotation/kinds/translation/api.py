@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput, PayloadTooLarge
-from annotation.kinds.translation.back_translation import back_translation_request
+from annotation.kinds.translation.back_translation import back_translation_request, back_translation_restore
 from annotation.kinds.translation.formats import ratings_export_stream, translation_import_lchaim
 from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.services import exports as export_services
@@ -25,7 +25,11 @@ from api.views import ERRORS, body_of
 SampleRequest = inline_serializer(
     "SampleRequest",
     {
-        "n": serializers.IntegerField(min_value=1, help_text="How many items to draw."),
+        "n": serializers.IntegerField(
+            min_value=1,
+            required=False,
+            help_text="How many items to draw. Omitted: the project's `sample_size` setting (LCHAIM: 200), or every item when there are fewer.",
+        ),
         "stratum": serializers.ChoiceField(choices=list(STRATUM_FIELDS), required=False, help_text="Default split."),
         "seed": serializers.IntegerField(required=False, help_text="Same seed, same sample; omitted: a fresh one, returned."),
     },
@@ -131,6 +135,27 @@ class BackTranslationView(APIView):
         return idempotent(request, produce)
 
 
+class BackTranslationRestoreView(APIView):
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema(
+        summary="Restore items the back-translation filter removed",
+        description=(
+            "Supervisors. The items go back to the status they had (open ones to the rating queue, and to the "
+            "default exports); the restore is recorded on the item and a recompute keeps it. All or nothing: an id "
+            "that is not an item of the project removed by the filter is a 400 naming `items[i]`."
+        ),
+        request=inline_serializer("BackTranslationRestoreRequest", {"items": serializers.ListField(child=serializers.IntegerField(), help_text="Item ids.")}),
+        responses={200: inline_serializer("BackTranslationRestoreResult", {"restored": serializers.IntegerField()}), **ERRORS},
+    )
+    def post(self, request, slug):
+        data = body_of(request)
+        unknown = set(data) - {"items"}
+        if unknown:
+            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
+        return Response({"restored": back_translation_restore(user=request.user, slug=slug, item_ids=data.get("items"))})
+
+
 class RatingsExportView(APIView):
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JsonErrorsNegotiation
@@ -140,11 +165,13 @@ class RatingsExportView(APIView):
         description=(
             "Supervisors and reviewers of translation_rating projects. Each record: item id, split, group, status, "
             "flags, candidate index (import order), system, texts, each rater's scores under a pseudonymous rater id, "
-            "and the means. `exclude_flagged=1` leaves out items flagged by the back-translation filter."
+            "and the means. Without `status`, items removed (by the back-translation filter or otherwise) are left "
+            "out; `status=removed` or `status=all` includes them. `exclude_flagged=1` also leaves out items where any "
+            "system's back-translation scored below the threshold."
         ),
         parameters=[
             OpenApiParameter("format", str, required=True, enum=["jsonl", "csv"]),
-            OpenApiParameter("status", str, enum=list(export_services.EXPORT_STATUSES), default="all"),
+            OpenApiParameter("status", str, enum=list(export_services.EXPORT_STATUSES), description="Omitted: every status but removed."),
             OpenApiParameter("split", str),
             OpenApiParameter("exclude_flagged", str, enum=["0", "1"], default="0"),
         ],
@@ -165,8 +192,9 @@ class RatingsExportView(APIView):
         flag = params.get("exclude_flagged", "0")
         if flag not in ("0", "1", "true", "false"):
             raise InvalidInput("must be 0 or 1", field="exclude_flagged")
-        spec = export_services.export_prepare(project=project, fmt=fmt, status=params.get("status") or "all", split=params.get("split"))
-        stream = ratings_export_stream(spec, exclude_flagged=flag in ("1", "true"))
+        status_param = params.get("status")
+        spec = export_services.export_prepare(project=project, fmt=fmt, status=status_param or "all", split=params.get("split"))
+        stream = ratings_export_stream(spec, exclude_flagged=flag in ("1", "true"), exclude_removed=not status_param)
         response = StreamingHttpResponse(stream, content_type=spec.content_type)
         response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{project.slug}-ratings.{fmt}")
         response["Cache-Control"] = "no-store"

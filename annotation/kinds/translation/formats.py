@@ -229,13 +229,17 @@ RATINGS_CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def ratings_export_rows(spec, *, exclude_flagged: bool):
+def ratings_export_rows(spec, *, exclude_flagged: bool, exclude_removed: bool = False):
     """(item, candidate record) pairs of the export `spec` (exports.export_prepare), in
     source order, reading annotations in bulk per chunk; items flagged by the
-    back-translation filter are skipped when `exclude_flagged`."""
+    back-translation filter are skipped when `exclude_flagged`, removed ones when
+    `exclude_removed`."""
+    from annotation.models import Item
     from annotation.services.exports import chunks_with_facts, export_items_queryset
 
     items = export_items_queryset(spec)
+    if exclude_removed:
+        items = items.exclude(status=Item.Status.REMOVED)
     for chunk, facts in chunks_with_facts(spec.project, items):
         for item in chunk:
             if exclude_flagged and LOW_BACK_TRANSLATION_FLAG in (item.flags or []):
@@ -244,7 +248,7 @@ def ratings_export_rows(spec, *, exclude_flagged: bool):
                 yield item, candidate
 
 
-def ratings_export_stream(spec, *, exclude_flagged: bool):
+def ratings_export_stream(spec, *, exclude_flagged: bool, exclude_removed: bool = False):
     """JSONL (a record per item × candidate: ids, system, texts, each rater's scores, means)
     or CSV (UTF-8 BOM, formula cells neutralised; per criterion the raters' scores joined by
     spaces in rater order, and the mean)."""
@@ -254,7 +258,7 @@ def ratings_export_stream(spec, *, exclude_flagged: bool):
     from annotation.services.exports import UTF8_BOM, csv_neutralise
 
     if spec.fmt == "jsonl":
-        for item, candidate in ratings_export_rows(spec, exclude_flagged=exclude_flagged):
+        for item, candidate in ratings_export_rows(spec, exclude_flagged=exclude_flagged, exclude_removed=exclude_removed):
             record = {"id": item.external_id, "split": item.split, "group": item.group, "status": item.status, "flags": list(item.flags or []), **candidate}
             line = json.dumps(record, ensure_ascii=False)
             yield (line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085") + "\n").encode("utf-8")
@@ -273,7 +277,7 @@ def ratings_export_stream(spec, *, exclude_flagged: bool):
             return "true" if value else "false"
         return repr(value) if isinstance(value, float) else str(value)
 
-    for count, (item, candidate) in enumerate(ratings_export_rows(spec, exclude_flagged=exclude_flagged), start=1):
+    for count, (item, candidate) in enumerate(ratings_export_rows(spec, exclude_flagged=exclude_flagged, exclude_removed=exclude_removed), start=1):
 
         row = [item.external_id, item.split, item.group, item.status, " ".join(item.flags or []), candidate["index"], candidate["system"], " ".join(r["rater"] or "" for r in candidate["ratings"])]
         row += [" ".join(cell(r.get(c)) for r in candidate["ratings"]) for c in CRITERIA]

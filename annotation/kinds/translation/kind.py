@@ -33,6 +33,9 @@ Scores are JSON integers only: `5.0`, `"5"`, and Persian or Arabic-Indic digit s
 keys to numbers itself, so the API never needs to guess. The *stored* value is keyed by
 candidate index (import order), so it names a system through the payload, and keeps the
 order the annotator saw: `{"ratings": {"<candidate index>": {...}}, "display_order": [...]}`.
+The submit answer gives the annotator back the ratings keyed by display place, without the
+order: candidate indices name systems through the import order, so nothing an annotator
+reaches carries them (tests/kinds/translation/test_blind.py walks every route).
 """
 
 from __future__ import annotations
@@ -83,7 +86,17 @@ class TranslationRatingKind(Kind):
     name = "translation_rating"
     title = "Translation rating"
     template = "translation/annotate.html"
-    default_settings = {"raters_per_item": 2, "alpha_level_scores": "ordinal", "back_translation_threshold": 0.75}
+    # LCHAIM §2.2: two raters per sample, a stratified sample of 200, samples whose released
+    # translation back-translates below 0.75 similarity removed. `released_system` names
+    # that translation's system (LCHAIM chose Amazon Translate after Table 1); empty: none.
+    default_settings = {
+        "raters_per_item": 2,
+        "alpha_level_scores": "ordinal",
+        "back_translation_threshold": 0.75,
+        "sample_size": 200,
+        "released_system": "",
+    }
+    staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
     page_urls = ("annotation.kinds.translation.urls",)
@@ -97,6 +110,10 @@ class TranslationRatingKind(Kind):
             raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
             raise InvalidInput("must be between 0 and 1", field="settings.back_translation_threshold")
+        if len(settings["released_system"]) > 200:
+            raise InvalidInput("at most 200 characters", field="settings.released_system")
+        if not 1 <= settings["sample_size"] <= 1_000_000:
+            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
 
     # --- import ------------------------------------------------------------------------------
 
@@ -222,6 +239,13 @@ class TranslationRatingKind(Kind):
             raise InvalidInput("invalid ratings; nothing was stored", errors=errors)
         return {"ratings": dict(sorted(cleaned.items(), key=lambda kv: int(kv[0]))), "display_order": order}
 
+    def annotator_value(self, value: dict, item) -> dict:
+        """The ratings keyed by display place again, without the order: the candidate index
+        names a system through the import order, so the annotator never sees it."""
+        order = value.get("display_order") or candidate_order(item)
+        ratings = value.get("ratings") or {}
+        return {"ratings": {str(display): ratings[str(index)] for display, index in enumerate(order) if str(index) in ratings}}
+
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Store the order the annotator saw on the item (locked by the caller), so that the
         mapping is on record even for items imported as plain JSONL."""
@@ -237,8 +261,11 @@ class TranslationRatingKind(Kind):
         return translation_agreement_compute(project, job, self.settings_for(project.settings))
 
     def report_sections(self, project) -> dict:
-        """`table1`: LCHAIM's Table 1 from the stored reports (one query)."""
-        return {"table1": translation_table1(project)}
+        """`table1`: LCHAIM's Table 1 from the stored reports (one query); `back_translation`:
+        the filter's figures (one query, see back_translation.py)."""
+        from .back_translation import back_translation_report
+
+        return {"table1": translation_table1(project), "back_translation": back_translation_report(project)}
 
     # --- export --------------------------------------------------------------------------------
 

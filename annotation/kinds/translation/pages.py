@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import access
 from annotation.errors import ApplicationError, NotFound, PermissionDenied
 from annotation.kinds.label_test.results import label_test_results_for_project, table2_csv_rows
+from annotation.kinds.registry import get_kind
 from annotation.kinds.translation.candidates import CRITERIA
 from annotation.kinds.translation.results import table1_csv_rows, translation_table1
 from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
@@ -56,7 +57,10 @@ def lchaim_results(request, slug):
     table2 = tables.get("table2")
     table2_rows = []
     if table2:
-        named = [(r["annotator"], r, False) for r in table2["annotators"]] + [(_("Group (majority)"), table2["group"], True)]
+        named = [(r["annotator"], r, False) for r in table2["annotators"]] + [
+            (_("Mean of testers"), table2["group"], True),
+            (_("Majority label"), table2["majority"], True),
+        ]
         for name, r, group in named:
             pct = lambda v: None if v is None else 100 * v  # noqa: E731 — Table 2 prints percentages
             classes = [pct(r["per_class"].get(label, {}).get(f)) for label in table2["labels"] for f in ("precision", "recall", "f1")]
@@ -78,6 +82,7 @@ def lchaim_results(request, slug):
             "strata": list(STRATUM_FIELDS),
             "sampled": sampled,
             "total": Item.objects.filter(project=project).count(),
+            "sample_size": get_kind(project.kind).settings_for(project.settings)["sample_size"],
             "is_supervisor": is_supervisor,
         },
     )
@@ -94,7 +99,7 @@ def lchaim_sample(request, slug):
         result = items_sample(
             project=project,
             user=request.user,
-            n=int(n) if n.strip().isascii() and n.strip().isdigit() else n,
+            n=int(n) if n.strip().isascii() and n.strip().isdigit() else (None if not n.strip() else n),
             stratum=request.POST.get("stratum") or None,
             seed=int(seed) if seed.strip().isascii() and seed.strip().isdigit() else (None if not seed.strip() else seed),
         )

@@ -2,7 +2,8 @@
 "maintaining the proportional representation of the original train, test, and
 development splits").
 
-`items_sample` draws `n` of a project's items so that each stratum (the value of a stratum
+`items_sample` draws `n` of a project's items (omitted: the project's `sample_size`
+setting, LCHAIM's 200, or every item when the project has fewer) so that each stratum (the value of a stratum
 field, `split` by default) gets n × its share of the items, rounded by the largest-remainder
 method (Hamilton): every stratum first gets the floor of its quota, and the seats left go to
 the largest fractional parts, ties broken by stratum name. Within a stratum the items are
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.errors import Conflict, InvalidInput
+from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Job, Project
 
 # Item fields a stratum may be (an allow-list: never a field name taken from a request).
@@ -77,9 +79,10 @@ def _clean_int(value, field: str, *, low: int, high: int | None = None) -> int:
     return value
 
 
-def items_sample(*, project: Project, user=None, n, stratum=None, seed=None) -> SampleResult:
+def items_sample(*, project: Project, user=None, n=None, stratum=None, seed=None) -> SampleResult:
     """Draw the sample (see the module docstring) and mark it, in one transaction.
-    `seed` defaults to a fresh random one, returned so that the draw can be repeated."""
+    `n` defaults to the project's `sample_size` (capped by the items there are); `seed`
+    defaults to a fresh random one, returned so that the draw can be repeated."""
     stratum = DEFAULT_STRATUM if stratum in (None, "") else stratum
     if not isinstance(stratum, str) or stratum not in STRATUM_FIELDS:
         raise InvalidInput(f"must be one of {', '.join(STRATUM_FIELDS)}", field="stratum")
@@ -89,6 +92,11 @@ def items_sample(*, project: Project, user=None, n, stratum=None, seed=None) -> 
         Project.objects.select_for_update().filter(pk=project.pk).first()
         items = Item.objects.filter(project=project, probe_of__isnull=True).exclude(status=Item.Status.REMOVED)
         rows = list(items.order_by("pk").values_list("pk", STRATUM_FIELDS[stratum]))
+        if n is None:
+            default = get_kind(project.kind).settings_for(project.settings).get("sample_size")
+            if default is None:
+                raise InvalidInput("is required", field="n")
+            n = max(1, min(default, len(rows)))
         n = _clean_int(n, "n", low=1, high=max(1, len(rows)))
         if not rows:
             raise InvalidInput("the project has no items to sample", field="n")

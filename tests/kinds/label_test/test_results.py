@@ -62,7 +62,15 @@ def test_table2_matches_sklearn(setup, client):
         assert row["f1"] == pytest.approx(f1_score(y_true, y_pred, labels=LABELS, average="macro", zero_division=0))
         for k, label in enumerate(LABELS):
             assert row["per_class"][label] == pytest.approx({"precision": p[k], "recall": r[k], "f1": f[k], "support": s[k]})
-    # The group: majority per item; ties have no answer and count as wrong.
+    # The group (Table 2's "Human" row): the mean of the testers' own figures.
+    group = report["group"]
+    assert group["testers"] == 4 and group["n"] == 30
+    assert group["accuracy"] == pytest.approx(np.mean([by_name[n]["accuracy"] for n in accuracy]))
+    assert group["f1"] == pytest.approx(np.mean([by_name[n]["f1"] for n in accuracy]))
+    for label in LABELS:
+        for field in ("precision", "recall", "f1"):
+            assert group["per_class"][label][field] == pytest.approx(np.mean([by_name[n]["per_class"][label][field] for n in accuracy]))
+    # The majority label per item stays as an extra line; ties have no answer and count as wrong.
     y_true, y_pred, ties = [], [], 0
     for item_id in sorted(gold):
         top = Counter(given[n][item_id] for n in given).most_common()
@@ -70,27 +78,42 @@ def test_table2_matches_sklearn(setup, client):
         ties += tie
         y_true.append(gold[item_id])
         y_pred.append("no answer" if tie else top[0][0])
-    group = report["group"]
-    assert group["ties"] == ties and ties > 0
-    assert group["accuracy"] == pytest.approx(accuracy_score(y_true, y_pred))
+    majority = report["majority"]
+    assert majority["ties"] == ties and ties > 0
+    assert majority["accuracy"] == pytest.approx(accuracy_score(y_true, y_pred))
+    assert majority["accuracy"] != pytest.approx(group["accuracy"])
     p, r, f, _s = precision_recall_fscore_support(y_true, y_pred, labels=LABELS, zero_division=0)
     for k, label in enumerate(LABELS):
-        assert group["per_class"][label]["precision"] == pytest.approx(p[k])
-        assert group["per_class"][label]["recall"] == pytest.approx(r[k])
-        assert group["per_class"][label]["f1"] == pytest.approx(f[k])
+        assert majority["per_class"][label]["precision"] == pytest.approx(p[k])
+        assert majority["per_class"][label]["recall"] == pytest.approx(r[k])
+        assert majority["per_class"][label]["f1"] == pytest.approx(f[k])
 
     client.force_login(setup["sup"])
     page = client.get("/p/he-test/lchaim/")
     assert page.status_code == 200 and b'id="table2"' in page.content
     text = client.get("/p/he-test/lchaim/table2.csv").content.decode("utf-8")
     rows = list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
-    assert [r["annotator"] for r in rows] == ["h1", "h2", "h3", "h4", "(group)"]
+    assert [r["annotator"] for r in rows] == ["h1", "h2", "h3", "h4", "(mean of testers)", "(majority)"]
     assert float(rows[0]["accuracy"]) == pytest.approx(by_name["h1"]["accuracy"])
-    assert json.loads(client.get("/p/he-test/lchaim/table2.json").content)["group"]["ties"] == ties
+    assert float(rows[4]["accuracy"]) == pytest.approx(group["accuracy"])
+    assert float(rows[5]["accuracy"]) == pytest.approx(majority["accuracy"])
+    assert json.loads(client.get("/p/he-test/lchaim/table2.json").content)["majority"]["ties"] == ties
 
 
 def test_table2_is_empty_before_any_label_and_hidden_from_annotators(setup):
     report = setup["root"].get("/api/projects/he-test/report/").json()["label_test"]
     assert report["annotators"] == [] and report["group"]["n"] == 0 and report["items_with_gold"] == 30
+    assert report["group"]["testers"] == 0 and report["group"]["accuracy"] is None and report["majority"]["n"] == 0
     rater = setup["client_for"](setup["users"]["h1"])
     assert rater.get("/api/projects/he-test/report/").status_code == 403
+
+
+def test_label_test_defaults_to_four_testers_per_item(make_user, client_for):
+    """LCHAIM §3.2: 4 testers each label every sampled item."""
+    from annotation.models import Project
+
+    root = client_for(make_user("admin", staff=True))
+    made = root.post("/api/projects/", {"slug": "baseline", "name": "Baseline", "kind": "label_test", "language": "he"}, format="json")
+    assert made.status_code == 201, made.content
+    assert made.json()["settings"]["labels_per_item"] == 4
+    assert Project.objects.get(slug="baseline").settings["labels_per_item"] == 4

@@ -1,6 +1,7 @@
 """The back-translation filter with the real MiniLM model (requirements-embeddings.txt), run
 by a real worker process: paraphrases of the English source score high, an unrelated
-back-translation scores low and flags its item (LCHAIM §2.2, threshold 0.75)."""
+back-translation scores low, flags its item and, the system being the released one, removes
+it from the queue; the report gives the paper's figures (LCHAIM §2.2, threshold 0.75)."""
 
 import io
 import json
@@ -16,7 +17,7 @@ def test_real_model_on_the_worker_flags_an_unrelated_back_translation(transactio
     from annotation.models import Item
 
     admin = client_for(make_user("root", staff=True))
-    assert admin.post("/api/projects/", {"slug": "bt", "name": "bt", "kind": "translation_rating", "language": "he"}, format="json").status_code == 201
+    assert admin.post("/api/projects/", {"slug": "bt", "name": "bt", "kind": "translation_rating", "language": "he", "settings": {"released_system": "a"}}, format="json").status_code == 201
     source = {"premise": "The children played football in the park after school.", "hypothesis": "Kids played a game outside.", "label": "e"}
     rows = [
         {
@@ -58,3 +59,12 @@ def test_real_model_on_the_worker_flags_an_unrelated_back_translation(transactio
     assert close_sims["premise"] > 0.75 and close_sims["hypothesis"] > 0.75
     assert far_sims["premise"] < 0.5
     assert close.flags == [] and far.flags == ["low_back_translation"]
+    assert close.status == "open" and far.status == "removed"
+    assert far.computed["back_translation"]["removed"]["premise"] == far_sims["premise"]
+    report = admin.get("/api/projects/bt/report/").json()["back_translation"]
+    # Unique instances, as the paper counts them: the two premises' back-translations differ,
+    # the hypotheses' are the same text.
+    premise, hypothesis = report["systems"]["a"]["premise"], report["systems"]["a"]["hypothesis"]
+    assert premise["n"] == 2 and premise["below"] == 1 and hypothesis["n"] == 1 and hypothesis["below"] == 0
+    assert premise["mean"] == pytest.approx((close_sims["premise"] + far_sims["premise"]) / 2, abs=1e-6)
+    assert report["removed"] == 1

@@ -2,6 +2,7 @@
 repeatable by seed, only sampled items reach raters, refused once rating started; the
 supervisor's form page does the same."""
 
+import io
 import json
 from collections import Counter
 
@@ -86,7 +87,7 @@ def test_only_sampled_items_go_to_raters_and_sampling_stops_once_rating_starts(s
 
 @pytest.mark.parametrize(
     "body, field",
-    [({"n": 0}, "n"), ({"n": 837}, "n"), ({"n": "5"}, "n"), ({"n": True}, "n"), ({}, "n"), ({"n": 5, "stratum": "payload"}, "stratum"), ({"n": 5, "seed": -1}, "seed"), ({"n": 5, "extra": 1}, "body"), ({"n": 5, "stratum": []}, "stratum"), ('{"n": 5, "stratum": "split\\ud800"}', "stratum"), ({"n": 5, "seed": [1]}, "seed")],
+    [({"n": 0}, "n"), ({"n": 837}, "n"), ({"n": "5"}, "n"), ({"n": True}, "n"), ({"n": 1.5}, "n"), ({"n": 5, "stratum": "payload"}, "stratum"), ({"n": 5, "seed": -1}, "seed"), ({"n": 5, "extra": 1}, "body"), ({"n": 5, "stratum": []}, "stratum"), ('{"n": 5, "stratum": "split\\ud800"}', "stratum"), ({"n": 5, "seed": [1]}, "seed")],
 )
 def test_bad_sample_requests_are_400_and_change_nothing(setup, body, field):
     if isinstance(body, str):  # raw JSON: a lone surrogate escape cannot be encoded by the client
@@ -107,6 +108,42 @@ def test_raters_may_not_sample_and_the_form_page_works(setup, client):
     assert response.status_code == 200
     assert len(sampled(setup["project"])) == 10
     assert "seed 3" in response.content.decode()
+    assert b'placeholder="200"' in client.get("/p/mt/lchaim/").content
+    client.post("/p/mt/lchaim/sample/", {"n": "", "stratum": "split", "seed": "3"})
+    assert len(sampled(setup["project"])) == 200
     bad = client.post("/p/mt/lchaim/sample/", {"n": "abc"}, follow=True)
     assert "n: must be an integer" in bad.content.decode()
-    assert len(sampled(setup["project"])) == 10
+    assert len(sampled(setup["project"])) == 200
+
+
+def test_sample_size_defaults_to_the_papers_200_keeping_split_shares(setup):
+    """LCHAIM §2.2: 200 samples, the splits' shares kept; `n` omitted takes the project's
+    `sample_size` setting (default 200)."""
+    from annotation.models import Job
+
+    api = setup["sup_api"]
+    assert setup["root"].get("/api/projects/mt/").json()["settings"]["sample_size"] == 200
+    response = api.post("/api/projects/mt/sample/", {"seed": 4}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["n"] == 200
+    assert Counter(x.split("-")[0] for x in sampled(setup["project"])) == {"train": 160, "dev": 20, "test": 20}
+    assert Job.objects.get(pk=response.json()["job"]).params == {"n": 200, "stratum": "split", "seed": 4}
+
+
+def test_sample_size_setting_is_used_checked_and_capped_by_the_items(make_user, client_for):
+    root = client_for(make_user("admin", staff=True))
+    bad = root.post("/api/projects/", {"slug": "mt0", "name": "MT", "kind": "translation_rating", "language": "he", "settings": {"sample_size": 0}}, format="json")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "settings.sample_size"
+    made = root.post("/api/projects/", {"slug": "mt5", "name": "MT", "kind": "translation_rating", "language": "he", "settings": {"sample_size": 5}}, format="json")
+    assert made.status_code == 201, made.content
+    rows = [{"id": f"i{i}", "split": "dev", "source": {"premise": "p", "hypothesis": "h", "label": "n"}, "candidates": [{"system": "a", "premise": "x", "hypothesis": "y"}]} for i in range(8)]
+    for slug in ("mt5", "mt200"):
+        if slug == "mt200":
+            assert root.post("/api/projects/", {"slug": slug, "name": "MT", "kind": "translation_rating", "language": "he"}, format="json").status_code == 201
+        upload = io.BytesIO(jsonl(rows))
+        upload.name = "t.jsonl"
+        assert root.post(f"/api/projects/{slug}/import/", {"file": upload, "format": "jsonl"}).status_code == 201
+    assert root.post("/api/projects/mt5/sample/", {}, format="json").json()["n"] == 5
+    # The default larger than the project draws every item; an explicit n larger is refused.
+    assert root.post("/api/projects/mt200/sample/", {}, format="json").json()["n"] == 8
+    assert root.post("/api/projects/mt200/sample/", {"n": 9}, format="json").status_code == 400

@@ -241,7 +241,7 @@ class SubmitView(APIView):
     @extend_schema(
         request=s.SubmitRequestSerializer,
         parameters=IDEMPOTENCY_KEY,
-        responses={201: s.AnnotationSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={201: s.SubmittedSerializer, 409: s.ErrorsSerializer, **ERRORS},
     )
     @idempotent_write
     def post(self, request, assignment_id):
@@ -249,7 +249,8 @@ class SubmitView(APIView):
         if "value" not in data:
             raise InvalidInput("is required", field="value")
         annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
-        return Response(s.annotation_data(annotation), status=status.HTTP_201_CREATED)
+        warnings = get_kind(annotation.assignment.project.kind).value_warnings(annotation.value)
+        return Response({**s.annotation_data(annotation), "warnings": warnings}, status=status.HTTP_201_CREATED)
 
 
 class JobView(APIView):

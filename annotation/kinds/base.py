@@ -86,6 +86,11 @@ class KindRules:
         """The submitted value, validated; raise InvalidInput naming the field."""
         raise NotImplementedError
 
+    def value_warnings(self, value: dict) -> list[dict]:
+        """Advice on a cleaned value that does not stop it being stored (a protocol's soft
+        rules), each `{"field", "code", "message"}`; the submit response lists them."""
+        return []
+
     def derived_group(self, payload: dict) -> str:
         """The group that keeps items apart in an annotator's sequence when the imported
         row names none (stored as `Item.derived_group`, never exported), or "" for none.

@@ -153,6 +153,21 @@ class AnnotationSerializer(serializers.ModelSerializer):
         fields = ["id", "assignment", "item", "round", "value", "created_at"]
 
 
+class WarningSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class SubmittedSerializer(AnnotationSerializer):
+    """The stored annotation and the kind's warnings about it (`Kind.value_warnings`)."""
+
+    warnings = WarningSerializer(many=True, read_only=True)
+
+    class Meta(AnnotationSerializer.Meta):
+        fields = [*AnnotationSerializer.Meta.fields, "warnings"]
+
+
 _DATETIME = serializers.DateTimeField()
 
 

@@ -245,7 +245,7 @@ class SubmitView(APIView):
     @extend_schema(
         request=s.SubmitRequestSerializer,
         parameters=IDEMPOTENCY_KEY,
-        responses={201: s.AnnotationSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={201: s.SubmittedSerializer, 409: s.ErrorsSerializer, **ERRORS},
     )
     @idempotent_write
     def post(self, request, assignment_id):
@@ -253,8 +253,10 @@ class SubmitView(APIView):
         if "value" not in data:
             raise InvalidInput("is required", field="value")
         annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
+        kind = get_kind(annotation.assignment.project.kind)
         answer = s.annotation_data(annotation)
-        answer["value"] = get_kind(annotation.assignment.project.kind).annotator_value(annotation.value, annotation.item)
+        answer["value"] = kind.annotator_value(annotation.value, annotation.item)
+        answer["warnings"] = kind.value_warnings(annotation.value)
         return Response(answer, status=status.HTTP_201_CREATED)
 
 

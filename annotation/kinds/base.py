@@ -99,6 +99,17 @@ class KindRules:
         store more than the annotator saw (a blind order's key) give back what was sent."""
         return value
 
+    def value_warnings(self, value: dict) -> list[dict]:
+        """Advice on a cleaned value that does not stop it being stored (a protocol's soft
+        rules), each `{"field", "code", "message"}`; the submit response lists them."""
+        return []
+
+    def derived_group(self, payload: dict) -> str:
+        """The group that keeps items apart in an annotator's sequence when the imported
+        row names none (stored as `Item.derived_group`, never exported), or "" for none.
+        At most 200 characters."""
+        return ""
+
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         """An item id to claim before the ordinary queue (a coherence probe), locked by the
         caller's transaction, or None. Called while the caller's membership row is locked."""

@@ -96,7 +96,8 @@ LIMIT 1
 
 
 def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now) -> Item | None:
-    """Lock and return one item the caller may claim now — open, in the sample, not a probe
+    """Lock and return one item the caller may claim now — of another assignment group than
+    `avoid_group` while there is one (`Item.assignment_group`), open, in the sample, not a probe
     (kinds hand out probes themselves through `Kind.probe_for_annotator`), not the caller's
     own, not already held or labeled by the caller in its current round, and still short of
     votes (`needed` = (without a reference label, with one)) — starting at `pivot` in the shuffled order and wrapping around,
@@ -115,7 +116,10 @@ def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, p
         "group": avoid_group,
         "true": True,
     }
-    group_filters = ["AND i.\"group\" <> %(group)s", ""] if avoid_group else [""]
+    # `avoid_group` is the latest item's `Item.assignment_group`; the same key in SQL.
+    group_filters = (
+        ["AND CASE WHEN i.\"group\" = '' THEN i.derived_group ELSE i.\"group\" END <> %(group)s", ""] if avoid_group else [""]
+    )
     for group_filter in group_filters:
         for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
             sql = _CANDIDATE_SQL.format(

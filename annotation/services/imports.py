@@ -194,6 +194,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
         # another keep their own order (FarsTail's premise groups are runs of rows).
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one import at a time per project
         offset = Item.objects.filter(project=project).aggregate(top=Max("position"))["top"] or 0
+        kind = get_kind(project.kind)
         for start in range(0, len(new_rows), BATCH_SIZE):
             batch = new_rows[start : start + BATCH_SIZE]
             Item.objects.bulk_create(
@@ -203,6 +204,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
                     payload=row.payload,
                     reference_label=row.reference_label,
                     group=row.group,
+                    derived_group="" if row.group else kind.derived_group(row.payload),
                     split=row.split,
                     author=authors.get(row.author),
                     position=offset + row.position,
@@ -212,7 +214,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
             if job_id is not None:
                 job_set_progress(job_id, 0.5 + 0.5 * (start + len(batch)) / max(1, len(new_rows)))
         # Kinds that compute figures from imported text (summary measures) queue that here.
-        get_kind(project.kind).after_import(project, len(new_rows))
+        kind.after_import(project, len(new_rows))
     return ImportResult(created=len(new_rows), skipped=len(rows) - len(new_rows))
 
 

@@ -6,41 +6,62 @@
 (function () {
   const el = function (id) { return document.getElementById(id); };
   const FIELDS = ["premise", "entailment", "contradiction", "neutral"];
+  // Optional web addresses (FarsTail §3.1 steps 2 and 4): sent only when filled in.
+  const SOURCES = ["premise_source", "neutral_source"];
+  // "Similar length": LENGTH_RATIO of annotation/kinds/nli_authoring/kind.py, which gives
+  // the same warnings in the submit response.
+  const LENGTH_RATIO = 2;
 
   function message(id) { return el(id).textContent; }
 
   // Length in code points, so that a ZWNJ or an emoji counts as one character.
   function length(text) { return Array.from(text).length; }
 
+  function lengthsDiffer(text, other) {
+    if (!text || !other) { return false; }
+    const ratio = length(text) / length(other);
+    return ratio < 1 / LENGTH_RATIO || ratio > LENGTH_RATIO;
+  }
+
   // FarsTail §3.1 step 3: the contradiction hypothesis is "similar to h1 in length, but
-  // different in structure and words". Warnings only; the server does not enforce them.
+  // different in structure and words"; step 4: the neutral one of "a similar length to h1
+  // and h2". Warnings only; the server stores the texts all the same.
   function contradictionWarnings(entailment, contradiction) {
     const e = entailment.trim();
     const c = contradiction.trim();
     const out = [];
     if (!e || !c) { return out; }
-    const ratio = length(c) / length(e);
-    if (ratio < 0.5 || ratio > 2) { out.push("length"); }
-    if (e === c || e.indexOf(c) !== -1 || c.indexOf(e) !== -1) { out.push("copy"); }
+    if (lengthsDiffer(c, e)) { out.push("length"); }
+    if (e.indexOf(c) !== -1 || c.indexOf(e) !== -1) { out.push("copy"); }
     return out;
   }
 
-  function refreshWarnings() {
-    const list = el("warnings");
-    const found = contradictionWarnings(el("entailment").value, el("contradiction").value);
+  function neutralWarnings(entailment, contradiction, neutral) {
+    const n = neutral.trim();
+    return (lengthsDiffer(n, entailment.trim()) || lengthsDiffer(n, contradiction.trim())) ? ["length"] : [];
+  }
+
+  function showWarnings(listId, found, prefix) {
+    const list = el(listId);
     list.replaceChildren();
     found.forEach(function (name) {
       const li = document.createElement("li");
       li.className = "warning";
       li.dataset.warning = name;
-      li.textContent = message("msg-" + name);
+      li.textContent = message(prefix + name);
       list.appendChild(li);
     });
     list.hidden = found.length === 0;
   }
 
+  function refreshWarnings() {
+    const e = el("entailment").value, c = el("contradiction").value;
+    showWarnings("warnings", contradictionWarnings(e, c), "msg-");
+    showWarnings("neutral-warnings", neutralWarnings(e, c, el("neutral").value), "msg-neutral-");
+  }
+
   function clearInvalid() {
-    FIELDS.forEach(function (name) { el(name).removeAttribute("aria-invalid"); });
+    FIELDS.concat(SOURCES).forEach(function (name) { el(name).removeAttribute("aria-invalid"); });
   }
 
   function showQuestion(payload) {
@@ -71,7 +92,7 @@
     show: function (data) {
       clearInvalid();
       showQuestion(data.item.payload);
-      FIELDS.forEach(function (name) { el(name).value = ""; });
+      FIELDS.concat(SOURCES).forEach(function (name) { el(name).value = ""; });
       refreshWarnings();
       el("entailment").focus();
     },
@@ -87,6 +108,9 @@
       value[name] = el(name).value;  // exactly as typed: never trimmed
       if (!value[name].trim()) { empty.push(name); }
     });
+    SOURCES.forEach(function (name) {
+      if (el(name).value) { value[name] = el(name).value; }
+    });
     if (empty.length) {
       empty.forEach(function (name) { el(name).setAttribute("aria-invalid", "true"); });
       el(empty[0]).focus();
@@ -98,12 +122,13 @@
     const errors = (result && result.data && Array.isArray(result.data.errors)) ? result.data.errors : [];
     errors.forEach(function (e) {
       const name = (e.field || "").replace(/^value\./, "");
-      if (FIELDS.indexOf(name) !== -1) { el(name).setAttribute("aria-invalid", "true"); }
+      if (FIELDS.indexOf(name) !== -1 || SOURCES.indexOf(name) !== -1) { el(name).setAttribute("aria-invalid", "true"); }
     });
   }
 
   el("entailment").addEventListener("input", refreshWarnings);
   el("contradiction").addEventListener("input", refreshWarnings);
+  el("neutral").addEventListener("input", refreshWarnings);
   el("authoring-form").addEventListener("submit", function (event) {
     event.preventDefault();
     submit();

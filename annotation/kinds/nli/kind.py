@@ -2,6 +2,7 @@
 NliKind, the page and rules that `nli_relabel` here and `label_test` (its own folder) share,
 and NliRelabelKind."""
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,6 +38,21 @@ class NliKind(Kind):
         if extra:
             store_extra(payload, extra)
         return ItemRow(payload=payload, reference_label=label, author=author, position=row, **common), []
+
+    def derived_group(self, payload: dict) -> str:
+        """Pairs without a group in their file are grouped by their premise (exact text as
+        stored), so that an annotator does not get the same premise twice in a row while
+        another is available (FarsTail §3.2) whatever the import format. A digest, because
+        a premise may be longer than a group. FarsTail files group consecutive rows of one
+        premise themselves (formats.py); a group from the file always wins.
+
+        >>> NliKind().derived_group({"premise": "a"})[:20]
+        'premise:ca978112ca1b'
+        """
+        premise = payload.get("premise")
+        if not isinstance(premise, str) or not premise:
+            return ""
+        return "premise:" + hashlib.sha256(premise.encode("utf-8")).hexdigest()
 
     def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
         if fmt != "farstail":

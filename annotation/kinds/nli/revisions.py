@@ -7,6 +7,7 @@ from django.db import transaction
 
 from annotation.access import access_project_for_author
 from annotation.errors import Conflict, InvalidInput, NotFound
+from annotation.kinds.registry import get_kind
 from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Item, ItemRevision
 
@@ -93,5 +94,7 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
         item.payload = {**item.payload, **edits}
         item.round += 1
         item.status = Item.Status.OPEN
-        item.save(update_fields=["payload", "round", "status"])
+        if not item.group:
+            item.derived_group = get_kind(item.project.kind).derived_group(item.payload)
+        item.save(update_fields=["payload", "round", "status", "derived_group"])
         return item

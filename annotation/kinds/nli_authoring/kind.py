@@ -12,8 +12,13 @@ entailment hypothesis (question + correct answer), the contradiction hypothesis 
 a wrong answer, similar length to the entailment one but other words) and the neutral
 hypothesis (a related sentence whose status the premise leaves open). Each is a non-empty
 string kept exactly as typed (never trimmed or normalised, DESIGN.md §6); NUL and lone
-surrogates are refused and every error names its field (`value.premise`, ...). The
-length/copy rule of FarsTail step 3 is a warning on the page, not an error here.
+surrogates are refused and every error names its field (`value.premise`, ...).
+Optional `premise_source` and `neutral_source`: the web pages the premise and the neutral
+hypothesis were found on (steps 2 and 4), absolute http(s) URLs (Django's URLValidator);
+stored only when given, and carried to the generated items' `extra`. The similar-length
+rule of steps 3-4 (every hypothesis within LENGTH_RATIO of the others, in code points)
+and the "do not copy the entailment" rule of step 3 are warnings, not errors: the submit
+response lists them (`value_warnings`) and the page shows them as the author types.
 
 Settings:
 - `relabel_project` (default ""): slug of the `nli_relabel` project that receives the
@@ -43,12 +48,22 @@ disqualified in either is refused (`annotation.access.access_project_for_author`
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.base import Kind
 from annotation.metrics.text import forbidden_character
 from annotation.rows import ItemRow, RowProblems, require_text
 
 VALUE_FIELDS = ("premise", "entailment", "contradiction", "neutral")
+# Optional: where on the web the premise and the neutral hypothesis were found.
+SOURCE_FIELDS = ("premise_source", "neutral_source")
+# "Similar length" (FarsTail §3.1 steps 3-4, which give no figure): a hypothesis more than
+# this many times longer or shorter than another draws a warning. static/nli_authoring/
+# annotate.js applies the same figure live.
+LENGTH_RATIO = 2
+_WEB_URL = URLValidator(schemes=["http", "https"])
 MAX_ID_LENGTH = 120
 MAX_CHOICES = 26
 MAX_TEXT_LENGTH = 20_000
@@ -130,7 +145,7 @@ class NliAuthoringKind(Kind):
                 field="value",
             )
         errors = []
-        for key in sorted(set(value) - set(VALUE_FIELDS), key=str):
+        for key in sorted(set(value) - set(VALUE_FIELDS) - set(SOURCE_FIELDS), key=str):
             reason = forbidden_character(key)
             if reason:
                 # Never echo a key that cannot be encoded back (a lone surrogate would 500).
@@ -150,10 +165,51 @@ class NliAuthoringKind(Kind):
                 errors.append(FieldError(field, forbidden_character(text)))
             elif len(text) > MAX_TEXT_LENGTH:
                 errors.append(FieldError(field, f"is longer than {MAX_TEXT_LENGTH} characters"))
+        sources = {}
+        for name in SOURCE_FIELDS:
+            url = value.get(name)
+            if url is None or url == "":
+                continue
+            try:
+                if not isinstance(url, str):
+                    raise ValidationError("not a string")
+                _WEB_URL(url)
+            except ValidationError:
+                errors.append(FieldError(f"value.{name}", "must be a web address starting with http:// or https://"))
+            else:
+                sources[name] = url
         if errors:
             raise InvalidInput("invalid value", errors=errors)
         # Exactly as typed: no trimming, no normalisation.
-        return {name: value[name] for name in VALUE_FIELDS}
+        return {**{name: value[name] for name in VALUE_FIELDS}, **sources}
+
+    def value_warnings(self, value: dict) -> list[dict]:
+        """FarsTail §3.1 steps 3-4 on a cleaned value: the contradiction and the neutral
+        hypothesis each about as long as the hypotheses before them (within LENGTH_RATIO,
+        code points of the text without surrounding spaces), and the contradiction not a
+        copy of the entailment (one containing the other).
+
+        >>> NliAuthoringKind().value_warnings({"entailment": "abcd", "contradiction": "xyzw", "neutral": "n"})
+        [{'field': 'value.neutral', 'code': 'length', 'message': 'is much shorter or longer than the entailment hypothesis; FarsTail asks for a similar length'}]
+        """
+        entailment, contradiction, neutral = (value[name].strip() for name in ("entailment", "contradiction", "neutral"))
+        warnings = []
+        for name, text, others in (
+            ("contradiction", contradiction, (("entailment", entailment),)),
+            ("neutral", neutral, (("entailment", entailment), ("contradiction", contradiction))),
+        ):
+            unlike = next((other for other, against in others if _lengths_differ(text, against)), None)
+            if unlike is not None:
+                warnings.append({
+                    "field": f"value.{name}", "code": "length",
+                    "message": f"is much shorter or longer than the {unlike} hypothesis; FarsTail asks for a similar length",
+                })  # fmt: skip
+        if entailment and contradiction and (entailment in contradiction or contradiction in entailment):
+            warnings.append({
+                "field": "value.contradiction", "code": "copy",
+                "message": "copies the entailment hypothesis; use other structure and words",
+            })  # fmt: skip
+        return warnings
 
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Create the three `nli_relabel` items of this annotation (see pairs.py); a refusal
@@ -161,3 +217,10 @@ class NliAuthoringKind(Kind):
         from .pairs import pairs_create_for_annotation
 
         pairs_create_for_annotation(annotation, item, settings)
+
+
+def _lengths_differ(text: str, other: str) -> bool:
+    if not text or not other:
+        return False
+    ratio = len(text) / len(other)
+    return ratio < 1 / LENGTH_RATIO or ratio > LENGTH_RATIO

@@ -6,6 +6,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from annotation.errors import Conflict
+from annotation.rows import store_extra
 
 # Label of each generated item and the suffix of its external id.
 GENERATED = (("entailment", "e"), ("contradiction", "c"), ("neutral", "n"))
@@ -27,7 +28,7 @@ def pairs_create_for_annotation(annotation, item, settings: dict) -> None:
         Item(
             project=target,
             external_id=f"{question_id}-{annotation.pk}-{suffix}",
-            payload={"premise": value["premise"], "hypothesis": value[label]},
+            payload=_pair_payload(value, label),
             reference_label=label,
             group=f"{item.project.slug}:{question_id}",
             split=item.split,
@@ -45,6 +46,18 @@ def pairs_create_for_annotation(annotation, item, settings: dict) -> None:
             f"{', '.join(row.external_id for row in rows)}",
             field="relabel_project",
         ) from None
+
+
+def _pair_payload(value: dict, label: str) -> dict:
+    """premise and hypothesis, and in `extra` (exported like an imported file's extra
+    columns) the web sources the author gave: the premise's for every pair, the neutral
+    hypothesis's for the neutral pair."""
+    payload = {"premise": value["premise"], "hypothesis": value[label]}
+    sources = ("premise_source", "neutral_source") if label == "neutral" else ("premise_source",)
+    extra = {name: value[name] for name in sources if value.get(name)}
+    if extra:
+        store_extra(payload, extra)
+    return payload
 
 
 def linked_relabel_project(project, settings: dict):

@@ -11,6 +11,8 @@ import json
 
 import pytest
 
+from annotation.kinds.registry import get_kind
+
 pytestmark = pytest.mark.django_db
 
 ZWNJ = "\u200c"
@@ -135,6 +137,12 @@ def test_revise_and_withdraw_through_http(relabel, django_capture_on_commit_call
     assert revised.json()["payload"] == {"premise": "کتاب روی میز است.", "hypothesis": new_hypothesis}
     revised_pass = author.post(f"/api/items/{item_id('fail-then-pass')}/revise/", {"premise": "مریم در کتابخانه نشسته است."}, format="json")
     assert revised_pass.status_code == 200
+    # A new premise is a new group for the assignment rule (the file gave none).
+    from annotation.models import Item
+
+    derived = dict(Item.objects.filter(project__slug="fa-rev").values_list("external_id", "derived_group"))
+    assert derived["fail-then-pass"] == get_kind("nli_relabel").derived_group({"premise": "مریم در کتابخانه نشسته است."}) != ""
+    assert derived["fail-then-revise"] == get_kind("nli_relabel").derived_group({"premise": "کتاب روی میز است."})
     # Revising twice: the item is no longer waiting for a revision.
     assert author.post(revise_url, {"hypothesis": "again"}, format="json").status_code == 409
 

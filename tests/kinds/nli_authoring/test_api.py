@@ -352,3 +352,76 @@ def test_annotate_page_renders_for_authors_only(setup, client, make_user):
     client.force_login(outsider)
     assert client.get("/p/fa-author/annotate/").status_code == 404
     assert not Membership.objects.filter(user=outsider).exists()
+
+
+# --- web sources and length warnings (FarsTail §3.1 steps 2-4) ----------------------------
+
+PREMISE_SOURCE = "https://fa.wikipedia.org/wiki/%D8%B3%D8%A7%D8%B2%D9%85%D8%A7%D9%86_%D9%85%D9%84%D9%84"
+NEUTRAL_SOURCE = "http://example.org/news/un?id=7"
+
+
+def test_web_sources_are_stored_and_carried_to_the_relabel_items_and_exports(setup):
+    from annotation.models import Annotation
+
+    a1, root = setup["client"]("a1"), setup["root"]
+    body = take_question(a1)
+    value = {**AUTHORED, "premise_source": PREMISE_SOURCE, "neutral_source": NEUTRAL_SOURCE}
+    response = a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json")
+    assert response.status_code == 201, response.content
+    assert Annotation.objects.get().value == value
+    extras = {item.reference_label: item.payload.get("extra") for item in generated()}
+    assert extras == {
+        "entailment": {"premise_source": PREMISE_SOURCE},
+        "contradiction": {"premise_source": PREMISE_SOURCE},
+        "neutral": {"premise_source": PREMISE_SOURCE, "neutral_source": NEUTRAL_SOURCE},
+    }
+    exported = root.get("/api/projects/fa-relabel/export/?format=jsonl&status=all")
+    assert exported.status_code == 200
+    body = b"".join(exported.streaming_content) if getattr(exported, "streaming", False) else exported.content
+    records = {json.loads(line)["hypothesis"]: json.loads(line) for line in body.decode().splitlines()}
+    assert records[AUTHORED["neutral"]]["extra"] == {"premise_source": PREMISE_SOURCE, "neutral_source": NEUTRAL_SOURCE}
+    assert records[AUTHORED["entailment"]]["extra"] == {"premise_source": PREMISE_SOURCE}
+
+    # Sources are optional: without them the value and the items are as before.
+    second = take_question(a1)
+    assert a1.post(f"/api/assignments/{second['assignment']}/submit/", {"value": {**AUTHORED, "neutral_source": ""}}, format="json").status_code == 201
+    assert Annotation.objects.order_by("-pk").first().value == AUTHORED
+    assert all("extra" not in item.payload for item in generated()[3:])
+
+
+@pytest.mark.parametrize(
+    ("value", "fields"),
+    [
+        ({**AUTHORED, "premise_source": "not a url"}, {"value.premise_source"}),
+        ({**AUTHORED, "neutral_source": "javascript:alert(1)"}, {"value.neutral_source"}),
+        ({**AUTHORED, "neutral_source": "ftp://example.org/a"}, {"value.neutral_source"}),
+        ({**AUTHORED, "premise_source": 7}, {"value.premise_source"}),
+        ({**AUTHORED, "premise_source": "https://", "neutral_source": ["https://example.org"]}, {"value.premise_source", "value.neutral_source"}),
+    ],
+)
+def test_bad_sources_are_400_naming_the_field_and_store_nothing(setup, value, fields):
+    from annotation.models import Annotation
+
+    a1 = setup["client"]("a1")
+    body = take_question(a1)
+    response = a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json")
+    assert response.status_code == 400, response.content
+    assert {e["field"] for e in response.json()["errors"]} == fields
+    assert generated() == [] and not Annotation.objects.exists()
+
+
+def test_length_warnings_for_every_hypothesis(setup):
+    """Step 3: the contradiction about as long as the entailment; step 4: the neutral about
+    as long as both. Warnings in the submit response; the submit still goes through."""
+    a1 = setup["client"]("a1")
+    body = take_question(a1)
+    short_neutral = {**AUTHORED, "neutral": "سازمان ملل."}
+    response = a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": short_neutral}, format="json")
+    assert response.status_code == 201, response.content
+    assert [(w["field"], w["code"]) for w in response.json()["warnings"]] == [("value.neutral", "length")]
+    assert len(generated()) == 3
+
+    second = take_question(a1)
+    similar = a1.post(f"/api/assignments/{second['assignment']}/submit/", {"value": AUTHORED}, format="json")
+    assert similar.status_code == 201
+    assert similar.json()["warnings"] == []

@@ -2,8 +2,10 @@
 through Playwright; fixtures in tests/browser/fixtures.py).
 
 A Persian author writes premise + three hypotheses for one multiple-choice question, with
-ZWNJ typed inside words, sees the live length/copy warnings for the contradiction (FarsTail
-§3.1 step 3), submits with Ctrl+Enter, and the three nli_relabel items hold the exact text.
+ZWNJ typed inside words, sees the live length/copy warnings for the contradiction and the
+length warning for the neutral hypothesis (FarsTail §3.1 steps 3-4), gives the web sources
+of the premise and the neutral hypothesis, submits with Ctrl+Enter, and the three
+nli_relabel items hold the exact text and the sources.
 Then a failed item is revised (and another withdrawn) on /p/<slug>/revisions/.
 Screenshots: tests/browser/artifacts/authoring_*.png."""
 
@@ -27,6 +29,10 @@ TEXTS = {
     "premise": f"مجمع عمومی سازمان ملل، آنتونیو گوترش را به عنوان جانشین بان کی{ZWNJ}مون برگزید.",
     "contradiction": f"پیش از آنتونیو گوترش، کوفی عنان دبیر کل سازمان ملل بوده{ZWNJ}است.",
     "neutral": f"اعضای سازمان ملل به اتفاق آرا آنتونیو گوترش را نامزد کردند{ZWNJ}.  ",
+}
+SOURCES = {
+    "premise_source": "https://fa.wikipedia.org/wiki/%D8%A2%D9%86%D8%AA%D9%88%D9%86%DB%8C%D9%88_%DA%AF%D9%88%D8%AA%D8%B1%D8%B4",
+    "neutral_source": "https://news.un.org/fa/story/2016/10/1",
 }
 
 
@@ -57,8 +63,8 @@ def authoring_setup(transactional_db, live_server, settings):
     return {"url": live_server.url, "users": users, "relabel": relabel, "authoring": authoring, "admin": admin}
 
 
-def warnings_shown(page) -> list[str]:
-    return page.evaluate("() => [...document.querySelectorAll('#warnings li')].map(li => li.dataset.warning)")
+def warnings_shown(page, list_id: str = "warnings") -> list[str]:
+    return page.evaluate(f"() => [...document.querySelectorAll('#{list_id} li')].map(li => li.dataset.warning)")
 
 
 def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_dir):
@@ -66,6 +72,8 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
 
     base, relabel = authoring_setup["url"], authoring_setup["relabel"]
     login(page, base, "sara-author")
+    # A Persian author reading the page in Persian (Django's language cookie).
+    page.context.add_cookies([{"name": "django_language", "value": "fa", "url": base}])
     with page.expect_response(_is("GET", r"/next/$")) as first:
         response = page.goto(f"{base}/p/fa-author-br/annotate/")
     assert response.status == 200
@@ -99,15 +107,43 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
     page.locator("#contradiction").press_sequentially(TEXTS["contradiction"])
     assert warnings_shown(page) == []
     assert page.locator("#warnings").is_hidden()
+    # A neutral hypothesis far shorter than the other two: its own warning, in Persian.
+    page.locator("#neutral").press_sequentially("گوترش.")
+    assert warnings_shown(page, "neutral-warnings") == ["length"]
+    assert page.locator("#neutral-warnings").is_visible()
+    assert "فرضیهٔ خنثی" in page.locator("#neutral-warnings li").inner_text()
+    assert warnings_shown(page) == []
+    page.screenshot(path=str(artifacts_dir / "authoring_fa_neutral_warning.png"), full_page=True)
+    page.locator("#neutral").fill("")
     page.locator("#neutral").press_sequentially(TEXTS["neutral"])
+    assert warnings_shown(page, "neutral-warnings") == []
+    assert page.locator("#neutral-warnings").is_hidden()
     for name, text in TEXTS.items():
         assert page.locator(f"#{name}").input_value() == text
+
+    # The web sources: labelled in Persian, written left to right; a bad one is refused by
+    # the server (400 naming the field, marked on the page), then corrected.
+    assert page.locator('label[for="premise_source"]').inner_text() == "نشانی وب مقدمه (اختیاری)"
+    assert page.locator('label[for="neutral_source"]').inner_text() == "نشانی وب فرضیهٔ خنثی (اختیاری)"
+    assert page.evaluate("() => getComputedStyle(document.getElementById('premise_source')).direction") == "ltr"
+    page.locator("#premise_source").fill("ftp://example.org/a")
+    with page.expect_response(_is("POST", r"/api/assignments/\d+/submit/$")) as refused:
+        page.keyboard.press("Control+Enter")
+    assert refused.value.status == 400
+    assert [e["field"] for e in refused.value.json()["errors"]] == ["value.premise_source"]
+    page.locator("#error").wait_for(state="visible")
+    assert page.locator("#premise_source").get_attribute("aria-invalid") == "true"
+    assert not Item.objects.filter(project=relabel).exists()
+    for name, url in SOURCES.items():
+        page.locator(f"#{name}").fill(url)
     assert page.evaluate("() => getComputedStyle(document.getElementById('premise')).direction") == "rtl"
     page.screenshot(path=str(artifacts_dir / "authoring_fa.png"), full_page=True)
 
     with page.expect_response(_is("POST", r"/api/assignments/\d+/submit/$")) as submitted, page.expect_response(_is("GET", r"/next/$")) as following:
         page.keyboard.press("Control+Enter")
     assert submitted.value.status == 201
+    assert submitted.value.json()["warnings"] == []
+    assert json.loads(submitted.value.request.post_data)["value"] == {**TEXTS, **SOURCES}
     assert submitted.value.request.headers.get("idempotency-key")
     assert following.value.status == 204
     page.locator("#done").wait_for(state="visible")
@@ -115,15 +151,24 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
     page.wait_for_function("() => document.getElementById('progress-text').textContent === '1 / 1'")
 
     items = list(Item.objects.filter(project=relabel).select_related("author").order_by("position"))
-    assert [(i.reference_label, i.payload) for i in items] == [
-        ("entailment", {"premise": TEXTS["premise"], "hypothesis": TEXTS["entailment"]}),
-        ("contradiction", {"premise": TEXTS["premise"], "hypothesis": TEXTS["contradiction"]}),
-        ("neutral", {"premise": TEXTS["premise"], "hypothesis": TEXTS["neutral"]}),
+    assert [(i.reference_label, i.payload["premise"], i.payload["hypothesis"]) for i in items] == [
+        ("entailment", TEXTS["premise"], TEXTS["entailment"]),
+        ("contradiction", TEXTS["premise"], TEXTS["contradiction"]),
+        ("neutral", TEXTS["premise"], TEXTS["neutral"]),
+    ]
+    assert [i.payload.get("extra") for i in items] == [
+        {"premise_source": SOURCES["premise_source"]},
+        {"premise_source": SOURCES["premise_source"]},
+        SOURCES,
     ]
     assert {i.author.username for i in items} == {"sara-author"}
     assert {i.group for i in items} == {"fa-author-br:q-un"}
     assert {i.split for i in items} == {"train"}
     page.screenshot(path=str(artifacts_dir / "authoring_fa_done.png"), full_page=True)
+    # Chromium logs the deliberate 400 above as a failed resource load; nothing else may appear.
+    expected = [m for m in page.problems.console if "status of 400" in m and "/submit/" in m]
+    assert len(expected) == 1
+    page.problems.console = [m for m in page.problems.console if m not in expected]
     page.problems.assert_clean(page)
 
 

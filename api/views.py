@@ -237,8 +237,9 @@ class ProgressView(APIView):
     def get(self, request, slug):
         membership = access.access_membership_for_annotator(request.user, slug)
         kind = get_kind(membership.project.kind)
-        needed = assignment_services.needed_pair(kind, kind.settings_for(membership.project.settings))
-        return Response(progress_for_annotator(membership.project, request.user, needed))
+        settings = kind.settings_for(membership.project.settings)
+        needed = assignment_services.needed_pair(kind, settings)
+        return Response(progress_for_annotator(membership.project, request.user, needed, kind=kind, settings=settings))
 
 
 class SubmitView(APIView):

@@ -115,6 +115,12 @@ class KindRules:
         caller's transaction, or None. Called while the caller's membership row is locked."""
         return None
 
+    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
+        """How many more probes `probe_for_annotator` may still hand this annotator, beside
+        the `ordinary_remaining` ordinary items they could still claim: added to the
+        `remaining` of their progress so that a probe never makes the total grow."""
+        return 0
+
     def after_import(self, project, created: int) -> None:
         """Called inside the import transaction once rows are stored; enqueue follow-up work
         with `transaction.on_commit` here."""

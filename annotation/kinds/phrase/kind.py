@@ -10,7 +10,8 @@ Import
 
 Annotating: the annotator sees `{left, right}` only and submits `{"label": one of the
 seven}`. Each item needs `labels_per_item` labels (default 3); the imported label is not
-a vote. Reversed copies are mixed in as probes (probes.py), needing one label each.
+a vote. Reversed copies of pairs the annotator labeled with one of `probe_labels` are
+mixed in as probes (probes.py), needing one label each.
 
 Gold and the export: labels.majority_gold. Coherence and agreement: reports.py.
 """
@@ -23,12 +24,12 @@ from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import SEED_RANGE, Kind, check_range
-from annotation.metrics.coherence import LABELS
+from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import finite_score, read_phrasis
 from .labels import CODES, canonical_label, majority_gold
-from .probes import PROBE_MARK, probe_next_for_annotator
+from .probes import PROBE_MARK, probe_next_for_annotator, probes_remaining_for_annotator
 from .reports import ALL_SOURCES, agreement_compute_per_source, coherence_report_for_project
 
 MAX_PHRASE_LENGTH = 5_000
@@ -40,19 +41,19 @@ class PhrasePairKind(Kind):
     template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
     # probe_seed 0: probe draws keyed by the server's secret; any other value makes them
-    # reproducible from the settings alone (tests, demos).
-    default_settings = {"labels_per_item": 3, "probe_rate": 0.1, "probe_seed": 0}
+    # reproducible from the settings alone (tests, demos). probe_labels: the annotator's
+    # labels whose pairs are reversed as probes (§5 reverses these three).
+    default_settings = {
+        "labels_per_item": 3,
+        "probe_rate": 0.1,
+        "probe_seed": 0,
+        "probe_labels": list(REVERSED_PAIR_LABELS),
+    }
     computes_agreement = True
     page_urls = ("annotation.kinds.phrase.urls",)
     api_urls = ("annotation.kinds.phrase.api_urls",)
 
     # --- settings ---------------------------------------------------------------------------
-
-    def clean_settings(self, settings: Any) -> dict:
-        # JSON has one number type: {"probe_rate": 0} is as good as 0.0.
-        if isinstance(settings, dict) and type(settings.get("probe_rate")) is int:
-            settings = {**settings, "probe_rate": float(settings["probe_rate"])}
-        return super().clean_settings(settings)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:
@@ -61,6 +62,17 @@ class PhrasePairKind(Kind):
             # Above one half, most of an annotator's work would be probes.
             raise InvalidInput("must be between 0 and 0.5", field="settings.probe_rate")
         check_range(settings, "probe_seed", *SEED_RANGE)
+        labels = settings["probe_labels"]
+        if (
+            not labels
+            or not all(isinstance(label, str) and label in REVERSED_PAIR_LABELS for label in labels)
+            or len(set(labels)) != len(labels)
+        ):
+            raise InvalidInput(
+                f"must list one or more of {', '.join(REVERSED_PAIR_LABELS)} (the relations whose reversed "
+                "label the paper defines), each once",
+                field="settings.probe_labels",
+            )
 
     # --- import -----------------------------------------------------------------------------
 
@@ -155,10 +167,14 @@ class PhrasePairKind(Kind):
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         return probe_next_for_annotator(project, user, settings, last_group=last_group)
 
+    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
+        return probes_remaining_for_annotator(project, user, settings, ordinary_remaining=ordinary_remaining)
+
     # --- results ----------------------------------------------------------------------------
 
     def report_sections(self, project) -> dict:
-        return coherence_report_for_project(project, probe_rate=self.settings_for(project.settings)["probe_rate"])
+        settings = self.settings_for(project.settings)
+        return coherence_report_for_project(project, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"])
 
     def compute_agreement(self, project, job) -> dict:
         return agreement_compute_per_source(project, job)

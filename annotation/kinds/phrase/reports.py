@@ -41,7 +41,7 @@ def coherence_rows(pairs_by_annotator: dict[str, list[tuple[str, str, str | None
     return rows
 
 
-def coherence_report_for_project(project, *, probe_rate: float) -> dict:
+def coherence_report_for_project(project, *, probe_rate: float, probe_labels: list[str]) -> dict:
     """Per annotator soft/hard coherence, probe counts and the label distribution per
     source (cast labels of ordinary items, and imported labels). Two queries."""
     from django.contrib.auth import get_user_model
@@ -99,6 +99,8 @@ def coherence_report_for_project(project, *, probe_rate: float) -> dict:
             "per_annotator": coherence_rows({names.get(uid, str(uid)): p for uid, p in pairs.items()}),
             "hard_gold": "imported label of the original pair, else the majority label of its annotators",
             "probe_rate": probe_rate,
+            # Probes reverse the pairs an annotator gave one of these labels (paper §5).
+            "probe_labels": list(probe_labels),
         },
         "label_distribution": table(distribution),
         "imported_label_distribution": table(imported_distribution),

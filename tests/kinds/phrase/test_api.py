@@ -393,7 +393,7 @@ def test_generic_export_leaves_probes_out(setup):
 
     project, _people, clients = setup
     assert import_file(clients["sup"], FILES[2]).status_code == 201
-    label_all(clients, ["ann1"], lambda name, item, mine: "SIMILAR")
+    label_all(clients, ["ann1"], lambda name, item, mine: "EQUIVALENT")
     assert Item.objects.filter(project=project, probe_of__isnull=False).exists()
     for fmt in ("jsonl", "csv"):
         exported = clients["sup"].get(f"/api/projects/{SLUG}/export/", {"format": fmt, "status": "all"})

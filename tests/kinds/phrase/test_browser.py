@@ -85,13 +85,16 @@ def test_hebrew_page_is_rtl_and_labels_by_keyboard_probes_included(phrase_setup,
     assert left_box["x"] > right_box["x"]
     page.screenshot(path=str(artifacts_dir / "phrase_he_rtl.png"), full_page=True)
 
-    served = []
+    served, totals = [], []
     for _ in range(30):
         page.wait_for_function("() => !document.getElementById('task').hidden || !document.getElementById('done').hidden")
         if page.locator("#done").is_visible():
             break
         left, right = shown(page)
         assignment = page.locator("#task").get_attribute("data-assignment")
+        # The bar counts the probes from the start: its total never grows when one shows.
+        page.wait_for_function("(d) => document.getElementById('progress-text').textContent.startsWith(d + ' / ')", arg=str(len(served)))
+        totals.append(int(page.locator("#progress-text").text_content().split(" / ")[1]))
         if (left, right) in by_pair:
             label = by_pair[(left, right)]["label"]
         else:
@@ -121,6 +124,7 @@ def test_hebrew_page_is_rtl_and_labels_by_keyboard_probes_included(phrase_setup,
     }
     assert stored == {(left, right): label for left, right, label in served}
     page.wait_for_function("(t) => document.getElementById('progress-text').textContent === t", arg=f"{len(served)} / {len(served)}")
+    assert totals == sorted(totals, reverse=True) and totals[0] >= len(served), totals
     page.problems.assert_clean(page)
 
     # The supervisor's dashboard draws this annotator's coherence (all coherent here).

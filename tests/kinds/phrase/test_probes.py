@@ -110,7 +110,8 @@ def test_probe_positions_are_random_not_a_fixed_schedule(make_project):
     for seed in (1, 2):
         project, (user,) = make_project(items=80, probe_rate=0.2, probe_seed=seed, labels_per_item=1)
         for run in range(2):
-            sequence = label_everything(project, user, imported)
+            # Every pair may be reversed (a listed label), so positions depend on the draws alone.
+            sequence = label_everything(project, user, lambda item, seq: "EQUIVALENT")
             layouts[seed, run] = tuple(index for index, (item, _label) in enumerate(sequence) if item.probe_of_id)
             # Start the project over for the second run.
             Item.objects.filter(project=project, probe_of__isnull=False).delete()
@@ -159,7 +160,7 @@ def test_probes_never_reach_other_annotators_nor_overfill(make_project):
             active.remove(user)
             continue
         served[user.pk].append(assignment.item)
-        annotation_submit(user=user, assignment_id=assignment.pk, value={"label": "SIMILAR"})
+        annotation_submit(user=user, assignment_id=assignment.pk, value={"label": "EQUIVALENT"})
     for user in users:
         for item in served[user.pk]:
             if item.probe_of_id:
@@ -179,7 +180,7 @@ def test_expired_probe_claim_is_handed_out_again_not_duplicated(make_project):
         assignment = assignment_next_for_annotator(user=user, slug=project.slug)
         if assignment.item.probe_of_id:
             break
-        annotation_submit(user=user, assignment_id=assignment.pk, value={"label": "RELATED"})
+        annotation_submit(user=user, assignment_id=assignment.pk, value={"label": "EQUIVALENT"})
     else:
         raise AssertionError("no probe served")
     probe = assignment.item
@@ -190,7 +191,7 @@ def test_expired_probe_claim_is_handed_out_again_not_duplicated(make_project):
         if nxt is None:
             break
         again.append(nxt.item.pk)
-        annotation_submit(user=user, assignment_id=nxt.pk, value={"label": "RELATED"})
+        annotation_submit(user=user, assignment_id=nxt.pk, value={"label": "EQUIVALENT"})
     assert probe.pk in again
     assert Item.objects.filter(project=project, probe_of=probe.probe_of_id).count() == 1
     assert Assignment.objects.filter(item=probe, status=Assignment.Status.SUBMITTED).count() == 1
@@ -257,9 +258,10 @@ def test_hard_coherence_falls_back_to_the_majority_without_an_imported_label(mak
     a, b, c = users
     label_everything(project, a, lambda item, seq: "EQUIVALENT")
     label_everything(project, b, lambda item, seq: "EQUIVALENT")
-    label_everything(project, c, lambda item, seq: "SIMILAR")
+    # c: FORWARD on the pairs, BACKWARD on their reversals.
+    label_everything(project, c, lambda item, seq: "BACKWARD" if item.probe_of_id else "FORWARD")
     rows = {row["annotator"]: row for row in get_kind("phrase_pair").report_sections(project)["coherence"]["per_annotator"]}
-    # All three are soft-coherent (symmetric labels kept); only the majority's are correct.
+    # All three are soft-coherent; only the majority's are correct.
     assert rows[a.username]["soft"] == rows[c.username]["soft"] == 1.0
     assert rows[a.username]["hard"] == 1.0
     assert rows[c.username]["hard"] == 0.0
@@ -317,7 +319,7 @@ def test_a_crowd_with_probes_on_postgresql(make_user):
                 if assignment is None:
                     return
                 try:
-                    annotation_submit(user=user, assignment_id=assignment.pk, value={"label": "SIMILAR"})
+                    annotation_submit(user=user, assignment_id=assignment.pk, value={"label": "EQUIVALENT"})
                 except Exception as exc:  # the twin thread submitted the same claim first
                     if exc.__class__.__name__ != "Conflict":
                         raise

@@ -7,7 +7,8 @@ dev/test questions to blind validation (reviews.py, validation.py).
 
 Settings (HeQ's numbers as defaults): `min_questions` 3, `max_questions` 5; `review_rate`
 0.2 (share of a trusted member's paragraphs sent to review; trial and untrusted members are
-always reviewed, HeQ §3.3 "Crowdsource Monitoring"); `validators_per_question` 2 (HeQ §3.3:
+always reviewed, HeQ §3.3 "Crowdsource Monitoring"; the draw is seeded by `review_seed`, so
+it can be replayed); `validators_per_question` 2 (HeQ §3.3:
 several correct spans for dev/test); `validate_splits` ["dev", "test"]; `authors_per_paragraph`
 1; `split_seed`, `dev_share` 0.05 and `test_share` 0.05 (90/5/5 by article, HeQ §3.3);
 `overlap_warning` 0.5 (the page warns above this question-paragraph word overlap).
@@ -16,7 +17,6 @@ Formats are in formats.py, the value in questions.py, the report's figures in qu
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,6 +46,7 @@ class QaAuthoringKind(Kind):
         "min_questions": 3,
         "max_questions": 5,
         "review_rate": 0.2,
+        "review_seed": 13,
         "validators_per_question": 2,
         "validate_splits": ["dev", "test"],
         "authors_per_paragraph": 1,
@@ -72,6 +73,7 @@ class QaAuthoringKind(Kind):
         if any(split not in SPLITS for split in settings["validate_splits"]):
             raise InvalidInput(f"must list splits among {', '.join(SPLITS)}", field="settings.validate_splits")
         check_range(settings, "split_seed", *SEED_RANGE)
+        check_range(settings, "review_seed", *SEED_RANGE)
 
     # --- import ---
 
@@ -137,15 +139,20 @@ class QaAuthoringKind(Kind):
 
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Route the paragraph to review: always for trial and untrusted members, for
-        trusted ones with probability `review_rate` (HeQ §3.3: experienced annotators were
-        randomly selected for feedback)."""
+        trusted ones a seeded draw with probability `review_rate` (HeQ §3.3: experienced
+        annotators were randomly selected for feedback; reviews.review_sampled)."""
         from annotation.models import Membership
 
-        membership = Membership.objects.filter(project_id=item.project_id, user_id=annotation.annotator_id).first()
+        from .reviews import review_key, review_sampled
+
+        membership = (
+            Membership.objects.select_related("user").filter(project_id=item.project_id, user_id=annotation.annotator_id).first()
+        )
         if membership is None or membership.status != Membership.Status.ACTIVE or not membership.trusted:
             required = True
         else:
-            required = random.random() < settings["review_rate"]
+            key = review_key(item.project.slug, item.external_id, membership.user.get_username(), annotation.round)
+            required = review_sampled(seed=settings["review_seed"], key=key, rate=settings["review_rate"])
         if required != annotation.review_required:
             annotation.review_required = required
             annotation.save(update_fields=["review_required"])

@@ -5,7 +5,7 @@
 - An annotator writes 3-5 questions with spans in code points; bad values (too few/many
   questions, spans outside or not matching the paragraph, empty questions) are 400s naming
   the field and store nothing; titles with a bidi override are refused at import.
-- Review routing: trial/untrusted always reviewed, trusted ones sampled at review_rate.
+- Review routing: trial/untrusted always reviewed, trusted ones drawn at review_rate (seeded).
 - Export: squad/jsonl, rejected questions left out unless asked, 90/5/5 splits by article,
   validators' spans as extra answers; the report's HeQ sections."""
 
@@ -344,11 +344,45 @@ def test_review_routing_trial_and_untrusted_always_trusted_sampled(qa):
     project.settings = {**project.settings, "review_rate": 1.0}
     project.save()
     assert Annotation.objects.get(pk=submit(qa, "v1")).review_required
-    # A rate in between samples: over many draws both outcomes occur (the draw is random).
-    project.settings = {**project.settings, "review_rate": 0.5}
+
+
+def test_trusted_review_draw_is_seeded_and_follows_the_rate(qa):
+    """Between 0 and 1 the draw is a seeded function of (project, paragraph, annotator,
+    round): the flags of 60 trusted submissions are exactly the predicted ones, both outcomes
+    occur, and a rate forced to 0 or 1 (or an unseeded draw) would not match."""
+    from annotation.kinds.qa.reviews import review_key, review_sampled
+    from annotation.models import Annotation
+
+    project = qa["project"]
+    add_paragraphs(qa, 60)
+    project.settings = {**project.settings, "review_rate": 0.2, "review_seed": 7}
     project.save()
-    outcomes = {Annotation.objects.get(pk=submit(qa, name)).review_required for name in ("v1", "v2", "v1", "v2")}
-    assert outcomes <= {True, False}
+    ids = [submit(qa, "v1" if n % 2 else "v2") for n in range(60)]
+    flagged, predicted = [], []
+    for annotation in Annotation.objects.filter(pk__in=ids).select_related("item", "annotator").order_by("id"):
+        flagged.append(annotation.review_required)
+        key = review_key(project.slug, annotation.item.external_id, annotation.annotator.username, annotation.round)
+        predicted.append(review_sampled(seed=7, key=key, rate=0.2))
+    assert flagged == predicted
+    assert 0 < sum(flagged) < len(flagged)
+    assert abs(sum(flagged) / len(flagged) - 0.2) <= 0.1  # the same count on every run: the draw is seeded
+
+
+def test_review_draw_realises_the_rate_over_many_keys():
+    """1,000 keys at rate 0.2: the share drawn is within 0.05 of the rate (four standard
+    deviations of a binomial share, and deterministic since the draw is seeded); another seed
+    draws other keys."""
+    from annotation.kinds.qa.reviews import review_sampled
+
+    keys = [f"heq\x00p{n}\x00v1\x001" for n in range(1_000)]
+    for rate in (0.2, 0.5):
+        drawn = [review_sampled(seed=13, key=key, rate=rate) for key in keys]
+        assert abs(sum(drawn) / len(keys) - rate) <= 0.05
+        assert drawn == [review_sampled(seed=13, key=key, rate=rate) for key in keys]
+    other = [review_sampled(seed=14, key=key, rate=0.2) for key in keys]
+    assert other != [review_sampled(seed=13, key=key, rate=0.2) for key in keys]
+    assert not any(review_sampled(seed=13, key=key, rate=0.0) for key in keys)
+    assert all(review_sampled(seed=13, key=key, rate=1.0) for key in keys)
 
 
 def test_export_leaves_rejected_out_and_adds_validator_spans(qa):

@@ -7,7 +7,8 @@ Import formats
   plausible span in `answers` (../shared/data/heq/README.md). The release is detected from the
   type of `is_impossible` (and checked against `version`); v1.0 questions are converted to the
   v1.1 convention. One paragraph is one item, external id `<title>#<n>` (n-th paragraph of
-  the article), group = title; questions already in the file are kept in the payload as
+  that title in the file), group = title, and the article's index in the file kept in the
+  payload (`article_index`), so articles that share a title export apart; questions already in the file are kept in the payload as
   existing questions, exactly as given, and exported again.
 - `jsonl` / `csv`: `id, context, title?, group?, split?, questions?` (questions in the v1.1
   convention; JSONL only).
@@ -153,6 +154,7 @@ def read_squad(text: str) -> Iterator[tuple[int, dict]]:
                 questions = converted
             record = {
                 "id": f"{key}#{paragraphs_of_title[key]}",
+                "article_index": article_index,
                 "title": title,
                 "context": paragraph.get("context"),
                 "questions": questions,
@@ -262,7 +264,7 @@ def authored_question_id(project_slug: str, annotation_id: int, index: int) -> s
 
 def export_questions(project, *, split: str | None = None, include_rejected: bool = False) -> Iterator[dict]:
     """Every exported paragraph of `project` in source order, as
-    `{"item", "split", "title", "source", "paragraph": {...v1.1 paragraph...}, "authors": {question id: pseudonym}}`.
+    `{"item", "split", "title", "source", "article_index", "paragraph": {...v1.1 paragraph...}, "authors": {question id: pseudonym}}`.
 
     Questions: those of the imported file (kept as they were, with the validators' distinct
     spans appended to an answerable question's `answers`; `question quality` stays the
@@ -369,6 +371,7 @@ def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, 
             "split": item_split_name,
             "title": payload.get("title", ""),
             "source": payload.get("source"),
+            "article_index": payload.get("article_index"),
             "article_extra": payload.get("article_extra") or {},
             "paragraph": paragraph,
             "authors": authors,
@@ -376,8 +379,8 @@ def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, 
 
 
 def export_questions_stream(project, *, fmt: str, split: str | None = None, include_rejected: bool = False) -> Iterator[bytes]:
-    """`squad`: one SQuAD v2 JSON document in HeQ's v1.1 shape (articles by title in order of
-    first appearance, then paragraphs, then qas), serialised like HeQ's files
+    """`squad`: one SQuAD v2 JSON document in HeQ's v1.1 shape (articles in order of first
+    appearance — the article of the imported file, else the title —, then paragraphs, then qas), serialised like HeQ's files
     (`json.dumps(ensure_ascii=False)` and a final newline), so a v1.1 file imported and
     exported unchanged comes back byte for byte. The articles are gathered in memory before
     the document is written (a JSON document cannot be closed article by article when an
@@ -395,7 +398,7 @@ def export_questions_stream(project, *, fmt: str, split: str | None = None, incl
 def _squad_document(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     articles: dict[tuple, dict] = {}
     for entry in paragraphs:
-        key = (entry["title"], entry["source"])
+        key = (entry["title"], entry["source"], entry["article_index"])
         article = articles.get(key)
         if article is None:
             article = {"title": entry["title"]}

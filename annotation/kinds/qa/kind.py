@@ -109,11 +109,16 @@ class QaAuthoringKind(Kind):
         for name in ("paragraph_extra", "article_extra"):
             if record.get(name) is not None and not isinstance(record[name], dict):
                 problems.add(name, "must be an object")
+        article_index = record.get("article_index")
+        if article_index is not None and (not isinstance(article_index, int) or isinstance(article_index, bool) or article_index < 0):
+            problems.add("article_index", "must be a non-negative integer")
         if problems.errors:
             return None, problems.errors
         payload: dict = {"context": context, "title": title}
         if questions:
             payload["questions"] = questions
+        if article_index is not None:
+            payload["article_index"] = article_index
         for name in ("source", "paragraph_extra", "article_extra"):
             if record.get(name) not in (None, {}):
                 payload[name] = record[name]

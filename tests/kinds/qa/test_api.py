@@ -155,6 +155,34 @@ def test_heq_sample_round_trips_in_both_releases(sample_project):
     assert again.status_code == 201 and again.json() == {"created": 0, "skipped": 30, "job": None}
 
 
+def squad_article(title: str, context: str, question: str, qid: str) -> dict:
+    answer = context.split()[0]
+    return {"title": title, "source": "Wikipedia", "paragraphs": [{"context": context, "qas": [{
+        "question": question, "id": qid, "answers": [{"text": answer, "answer_start": 0}], "is_impossible": False,
+        "WH Question": "מה", "question quality": "verified", "wrong_answers": []}]}]}
+
+
+def test_squad_articles_sharing_a_title_stay_apart_on_export(sample_project):
+    """Alpha, Beta, Alpha in: Alpha, Beta, Alpha out, byte for byte (an article is the one
+    of the file, not every article of that title)."""
+    from annotation.models import Item
+
+    client = sample_project
+    doc = {"version": "v1.1", "data": [
+        squad_article("אלפא", "ירושלים היא עיר.", "מה היא ירושלים?", "q1"),
+        squad_article("בטא", "חיפה היא עיר נמל.", "מה היא חיפה?", "q2"),
+        squad_article("אלפא", "אילת היא עיר בדרום.", "מה היא אילת?", "q3"),
+    ]}
+    original = (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
+    response = client.post("/api/projects/heq11/import/", {"file": upload("abc.json", original), "format": "squad"}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert export(client, "heq11") == original
+    bad = client.post("/api/projects/heq10/import/", {"file": upload("b.jsonl", jsonl([
+        {"id": "p1", "context": "חיפה היא עיר.", "article_index": "1"}])), "format": "jsonl"}, format="multipart")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "article_index", bad.content
+    assert not Item.objects.filter(project__slug="heq10").exists()
+
+
 def test_v10_detection_is_not_fooled_by_truthiness(sample_project):
     """A naive truthiness test on "FALSE" would mark every v1.0 question unanswerable."""
     from annotation.models import Item

@@ -11,7 +11,9 @@ always reviewed, HeQ §3.3 "Crowdsource Monitoring"; the draw is seeded by `revi
 it can be replayed); `validators_per_question` 2 (HeQ §3.3:
 several correct spans for dev/test); `validate_splits` ["dev", "test"]; `authors_per_paragraph`
 1; `split_seed`, `dev_share` 0.05 and `test_share` 0.05 (90/5/5 by article, HeQ §3.3);
-`overlap_warning` 0.5 (the page warns above this question-paragraph word overlap).
+`overlap_warning` 0.5 (the page warns above this question-paragraph word overlap);
+`pool_rules` (the `articles` pool builder's bounds per source, HeQ §3.2: formats.POOL_RULES)
+and `pool_default_source` "wikipedia" (the rule of an article without a source).
 
 Formats are in formats.py, the value in questions.py, the report's figures in quality.py."""
 
@@ -27,7 +29,9 @@ from annotation.rows import ItemRow, RowProblems, require_text
 
 from .formats import (
     MAX_CONTEXT_LENGTH,
+    POOL_RULES,
     check_existing_question,
+    check_pool_rules,
     export_questions_stream,
     ordered_question,
     read_articles,
@@ -54,6 +58,8 @@ class QaAuthoringKind(Kind):
         "dev_share": 0.05,
         "test_share": 0.05,
         "overlap_warning": 0.5,
+        "pool_rules": POOL_RULES,
+        "pool_default_source": "wikipedia",
     }
     page_urls = ("annotation.kinds.qa.urls",)
     api_urls = ("annotation.kinds.qa.api_urls",)
@@ -74,14 +80,19 @@ class QaAuthoringKind(Kind):
             raise InvalidInput(f"must list splits among {', '.join(SPLITS)}", field="settings.validate_splits")
         check_range(settings, "split_seed", *SEED_RANGE)
         check_range(settings, "review_seed", *SEED_RANGE)
+        problem = check_pool_rules(settings["pool_rules"])
+        if problem:
+            raise InvalidInput(problem, field="settings.pool_rules")
+        if settings["pool_default_source"] not in settings["pool_rules"]:
+            raise InvalidInput("must name a source of pool_rules", field="settings.pool_default_source")
 
     # --- import ---
 
-    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    def read_format_with_settings(self, fmt: str, text: str, filename: str, settings: dict) -> Iterator[tuple[int, dict]]:
         if fmt == "squad":
             return read_squad(text)
         if fmt == "articles":
-            return read_articles(text)
+            return read_articles(text, settings["pool_rules"], settings["pool_default_source"])
         return super().read_format(fmt, text, filename)
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:

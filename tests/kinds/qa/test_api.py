@@ -264,6 +264,45 @@ def test_pool_builder_keeps_500_to_1600_characters_at_most_three_per_article(qa)
     assert again.json()["created"] == 0 and again.json()["skipped"] == 3
 
 
+def test_pool_builder_follows_the_rule_of_each_source(qa):
+    """Geektime (HeQ §3.2): at least 550 characters of which at least 300 Hebrew letters, no
+    upper bound or cap; an unknown source is a 400 naming it, storing nothing; the bounds are
+    the project's `pool_rules`."""
+    from annotation.models import Item
+
+    hebrew = "א" * 350 + " " + "x" * 209  # 560 characters, 350 Hebrew letters
+    latin = "א" * 250 + " " + "x" * 309  # 560 characters, 250 Hebrew letters
+    short = "ב" * 540
+    long = "ג" * 2_000
+    lines = [hebrew, latin, short, long, "ד" * 600, "ה" * 700]
+    articles = [{"title": "גיקטיים", "text": "\n".join(lines), "source": "Geektime"}]
+    sup = qa["client"]("sup")
+    response = sup.post("/api/projects/heq/import/", {"file": upload("a.jsonl", jsonl(articles)), "format": "articles"}, format="multipart")
+    assert response.status_code == 201, response.content
+    kept = [item.payload["context"] for item in Item.objects.filter(project=qa["project"], group="גיקטיים").order_by("position")]
+    assert kept == [hebrew, long, "ד" * 600, "ה" * 700]
+
+    bad = sup.post("/api/projects/heq/import/", {"file": upload("b.jsonl", jsonl([
+        {"title": "אחר", "text": "ו" * 600, "source": "Haaretz"}])), "format": "articles"}, format="multipart")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "source", bad.content
+    assert not Item.objects.filter(project=qa["project"], group="אחר").exists()
+
+    root = qa["client"]("root")
+    rules = {"wikipedia": {"min_chars": 10, "max_chars": 20, "per_article": 1}}
+    created = root.post("/api/projects/", {"slug": "pool", "name": "p", "kind": "qa_authoring", "language": "he",
+                                           "settings": {"pool_rules": rules}}, format="json")
+    assert created.status_code == 201, created.content
+    article = {"title": "ויקי", "text": "ז" * 15 + "\n" + "ח" * 16 + "\n" + "ט" * 600}
+    response = root.post("/api/projects/pool/import/", {"file": upload("c.jsonl", jsonl([article])), "format": "articles"}, format="multipart")
+    assert response.status_code == 201 and response.json()["created"] == 1, response.content
+    for broken, field in (({"wikipedia": {"max_chars": 5}}, "settings.pool_rules"),
+                          ({"wikipedia": {"min_chars": 9, "max_chars": 5}}, "settings.pool_rules"),
+                          ({"geektime": {"min_chars": 9}}, "settings.pool_default_source")):
+        refused = root.post("/api/projects/", {"slug": "pool2", "name": "p", "kind": "qa_authoring", "language": "he",
+                                               "settings": {"pool_rules": broken}}, format="json")
+        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == field, refused.content
+
+
 # --- authoring ----------------------------------------------------------------------------------
 
 

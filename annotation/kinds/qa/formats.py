@@ -8,8 +8,9 @@ Import formats
   type of `is_impossible` (and checked against `version`); v1.0 questions are converted to the
   v1.1 convention. One paragraph is one item, external id `<title>#<n>` (n-th paragraph of
   that title in the file), group = title, and the article's index in the file kept in the
-  payload (`article_index`), so articles that share a title export apart; questions already in the file are kept in the payload as
-  existing questions, exactly as given, and exported again.
+  payload (`article_index`), so articles that share a title export apart; questions already
+  in the file are kept in the payload as existing questions, exactly as given, and exported
+  again.
 - `jsonl` / `csv`: `id, context, title?, group?, split?, questions?` (questions in the v1.1
   convention; JSONL only).
 - `articles` (the pool builder, HeQ §3.2): JSONL `{"title", "text", "source"?}` of whole
@@ -78,9 +79,9 @@ def pool_paragraphs(text: str, title: str, rule: dict) -> list[tuple[int, str]]:
     of `min_chars`..`max_chars` code points with at least `min_hebrew_letters` Hebrew
     letters, at most `per_article` of them (None: no bound), chosen at random with the title
     as seed and returned in article order. Paragraphs are kept exactly (only the line break,
-    and a "\r" before it, separate them).
+    and a "\\r" before it, separate them).
 
-    >>> [n for n, _ in pool_paragraphs("short\n" + "א" * 600 + "\n" + "ב" * 2000, "t", POOL_RULES["wikipedia"])]
+    >>> [n for n, _ in pool_paragraphs("short\\n" + "א" * 600 + "\\n" + "ב" * 2000, "t", POOL_RULES["wikipedia"])]
     [2]
     """
     low, high, per_article = rule["min_chars"], rule.get("max_chars"), rule.get("per_article")
@@ -430,10 +431,10 @@ def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, 
 
 
 def export_questions_stream(project, *, fmt: str, split: str | None = None, include_rejected: bool = False) -> Iterator[bytes]:
-    """`squad`: one SQuAD v2 JSON document in HeQ's v1.1 shape (articles in order of first
-    appearance — the article of the imported file, else the title —, then paragraphs, then qas), serialised like HeQ's files
-    (`json.dumps(ensure_ascii=False)` and a final newline), so a v1.1 file imported and
-    exported unchanged comes back byte for byte. The articles are gathered in memory before
+    """`squad`: one SQuAD v2 JSON document in HeQ's v1.1 shape (articles — the imported
+    file's, else one per title and source — in order of first appearance, then paragraphs,
+    then qas), serialised like HeQ's files (`json.dumps(ensure_ascii=False)` and a final
+    newline), so a v1.1 file imported and exported unchanged comes back byte for byte. The articles are gathered in memory before
     the document is written (a JSON document cannot be closed article by article when an
     article's paragraphs are not adjacent). `jsonl`: one question a line, streamed."""
     if fmt not in ("squad", "jsonl"):

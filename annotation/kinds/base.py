@@ -146,6 +146,11 @@ class KindFormats:
         """(row number, record) pairs for a kind-specific format."""
         raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")
 
+    def read_format_with_settings(self, fmt: str, text: str, filename: str, settings: dict) -> Iterator[tuple[int, dict]]:
+        """`read_format` for a format whose reading follows the project's settings (`settings`
+        with the defaults filled in); the default ignores them."""
+        return self.read_format(fmt, text, filename)
+
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         raise NotImplementedError
 

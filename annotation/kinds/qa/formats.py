@@ -7,13 +7,19 @@ Import formats
   plausible span in `answers` (../shared/data/heq/README.md). The release is detected from the
   type of `is_impossible` (and checked against `version`); v1.0 questions are converted to the
   v1.1 convention. One paragraph is one item, external id `<title>#<n>` (n-th paragraph of
-  the article), group = title; questions already in the file are kept in the payload as
-  existing questions, exactly as given, and exported again.
+  that title in the file), group = title, and the article's index in the file kept in the
+  payload (`article_index`), so articles that share a title export apart; questions already
+  in the file are kept in the payload as existing questions, exactly as given, and exported
+  again.
 - `jsonl` / `csv`: `id, context, title?, group?, split?, questions?` (questions in the v1.1
   convention; JSONL only).
 - `articles` (the pool builder, HeQ §3.2): JSONL `{"title", "text", "source"?}` of whole
-  articles, one paragraph a line; paragraphs of 500-1,600 code points are kept, at most 3 per
-  article, chosen at random with a seed derived from the title (re-importing chooses the same).
+  articles, one paragraph a line. The article's `source` (case-insensitive; none means
+  `pool_default_source`) picks its rule in the `pool_rules` setting — HeQ's: Wikipedia
+  500-1,600 code points and at most 3 paragraphs an article; Geektime at least 550 code
+  points of which at least 300 Hebrew letters (U+05D0-U+05EA), no upper bound or cap given.
+  Where a cap applies, paragraphs are chosen at random with a seed derived from the title
+  (re-importing chooses the same).
 
 Export: `squad` (HeQ's v1.1 shape; `question quality` = the reviewer's grade) and `jsonl` (one
 question a line) through `export_questions_stream`; rejected questions are left out unless
@@ -42,8 +48,14 @@ from .questions import SPLITS, item_split, questions_of
 MAX_CONTEXT_LENGTH = 100_000
 # An imported question's id is what names it in a validation (QuestionValidation.question_key).
 MAX_QUESTION_ID_LENGTH = 200
-# HeQ §3.2: paragraphs of 500-1,600 characters, at most three per article.
-POOL_MIN_CHARS, POOL_MAX_CHARS, POOL_PER_ARTICLE = 500, 1_600, 3
+# HeQ §3.2's pool rules per source (the kind's `pool_rules` default): Wikipedia paragraphs of
+# 500-1,600 characters, at most three per article; Geektime paragraphs of at least 550
+# characters, at least 300 of them Hebrew. None: the paper sets no such bound.
+POOL_RULES = {
+    "wikipedia": {"min_chars": 500, "max_chars": 1_600, "min_hebrew_letters": 0, "per_article": 3},
+    "geektime": {"min_chars": 550, "max_chars": None, "min_hebrew_letters": 300, "per_article": None},
+}
+POOL_RULE_KEYS = ("min_chars", "max_chars", "min_hebrew_letters", "per_article")
 # Key order of HeQ's files, kept on export (PostgreSQL's jsonb does not keep key order).
 QUESTION_KEYS = ("question", "id", "answers", "is_impossible", "WH Question", "question quality", "wrong_answers")
 ARTICLE_KEYS = ("title", "source")
@@ -52,25 +64,57 @@ UNREVIEWED = "unreviewed"
 QUESTION_ID_NAMESPACE = uuid.UUID("6f1c44a4-5b8e-4a53-9a8e-3c0f2f5f0a11")
 
 
-def pool_paragraphs(text: str, title: str, *, low: int = POOL_MIN_CHARS, high: int = POOL_MAX_CHARS,
-                    per_article: int = POOL_PER_ARTICLE) -> list[tuple[int, str]]:
+def hebrew_letters(text: str) -> int:
+    """Letters of the Hebrew alphabet, final forms included (U+05D0-U+05EA); points and
+    cantillation marks are not letters.
+
+    >>> hebrew_letters("שָׁלוֹם Mobileye")
+    4
+    """
+    return sum(1 for ch in text if "\u05d0" <= ch <= "\u05ea")
+
+
+def pool_paragraphs(text: str, title: str, rule: dict) -> list[tuple[int, str]]:
     """(line number, paragraph) of the paragraphs chosen from one article (HeQ §3.2): lines
-    of `low`..`high` code points, at most `per_article`, chosen at random with the title as
-    seed and returned in article order. Paragraphs are kept exactly (only the line break,
+    of `min_chars`..`max_chars` code points with at least `min_hebrew_letters` Hebrew
+    letters, at most `per_article` of them (None: no bound), chosen at random with the title
+    as seed and returned in article order. Paragraphs are kept exactly (only the line break,
     and a "\\r" before it, separate them).
 
-    >>> [n for n, _ in pool_paragraphs("short\\n" + "א" * 600 + "\\n" + "ב" * 2000, "t")]
+    >>> [n for n, _ in pool_paragraphs("short\\n" + "א" * 600 + "\\n" + "ב" * 2000, "t", POOL_RULES["wikipedia"])]
     [2]
     """
+    low, high, per_article = rule["min_chars"], rule.get("max_chars"), rule.get("per_article")
     candidates = []
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
-        if low <= len(line) <= high and line.strip():
+        if low <= len(line) and (high is None or len(line) <= high) and line.strip() \
+                and hebrew_letters(line) >= (rule.get("min_hebrew_letters") or 0):
             candidates.append((number, line))
-    if len(candidates) > per_article:
+    if per_article is not None and len(candidates) > per_article:
         seed = int.from_bytes(hashlib.sha256(title.encode()).digest()[:8], "big")
         candidates = sorted(random.Random(seed).sample(candidates, per_article))
     return candidates
+
+
+def check_pool_rules(rules: Any) -> str | None:
+    """Why `rules` is not a valid `pool_rules` setting, or None."""
+    if not isinstance(rules, dict) or not rules:
+        return "must be an object of rules by source"
+    for source, rule in rules.items():
+        if source != source.lower():
+            return f"{source!r}: sources are written in lower case"
+        if not isinstance(rule, dict) or set(rule) - set(POOL_RULE_KEYS) or "min_chars" not in rule:
+            return f"{source!r}: a rule is an object with min_chars and optionally {', '.join(POOL_RULE_KEYS[1:])}"
+        for key in POOL_RULE_KEYS:
+            value = rule.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_CONTEXT_LENGTH):
+                return f"{source!r}: {key} must be an integer between 0 and {MAX_CONTEXT_LENGTH} or null"
+        if rule.get("max_chars") is not None and rule["max_chars"] < rule["min_chars"]:
+            return f"{source!r}: max_chars is below min_chars"
+        if rule.get("per_article") == 0:
+            return f"{source!r}: per_article must be at least 1 (or null)"
+    return None
 
 
 # --- import ---------------------------------------------------------------------------------
@@ -153,6 +197,7 @@ def read_squad(text: str) -> Iterator[tuple[int, dict]]:
                 questions = converted
             record = {
                 "id": f"{key}#{paragraphs_of_title[key]}",
+                "article_index": article_index,
                 "title": title,
                 "context": paragraph.get("context"),
                 "questions": questions,
@@ -165,9 +210,10 @@ def read_squad(text: str) -> Iterator[tuple[int, dict]]:
             yield row, record
 
 
-def read_articles(text: str) -> Iterator[tuple[int, dict]]:
+def read_articles(text: str, rules: dict, default_source: str) -> Iterator[tuple[int, dict]]:
     """The pool builder: JSONL of whole articles → (row, record) per chosen paragraph, rows
-    numbered by the article's line in the file."""
+    numbered by the article's line in the file; the rule is the one of the article's source
+    in `rules` (`default_source` when it names none)."""
     for number, article, error, member in read_jsonl_objects(text):
         if error:
             yield number, {"_error": error, "_field": member}
@@ -175,7 +221,15 @@ def read_articles(text: str) -> Iterator[tuple[int, dict]]:
         if not isinstance(article, dict) or not isinstance(article.get("title"), str) or not isinstance(article.get("text"), str):
             yield number, {"_error": 'must be an object with string "title" and "text"'}
             continue
-        for line_number, paragraph in pool_paragraphs(article["text"], article["title"]):
+        source = article.get("source")
+        if source is not None and not isinstance(source, str):
+            yield number, {"_error": "must be a string", "_field": "source"}
+            continue
+        rule = rules.get((source or default_source).lower())
+        if rule is None:
+            yield number, {"_error": f"has no pool rule (settings.pool_rules: {', '.join(sorted(rules))})", "_field": "source"}
+            continue
+        for line_number, paragraph in pool_paragraphs(article["text"], article["title"], rule):
             record = {"id": f"{article['title']}#{line_number}", "title": article["title"], "context": paragraph}
             if "source" in article:
                 record["source"] = article["source"]
@@ -262,7 +316,7 @@ def authored_question_id(project_slug: str, annotation_id: int, index: int) -> s
 
 def export_questions(project, *, split: str | None = None, include_rejected: bool = False) -> Iterator[dict]:
     """Every exported paragraph of `project` in source order, as
-    `{"item", "split", "title", "source", "paragraph": {...v1.1 paragraph...}, "authors": {question id: pseudonym}}`.
+    `{"item", "split", "title", "source", "article_index", "paragraph": {...v1.1 paragraph...}, "authors": {question id: pseudonym}}`.
 
     Questions: those of the imported file (kept as they were, with the validators' distinct
     spans appended to an answerable question's `answers`; `question quality` stays the
@@ -369,6 +423,7 @@ def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, 
             "split": item_split_name,
             "title": payload.get("title", ""),
             "source": payload.get("source"),
+            "article_index": payload.get("article_index"),
             "article_extra": payload.get("article_extra") or {},
             "paragraph": paragraph,
             "authors": authors,
@@ -376,10 +431,10 @@ def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, 
 
 
 def export_questions_stream(project, *, fmt: str, split: str | None = None, include_rejected: bool = False) -> Iterator[bytes]:
-    """`squad`: one SQuAD v2 JSON document in HeQ's v1.1 shape (articles by title in order of
-    first appearance, then paragraphs, then qas), serialised like HeQ's files
-    (`json.dumps(ensure_ascii=False)` and a final newline), so a v1.1 file imported and
-    exported unchanged comes back byte for byte. The articles are gathered in memory before
+    """`squad`: one SQuAD v2 JSON document in HeQ's v1.1 shape (articles — the imported
+    file's, else one per title and source — in order of first appearance, then paragraphs,
+    then qas), serialised like HeQ's files (`json.dumps(ensure_ascii=False)` and a final
+    newline), so a v1.1 file imported and exported unchanged comes back byte for byte. The articles are gathered in memory before
     the document is written (a JSON document cannot be closed article by article when an
     article's paragraphs are not adjacent). `jsonl`: one question a line, streamed."""
     if fmt not in ("squad", "jsonl"):
@@ -395,7 +450,7 @@ def export_questions_stream(project, *, fmt: str, split: str | None = None, incl
 def _squad_document(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     articles: dict[tuple, dict] = {}
     for entry in paragraphs:
-        key = (entry["title"], entry["source"])
+        key = (entry["title"], entry["source"], entry["article_index"])
         article = articles.get(key)
         if article is None:
             article = {"title": entry["title"]}

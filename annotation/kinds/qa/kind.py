@@ -7,16 +7,18 @@ dev/test questions to blind validation (reviews.py, validation.py).
 
 Settings (HeQ's numbers as defaults): `min_questions` 3, `max_questions` 5; `review_rate`
 0.2 (share of a trusted member's paragraphs sent to review; trial and untrusted members are
-always reviewed, HeQ §3.3 "Crowdsource Monitoring"); `validators_per_question` 2 (HeQ §3.3:
+always reviewed, HeQ §3.3 "Crowdsource Monitoring"; the draw is seeded by `review_seed`, so
+it can be replayed); `validators_per_question` 2 (HeQ §3.3:
 several correct spans for dev/test); `validate_splits` ["dev", "test"]; `authors_per_paragraph`
 1; `split_seed`, `dev_share` 0.05 and `test_share` 0.05 (90/5/5 by article, HeQ §3.3);
-`overlap_warning` 0.5 (the page warns above this question-paragraph word overlap).
+`overlap_warning` 0.5 (the page warns above this question-paragraph word overlap);
+`pool_rules` (the `articles` pool builder's bounds per source, HeQ §3.2: formats.POOL_RULES)
+and `pool_default_source` "wikipedia" (the rule of an article without a source).
 
 Formats are in formats.py, the value in questions.py, the report's figures in quality.py."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,7 +29,9 @@ from annotation.rows import ItemRow, RowProblems, require_text
 
 from .formats import (
     MAX_CONTEXT_LENGTH,
+    POOL_RULES,
     check_existing_question,
+    check_pool_rules,
     export_questions_stream,
     ordered_question,
     read_articles,
@@ -46,6 +50,7 @@ class QaAuthoringKind(Kind):
         "min_questions": 3,
         "max_questions": 5,
         "review_rate": 0.2,
+        "review_seed": 13,
         "validators_per_question": 2,
         "validate_splits": ["dev", "test"],
         "authors_per_paragraph": 1,
@@ -53,6 +58,8 @@ class QaAuthoringKind(Kind):
         "dev_share": 0.05,
         "test_share": 0.05,
         "overlap_warning": 0.5,
+        "pool_rules": POOL_RULES,
+        "pool_default_source": "wikipedia",
     }
     page_urls = ("annotation.kinds.qa.urls",)
     api_urls = ("annotation.kinds.qa.api_urls",)
@@ -72,14 +79,20 @@ class QaAuthoringKind(Kind):
         if any(split not in SPLITS for split in settings["validate_splits"]):
             raise InvalidInput(f"must list splits among {', '.join(SPLITS)}", field="settings.validate_splits")
         check_range(settings, "split_seed", *SEED_RANGE)
+        check_range(settings, "review_seed", *SEED_RANGE)
+        problem = check_pool_rules(settings["pool_rules"])
+        if problem:
+            raise InvalidInput(problem, field="settings.pool_rules")
+        if settings["pool_default_source"] not in settings["pool_rules"]:
+            raise InvalidInput("must name a source of pool_rules", field="settings.pool_default_source")
 
     # --- import ---
 
-    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    def read_format_with_settings(self, fmt: str, text: str, filename: str, settings: dict) -> Iterator[tuple[int, dict]]:
         if fmt == "squad":
             return read_squad(text)
         if fmt == "articles":
-            return read_articles(text)
+            return read_articles(text, settings["pool_rules"], settings["pool_default_source"])
         return super().read_format(fmt, text, filename)
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
@@ -107,11 +120,16 @@ class QaAuthoringKind(Kind):
         for name in ("paragraph_extra", "article_extra"):
             if record.get(name) is not None and not isinstance(record[name], dict):
                 problems.add(name, "must be an object")
+        article_index = record.get("article_index")
+        if article_index is not None and (not isinstance(article_index, int) or isinstance(article_index, bool) or article_index < 0):
+            problems.add("article_index", "must be a non-negative integer")
         if problems.errors:
             return None, problems.errors
         payload: dict = {"context": context, "title": title}
         if questions:
             payload["questions"] = questions
+        if article_index is not None:
+            payload["article_index"] = article_index
         for name in ("source", "paragraph_extra", "article_extra"):
             if record.get(name) not in (None, {}):
                 payload[name] = record[name]
@@ -137,15 +155,20 @@ class QaAuthoringKind(Kind):
 
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Route the paragraph to review: always for trial and untrusted members, for
-        trusted ones with probability `review_rate` (HeQ §3.3: experienced annotators were
-        randomly selected for feedback)."""
+        trusted ones a seeded draw with probability `review_rate` (HeQ §3.3: experienced
+        annotators were randomly selected for feedback; reviews.review_sampled)."""
         from annotation.models import Membership
 
-        membership = Membership.objects.filter(project_id=item.project_id, user_id=annotation.annotator_id).first()
+        from .reviews import review_key, review_sampled
+
+        membership = (
+            Membership.objects.select_related("user").filter(project_id=item.project_id, user_id=annotation.annotator_id).first()
+        )
         if membership is None or membership.status != Membership.Status.ACTIVE or not membership.trusted:
             required = True
         else:
-            required = random.random() < settings["review_rate"]
+            key = review_key(item.project.slug, item.external_id, membership.user.get_username(), annotation.round)
+            required = review_sampled(seed=settings["review_seed"], key=key, rate=settings["review_rate"])
         if required != annotation.review_required:
             annotation.review_required = required
             annotation.save(update_fields=["review_required"])

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
@@ -23,6 +25,26 @@ from .questions import GRADES, questions_of
 
 MAX_COMMENT_LENGTH = 5_000
 QUESTION_KINDS = ("qa_authoring",)
+
+
+def review_sampled(*, seed: int, key: str, rate: float) -> bool:
+    """Whether a trusted member's annotation is drawn for review (HeQ §3.3: experienced
+    annotators' work was randomly selected for feedback): a seeded hash of `key` read as a
+    uniform number in [0, 1), drawn when below `rate`. The same seed and key always draw the
+    same way, so the routing of a project can be replayed; over many keys the share drawn is
+    `rate`.
+
+    >>> [review_sampled(seed=13, key=k, rate=r) for k, r in (("a", 0.0), ("a", 1.0))]
+    [False, True]
+    """
+    digest = hashlib.sha256(f"{seed}\x00{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def review_key(project_slug: str, item_external_id: str, username: str, round_number: int) -> str:
+    """What the review draw of one annotation hashes: names that stay the same in any copy
+    of the database (row ids do not)."""
+    return f"{project_slug}\x00{item_external_id}\x00{username}\x00{round_number}"
 
 
 def access_annotation_for_reviewer(user, annotation_id: int) -> Annotation:

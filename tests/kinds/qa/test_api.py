@@ -5,7 +5,7 @@
 - An annotator writes 3-5 questions with spans in code points; bad values (too few/many
   questions, spans outside or not matching the paragraph, empty questions) are 400s naming
   the field and store nothing; titles with a bidi override are refused at import.
-- Review routing: trial/untrusted always reviewed, trusted ones sampled at review_rate.
+- Review routing: trial/untrusted always reviewed, trusted ones drawn at review_rate (seeded).
 - Export: squad/jsonl, rejected questions left out unless asked, 90/5/5 splits by article,
   validators' spans as extra answers; the report's HeQ sections."""
 
@@ -155,6 +155,34 @@ def test_heq_sample_round_trips_in_both_releases(sample_project):
     assert again.status_code == 201 and again.json() == {"created": 0, "skipped": 30, "job": None}
 
 
+def squad_article(title: str, context: str, question: str, qid: str) -> dict:
+    answer = context.split()[0]
+    return {"title": title, "source": "Wikipedia", "paragraphs": [{"context": context, "qas": [{
+        "question": question, "id": qid, "answers": [{"text": answer, "answer_start": 0}], "is_impossible": False,
+        "WH Question": "מה", "question quality": "verified", "wrong_answers": []}]}]}
+
+
+def test_squad_articles_sharing_a_title_stay_apart_on_export(sample_project):
+    """Alpha, Beta, Alpha in: Alpha, Beta, Alpha out, byte for byte (an article is the one
+    of the file, not every article of that title)."""
+    from annotation.models import Item
+
+    client = sample_project
+    doc = {"version": "v1.1", "data": [
+        squad_article("אלפא", "ירושלים היא עיר.", "מה היא ירושלים?", "q1"),
+        squad_article("בטא", "חיפה היא עיר נמל.", "מה היא חיפה?", "q2"),
+        squad_article("אלפא", "אילת היא עיר בדרום.", "מה היא אילת?", "q3"),
+    ]}
+    original = (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
+    response = client.post("/api/projects/heq11/import/", {"file": upload("abc.json", original), "format": "squad"}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert export(client, "heq11") == original
+    bad = client.post("/api/projects/heq10/import/", {"file": upload("b.jsonl", jsonl([
+        {"id": "p1", "context": "חיפה היא עיר.", "article_index": "1"}])), "format": "jsonl"}, format="multipart")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "article_index", bad.content
+    assert not Item.objects.filter(project__slug="heq10").exists()
+
+
 def test_v10_detection_is_not_fooled_by_truthiness(sample_project):
     """A naive truthiness test on "FALSE" would mark every v1.0 question unanswerable."""
     from annotation.models import Item
@@ -234,6 +262,45 @@ def test_pool_builder_keeps_500_to_1600_characters_at_most_three_per_article(qa)
         "/api/projects/heq/import/", {"file": upload("a.jsonl", jsonl([article])), "format": "articles"}, format="multipart"
     )
     assert again.json()["created"] == 0 and again.json()["skipped"] == 3
+
+
+def test_pool_builder_follows_the_rule_of_each_source(qa):
+    """Geektime (HeQ §3.2): at least 550 characters of which at least 300 Hebrew letters, no
+    upper bound or cap; an unknown source is a 400 naming it, storing nothing; the bounds are
+    the project's `pool_rules`."""
+    from annotation.models import Item
+
+    hebrew = "א" * 350 + " " + "x" * 209  # 560 characters, 350 Hebrew letters
+    latin = "א" * 250 + " " + "x" * 309  # 560 characters, 250 Hebrew letters
+    short = "ב" * 540
+    long = "ג" * 2_000
+    lines = [hebrew, latin, short, long, "ד" * 600, "ה" * 700]
+    articles = [{"title": "גיקטיים", "text": "\n".join(lines), "source": "Geektime"}]
+    sup = qa["client"]("sup")
+    response = sup.post("/api/projects/heq/import/", {"file": upload("a.jsonl", jsonl(articles)), "format": "articles"}, format="multipart")
+    assert response.status_code == 201, response.content
+    kept = [item.payload["context"] for item in Item.objects.filter(project=qa["project"], group="גיקטיים").order_by("position")]
+    assert kept == [hebrew, long, "ד" * 600, "ה" * 700]
+
+    bad = sup.post("/api/projects/heq/import/", {"file": upload("b.jsonl", jsonl([
+        {"title": "אחר", "text": "ו" * 600, "source": "Haaretz"}])), "format": "articles"}, format="multipart")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "source", bad.content
+    assert not Item.objects.filter(project=qa["project"], group="אחר").exists()
+
+    root = qa["client"]("root")
+    rules = {"wikipedia": {"min_chars": 10, "max_chars": 20, "per_article": 1}}
+    created = root.post("/api/projects/", {"slug": "pool", "name": "p", "kind": "qa_authoring", "language": "he",
+                                           "settings": {"pool_rules": rules}}, format="json")
+    assert created.status_code == 201, created.content
+    article = {"title": "ויקי", "text": "ז" * 15 + "\n" + "ח" * 16 + "\n" + "ט" * 600}
+    response = root.post("/api/projects/pool/import/", {"file": upload("c.jsonl", jsonl([article])), "format": "articles"}, format="multipart")
+    assert response.status_code == 201 and response.json()["created"] == 1, response.content
+    for broken, field in (({"wikipedia": {"max_chars": 5}}, "settings.pool_rules"),
+                          ({"wikipedia": {"min_chars": 9, "max_chars": 5}}, "settings.pool_rules"),
+                          ({"geektime": {"min_chars": 9}}, "settings.pool_default_source")):
+        refused = root.post("/api/projects/", {"slug": "pool2", "name": "p", "kind": "qa_authoring", "language": "he",
+                                               "settings": {"pool_rules": broken}}, format="json")
+        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == field, refused.content
 
 
 # --- authoring ----------------------------------------------------------------------------------
@@ -344,11 +411,45 @@ def test_review_routing_trial_and_untrusted_always_trusted_sampled(qa):
     project.settings = {**project.settings, "review_rate": 1.0}
     project.save()
     assert Annotation.objects.get(pk=submit(qa, "v1")).review_required
-    # A rate in between samples: over many draws both outcomes occur (the draw is random).
-    project.settings = {**project.settings, "review_rate": 0.5}
+
+
+def test_trusted_review_draw_is_seeded_and_follows_the_rate(qa):
+    """Between 0 and 1 the draw is a seeded function of (project, paragraph, annotator,
+    round): the flags of 60 trusted submissions are exactly the predicted ones, both outcomes
+    occur, and a rate forced to 0 or 1 (or an unseeded draw) would not match."""
+    from annotation.kinds.qa.reviews import review_key, review_sampled
+    from annotation.models import Annotation
+
+    project = qa["project"]
+    add_paragraphs(qa, 60)
+    project.settings = {**project.settings, "review_rate": 0.2, "review_seed": 7}
     project.save()
-    outcomes = {Annotation.objects.get(pk=submit(qa, name)).review_required for name in ("v1", "v2", "v1", "v2")}
-    assert outcomes <= {True, False}
+    ids = [submit(qa, "v1" if n % 2 else "v2") for n in range(60)]
+    flagged, predicted = [], []
+    for annotation in Annotation.objects.filter(pk__in=ids).select_related("item", "annotator").order_by("id"):
+        flagged.append(annotation.review_required)
+        key = review_key(project.slug, annotation.item.external_id, annotation.annotator.username, annotation.round)
+        predicted.append(review_sampled(seed=7, key=key, rate=0.2))
+    assert flagged == predicted
+    assert 0 < sum(flagged) < len(flagged)
+    assert abs(sum(flagged) / len(flagged) - 0.2) <= 0.1  # the same count on every run: the draw is seeded
+
+
+def test_review_draw_realises_the_rate_over_many_keys():
+    """1,000 keys at rate 0.2: the share drawn is within 0.05 of the rate (four standard
+    deviations of a binomial share, and deterministic since the draw is seeded); another seed
+    draws other keys."""
+    from annotation.kinds.qa.reviews import review_sampled
+
+    keys = [f"heq\x00p{n}\x00v1\x001" for n in range(1_000)]
+    for rate in (0.2, 0.5):
+        drawn = [review_sampled(seed=13, key=key, rate=rate) for key in keys]
+        assert abs(sum(drawn) / len(keys) - rate) <= 0.05
+        assert drawn == [review_sampled(seed=13, key=key, rate=rate) for key in keys]
+    other = [review_sampled(seed=14, key=key, rate=0.2) for key in keys]
+    assert other != [review_sampled(seed=13, key=key, rate=0.2) for key in keys]
+    assert not any(review_sampled(seed=13, key=key, rate=0.0) for key in keys)
+    assert all(review_sampled(seed=13, key=key, rate=1.0) for key in keys)
 
 
 def test_export_leaves_rejected_out_and_adds_validator_spans(qa):

@@ -21,7 +21,7 @@ KIND_CLASSES: dict[str, str] = {
     "nli_relabel": "annotation.kinds.nli.NliRelabelKind",
     "translation_rating": "annotation.kinds.translation.TranslationRatingKind",
     "phrase_pair": "annotation.kinds.phrase.PhrasePairKind",
-    "summary_rating": "annotation.kinds.summary.SummaryRatingKind",
+    "summary_rating": "annotation.kinds.summary.kind.SummaryRatingKind",
     "label_test": "annotation.kinds.nli.LabelTestKind",
 }
 

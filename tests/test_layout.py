@@ -18,11 +18,9 @@ NOT_YET_IN_THEIR_KIND = {
     "annotation.services.reviews",
     "annotation.views_heq",
     "annotation.views_lchaim",
-    "annotation.views_summary",
     "api.views_heq",
     "api.views_lchaim",
     "api.views_phrase",
-    "api.views_summary",
 }
 KNOWN_CIRCLES = {
     frozenset({"annotation.kinds.nli", "annotation.services.label_test_results"}),

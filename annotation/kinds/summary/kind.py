@@ -87,8 +87,8 @@ class SummaryRatingKind(Kind):
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS}
     csv_json_fields = ("summaries",)
     computes_agreement = True
-    page_urls = ("annotation.urls_summary",)
-    api_urls = ("api.urls_summary",)
+    page_urls = ("annotation.kinds.summary.urls",)
+    api_urls = ("annotation.kinds.summary.api_urls",)
     job_handlers = {"summary_intrinsic": "annotation.kinds.summary.measures.summary_measures_job"}
 
     # --- settings -----------------------------------------------------------------------

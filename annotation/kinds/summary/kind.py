@@ -83,7 +83,7 @@ def _mean(values: list[float]) -> float | None:
 class SummaryRatingKind(Kind):
     name = "summary_rating"
     title = "Summary rating"
-    template = "annotation/annotate_summary.html"
+    template = "summary/annotate.html"
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS}
     csv_json_fields = ("summaries",)
     computes_agreement = True

@@ -112,7 +112,7 @@ def summary_results(request, slug):
         "novel_n": ["1", "2", "3", "4"],
         "redundancy_n": ["1", "2"],
     }
-    return render(request, "annotation/summary_results.html", context)
+    return render(request, "summary/results.html", context)
 
 
 @login_required

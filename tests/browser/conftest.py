@@ -43,8 +43,17 @@ def chromium_executable() -> str:
     return path
 
 
+# The one Chromium of a test session. tests/security and tests/kinds re-export these fixtures,
+# and pytest keeps a session fixture per conftest that declares it; Playwright's sync API
+# refuses to start a second time while the first one runs, so later instances borrow it.
+_RUNNING: dict = {}
+
+
 @pytest.fixture(scope="session")
 def browser(chromium_executable):
+    if "browser" in _RUNNING:
+        yield _RUNNING["browser"]
+        return
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -58,7 +67,9 @@ def browser(chromium_executable):
         playwright.stop()
         _restore_env(previous)
         raise
+    _RUNNING["browser"] = browser
     yield browser
+    _RUNNING.pop("browser")
     browser.close()
     playwright.stop()
     _restore_env(previous)

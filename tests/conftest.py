@@ -59,6 +59,11 @@ def pytest_collection_modifyitems(config, items):
             if REQUIRE_SERVICES:
                 raise pytest.UsageError("Redis is required (MASHOV_REQUIRE_SERVICES=1) but CELERY_BROKER_URL is not set")
             item.add_marker(pytest.mark.skip(reason="needs Redis and a worker (set CELERY_BROKER_URL)"))
+    # The session's Celery worker, once started, runs until the session ends and takes every
+    # task the tests queued. Tests that start it run after all others (in their own order), so
+    # that it never works on an earlier test's rows while a later test flushes the database or
+    # claims rows it holds (tests/kinds/ sorts before tests/security and tests/services).
+    items.sort(key=lambda item: "celery_worker" in getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture

@@ -10,15 +10,6 @@ KINDS_PACKAGE = "annotation.kinds"
 # Modules of kinds/ that belong to no kind: the interface and the list.
 KINDS_CORE = {"annotation.kinds", "annotation.kinds.base", "annotation.kinds.registry"}
 
-# Kind-specific modules still outside their kind's folder, and the circles they close; the
-# move empties both lists.
-NOT_YET_IN_THEIR_KIND = {
-    "annotation.services.summaries",
-}
-KNOWN_CIRCLES = {
-    frozenset({"annotation.kinds.summary", "annotation.services.summaries"}),
-}
-
 
 def _module_files() -> dict[str, Path]:
     modules = {}
@@ -110,24 +101,18 @@ def test_the_core_imports_no_particular_kind():
     offenders = {
         module: sorted(target for target in GRAPH[module] if _kind_of(target))
         for module in GRAPH
-        if _kind_of(module) is None and module not in NOT_YET_IN_THEIR_KIND
+        if _kind_of(module) is None
     }
     assert {module: targets for module, targets in offenders.items() if targets} == {}
 
 
 def test_no_modules_import_each_other_in_a_circle():
-    assert set(_circles()) - KNOWN_CIRCLES == set()
-
-
-def test_the_lists_of_what_is_left_to_move_are_current():
-    """Both lists only shrink: an entry that no longer exists or no longer offends goes."""
-    assert NOT_YET_IN_THEIR_KIND <= set(MODULES)
-    still_offending = {module for module in NOT_YET_IN_THEIR_KIND if any(_kind_of(t) for t in GRAPH[module])}
-    assert still_offending == NOT_YET_IN_THEIR_KIND
-    assert KNOWN_CIRCLES <= set(_circles())
+    assert _circles() == []
 
 
 def test_the_graph_sees_lazy_and_relative_imports():
     """The reader itself: a function-level import and a relative import are both arrows."""
     assert "annotation.services.imports" in GRAPH["annotation.tasks"]  # inside _handlers()
     assert "annotation.kinds.base" in GRAPH["annotation.kinds.registry"]  # from .base import
+    assert _kind_of("annotation.kinds.qa.formats") == "annotation.kinds.qa"
+    assert _kind_of("annotation.kinds.registry") is None

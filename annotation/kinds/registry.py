@@ -21,7 +21,7 @@ KIND_CLASSES: dict[str, str] = {
     "nli_relabel": "annotation.kinds.nli.kind.NliRelabelKind",
     "translation_rating": "annotation.kinds.translation.kind.TranslationRatingKind",
     "phrase_pair": "annotation.kinds.phrase.kind.PhrasePairKind",
-    "summary_rating": "annotation.kinds.summary.SummaryRatingKind",
+    "summary_rating": "annotation.kinds.summary.kind.SummaryRatingKind",
     "label_test": "annotation.kinds.label_test.kind.LabelTestKind",
 }
 

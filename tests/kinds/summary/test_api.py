@@ -217,7 +217,7 @@ def test_settings_default_to_table_4_and_are_validated(setup, client_for, make_u
 
 
 def test_import_stores_text_exactly_with_a_seeded_display_order(setup):
-    from annotation.kinds.summary import display_order
+    from annotation.kinds.summary.kind import display_order
     from annotation.models import Item
 
     items = {item.external_id: item for item in Item.objects.filter(project__slug="he-sum")}

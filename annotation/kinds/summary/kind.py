@@ -43,45 +43,25 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from django.utils.translation import gettext_lazy as _
-
 from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.base import Kind
+from annotation.kinds.summary.ratings import (
+    CRITERIA,
+    DEFAULT_ERROR_TAGS,
+    ERROR_TAG_HINTS,
+    MAX_SCORE,
+    MIN_SCORE,
+    stored_ratings,
+    tag_name,
+)
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.rows import ItemRow, RowProblems, require_text
 
-from .base import Kind
-
-CRITERIA = ("coherence", "completeness")
-MIN_SCORE, MAX_SCORE = 1, 5
 MAX_SUMMARIES = 8
 MAX_TEXT_LENGTH = 200_000
 MAX_TAG_LENGTH = 64
 MAX_TAGS = 40
 
-# HeSum Table 4's phenomena, in the table's order. Ids are stable (they are stored in
-# annotations); names are what the page and the results table show.
-ERROR_TAG_NAMES = {
-    "repetition": _("Repetition"),
-    "copy_from_article": _("Copy from article"),
-    "non_alphabetic_omission": _("Non-alphabetic omission"),
-    "incorrect_disambiguation": _("Incorrect disambiguation"),
-    "hallucination": _("Hallucination"),
-    "culture_transfer": _("Culture transfer"),
-    "incorrect_gender": _("Incorrect gender"),
-    "incorrect_definite_construct": _("Incorrect definite (construct state)"),
-}
-# Table 4's "Explanation" column, shortened: a hint beside each checkbox.
-ERROR_TAG_HINTS = {
-    "repetition": _("The summary repeats itself, possibly with subtle changes."),
-    "copy_from_article": _("The summary copies a section of the article."),
-    "non_alphabetic_omission": _("A non-alphabetic mark is missing, such as the geresh in צ'חצ'חים."),
-    "incorrect_disambiguation": _("A word of the article was read as a different word."),
-    "hallucination": _("The summary states something the article does not, such as a person it never mentions."),
-    "culture_transfer": _("An assumption from English replaces the article's facts, such as a gender guessed from a name."),
-    "incorrect_gender": _("Gender inflection does not agree."),
-    "incorrect_definite_construct": _("Definiteness is marked wrongly, e.g. on both words of a construct state."),
-}
-DEFAULT_ERROR_TAGS = list(ERROR_TAG_NAMES)
 _TAG_RE = re.compile(r"^[\w.-]+$")
 _SUMMARY_KEYS = ("system", "text", "scores")
 CONFIDENCE = 0.95
@@ -96,12 +76,6 @@ def display_order(external_id: str, n: int) -> list[int]:
     return order
 
 
-def tag_name(tag: str) -> str:
-    """Display name of an error tag: Table 4's name for the defaults, the id otherwise."""
-    name = ERROR_TAG_NAMES.get(tag)
-    return str(name) if name is not None else tag
-
-
 def _mean(values: list[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
@@ -109,13 +83,13 @@ def _mean(values: list[float]) -> float | None:
 class SummaryRatingKind(Kind):
     name = "summary_rating"
     title = "Summary rating"
-    template = "annotation/annotate_summary.html"
+    template = "summary/annotate.html"
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS}
     csv_json_fields = ("summaries",)
     computes_agreement = True
-    page_urls = ("annotation.urls_summary",)
-    api_urls = ("api.urls_summary",)
-    job_handlers = {"summary_intrinsic": "annotation.services.summaries.summary_measures_job"}
+    page_urls = ("annotation.kinds.summary.urls",)
+    api_urls = ("annotation.kinds.summary.api_urls",)
+    job_handlers = {"summary_intrinsic": "annotation.kinds.summary.measures.summary_measures_job"}
 
     # --- settings -----------------------------------------------------------------------
 
@@ -215,9 +189,9 @@ class SummaryRatingKind(Kind):
     def after_import(self, project, created: int) -> None:
         """Queue the intrinsic measures of the new items when the import commits. To be
         called by the import service inside its storing transaction (see the module
-        docstring of annotation.services.summaries)."""
+        docstring of annotation.kinds.summary.measures)."""
         if created:
-            from annotation.services.summaries import summary_measures_enqueue_on_commit
+            from annotation.kinds.summary.measures import summary_measures_enqueue_on_commit
 
             summary_measures_enqueue_on_commit(project)
 
@@ -305,13 +279,13 @@ class SummaryRatingKind(Kind):
 
     def compute_agreement(self, project, job) -> dict:
         """Interval alpha per criterion and over all ratings, and the intrinsic measures of
-        summaries not measured yet (see annotation.services.summaries)."""
-        from annotation.services.summaries import summary_agreement_compute
+        summaries not measured yet (see annotation.kinds.summary.results)."""
+        from annotation.kinds.summary.results import summary_agreement_compute
 
         return summary_agreement_compute(project, job)
 
     def report_sections(self, project) -> dict:
-        from annotation.services.summaries import summary_report_sections
+        from annotation.kinds.summary.results import summary_report_sections
 
         return summary_report_sections(project, self.settings_for(project.settings))
 
@@ -391,20 +365,6 @@ class SummaryRatingKind(Kind):
                 f"votes_{k}_coherence_mean", f"votes_{k}_completeness_mean", f"votes_{k}_errors",
             ]  # fmt: skip
         return tuple(columns)
-
-
-def stored_ratings(value: Any, order: list[int]):
-    """(stored summary index, rating) pairs of an annotation value, mapping the display
-    indices it is keyed by through the item's `order`. Malformed entries are skipped."""
-    ratings = value.get("ratings") if isinstance(value, dict) else None
-    if not isinstance(ratings, dict):
-        return
-    for key, rating in ratings.items():
-        if not (isinstance(key, str) and key.isdigit() and key.isascii()) or not isinstance(rating, dict):
-            continue
-        display = int(key)
-        if display < len(order):
-            yield order[display], rating
 
 
 def _key_error(parent: str, key: Any, message: str) -> FieldError:

@@ -13,11 +13,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError
+from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB, KIND, summary_measures_request
 from annotation.models import Job
 from annotation.selectors.reports import report_for_project
 from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
 from annotation.views_dashboard import recompute_agreement_and_return
-from annotation.services.summaries import JOB_KIND as INTRINSIC_JOB, KIND, summary_measures_request
 
 AXIS_WIDTH = 320
 AXIS_PAD = 14
@@ -112,7 +112,7 @@ def summary_results(request, slug):
         "novel_n": ["1", "2", "3", "4"],
         "redundancy_n": ["1", "2"],
     }
-    return render(request, "annotation/summary_results.html", context)
+    return render(request, "summary/results.html", context)
 
 
 @login_required

@@ -68,7 +68,7 @@ def _project(make_user, slug="sum-measures"):
 @pytest.mark.django_db
 def test_the_job_stores_hand_computed_measures(make_user):
     from annotation.models import Item, Job
-    from annotation.services.summaries import summary_measures_request
+    from annotation.kinds.summary.measures import summary_measures_request
     from annotation.tasks import run_job
 
     project, sup = _project(make_user)
@@ -107,7 +107,7 @@ def test_the_job_stores_hand_computed_measures(make_user):
 def test_the_request_is_for_supervisors_of_summary_projects(make_user, nli_project):
     from annotation.errors import InvalidInput, PermissionDenied
     from annotation.models import Membership
-    from annotation.services.summaries import summary_measures_request
+    from annotation.kinds.summary.measures import summary_measures_request
 
     project, sup = _project(make_user)
     annotator = make_user("sum-ann")

@@ -7,8 +7,8 @@ from rest_framework.response import Response
 
 from annotation import access
 from annotation.errors import InvalidInput
+from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Item
-from annotation.services.summaries import KIND, summary_measures_request
 from api.idempotency import idempotent
 from api.views import ERRORS, body_of
 

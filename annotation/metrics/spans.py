@@ -7,10 +7,11 @@ google-research/mrl_eval ``evaluation/metrics_utils.py`` (2025).
 Every public function takes one prediction and one or more gold answers and
 returns a float in [0, 1]: the best score over the golds. Strings are compared
 after SQuAD normalisation (:func:`normalize_squad`); lengths and edit
-distances count code points of the normalised text. Callers that want the
-project's matching folding (``annotation.metrics.text.fold_for_matching``;
-DESIGN.md section 6) apply it to both sides before calling; this module adds
-no folding of its own, so scores stay comparable with published HeQ numbers.
+distances count code points of the normalised text. With ``fold_letters``
+both sides first go through ``annotation.metrics.text.fold_for_matching``
+with Persian letters (Arabic yeh/kaf as Persian, Arabic-Indic and Persian
+digits as ASCII; DESIGN.md section 6); without it no folding happens, so
+scores stay comparable with published HeQ numbers.
 
 "No answer" (an unanswerable question) is ``None``, never ``""``. mrl_eval
 writes it as a fixed sentence (``NULL_ANSWER_TEXT`` in
@@ -40,6 +41,8 @@ from collections.abc import Callable, Sequence
 from typing import Optional
 
 from rapidfuzz.distance import Levenshtein
+
+from annotation.metrics.text import fold_for_matching
 
 __all__ = ["exact_match", "f1", "tlnls", "normalize_squad"]
 
@@ -78,6 +81,12 @@ def _is_half_or_more_digits(text: str) -> bool:
     # Unicode digit (Arabic-Indic ones included) against len(text), spaces
     # and punctuation included. The empty string counts as "half digits".
     return sum(ch.isdigit() for ch in text) >= len(text) / 2
+
+
+def _fold(answer: Answer, fold_letters: bool) -> Answer:
+    if answer is None or not fold_letters:
+        return answer
+    return fold_for_matching(answer, persian_letters=True)
 
 
 def _exact_match_pair(gold: str, prediction: str) -> float:
@@ -134,10 +143,13 @@ def _max_over_golds(
     prediction: Answer,
     golds: Sequence[Answer],
     pair_score: Callable[[str, str], float],
+    fold_letters: bool,
 ) -> float:
     _check_golds(golds)
+    prediction = _fold(prediction, fold_letters)
     best = 0.0
     for gold in golds:
+        gold = _fold(gold, fold_letters)
         if prediction is None or gold is None:
             score = 1.0 if prediction is None and gold is None else 0.0
         else:
@@ -146,7 +158,7 @@ def _max_over_golds(
     return best
 
 
-def exact_match(prediction: Answer, golds: Sequence[Answer]) -> float:
+def exact_match(prediction: Answer, golds: Sequence[Answer], *, fold_letters: bool = False) -> float:
     """Exact match after SQuAD normalisation, best over ``golds`` (HeQ section 4).
 
     Returns 1.0 or 0.0. ``None`` means "no answer" (see the module docstring).
@@ -156,11 +168,13 @@ def exact_match(prediction: Answer, golds: Sequence[Answer]) -> float:
     1.0
     >>> exact_match(None, ["בבית"])
     0.0
+    >>> exact_match("كتاب علي", ["کتاب علی"]), exact_match("كتاب علي", ["کتاب علی"], fold_letters=True)
+    (0.0, 1.0)
     """
-    return _max_over_golds(prediction, golds, _exact_match_pair)
+    return _max_over_golds(prediction, golds, _exact_match_pair, fold_letters)
 
 
-def f1(prediction: Answer, golds: Sequence[Answer]) -> float:
+def f1(prediction: Answer, golds: Sequence[Answer], *, fold_letters: bool = False) -> float:
     """Token F1 over whitespace tokens, best over ``golds`` (HeQ appendix B.1).
 
     Tokens come from :func:`normalize_squad`; overlap is counted as a
@@ -174,10 +188,10 @@ def f1(prediction: Answer, golds: Sequence[Answer]) -> float:
     >>> round(f1("house", ["in the house"]), 3)
     0.667
     """
-    return _max_over_golds(prediction, golds, _f1_pair)
+    return _max_over_golds(prediction, golds, _f1_pair, fold_letters)
 
 
-def tlnls(prediction: Answer, golds: Sequence[Answer]) -> float:
+def tlnls(prediction: Answer, golds: Sequence[Answer], *, fold_letters: bool = False) -> float:
     """Token-Level Normalized Levenshtein Similarity, best over ``golds``.
 
     HeQ section 4.2, equation 1, with ``ls`` from appendix B.1.1::
@@ -212,6 +226,8 @@ def tlnls(prediction: Answer, golds: Sequence[Answer]) -> float:
     0.667
     """
     _check_golds(golds)
+    prediction = _fold(prediction, fold_letters)
+    golds = [_fold(gold, fold_letters) for gold in golds]
     if prediction is None or any(gold is None for gold in golds):
         return max(1.0 if gold == prediction else 0.0 for gold in golds)
     if _is_half_or_more_digits(prediction) or any(_is_half_or_more_digits(gold) for gold in golds):

@@ -198,7 +198,7 @@ def test_golds_must_be_a_non_empty_list(metric):
 _ALPHABET = (
     "אבגדהוזחטיכלמנסעפצקרשת"
     "\u05b0\u05b4\u05b7\u05bc"
-    "پچژگیکه" + ZWNJ + RLM + "abeht" "0123456789" " .,-!?'"
+    "پچژگیکهكيى" "۱۲٣" + ZWNJ + RLM + "abeht" "0123456789" " .,-!?'"
 )
 texts = st.text(alphabet=_ALPHABET, max_size=20)
 answers = st.one_of(st.none(), texts)
@@ -255,3 +255,34 @@ def test_module_does_not_import_django():
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, check=True)
+
+
+class TestLetterVariants:
+    """`fold_letters`: Arabic yeh/kaf as Persian, digit forms as ASCII (DESIGN.md §6)."""
+
+    ARABIC, PERSIAN = "\u0643\u062a\u0627\u0628 \u0639\u0644\u064a", "\u06a9\u062a\u0627\u0628 \u0639\u0644\u06cc"
+
+    @pytest.mark.parametrize("metric", (exact_match, f1))
+    def test_kept_apart_unless_asked(self, metric):
+        assert metric(self.ARABIC, [self.PERSIAN]) == 0.0
+        assert metric(self.ARABIC, [self.PERSIAN], fold_letters=True) == 1.0
+
+    @pytest.mark.parametrize("metric", METRICS)
+    def test_persian_and_arabic_indic_digits(self, metric):
+        assert metric("\u06f1\u06f3\u06f9\u06f9", ["\u0661\u0663\u0669\u0669"]) == 0.0
+        assert metric("\u06f1\u06f3\u06f9\u06f9", ["\u0661\u0663\u0669\u0669"], fold_letters=True) == 1.0
+
+    def test_tlnls_counts_each_variant_as_an_edit_without_folding(self):
+        # "كتاب"/"کتاب": 1 edit of 4 letters; "علي"/"علی": 1 of 3.
+        assert tlnls(self.ARABIC, [self.PERSIAN]) == pytest.approx((3 / 4 + 2 / 3) / 2)
+        assert tlnls(self.ARABIC, [self.PERSIAN], fold_letters=True) == 1.0
+
+    @given(prediction=answers, golds=gold_lists)
+    def test_folding_equals_scoring_folded_text(self, prediction, golds):
+        from annotation.metrics.text import fold_for_matching
+
+        def fold(text):
+            return None if text is None else fold_for_matching(text, persian_letters=True)
+
+        for metric in METRICS:
+            assert metric(prediction, golds, fold_letters=True) == metric(fold(prediction), [fold(g) for g in golds])

@@ -48,11 +48,11 @@ class PhrasePairKind(Kind):
 
     # --- settings ---------------------------------------------------------------------------
 
-    def clean_settings(self, settings: Any) -> dict:
+    def clean_settings(self, settings: Any, language: str | None = None) -> dict:
         # JSON has one number type: {"probe_rate": 0} is as good as 0.0.
         if isinstance(settings, dict) and type(settings.get("probe_rate")) is int:
             settings = {**settings, "probe_rate": float(settings["probe_rate"])}
-        return super().clean_settings(settings)
+        return super().clean_settings(settings, language)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:

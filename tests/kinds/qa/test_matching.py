@@ -52,3 +52,68 @@ def test_tlnls_chooses_f1_for_every_gold_when_one_gold_is_a_number(make_user, cl
     assert agreement["em"] == 0.0
     assert agreement["f1"] == pytest.approx(2 / 3)
     assert agreement["tlnls"] == pytest.approx(2 / 3)
+
+
+# "كتاب علي" (Arabic kaf and yeh) and "کتاب علی" (Persian keheh and yeh) are one phrase;
+# so are "كيف" and "کیف" (a bag).
+ARABIC_FORMS = "\u0643\u062a\u0627\u0628 \u0639\u0644\u064a"
+PERSIAN_FORMS = "\u06a9\u062a\u0627\u0628 \u0639\u0644\u06cc"
+ARABIC_BAG, PERSIAN_BAG = "\u0643\u064a\u0641", "\u06a9\u06cc\u0641"
+# Only the Persian forms of the phrase; both forms of the bag.
+CONTEXT = f"{PERSIAN_FORMS} \u0648 {PERSIAN_BAG} \u0648 {ARABIC_BAG}."
+
+
+@pytest.mark.parametrize(
+    ("language", "settings", "folded"),
+    [
+        ("fa", None, True),  # on by default for Persian
+        ("fa", {"fold_letter_variants": False}, False),
+        ("he", None, False),  # off elsewhere
+        ("he", {"fold_letter_variants": True}, True),
+    ],
+)
+def test_letter_variants_match_where_the_project_folds_them(make_user, client_for, language, settings, folded):
+    # The file's question is the phrase in Arabic forms; its gold answer is the Persian bag,
+    # the validator marks the Arabic one.
+    qas = [{"question": f"{ARABIC_FORMS}\u061f", "id": "q1", "is_impossible": False,
+            "answers": [answer(PERSIAN_BAG, CONTEXT)]}]
+    project, client = import_project(make_user, client_for, slug=f"variants-{language}-{folded}".lower(),
+                                     language=language, context=CONTEXT, qas=qas, settings=settings)
+    item = project.items.get()
+    assert project.settings["fold_letter_variants"] is folded
+    response = client("v1").post(SUBMIT, {"item": item.pk, "question_key": "q1", "answerable": True,
+                                          "answer": {"start": CONTEXT.index(ARABIC_BAG), "text": ARABIC_BAG}},
+                                 format="json")
+    assert response.status_code == 201, response.content
+    report = client("sup").get(f"/api/projects/{project.slug}/report/").json()
+    assert report["question_overlap"]["mean_imported"] == (1.0 if folded else 0.0)
+    agreement = report["span_agreement"]
+    # Unfolded, "كيف" and "کیف" differ in 2 of 3 letters: TLNLS 1/3.
+    expected = (1.0, 1.0, 1.0) if folded else (0.0, 0.0, 1 / 3)
+    assert [agreement[m] for m in ("em", "f1", "tlnls")] == pytest.approx(expected)
+    # Stored text keeps the letters it came with.
+    item.refresh_from_db()
+    assert item.payload["questions"][0]["question"] == f"{ARABIC_FORMS}\u061f"
+    assert item.payload["questions"][0]["answers"][0]["text"] == PERSIAN_BAG
+
+
+def test_existing_projects_without_the_setting_fold_by_language(make_user, client_for):
+    # Settings stored before the setting existed: a Persian project still folds.
+    qas = [{"question": f"{ARABIC_FORMS}\u061f", "id": "q1", "is_impossible": False,
+            "answers": [answer(PERSIAN_BAG, CONTEXT)]}]
+    project, client = import_project(make_user, client_for, slug="variants-old", language="fa", context=CONTEXT, qas=qas)
+    project.settings.pop("fold_letter_variants")
+    project.save(update_fields=["settings"])
+    report = client("sup").get(f"/api/projects/{project.slug}/report/").json()
+    assert report["question_overlap"]["mean_imported"] == 1.0
+
+
+def test_the_setting_must_be_a_boolean(make_user, client_for):
+    from annotation.models import Project
+
+    client = client_for(make_user("boss", staff=True))
+    response = client.post("/api/projects/", {"slug": "bad-fold", "name": "B", "kind": "qa_authoring", "language": "fa",
+                                              "settings": {"fold_letter_variants": "yes"}}, format="json")
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["settings.fold_letter_variants"]
+    assert not Project.objects.filter(slug="bad-fold").exists()

@@ -12,6 +12,16 @@
   // Length in code points, so that a ZWNJ or an emoji counts as one character.
   function length(text) { return Array.from(text).length; }
 
+  // The matching folding of annotation/metrics/text.py: NFC, Persian/Arabic-Indic digits
+  // as ASCII and, where the project's fold_letter_variants is on (by default in Persian
+  // projects), Arabic yeh/kaf as Persian. Only for comparing; the text is sent as typed.
+  let foldLetters = document.documentElement.lang === "fa";
+  function fold(text) {
+    const folded = text.normalize("NFC").replace(/[\u06f0-\u06f9]/g, function (d) { return String(d.charCodeAt(0) - 0x06f0); })
+      .replace(/[\u0660-\u0669]/g, function (d) { return String(d.charCodeAt(0) - 0x0660); });
+    return foldLetters ? folded.replace(/[\u064a\u0649]/g, "\u06cc").replace(/\u0643/g, "\u06a9") : folded;
+  }
+
   // FarsTail §3.1 step 3: the contradiction hypothesis is "similar to h1 in length, but
   // different in structure and words". Warnings only; the server does not enforce them.
   function contradictionWarnings(entailment, contradiction) {
@@ -21,7 +31,9 @@
     if (!e || !c) { return out; }
     const ratio = length(c) / length(e);
     if (ratio < 0.5 || ratio > 2) { out.push("length"); }
-    if (e === c || e.indexOf(c) !== -1 || c.indexOf(e) !== -1) { out.push("copy"); }
+    const fe = fold(e);
+    const fc = fold(c);
+    if (fe.indexOf(fc) !== -1 || fc.indexOf(fe) !== -1) { out.push("copy"); }
     return out;
   }
 
@@ -114,5 +126,11 @@
       submit();
     }
   });
-  page.loadNext();
+  (async function start() {
+    const project = await window.MashovApi.get("/api/projects/" + encodeURIComponent(page.config.slug) + "/");
+    if (project.status === 200 && project.data.settings && typeof project.data.settings.fold_letter_variants === "boolean") {
+      foldLetters = project.data.settings.fold_letter_variants;
+    }
+    await page.loadNext();
+  })();
 })();

@@ -32,6 +32,8 @@ def language_defaults(language: str | None) -> dict:
     mixes the Arabic and Persian forms of yeh and kaf (FarsTail's data does; DESIGN.md §6),
     so Persian projects fold them by default; in other languages they are other letters."""
     return {"fold_letter_variants": language == "fa"}
+
+
 # A claim longer than a week would hold an item from everyone else for good; and an
 # expiry beyond year 9999 cannot be stored at all.
 CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)

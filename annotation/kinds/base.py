@@ -20,7 +20,20 @@ from annotation.rows import ItemRow, RowProblems, require_text
 # Settings every kind understands.
 COMMON_SETTINGS = {
     "claim_ttl": 30 * 60,  # seconds an open claim holds its slot
+    # Whether matching (overlap, EM/F1/TLNLS) counts Arabic yeh/kaf as their Persian forms
+    # (annotation.metrics.text.fold_for_matching). The default here is only the type: the
+    # real default depends on the project's language (`language_defaults`).
+    "fold_letter_variants": False,
 }
+
+
+def language_defaults(language: str | None) -> dict:
+    """Defaults of common settings that depend on the project's language. Persian text
+    mixes the Arabic and Persian forms of yeh and kaf (FarsTail's data does; DESIGN.md §6),
+    so Persian projects fold them by default; in other languages they are other letters."""
+    return {"fold_letter_variants": language == "fa"}
+
+
 # A claim longer than a week would hold an item from everyone else for good; and an
 # expiry beyond year 9999 cannot be stored at all.
 CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
@@ -41,12 +54,19 @@ class KindSettings:
     # annotator which system a blind candidate may be).
     staff_only_settings: tuple[str, ...] = ()
 
-    def settings_for(self, settings: dict | None) -> dict:
-        """The project's settings with the papers' defaults filled in."""
-        return {**COMMON_SETTINGS, **self.default_settings, **(settings or {})}
+    def settings_for(self, settings: dict | None, language: str | None = None) -> dict:
+        """The project's settings with the papers' defaults filled in; pass the project's
+        language where a language-dependent setting (`language_defaults`) is read, since
+        settings stored before such a setting existed do not carry it."""
+        return {**COMMON_SETTINGS, **language_defaults(language), **self.default_settings, **(settings or {})}
 
-    def clean_settings(self, settings: Any) -> dict:
-        """Validated settings; unknown keys and wrong types are refused."""
+    def project_settings(self, project) -> dict:
+        """`settings_for` a stored project, its language included."""
+        return self.settings_for(project.settings, project.language)
+
+    def clean_settings(self, settings: Any, language: str | None = None) -> dict:
+        """Validated settings, defaults filled in for a project in `language`; unknown keys
+        and wrong types are refused."""
         if settings is None:
             settings = {}
         if not isinstance(settings, dict):
@@ -64,7 +84,7 @@ class KindSettings:
                 errors.append(FieldError(f"settings.{key}", f"must be of type {type(known[key]).__name__}"))
         if errors:
             raise InvalidInput("invalid settings", errors=errors)
-        merged = self.settings_for(settings)
+        merged = self.settings_for(settings, language)
         check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
         self.check_settings(merged)
         return {key: merged[key] for key in known}

@@ -23,6 +23,16 @@
     return ratio < 1 / LENGTH_RATIO || ratio > LENGTH_RATIO;
   }
 
+  // The matching folding of annotation/metrics/text.py: NFC, Persian/Arabic-Indic digits
+  // as ASCII and, where the project's fold_letter_variants is on (by default in Persian
+  // projects), Arabic yeh/kaf as Persian. Only for comparing; the text is sent as typed.
+  let foldLetters = document.documentElement.lang === "fa";
+  function fold(text) {
+    const folded = text.normalize("NFC").replace(/[\u06f0-\u06f9]/g, function (d) { return String(d.charCodeAt(0) - 0x06f0); })
+      .replace(/[\u0660-\u0669]/g, function (d) { return String(d.charCodeAt(0) - 0x0660); });
+    return foldLetters ? folded.replace(/[\u064a\u0649]/g, "\u06cc").replace(/\u0643/g, "\u06a9") : folded;
+  }
+
   // FarsTail §3.1 step 3: the contradiction hypothesis is "similar to h1 in length, but
   // different in structure and words"; step 4: the neutral one of "a similar length to h1
   // and h2". Warnings only; the server stores the texts all the same.
@@ -32,7 +42,9 @@
     const out = [];
     if (!e || !c) { return out; }
     if (lengthsDiffer(c, e)) { out.push("length"); }
-    if (e.indexOf(c) !== -1 || c.indexOf(e) !== -1) { out.push("copy"); }
+    const fe = fold(e);
+    const fc = fold(c);
+    if (fe.indexOf(fc) !== -1 || fc.indexOf(fe) !== -1) { out.push("copy"); }
     return out;
   }
 
@@ -139,5 +151,11 @@
       submit();
     }
   });
-  page.loadNext();
+  (async function start() {
+    const project = await window.MashovApi.get("/api/projects/" + encodeURIComponent(page.config.slug) + "/");
+    if (project.status === 200 && project.data.settings && typeof project.data.settings.fold_letter_variants === "boolean") {
+      foldLetters = project.data.settings.fold_letter_variants;
+    }
+    await page.loadNext();
+  })();
 })();

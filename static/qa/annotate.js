@@ -174,20 +174,22 @@ window.MashovSpan = (function () {
 })();
 
 // Word overlap of a question with the paragraph, as annotation/metrics/overlap.py computes
-// it: NFC, Persian/Arabic-Indic digits to ASCII, lower case, whitespace tokens with Unicode
-// punctuation removed; the share of question tokens found in the paragraph.
+// it: NFC, Persian/Arabic-Indic digits to ASCII, with foldLetters Arabic yeh/kaf as Persian,
+// lower case, whitespace tokens with Unicode punctuation removed; the share of question
+// tokens found in the paragraph.
 window.MashovOverlap = (function () {
-  function fold(text) {
-    return text.normalize("NFC").replace(/[\u06f0-\u06f9]/g, function (d) { return String(d.charCodeAt(0) - 0x06f0); })
+  function fold(text, foldLetters) {
+    const folded = text.normalize("NFC").replace(/[\u06f0-\u06f9]/g, function (d) { return String(d.charCodeAt(0) - 0x06f0); })
       .replace(/[\u0660-\u0669]/g, function (d) { return String(d.charCodeAt(0) - 0x0660); }).toLowerCase();
+    return foldLetters ? folded.replace(/[\u064a\u0649]/g, "\u06cc").replace(/\u0643/g, "\u06a9") : folded;
   }
-  function words(text) {
-    return fold(text).split(/\s+/u).map(function (t) { return t.replace(/\p{P}/gu, ""); }).filter(Boolean);
+  function words(text, foldLetters) {
+    return fold(text, foldLetters).split(/\s+/u).map(function (t) { return t.replace(/\p{P}/gu, ""); }).filter(Boolean);
   }
-  function overlap(question, paragraph) {
-    const tokens = words(question);
+  function overlap(question, paragraph, foldLetters) {
+    const tokens = words(question, foldLetters);
     if (!tokens.length) { return { share: 0, shared: [] }; }
-    const vocabulary = new Set(words(paragraph));
+    const vocabulary = new Set(words(paragraph, foldLetters));
     const shared = tokens.filter(function (t) { return vocabulary.has(t); });
     return { share: shared.length / tokens.length, shared: shared };
   }
@@ -217,7 +219,8 @@ window.MashovOverlap = (function () {
 
   function refreshOverlap() {
     if (!page.current()) { return; }
-    const result = window.MashovOverlap.overlap(el("question-input").value, page.current().item.payload.context);
+    const result = window.MashovOverlap.overlap(el("question-input").value, page.current().item.payload.context,
+      settings.fold_letter_variants);
     el("overlap-value").textContent = Math.round(result.share * 100) + "%";
     el("overlap-words").textContent = result.shared.length ? "(" + result.shared.join(" ") + ")" : "";
     el("overlap-warning").hidden = !(result.share > settings.overlap_warning);
@@ -346,6 +349,9 @@ window.MashovOverlap = (function () {
       ["min_questions", "max_questions", "overlap_warning"].forEach(function (name) {
         if (typeof project.data.settings[name] === "number") { settings[name] = project.data.settings[name]; }
       });
+      // Settings stored before fold_letter_variants existed: the default by language.
+      const fold = project.data.settings.fold_letter_variants;
+      settings.fold_letter_variants = typeof fold === "boolean" ? fold : project.data.language === "fa";
     }
     refreshUnread();
     await page.loadNext();

@@ -177,7 +177,7 @@ class QaAuthoringKind(Kind):
 
     def report_sections(self, project) -> dict:
         """HeQ's quality signals (§3.3-3.4, appendix C): see quality.py."""
-        return quality_report_for_project(project, self.settings_for(project.settings))
+        return quality_report_for_project(project, self.project_settings(project))
 
     # --- export ---
 

@@ -19,7 +19,9 @@ def quality_report_for_project(project, settings: dict) -> dict:
     `span_agreement` compares each validator's answer with the question's existing
     answers — the author's span for an authored question, the file's `answers` for an
     imported one (`[None]` when the file marks it unanswerable) — by EM, F1 and TLNLS
-    (max over golds, matching folding), overall, per validator and `by_origin`.
+    (max over golds, matching folding; Arabic yeh/kaf as Persian when the project's
+    `fold_letter_variants` says so, as for the overlap), overall, per validator and
+    `by_origin`.
     `validation` is the progress of the validation queue: questions of the validated
     splits (not rejected), those with `validators_per_question` answers, and answers.
     `settings` are the project's, with the kind's defaults filled in."""
@@ -82,8 +84,10 @@ def quality_report_for_project(project, settings: dict) -> dict:
                            "mean_grade": sum(GRADE_SCORE[g] * c for g, c in counts.items()) / n})
         grades_per_annotator.append({"annotator": name, "totals": {g: entry["totals"].get(g, 0) for g in GRADES}, "series": series})
 
+    fold_letters = settings["fold_letter_variants"]
+
     def overlaps(pairs):
-        return [overlap_metrics.question_overlap(q, c) for q, c in pairs]
+        return [overlap_metrics.question_overlap(q, c, fold_letters=fold_letters) for q, c in pairs]
 
     authored_pairs = [(q["question"], c) for _r, _i, q, c in authored]
     imported_pairs = [(q.get("question", ""), c) for q, c in imported_questions if isinstance(q, dict)]
@@ -133,7 +137,7 @@ def quality_report_for_project(project, settings: dict) -> dict:
         answers_per_question[(origin, *key)] += 1
         prediction = validation["answer_text"]
         prediction = fold_for_matching(prediction) if prediction is not None else None
-        score = (exact_match(prediction, golds), f1(prediction, golds), tlnls(prediction, golds))
+        score = tuple(metric(prediction, golds, fold_letters=fold_letters) for metric in (exact_match, f1, tlnls))
         scores[validation["validator__username"]].append(score)
         origin_scores[origin].append(score)
 

@@ -98,6 +98,12 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
     page.locator("#contradiction").fill(TEXTS["entailment"])
     page.locator("#contradiction").dispatch_event("input")
     assert warnings_shown(page) == ["copy"]
+    # The same copy typed with Arabic yeh and kaf is still a copy in a Persian project.
+    arabic_letters = TEXTS["entailment"].replace("\u06cc", "\u064a").replace("\u06a9", "\u0643")
+    assert arabic_letters != TEXTS["entailment"]
+    page.locator("#contradiction").fill(arabic_letters)
+    page.locator("#contradiction").dispatch_event("input")
+    assert warnings_shown(page) == ["copy"]
     page.locator("#contradiction").fill("")
     page.locator("#contradiction").press_sequentially("کوفی عنان.")
     assert warnings_shown(page) == ["length"]

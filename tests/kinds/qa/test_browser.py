@@ -224,6 +224,14 @@ def test_persian_spans_with_zwnj(qa_setup, page, artifacts_dir):
     page.goto(f"{base}/p/fa-qa/annotate/")
     assert page.locator("html").get_attribute("dir") == "rtl" and page.locator("html").get_attribute("lang") == "fa"
     page.wait_for_function("(t) => document.getElementById('paragraph').textContent === t", arg=FA_PARAGRAPH)
+    # Arabic yeh typed for Persian yeh: the same words in a Persian project (its default
+    # fold_letter_variants), as the server counts them.
+    from annotation.metrics.overlap import question_overlap
+
+    typed = "\u0645\u0644\u064a \u0627\u064a\u0631\u0627\u0646"  # "ملي ايران"
+    page.locator("#question-input").fill(typed)
+    page.locator("#question-input").dispatch_event("input")
+    assert page.locator("#overlap-value").text_content() == f"{round(question_overlap(typed, FA_PARAGRAPH, fold_letters=True) * 100)}%" == "100%"
 
     mouse_select(page, FA_PARAGRAPH, FA_MOUSE_ANSWER)
     page.wait_for_function("(t) => document.getElementById('answer-text').textContent === t", arg=FA_MOUSE_ANSWER)

@@ -33,7 +33,7 @@ from annotation import safe_json
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import get_kind
 from annotation.metrics import overlap as overlap_metrics
-from annotation.metrics.offsets import span_matches
+from annotation.metrics.offsets import span_edge_problem, span_matches
 from annotation.metrics.text import bidi_control
 from annotation.rows import RowProblems, read_jsonl_objects
 
@@ -193,6 +193,8 @@ def _check_span(span: Any, context: str, path: str, problems: RowProblems) -> No
         problems.add(f"{path}.answer_start", "must be an integer (a code-point offset into the context)")
     elif not span_matches(context, start, text):
         problems.add(f"{path}.answer_start", f"the text is not the context's slice at {start} (code points)")
+    elif problem := span_edge_problem(context, start, text):
+        problems.add(f"{path}.{'answer_start' if problem.edge == 'start' else 'text'}", problem.message)
 
 
 def check_existing_question(question: Any, context: str, path: str, problems: RowProblems, seen: set) -> None:

@@ -78,7 +78,8 @@ window.MashovSpan = (function () {
     }
 
     function compute() {
-      if (state.anchor === null || state.focus === null) { return null; }
+      // A caret (nothing selected) is no span, even when it sits inside a character.
+      if (state.anchor === null || state.focus === null || state.anchor === state.focus) { return null; }
       // A mouse selection that ends inside a character (between a letter and its points)
       // grows to take the whole character: what is highlighted is what is sent.
       let s = snap(edges, Math.min(state.anchor, state.focus), false);

@@ -5,42 +5,58 @@
 // Offsets: the browser counts UTF-16 code units (an emoji is two), the server stores code
 // points of the stored paragraph (DESIGN.md §6). `MashovSpan` keeps UTF-16 offsets inside
 // the page and converts once, when a span is sent. The span text is the exact slice of the
-// paragraph: never trimmed of anything but surrounding whitespace, never normalised.
+// paragraph: never trimmed of anything but surrounding whitespace, never normalised, and its
+// edges fall between whole characters (grapheme clusters): keys move by character, a mouse
+// selection inside one grows to take all of it.
 //
 // `MashovSpan` is shared with the validation page (validate.js loads this file first).
 "use strict";
 
 window.MashovSpan = (function () {
-  function isHigh(code) { return code >= 0xd800 && code <= 0xdbff; }
-  function isLow(code) { return code >= 0xdc00 && code <= 0xdfff; }
+  // A span's edges fall between user-perceived characters (extended grapheme clusters, as
+  // the server checks them): a niqqud point stays with its letter, an emoji sequence or a
+  // flag stays whole. The browser's own segmenter finds them.
+  const segmenter = typeof Intl === "object" && typeof Intl.Segmenter === "function"
+    ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+  // Sorted UTF-16 offsets where a character starts or ends, 0 and text.length included.
+  function boundaries(text) {
+    const list = [0];
+    if (segmenter) {
+      for (const part of segmenter.segment(text)) { list.push(part.index + part.segment.length); }
+    } else {
+      let units = 0;
+      for (const point of text) { units += point.length; list.push(units); }
+    }
+    return list;
+  }
   // Code points before UTF-16 offset `units` (which must not split a surrogate pair).
   function codePoints(text, units) { return Array.from(text.slice(0, units)).length; }
-  // A UTF-16 offset never left between the halves of a surrogate pair.
-  function snap(text, units, towardsEnd) {
-    if (units > 0 && units < text.length && isLow(text.charCodeAt(units)) && isHigh(text.charCodeAt(units - 1))) {
-      return towardsEnd ? units + 1 : units - 1;
-    }
-    return units;
+  // An offset inside a character moves out of it, to the character's end or start.
+  function snap(edges, units, towardsEnd) {
+    if (edges.indexOf(units) !== -1) { return units; }
+    return towardsEnd ? next(edges, units) : previous(edges, units);
   }
-  function nextPoint(text, units) {
-    if (units >= text.length) { return text.length; }
-    return units + (isHigh(text.charCodeAt(units)) && isLow(text.charCodeAt(units + 1)) ? 2 : 1);
+  function next(edges, units) {
+    for (const edge of edges) { if (edge > units) { return edge; } }
+    return edges[edges.length - 1];
   }
-  function previousPoint(text, units) {
-    if (units <= 0) { return 0; }
-    return units - (isLow(text.charCodeAt(units - 1)) && units > 1 && isHigh(text.charCodeAt(units - 2)) ? 2 : 1);
+  function previous(edges, units) {
+    for (let i = edges.length - 1; i >= 0; i -= 1) { if (edges[i] < units) { return edges[i]; } }
+    return 0;
   }
-  function isSpace(ch) { return /\s/u.test(ch); }
-  function nextWord(text, units) {
+  function isSpace(ch) { return /^\s+$/u.test(ch); }
+  // Nothing the reader could see: whitespace and format characters (ZWNJ, LRM/RLM).
+  function isBlank(text) { return /^[\s\p{Cf}]*$/u.test(text); }
+  function nextWord(text, edges, units) {
     let u = units;
-    while (u < text.length && isSpace(text[u])) { u = nextPoint(text, u); }
-    while (u < text.length && !isSpace(text[u])) { u = nextPoint(text, u); }
+    while (u < text.length && isSpace(text.slice(u, next(edges, u)))) { u = next(edges, u); }
+    while (u < text.length && !isSpace(text.slice(u, next(edges, u)))) { u = next(edges, u); }
     return u;
   }
-  function previousWord(text, units) {
+  function previousWord(text, edges, units) {
     let u = units;
-    while (u > 0 && isSpace(text[u - 1])) { u = previousPoint(text, u); }
-    while (u > 0 && !isSpace(text[u - 1])) { u = previousPoint(text, u); }
+    while (u > 0 && isSpace(text.slice(previous(edges, u), u))) { u = previous(edges, u); }
+    while (u > 0 && !isSpace(text.slice(previous(edges, u), u))) { u = previous(edges, u); }
     return u;
   }
 
@@ -52,6 +68,7 @@ window.MashovSpan = (function () {
     element.textContent = text;
     const node = element.firstChild;
     const state = { anchor: null, focus: null, span: null, text: text };
+    const edges = boundaries(text);
     const rtl = getComputedStyle(element).direction === "rtl";
 
     function offsetOf(container, offset) {
@@ -61,16 +78,17 @@ window.MashovSpan = (function () {
     }
 
     function compute() {
-      if (state.anchor === null || state.focus === null) { return null; }
-      let s = Math.min(state.anchor, state.focus);
-      let e = Math.max(state.anchor, state.focus);
+      // A caret (nothing selected) is no span, even when it sits inside a character.
+      if (state.anchor === null || state.focus === null || state.anchor === state.focus) { return null; }
+      // A mouse selection that ends inside a character (between a letter and its points)
+      // grows to take the whole character: what is highlighted is what is sent.
+      let s = snap(edges, Math.min(state.anchor, state.focus), false);
+      let e = snap(edges, Math.max(state.anchor, state.focus), true);
       // A double-click or a drag often takes the space after a word: leave surrounding
       // whitespace out (the span stays an exact slice of the paragraph).
-      while (s < e && isSpace(text[s])) { s += 1; }
-      while (e > s && isSpace(text[e - 1])) { e -= 1; }
-      s = snap(text, s, false);
-      e = snap(text, e, true);
-      if (s >= e) { return null; }
+      while (s < e && isSpace(text.slice(s, next(edges, s)))) { s = next(edges, s); }
+      while (e > s && isSpace(text.slice(previous(edges, e), e))) { e = previous(edges, e); }
+      if (s >= e || isBlank(text.slice(s, e))) { return null; }
       return { start: codePoints(text, s), text: text.slice(s, e), u16Start: s, u16End: e };
     }
 
@@ -128,8 +146,9 @@ window.MashovSpan = (function () {
         // In a right-to-left paragraph the left arrow moves on in reading order.
         const forward = (key === "ArrowLeft") === rtl;
         const byWord = event.ctrlKey || event.altKey || event.metaKey;
-        if (forward) { target = byWord ? nextWord(text, caret) : nextPoint(text, caret); }
-        else { target = byWord ? previousWord(text, caret) : previousPoint(text, caret); }
+        // One press moves over one whole character (a pointed letter, an emoji sequence).
+        if (forward) { target = byWord ? nextWord(text, edges, caret) : next(edges, caret); }
+        else { target = byWord ? previousWord(text, edges, caret) : previous(edges, caret); }
       }
       if (event.shiftKey) { select(state.anchor === null ? caret : state.anchor, target); }
       else { select(target, target); }

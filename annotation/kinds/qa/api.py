@@ -110,7 +110,10 @@ class ValidationNextSerializer(serializers.Serializer):
 
 
 class SpanSerializer(serializers.Serializer):
-    start = serializers.IntegerField(help_text="Code points into the stored paragraph.")
+    start = serializers.IntegerField(
+        help_text="Code points into the stored paragraph. Both edges fall between whole characters (extended "
+                  "grapheme clusters: a letter with its niqqud, an emoji sequence); a blank span is refused."
+    )
     text = serializers.CharField(trim_whitespace=False, help_text="Must equal the paragraph's slice at start.")
 
 

@@ -11,7 +11,7 @@ import hashlib
 from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.metrics.offsets import span_matches
+from annotation.metrics.offsets import span_edge_problem, span_matches
 from annotation.metrics.text import forbidden_character
 
 GRADES = ("rejected", "verified", "good", "gold")
@@ -101,6 +101,8 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
                 errors.append(FieldError(f"{path}.answer.start", f"the span lies outside the paragraph (0..{len(context)} code points)"))
             elif not span_matches(context, start, span):
                 errors.append(FieldError(f"{path}.answer.text", f"is not the paragraph's text at {start} (code points)"))
+            elif problem := span_edge_problem(context, start, span):
+                errors.append(FieldError(f"{path}.answer.{'start' if problem.edge == 'start' else 'text'}", problem.message))
         if len(errors) == errors_before:
             cleaned.append({"question": text, "answerable": answerable, "answer": {"start": answer["start"], "text": answer["text"]} if answerable and isinstance(answer, dict) else None})
     if errors:

@@ -13,6 +13,7 @@ import json
 import re
 
 import pytest
+import regex
 from tests.browser.helpers import _jsonl, login, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,6 +25,10 @@ HE_KEY_ANSWER = "11 מיליארד"
 FA_PARAGRAPH = f"کتاب{ZWNJ}های تاریخی در کتابخانه{ZWNJ}ی ملی ایران نگهداری می{ZWNJ}شوند و بیش از ۲۰۰ هزار جلد دارند."
 FA_MOUSE_ANSWER = f"کتابخانه{ZWNJ}ی ملی"
 FA_KEY_ANSWER = f"می{ZWNJ}شوند"
+# Pointed Hebrew: shin + shin dot + qamats is one character of three code points.
+SHATA = "\u05e9\u05c1\u05b8\u05ea\u05b8\u05d4"  # drank
+MAYIM = "\u05de\u05b7\u05d9\u05b4\u05dd"  # water
+NIQQUD_PARAGRAPH = f"הילד {SHATA} {MAYIM} קרים בבוקר, אחרי ריצה ארוכה בפארק."
 
 
 @pytest.fixture
@@ -36,7 +41,8 @@ def qa_setup(transactional_db, live_server):
 
     User = get_user_model()
     admin = User.objects.create_user(username="qa-admin", password=PASSWORD, is_staff=True)
-    users = {name: User.objects.create_user(username=name, password=PASSWORD) for name in ("dana", "reza", "rivka", "yossi")}
+    users = {name: User.objects.create_user(username=name, password=PASSWORD)
+             for name in ("dana", "reza", "rivka", "yossi", "noa")}
     he = project_create(actor=admin, slug="he-qa", name="HeQ authoring", kind="qa_authoring", language="he",
                         settings={"validate_splits": ["train", "dev", "test"]})
     fa = project_create(actor=admin, slug="fa-qa", name="پرسش و پاسخ", kind="qa_authoring", language="fa",
@@ -45,6 +51,10 @@ def qa_setup(transactional_db, live_server):
     Membership.objects.create(project=he, user=users["rivka"], role="reviewer", status="active")
     Membership.objects.create(project=he, user=users["yossi"], role="annotator", status="active")
     Membership.objects.create(project=fa, user=users["reza"], role="annotator", status="active")
+    pointed = project_create(actor=admin, slug="nq-qa", name="Pointed text", kind="qa_authoring", language="he")
+    Membership.objects.create(project=pointed, user=users["noa"], role="annotator", status="active")
+    assert items_import(project=pointed, data=_jsonl([{"id": "nq-1", "context": NIQQUD_PARAGRAPH, "title": "בוקר"}]),
+                        fmt="jsonl").created == 1
     assert items_import(project=he, data=_jsonl([{"id": "he-1", "context": HE_PARAGRAPH, "title": "אינטל"}]), fmt="jsonl").created == 1
     assert items_import(project=fa, data=_jsonl([{"id": "fa-1", "context": FA_PARAGRAPH, "title": "کتابخانه"}]), fmt="jsonl").created == 1
     return {"url": live_server.url, "users": users}
@@ -79,15 +89,19 @@ def mouse_select(page, paragraph: str, answer: str) -> None:
     page.mouse.up()
 
 
+def characters(text: str) -> int:
+    """User-perceived characters (extended grapheme clusters): one arrow press each."""
+    return len(regex.findall(r"\X", text))
+
+
 def keyboard_select(page, paragraph: str, answer: str) -> None:
-    """Caret to the answer's start one code point at a time (ArrowLeft moves on in RTL; an
-    emoji is one press), then Shift+ArrowLeft over the answer."""
+    """Caret to the answer's start one character at a time (ArrowLeft moves on in RTL; an
+    emoji, a letter with its points is one press), then Shift+ArrowLeft over the answer."""
     page.focus("#paragraph")
     page.keyboard.press("Home")
-    start = paragraph.index(answer)
-    for _ in range(start):
+    for _ in range(characters(paragraph[: paragraph.index(answer)])):
         page.keyboard.press("ArrowLeft")
-    for _ in range(len(answer)):
+    for _ in range(characters(answer)):
         page.keyboard.press("Shift+ArrowLeft")
 
 
@@ -255,6 +269,50 @@ def test_persian_spans_with_zwnj(qa_setup, page, artifacts_dir):
     assert questions[0]["answer"] == {"start": FA_PARAGRAPH.index(FA_MOUSE_ANSWER), "text": FA_MOUSE_ANSWER}
     assert questions[1]["answer"] == {"start": FA_PARAGRAPH.index(FA_KEY_ANSWER), "text": FA_KEY_ANSWER}
     assert questions[0]["question"] == "کتاب‌های تاریخی کجا نگهداری می‌شوند؟"  # ZWNJ typed and kept
+    page.problems.assert_clean(page)
+
+
+def test_pointed_letters_are_selected_whole(qa_setup, page, artifacts_dir):
+    """A pointed letter is one character: one Shift+Arrow press takes the letter with all its
+    points, a mouse selection ending between a letter and its points grows to the whole letter,
+    and the spans submitted are accepted as the paragraph's exact slices."""
+    from annotation.models import Annotation
+
+    base = qa_setup["url"]
+    login(page, base, "noa")
+    page.goto(f"{base}/p/nq-qa/annotate/")
+    page.wait_for_function("(t) => document.getElementById('paragraph').textContent === t", arg=NIQQUD_PARAGRAPH)
+    page.focus("#paragraph")
+    page.keyboard.press("Home")
+    for _ in range(characters(NIQQUD_PARAGRAPH[: NIQQUD_PARAGRAPH.index(SHATA)])):
+        page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Shift+ArrowLeft")
+    first_letter = SHATA[:3]  # shin, shin dot, qamats
+    assert answer_shown(page) == first_letter
+    selected = page.evaluate("() => document.getSelection().toString()")
+    assert selected == first_letter and len(selected) == 3
+    for _ in range(characters(SHATA) - 1):
+        page.keyboard.press("Shift+ArrowLeft")
+    assert answer_shown(page) == SHATA
+    add_question(page, "מה עשה הילד?")
+
+    # A selection from between mem and its patah to inside the final letter's cluster.
+    start = NIQQUD_PARAGRAPH.index(MAYIM)
+    page.evaluate(
+        """([s, e]) => { const node = document.getElementById('paragraph').firstChild;
+                         document.getSelection().setBaseAndExtent(node, s, node, e); }""",
+        [utf16(NIQQUD_PARAGRAPH, start + 1), utf16(NIQQUD_PARAGRAPH, start + 3)],
+    )
+    page.wait_for_function("(t) => document.getElementById('answer-text').textContent === t", arg=MAYIM[:4])
+    add_question(page, "מה שתה הילד?")
+    add_question(page, "כמה זמן רץ הילד?", answerable=False)
+    page.screenshot(path=str(artifacts_dir / "qa_niqqud_questions.png"), full_page=True)
+    with page.expect_response(lambda r: r.request.method == "POST" and "/submit/" in r.url) as submitted:
+        page.click("#done-paragraph")
+    assert submitted.value.status == 201, submitted.value.text()
+    spans = [q["answer"] for q in Annotation.objects.get().value["questions"]]
+    assert spans[0] == {"start": NIQQUD_PARAGRAPH.index(SHATA), "text": SHATA}
+    assert spans[1] == {"start": start, "text": MAYIM[:4]}  # mem + patah, yod + hiriq: whole letters
     page.problems.assert_clean(page)
 
 

@@ -25,6 +25,13 @@ def projects_visible_to(user: AbstractBaseUser) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user).distinct()
 
 
+def project_ids_staffed_by(user: AbstractBaseUser) -> set[int] | None:
+    """The projects `user` supervises or reviews; None for admins (every project)."""
+    if is_admin(user):
+        return None
+    return set(Membership.objects.filter(user=user, role__in=(Role.SUPERVISOR, Role.REVIEWER)).values_list("project_id", flat=True))
+
+
 def membership_of(user: AbstractBaseUser, project: Project) -> Membership | None:
     return Membership.objects.filter(project=project, user=user).first()
 

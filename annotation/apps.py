@@ -12,3 +12,7 @@ class AnnotationConfig(AppConfig):
         from annotation.converters import IdConverter
 
         register_converter(IdConverter, "id")
+
+        # The tasks join the Celery app's registry in every process, so that services can
+        # enqueue them by name (annotation/services/tasks_queue.py) without importing them.
+        from annotation import tasks  # noqa: F401

@@ -12,13 +12,16 @@ logger = logging.getLogger(__name__)
 
 
 def _handlers():
+    """Job kind → the function that runs it: the core's jobs, then those the kinds declare."""
+    from django.utils.module_loading import import_string
+
+    from annotation.kinds.registry import job_handlers
     from annotation.services.agreement import agreement_compute_job
     from annotation.services.imports import items_import_job
 
-    from annotation.services.back_translation import back_translation_compute_job
-    from annotation.services.summaries import summary_measures_job
-
-    return {"import": items_import_job, "agreement": agreement_compute_job, "back_translation": back_translation_compute_job, "summary_intrinsic": summary_measures_job}
+    handlers = {"import": items_import_job, "agreement": agreement_compute_job}
+    handlers.update((job_kind, import_string(path)) for job_kind, path in job_handlers().items())
+    return handlers
 
 
 @shared_task(name="annotation.tasks.run_job", acks_late=True, reject_on_worker_lost=True)

@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from annotation import throttle, views
+from annotation.kinds.registry import page_url_modules
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,9 +15,6 @@ urlpatterns = [
     path("p/<slug:slug>/members/<str:username>/", views.project_member_update, name="project-member-update"),
     path("p/<slug:slug>/import/", views.project_import, name="project-import"),
     path("", include("annotation.urls_dashboard")),
-    path("", include("annotation.urls_authoring")),
-    path("", include("annotation.urls_heq")),
-    path("", include("annotation.urls_lchaim")),
-    path("", include("annotation.urls_phrase")),
-    path("", include("annotation.urls_summary")),
+    # Each kind's own pages.
+    *(path("", include(module)) for module in page_url_modules()),
 ]

@@ -3,6 +3,7 @@ the request serializers here describe the bodies for the OpenAPI schema."""
 
 from rest_framework import serializers
 
+from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Job, Membership, Project
 
 
@@ -59,6 +60,17 @@ class ProjectSerializer(serializers.ModelSerializer):
     def get_counts(self, project) -> dict[str, int]:
         counts = self.context.get("counts")
         return counts if counts is not None else {}
+
+    def to_representation(self, project):
+        """Callers who are not staff of the project (context `staff_of`: the ids of the
+        projects they supervise or review; absent or None: every project) do not see the
+        kind's staff-only settings."""
+        data = super().to_representation(project)
+        staff_of = self.context.get("staff_of")
+        if staff_of is not None and project.pk not in staff_of:
+            hidden = get_kind(project.kind).staff_only_settings
+            data["settings"] = {key: value for key, value in data["settings"].items() if key not in hidden}
+        return data
 
 
 class MemberRequestSerializer(serializers.Serializer):
@@ -141,6 +153,21 @@ class AnnotationSerializer(serializers.ModelSerializer):
         fields = ["id", "assignment", "item", "round", "value", "created_at"]
 
 
+class WarningSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class SubmittedSerializer(AnnotationSerializer):
+    """The stored annotation and the kind's warnings about it (`Kind.value_warnings`)."""
+
+    warnings = WarningSerializer(many=True, read_only=True)
+
+    class Meta(AnnotationSerializer.Meta):
+        fields = [*AnnotationSerializer.Meta.fields, "warnings"]
+
+
 _DATETIME = serializers.DateTimeField()
 
 
@@ -161,18 +188,3 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "kind", "status", "progress", "result", "error", "created_at", "started_at", "finished_at"]
-
-
-class RevisionSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    external_id = serializers.CharField()
-    payload = serializers.DictField()
-    intended_label = serializers.CharField()
-    round = serializers.IntegerField()
-    labels_cast = serializers.DictField(child=serializers.IntegerField())
-
-
-class ReviseRequestSerializer(serializers.Serializer):
-    premise = serializers.CharField(required=False, trim_whitespace=False)
-    hypothesis = serializers.CharField(required=False, trim_whitespace=False)
-    withdraw = serializers.BooleanField(required=False)

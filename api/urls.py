@@ -1,6 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from annotation.kinds.registry import api_url_modules
 from api import views
 
 urlpatterns = [
@@ -17,14 +18,10 @@ urlpatterns = [
     path("projects/<slug:slug>/items/", views.ItemListView.as_view(), name="api-items"),
     path("projects/<slug:slug>/next/", views.NextView.as_view(), name="api-next"),
     path("projects/<slug:slug>/progress/", views.ProgressView.as_view(), name="api-progress"),
-    path("projects/<slug:slug>/revisions/", views.RevisionListView.as_view(), name="api-revisions"),
-    path("items/<id:item_id>/revise/", views.ItemReviseView.as_view(), name="api-item-revise"),
     path("assignments/<id:assignment_id>/submit/", views.SubmitView.as_view(), name="api-submit"),
     path("jobs/<id:job_id>/", views.JobView.as_view(), name="api-job"),
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),
-    path("", include("api.urls_heq")),
-    path("", include("api.urls_lchaim")),
-    path("", include("api.urls_phrase")),
-    path("", include("api.urls_summary")),
+    # Each kind's own operations.
+    *(path("", include(module)) for module in api_url_modules()),
 ]

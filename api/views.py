@@ -20,7 +20,6 @@ from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
-from annotation.services import revisions as revision_services
 from annotation.services import users as user_services
 from api import serializers as s
 from api.idempotency import idempotent_write
@@ -83,6 +82,9 @@ class ProjectListView(generics.ListAPIView):
     def get_queryset(self):
         return access.projects_visible_to(self.request.user).order_by("slug")
 
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "staff_of": access.project_ids_staffed_by(self.request.user)}
+
     @extend_schema(request=s.ProjectRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.ProjectSerializer, **ERRORS})
     @idempotent_write
     def post(self, request):
@@ -104,7 +106,8 @@ class ProjectDetailView(APIView):
     @extend_schema(responses={200: s.ProjectSerializer, **ERRORS})
     def get(self, request, slug):
         project = access.access_project_for_user(request.user, slug)
-        return Response(s.ProjectSerializer(project, context={"counts": status_counts_for_project(project)}).data)
+        context = {"counts": status_counts_for_project(project), "staff_of": access.project_ids_staffed_by(request.user)}
+        return Response(s.ProjectSerializer(project, context=context).data)
 
 
 class MemberListView(generics.ListAPIView):
@@ -234,15 +237,16 @@ class ProgressView(APIView):
     def get(self, request, slug):
         membership = access.access_membership_for_annotator(request.user, slug)
         kind = get_kind(membership.project.kind)
-        needed = assignment_services.needed_pair(kind, kind.settings_for(membership.project.settings))
-        return Response(progress_for_annotator(membership.project, request.user, needed))
+        settings = kind.settings_for(membership.project.settings)
+        needed = assignment_services.needed_pair(kind, settings)
+        return Response(progress_for_annotator(membership.project, request.user, needed, kind=kind, settings=settings))
 
 
 class SubmitView(APIView):
     @extend_schema(
         request=s.SubmitRequestSerializer,
         parameters=IDEMPOTENCY_KEY,
-        responses={201: s.AnnotationSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={201: s.SubmittedSerializer, 409: s.ErrorsSerializer, **ERRORS},
     )
     @idempotent_write
     def post(self, request, assignment_id):
@@ -250,25 +254,14 @@ class SubmitView(APIView):
         if "value" not in data:
             raise InvalidInput("is required", field="value")
         annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
-        return Response(s.annotation_data(annotation), status=status.HTTP_201_CREATED)
+        kind = get_kind(annotation.assignment.project.kind)
+        answer = s.annotation_data(annotation)
+        answer["value"] = kind.annotator_value(annotation.value, annotation.item)
+        answer["warnings"] = kind.value_warnings(annotation.value)
+        return Response(answer, status=status.HTTP_201_CREATED)
 
 
 class JobView(APIView):
     @extend_schema(responses={200: s.JobSerializer, **ERRORS})
     def get(self, request, job_id):
         return Response(s.JobSerializer(access.access_job_for_user(request.user, job_id)).data)
-
-
-class RevisionListView(generics.ListAPIView):
-    serializer_class = s.RevisionSerializer
-
-    def get_queryset(self):
-        return revision_services.revisions_for_author(user=self.request.user, slug=self.kwargs["slug"])
-
-
-class ItemReviseView(APIView):
-    @extend_schema(request=s.ReviseRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS})
-    @idempotent_write
-    def post(self, request, item_id):
-        item = revision_services.item_revise(user=request.user, item_id=item_id, changes=body_of(request))
-        return Response(s.ItemSerializer(item).data)

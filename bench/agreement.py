@@ -107,7 +107,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.kinds.translation import scope_figures, translation_agreement_compute, translation_values
+    from annotation.kinds.translation.results import scope_figures, translation_agreement_compute, translation_values
     from annotation.kinds.registry import get_kind
     from annotation.metrics.agreement import bootstrap_ci
     from annotation.models import AgreementReport, Project

@@ -160,6 +160,7 @@ def main() -> None:
 
     from annotation.metrics.agreement import alpha, bootstrap_ci
     from annotation.models import AgreementReport, ConsensusOutcome, Item, Job, Membership, Project
+    from annotation.kinds.nli import agreement as nli_agreement
     from annotation.services import agreement as agreement_service
     from annotation.metrics import agreement as agreement_metrics
     from annotation.services.consensus import consensus_compute_for_item, consensus_sweep
@@ -223,7 +224,7 @@ def main() -> None:
         assert AgreementReport.objects.filter(project=project).count() == 2
 
         # The job's matrix, for the pure steps.
-        (item_ids, rounds, coders, codes, _is_vote), _, _ = agreement_service._load_votes(project, counts_reference=True)
+        (item_ids, rounds, coders, codes, _is_vote), _, _ = nli_agreement._load_votes(project, counts_reference=True)
         _, unit_index = np.unique(item_ids * 65536 + rounds, return_inverse=True)
         slot_matrix = agreement_metrics.slot_matrix(unit_index, codes.astype(float), int(unit_index.max()) + 1)
         coder_ids, coder_index = np.unique(coders, return_inverse=True)

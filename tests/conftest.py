@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+# The browser fixtures, for browser tests in any folder (tests/browser, tests/security,
+# tests/kinds/<kind>): one plugin, so one Chromium per session.
+pytest_plugins = ["tests.browser.fixtures"]
+
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("MASHOV_REQUIRE_SERVICES") == "1"
 
@@ -55,6 +59,11 @@ def pytest_collection_modifyitems(config, items):
             if REQUIRE_SERVICES:
                 raise pytest.UsageError("Redis is required (MASHOV_REQUIRE_SERVICES=1) but CELERY_BROKER_URL is not set")
             item.add_marker(pytest.mark.skip(reason="needs Redis and a worker (set CELERY_BROKER_URL)"))
+    # The session's Celery worker, once started, runs until the session ends and takes every
+    # task the tests queued. Tests that start it run after all others (in their own order), so
+    # that it never works on an earlier test's rows while a later test flushes the database or
+    # claims rows it holds (tests/kinds/ sorts before tests/security and tests/services).
+    items.sort(key=lambda item: "celery_worker" in getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture

@@ -1,22 +1,39 @@
-"""The shape every workflow kind has. A kind is a module with one `Kind` subclass,
-registered in `registry.py`; adding a kind never means touching another one."""
+"""The shape every workflow kind has, in four parts that each have defaults, so that a kind
+implements only what it has and a reader sees the interface at a glance:
 
-import csv
-import io
-import json
-import re
+- KindSettings: the protocol numbers a project of the kind takes, with the papers' defaults;
+- KindRules: what annotating means (what an annotator sees, what a valid answer is, how
+  many votes an item needs, what a submit or an import sets off);
+- KindFormats: the files the kind reads and writes (imports, exports);
+- KindReports: the figures the kind computes (agreement, report sections).
+
+A kind's URL modules and background jobs are declared on it too (KindWiring), and
+registry.py mounts them; the core never imports a particular kind."""
+
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
-from annotation.metrics.text import bidi_control, forbidden_character
+from annotation.rows import ItemRow, RowProblems, require_text
 
 # Settings every kind understands.
 COMMON_SETTINGS = {
     "claim_ttl": 30 * 60,  # seconds an open claim holds its slot
+    # Whether matching (overlap, EM/F1/TLNLS) counts Arabic yeh/kaf as their Persian forms
+    # (annotation.metrics.text.fold_for_matching). The default here is only the type: the
+    # real default depends on the project's language (`language_defaults`).
+    "fold_letter_variants": False,
 }
+
+
+def language_defaults(language: str | None) -> dict:
+    """Defaults of common settings that depend on the project's language. Persian text
+    mixes the Arabic and Persian forms of yeh and kaf (FarsTail's data does; DESIGN.md §6),
+    so Persian projects fold them by default; in other languages they are other letters."""
+    return {"fold_letter_variants": language == "fa"}
+
+
 # A claim longer than a week would hold an item from everyone else for good; and an
 # expiry beyond year 9999 cannot be stored at all.
 CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
@@ -30,223 +47,44 @@ def check_range(settings: dict, name: str, low, high) -> None:
         raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
 
 
-@dataclass(frozen=True)
-class ItemRow:
-    """One parsed import row, ready to store."""
-
-    external_id: str
-    payload: dict
-    reference_label: str = ""
-    group: str = ""
-    split: str = ""
-    author: str = ""  # username
-    position: int = 0
-
-
-@dataclass
-class RowProblems:
-    row: int
-    errors: list[FieldError] = field(default_factory=list)
-
-    def add(self, field_name: str | None, message: str) -> None:
-        self.errors.append(FieldError(field_name, message, self.row))
-
-
-def require_text(record: dict, name: str, problems: RowProblems, *, required: bool = True, identifier: bool = False) -> str:
-    """A string field of an import row or a submitted value, unchanged. Identifiers
-    (ids, labels, groups, splits, usernames) must not carry bidi controls."""
-    value = record.get(name)
-    if value is None or value == "":
-        if required:
-            problems.add(name, "is required")
-        return ""
-    if isinstance(value, (int,)) and not isinstance(value, bool) and identifier:
-        value = str(value)
-    if not isinstance(value, str):
-        problems.add(name, "must be a string")
-        return ""
-    reason = forbidden_character(value)
-    if reason:
-        problems.add(name, reason)
-        return ""
-    if identifier:
-        reason = bidi_control(value)
-        if reason:
-            problems.add(name, reason)
-            return ""
-        if len(value) > 200:
-            problems.add(name, "is longer than 200 characters")
-            return ""
-    return value
-
-
-def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | None]]:
-    """(line number, parsed value, None, None) for every non-blank line of a JSONL file, or
-    (line number, None, why, member) for a line that is not JSON or is JSON that safe_json
-    refuses (too deep, NaN); `member` names the object's top-level member at fault, or is
-    None when the fault is the line's. Splits on "\n" only: str.splitlines() would also
-    break on U+2028/U+2029/U+0085, which are legal inside JSON strings."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        try:
-            yield number, safe_json.loads(line), None, None
-        except safe_json.UnsafeJSON as exc:
-            member, reason = _member_refused(line) or (None, exc)
-            yield number, None, str(reason), member
-
-
-_JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
-
-
-def _member_refused(line: str) -> tuple[str, safe_json.UnsafeJSON] | None:
-    """For a line holding a JSON object that safe_json refuses: the first top-level member
-    whose value it refuses, and why. None when the line is not an object or the object
-    itself is malformed (then the whole row is at fault)."""
-    decoder = json.JSONDecoder()
-    position = _JSON_WHITESPACE.match(line).end()
-    if not line.startswith("{", position):
-        return None
-    separator = "{"
-    while separator == "{" or separator == ",":
-        try:
-            key, position = decoder.raw_decode(line, _JSON_WHITESPACE.match(line, position + 1).end())
-            position = _JSON_WHITESPACE.match(line, position).end()
-            if not isinstance(key, str) or not line.startswith(":", position):
-                return None
-            start = _JSON_WHITESPACE.match(line, position + 1).end()
-            _, position = decoder.raw_decode(line, start)  # accepts NaN; too deep raises
-            safe_json.loads(line[start:position])
-        except safe_json.UnsafeJSON as exc:
-            return key, exc
-        except RecursionError:
-            return key, safe_json.UnsafeJSON(f"nests deeper than {safe_json.MAX_DEPTH} levels")
-        except ValueError:
-            return None
-        position = _JSON_WHITESPACE.match(line, position).end()
-        separator = line[position : position + 1]
-    return None
-
-
-def csv_field_size_limit() -> None:
-    """Let a CSV cell be as long as the upload may be, as a JSONL string can. csv's default
-    limit (131,072 characters) is process-wide; raising it to the upload cap changes no
-    other reader's behaviour on input that cap already bounds."""
-    from django.conf import settings
-
-    if csv.field_size_limit() < settings.MASHOV_MAX_IMPORT_BYTES:
-        csv.field_size_limit(settings.MASHOV_MAX_IMPORT_BYTES)
-
-
-def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) -> Iterator[tuple[int, list[str]]]:
-    """(row number, cells) for every record of a CSV or TSV text, the header being row 0,
-    whatever the line ends (CRLF, LF or CR alone); a blank line is a row of no cells, or is
-    left out and not counted with skip_blank. Quoting is read strictly: a quoted cell never
-    closed, or text after a closing quote, is a 400 for the file naming the row and the line
-    where its record starts."""
-    csv_field_size_limit()
-    lines = _LinesRead(text)
-    reader = csv.reader(lines, delimiter=delimiter, strict=True)
-    row = 0
-    while True:
-        line = reader.line_num + 1
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            if lines.exhausted:
-                message = f"row {row} (line {line}): a quoted cell opens here and is never closed"
-            else:
-                message = f"row {row} (line {line}): the quoting is malformed ({exc})"
-            raise InvalidInput(message, errors=[FieldError("file", message, row)]) from None
-        if cells or not skip_blank:
-            yield row, cells
-            row += 1
-
-
-class _LinesRead:
-    """The lines of a text for csv.reader, noting when csv has asked past the last one (a
-    quoted cell still open at the end of the file)."""
-
-    def __init__(self, text: str):
-        self._lines = io.StringIO(text, newline="")
-        self.exhausted = False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self) -> str:
-        line = self._lines.readline()
-        if line == "":
-            self.exhausted = True
-            raise StopIteration
-        return line
-
-
-def store_extra(payload: dict, extra: dict) -> None:
-    """Keep an import row's `extra` columns in `payload`, with their order: jsonb keeps an
-    object's keys in an order of its own (by length, then bytes), so the file's order is
-    stored beside them and exports give the columns back as they came in (DESIGN.md §6)."""
-    payload["extra"] = extra
-    payload["extra_order"] = list(extra)
-
-
-def extra_in_order(payload: dict, known_first: tuple[str, ...] = ()) -> dict:
-    """An item's extra columns in the order they were imported in. Items stored without
-    that order (or with one that no longer names the same columns) get one order on every
-    database: the dataset's own `known_first` columns, then the others sorted."""
-    extra = payload.get("extra")
-    if not isinstance(extra, dict):
-        return {}
-    order = payload.get("extra_order")
-    if isinstance(order, list) and len(order) == len(extra) and set(order) == set(extra):
-        keys = order
-    else:
-        keys = [key for key in known_first if key in extra]
-        keys += sorted(key for key in extra if key not in known_first)
-    return {key: extra[key] for key in keys}
-
-
-class Kind:
-    name: str = ""
-    title: str = ""
-    # Import formats besides the common `jsonl` and `csv`.
-    extra_formats: tuple[str, ...] = ()
+class KindSettings:
     default_settings: dict[str, Any] = {}
-    template: str = ""
-    # Whether a complete round goes through the k-of-n consensus step.
-    aggregates_by_consensus: bool = False
-    # What an export gives by default: the items a data consumer would call finished.
-    default_export_status: str = "complete"
-    # Fields of a CSV row that hold JSON (lists, objects) rather than text.
-    csv_json_fields: tuple[str, ...] = ()
 
-    @property
-    def formats(self) -> tuple[str, ...]:
-        return ("jsonl", "csv", *self.extra_formats)
+    # Settings only supervisors and reviewers see (a released system's name would tell an
+    # annotator which system a blind candidate may be).
+    staff_only_settings: tuple[str, ...] = ()
 
-    def settings_for(self, settings: dict | None) -> dict:
-        """The project's settings with the papers' defaults filled in."""
-        return {**COMMON_SETTINGS, **self.default_settings, **(settings or {})}
+    def settings_for(self, settings: dict | None, language: str | None = None) -> dict:
+        """The project's settings with the papers' defaults filled in; pass the project's
+        language where a language-dependent setting (`language_defaults`) is read, since
+        settings stored before such a setting existed do not carry it."""
+        return {**COMMON_SETTINGS, **language_defaults(language), **self.default_settings, **(settings or {})}
 
-    def clean_settings(self, settings: Any) -> dict:
-        """Validated settings; unknown keys and wrong types are refused."""
+    def project_settings(self, project) -> dict:
+        """`settings_for` a stored project, its language included."""
+        return self.settings_for(project.settings, project.language)
+
+    def clean_settings(self, settings: Any, language: str | None = None) -> dict:
+        """Validated settings, defaults filled in for a project in `language`; unknown keys
+        and wrong types are refused."""
         if settings is None:
             settings = {}
         if not isinstance(settings, dict):
             raise InvalidInput("must be an object", field="settings")
         known = {**COMMON_SETTINGS, **self.default_settings}
+        settings = dict(settings)
         errors = []
         for key, value in settings.items():
             if key not in known:
                 errors.append(FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}"))
+            elif type(known[key]) is float and type(value) is int:
+                # JSON has one number type: 1 and 1.0 are the same value to a client.
+                settings[key] = float(value)
             elif type(value) is not type(known[key]):
                 errors.append(FieldError(f"settings.{key}", f"must be of type {type(known[key]).__name__}"))
         if errors:
             raise InvalidInput("invalid settings", errors=errors)
-        merged = self.settings_for(settings)
+        merged = self.settings_for(settings, language)
         check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
         self.check_settings(merged)
         return {key: merged[key] for key in known}
@@ -258,12 +96,12 @@ class Kind:
         """Checks of cleaned settings that depend on who sets them (settings naming another
         project); raise InvalidInput. Every path that stores settings calls it."""
 
-    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
-        """(row number, record) pairs for a kind-specific format."""
-        raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")
 
-    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
-        raise NotImplementedError
+class KindRules:
+    # The annotate page's template.
+    template: str = ""
+    # Whether a complete round goes through the k-of-n consensus step.
+    aggregates_by_consensus: bool = False
 
     def votes_needed(self, item, settings: dict) -> int:
         raise NotImplementedError
@@ -276,23 +114,32 @@ class Kind:
         """The submitted value, validated; raise InvalidInput naming the field."""
         raise NotImplementedError
 
-    # Kinds whose agreement scopes differ from nli's (per round) set this and implement
-    # compute_agreement; the "agreement" job then calls it.
-    computes_agreement: bool = False
+    def annotator_value(self, value: dict, item) -> dict:
+        """A stored value as its annotator may see it again (the submit answer): kinds that
+        store more than the annotator saw (a blind order's key) give back what was sent."""
+        return value
 
-    def compute_agreement(self, project, job) -> dict:
-        """Recompute and upsert the project's AgreementReports; return the job's result."""
-        raise NotImplementedError
+    def value_warnings(self, value: dict) -> list[dict]:
+        """Advice on a cleaned value that does not stop it being stored (a protocol's soft
+        rules), each `{"field", "code", "message"}`; the submit response lists them."""
+        return []
 
-    def report_sections(self, project) -> dict:
-        """Kind-specific figures for `GET /api/projects/{slug}/report/` and the dashboard,
-        with a bounded number of queries."""
-        return {}
+    def derived_group(self, payload: dict) -> str:
+        """The group that keeps items apart in an annotator's sequence when the imported
+        row names none (stored as `Item.derived_group`, never exported), or "" for none.
+        At most 200 characters."""
+        return ""
 
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         """An item id to claim before the ordinary queue (a coherence probe), locked by the
         caller's transaction, or None. Called while the caller's membership row is locked."""
         return None
+
+    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
+        """How many more probes `probe_for_annotator` may still hand this annotator, beside
+        the `ordinary_remaining` ordinary items they could still claim: added to the
+        `remaining` of their progress so that a probe never makes the total grow."""
+        return 0
 
     def after_import(self, project, created: int) -> None:
         """Called inside the import transaction once rows are stored; enqueue follow-up work
@@ -302,14 +149,37 @@ class Kind:
         """Called inside the submit transaction, with the item locked, after the annotation
         is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
 
+
+class KindFormats:
+    # Import formats besides the common `jsonl` and `csv`.
+    extra_formats: tuple[str, ...] = ()
+    # Fields of a CSV row that hold JSON (lists, objects) rather than text.
+    csv_json_fields: tuple[str, ...] = ()
+    # What an export gives by default: the items a data consumer would call finished.
+    default_export_status: str = "complete"
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return ("jsonl", "csv", *self.extra_formats)
+
+    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+        """(row number, record) pairs for a kind-specific format."""
+        raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")
+
+    def read_format_with_settings(self, fmt: str, text: str, filename: str, settings: dict) -> Iterator[tuple[int, dict]]:
+        """`read_format` for a format whose reading follows the project's settings (`settings`
+        with the defaults filled in); the default ignores them."""
+        return self.read_format(fmt, text, filename)
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        raise NotImplementedError
+
     def common_fields(self, record: dict, problems: RowProblems) -> dict:
         return {
             "external_id": require_text(record, "id", problems, identifier=True),
             "group": require_text(record, "group", problems, required=False, identifier=True),
             "split": require_text(record, "split", problems, required=False, identifier=True),
         }
-
-    # --- Export (issue 3, item 6) ----------------------------------------------------------
 
     # Export formats besides the common `jsonl` and `csv`: name → how the file is written.
     export_extra_formats: dict[str, dict[str, str]] = {}
@@ -360,6 +230,37 @@ class Kind:
     def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
         """One row of one of `export_extra_formats`, matching `header`."""
         raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
+
+
+
+class KindReports:
+    # Kinds whose agreement scopes differ from nli's (per round) set this and implement
+    # compute_agreement; the "agreement" job then calls it.
+    computes_agreement: bool = False
+
+    def compute_agreement(self, project, job) -> dict:
+        """Recompute and upsert the project's AgreementReports; return the job's result."""
+        raise NotImplementedError
+
+    def report_sections(self, project) -> dict:
+        """Kind-specific figures for `GET /api/projects/{slug}/report/` and the dashboard,
+        with a bounded number of queries."""
+        return {}
+
+
+
+class KindWiring:
+    # Dotted names of the kind's URL modules: pages mounted at the site's root, API
+    # operations under /api/.
+    page_urls: tuple[str, ...] = ()
+    api_urls: tuple[str, ...] = ()
+    # Job kind → dotted path of the function (taking the Job) that runs it on the worker.
+    job_handlers: dict[str, str] = {}
+
+
+class Kind(KindSettings, KindRules, KindFormats, KindReports, KindWiring):
+    name: str = ""
+    title: str = ""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from typing import Optional
 
 __all__ = [
     "LABELS",
+    "REVERSED_PAIR_LABELS",
     "CoherenceResult",
     "reverse_label",
     "soft_coherence",
@@ -40,6 +41,11 @@ LABELS: tuple[str, ...] = (
     "RELATED",
     "UNRELATED",
 )
+
+# Section 5: the relations whose pairs the paper duplicates in reversed order, each with
+# its reversed gold stated (FORWARD and BACKWARD swap, EQUIVALENT stays). Rev is total on
+# LABELS so that SC can score any prediction; reversed pairs are built from these only.
+REVERSED_PAIR_LABELS: tuple[str, ...] = ("EQUIVALENT", "FORWARD", "BACKWARD")
 
 _REVERSED = {"FORWARD": "BACKWARD", "BACKWARD": "FORWARD"}
 

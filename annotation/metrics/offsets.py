@@ -1,4 +1,4 @@
-"""Offsets at the browser boundary: UTF-16 code units <-> Python code points.
+r"""Offsets at the browser boundary: UTF-16 code units <-> Python code points.
 
 Source: DESIGN.md section 6. Answer spans are stored as offsets into the
 stored paragraph counted in Unicode code points (Python ``str`` indices).
@@ -11,6 +11,12 @@ LRM/RLM (U+200E/U+200F) are all in the BMP: one code point, one code unit.
 Convert once, where an offset enters or leaves the server, and store only
 code points.
 
+A span's edges must also fall on user-perceived character boundaries
+(Unicode extended grapheme clusters, UAX #29, as the ``regex`` module's
+``\X`` finds them): a niqqud point belongs to the letter before it, and a
+ZWJ emoji sequence or a flag is one character however many code points it
+holds. ``span_edge_problem`` is the one check every stored span goes through.
+
 >>> text = "שלום 😀 עולם"
 >>> codepoint_to_utf16(text, 7)  # after the emoji
 8
@@ -20,7 +26,22 @@ code points.
 
 from __future__ import annotations
 
-__all__ = ["utf16_to_codepoint", "codepoint_to_utf16", "span_matches"]
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+import regex
+
+__all__ = [
+    "utf16_to_codepoint",
+    "codepoint_to_utf16",
+    "span_matches",
+    "grapheme_boundaries",
+    "SpanProblem",
+    "span_edge_problem",
+]
+
+_GRAPHEME = regex.compile(r"\X")
 
 _FIRST_ASTRAL = 0x10000
 
@@ -110,3 +131,71 @@ def span_matches(text: str, start: int, span_text: str) -> bool:
     if start < 0 or start + len(span_text) > len(text):
         return False
     return text[start : start + len(span_text)] == span_text
+
+
+def grapheme_boundaries(text: str) -> frozenset[int]:
+    """The code-point offsets of ``text`` where an extended grapheme cluster
+    starts or ends (UAX #29), 0 and ``len(text)`` included.
+
+    A pointed letter (shin, shin dot, qamats) is one cluster of three code
+    points; a flag is two regional indicators in one cluster:
+
+    >>> sorted(grapheme_boundaries("\u05e9\u05c1\u05b8\u05dc"))
+    [0, 3, 4]
+    >>> sorted(grapheme_boundaries("\U0001f1ee\U0001f1f1x"))
+    [0, 2, 3]
+    """
+    return frozenset([0, *(match.end() for match in _GRAPHEME.finditer(text))])
+
+
+@dataclass(frozen=True)
+class SpanProblem:
+    """Why a span cannot be stored. ``edge`` says which part is wrong:
+    "start" (the first offset), "end" (where the span's text ends) or "text"
+    (what it holds)."""
+
+    edge: Literal["start", "end", "text"]
+    message: str
+
+
+def _invisible(ch: str) -> bool:
+    # Whitespace, and format characters (ZWNJ, ZWJ, LRM/RLM) that show nothing by themselves.
+    return ch.isspace() or unicodedata.category(ch) == "Cf"
+
+
+def span_edge_problem(text: str, start: int, span_text: str) -> SpanProblem | None:
+    """Say why the span ``span_text`` at code point ``start`` of ``text``
+    cannot be an answer, or None when it can.
+
+    Precondition: ``span_matches(text, start, span_text)``. Refused: a span
+    that holds nothing visible (only whitespace or format characters such as
+    ZWNJ, LRM/RLM), and a span whose start or end falls inside an extended
+    grapheme cluster (it would keep a niqqud point without its letter, or
+    half an emoji sequence).
+
+    >>> span_edge_problem("\u05e9\u05c1\u05b8\u05dc", 1, "\u05c1\u05b8\u05dc").edge
+    'start'
+    >>> span_edge_problem("\u05e9\u05c1\u05b8\u05dc", 0, "\u05e9").edge
+    'end'
+    >>> span_edge_problem("a  b", 1, "  ").edge
+    'text'
+    >>> span_edge_problem("\u05e9\u05c1\u05b8\u05dc", 0, "\u05e9\u05c1\u05b8") is None
+    True
+    """
+    if all(_invisible(ch) for ch in span_text):
+        return SpanProblem("text", "holds only whitespace or invisible characters")
+    boundaries = grapheme_boundaries(text)
+    if start not in boundaries:
+        return SpanProblem(
+            "start",
+            f"code point {start} falls inside a character (a mark, or part of an emoji "
+            "sequence, belongs with the character before it)",
+        )
+    end = start + len(span_text)
+    if end not in boundaries:
+        return SpanProblem(
+            "end",
+            f"the span ends at code point {end}, inside a character (the marks or emoji "
+            "parts after it belong to it)",
+        )
+    return None

@@ -8,9 +8,10 @@
   a "WH Question" field with one of the words listed in `HEBREW_WH_WORDS`).
 
 Tokens are whitespace-separated words of the matching folding (`text.fold_for_matching`:
-NFC, Persian/Arabic-Indic digits to ASCII), lower-cased, with Unicode punctuation removed
+NFC, Persian/Arabic-Indic digits to ASCII, and with `fold_letters` Arabic yeh/kaf as their
+Persian forms), lower-cased, with Unicode punctuation removed
 (so "?" "," "״" and Persian "؟" never make a token of their own). Niqqud and ZWNJ stay inside
-their word. static/annotation/annotate_qa.js computes the same overlap live in the page
+their word. static/qa/annotate.js computes the same overlap live in the page
 (`wordOverlap`); keep the two in step.
 
 >>> round(question_overlap("מי כתב את הספר?", "את הספר כתב עגנון."), 2)
@@ -92,31 +93,34 @@ _HEBREW_PREFIXES = "והבכלמש"
 _WH = {**{word: word for word in (*HEBREW_WH_WORDS, *PERSIAN_WH_WORDS)}, **_VARIANTS}
 
 
-def words(text: str) -> list[str]:
+def words(text: str, *, fold_letters: bool = False) -> list[str]:
     """The matching tokens of `text` (see the module docstring).
 
     >>> words("Tel-Aviv, 1948! “שלום”")
     ['telaviv', '1948', 'שלום']
     """
     tokens = []
-    for raw in fold_for_matching(text).lower().split():
+    for raw in fold_for_matching(text, persian_letters=fold_letters).lower().split():
         token = "".join(ch for ch in raw if not unicodedata.category(ch).startswith("P"))
         if token:
             tokens.append(token)
     return tokens
 
 
-def question_overlap(question: str, paragraph: str) -> float:
+def question_overlap(question: str, paragraph: str, *, fold_letters: bool = False) -> float:
     """Share of the question's tokens (counted with repeats) that occur in the paragraph,
     in [0, 1]; 0 for a question without tokens. 1 means every word was copied.
+    `fold_letters` counts Arabic and Persian yeh/kaf as one letter.
 
     >>> question_overlap("", "anything")
     0.0
+    >>> question_overlap("كتاب علي", "کتاب علی"), question_overlap("كتاب علي", "کتاب علی", fold_letters=True)
+    (0.0, 1.0)
     """
-    question_tokens = words(question)
+    question_tokens = words(question, fold_letters=fold_letters)
     if not question_tokens:
         return 0.0
-    vocabulary = set(words(paragraph))
+    vocabulary = set(words(paragraph, fold_letters=fold_letters))
     return sum(1 for token in question_tokens if token in vocabulary) / len(question_tokens)
 
 

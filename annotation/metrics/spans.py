@@ -7,14 +7,24 @@ google-research/mrl_eval ``evaluation/metrics_utils.py`` (2025).
 Every public function takes one prediction and one or more gold answers and
 returns a float in [0, 1]: the best score over the golds. Strings are compared
 after SQuAD normalisation (:func:`normalize_squad`); lengths and edit
-distances count code points of the normalised text. Callers that want the
-project's matching folding (``annotation.metrics.text.fold_for_matching``;
-DESIGN.md section 6) apply it to both sides before calling; this module adds
-no folding of its own, so scores stay comparable with published HeQ numbers.
+distances count code points of the normalised text. With ``fold_letters``
+both sides first go through ``annotation.metrics.text.fold_for_matching``
+with Persian letters (Arabic yeh/kaf as Persian, Arabic-Indic and Persian
+digits as ASCII; DESIGN.md section 6); without it no folding happens, so
+scores stay comparable with published HeQ numbers.
 
-"No answer" (an unanswerable question) is ``None``, never ``""``: ``None``
-against ``None`` scores 1, ``None`` against any string scores 0, for all
-three metrics (SQuAD 2.0: abstaining on a negative example scores 1).
+"No answer" (an unanswerable question) is ``None``, never ``""``. mrl_eval
+writes it as a fixed sentence (``NULL_ANSWER_TEXT`` in
+``datasets/heq/heq_lib.py``) and scores it as SQuAD 2.0 does (footnote 3:
+"abstaining receives a score of 1, and any other response gets 0, for both
+exact match and F1"). Mashov follows that rule for all three metrics:
+``None`` against ``None`` scores 1, ``None`` against any string scores 0.
+For EM and F1 this differs from mrl_eval only where its sentence would share
+tokens with a real answer (its F1 would give partial credit to a prediction
+that repeats words of the sentence); ``None`` has no words. For TLNLS the
+rule is mrl_eval's own: when the prediction or ANY gold is "no answer", the
+whole question is scored by exact match of the texts as given (see
+:func:`tlnls`).
 
 >>> round(tlnls("המוזיאון", ["מוזיאון"]), 3)
 0.875
@@ -31,6 +41,8 @@ from collections.abc import Callable, Sequence
 from typing import Optional
 
 from rapidfuzz.distance import Levenshtein
+
+from annotation.metrics.text import fold_for_matching
 
 __all__ = ["exact_match", "f1", "tlnls", "normalize_squad"]
 
@@ -71,6 +83,12 @@ def _is_half_or_more_digits(text: str) -> bool:
     return sum(ch.isdigit() for ch in text) >= len(text) / 2
 
 
+def _fold(answer: Answer, fold_letters: bool) -> Answer:
+    if answer is None or not fold_letters:
+        return answer
+    return fold_for_matching(answer, persian_letters=True)
+
+
 def _exact_match_pair(gold: str, prediction: str) -> float:
     return 1.0 if normalize_squad(gold) == normalize_squad(prediction) else 0.0
 
@@ -100,10 +118,6 @@ def _levenshtein_similarity(a: str, b: str) -> float:
 
 
 def _tlnls_pair(gold: str, prediction: str) -> float:
-    if _is_half_or_more_digits(gold) or _is_half_or_more_digits(prediction):
-        # HeQ section 4.2, "Dates and numbers": "1948" vs "1921" would get
-        # 0.5 from Levenshtein, so number-like answers fall back to F1.
-        return _f1_pair(gold, prediction)
     gold_tokens = _tokens(gold)
     prediction_tokens = _tokens(prediction)
     if not gold_tokens or not prediction_tokens:
@@ -119,16 +133,23 @@ def _tlnls_pair(gold: str, prediction: str) -> float:
     return total / max(len(gold_tokens), len(prediction_tokens))
 
 
+def _check_golds(golds: Sequence[Answer]) -> None:
+    if isinstance(golds, str) or not golds:
+        # A bare string would be iterated letter by letter.
+        raise ValueError("golds must be a non-empty list of answers")
+
+
 def _max_over_golds(
     prediction: Answer,
     golds: Sequence[Answer],
     pair_score: Callable[[str, str], float],
+    fold_letters: bool,
 ) -> float:
-    if isinstance(golds, str) or not golds:
-        # A bare string would be iterated letter by letter.
-        raise ValueError("golds must be a non-empty list of answers")
+    _check_golds(golds)
+    prediction = _fold(prediction, fold_letters)
     best = 0.0
     for gold in golds:
+        gold = _fold(gold, fold_letters)
         if prediction is None or gold is None:
             score = 1.0 if prediction is None and gold is None else 0.0
         else:
@@ -137,7 +158,7 @@ def _max_over_golds(
     return best
 
 
-def exact_match(prediction: Answer, golds: Sequence[Answer]) -> float:
+def exact_match(prediction: Answer, golds: Sequence[Answer], *, fold_letters: bool = False) -> float:
     """Exact match after SQuAD normalisation, best over ``golds`` (HeQ section 4).
 
     Returns 1.0 or 0.0. ``None`` means "no answer" (see the module docstring).
@@ -147,11 +168,13 @@ def exact_match(prediction: Answer, golds: Sequence[Answer]) -> float:
     1.0
     >>> exact_match(None, ["בבית"])
     0.0
+    >>> exact_match("كتاب علي", ["کتاب علی"]), exact_match("كتاب علي", ["کتاب علی"], fold_letters=True)
+    (0.0, 1.0)
     """
-    return _max_over_golds(prediction, golds, _exact_match_pair)
+    return _max_over_golds(prediction, golds, _exact_match_pair, fold_letters)
 
 
-def f1(prediction: Answer, golds: Sequence[Answer]) -> float:
+def f1(prediction: Answer, golds: Sequence[Answer], *, fold_letters: bool = False) -> float:
     """Token F1 over whitespace tokens, best over ``golds`` (HeQ appendix B.1).
 
     Tokens come from :func:`normalize_squad`; overlap is counted as a
@@ -165,10 +188,10 @@ def f1(prediction: Answer, golds: Sequence[Answer]) -> float:
     >>> round(f1("house", ["in the house"]), 3)
     0.667
     """
-    return _max_over_golds(prediction, golds, _f1_pair)
+    return _max_over_golds(prediction, golds, _f1_pair, fold_letters)
 
 
-def tlnls(prediction: Answer, golds: Sequence[Answer]) -> float:
+def tlnls(prediction: Answer, golds: Sequence[Answer], *, fold_letters: bool = False) -> float:
     """Token-Level Normalized Levenshtein Similarity, best over ``golds``.
 
     HeQ section 4.2, equation 1, with ``ls`` from appendix B.1.1::
@@ -178,13 +201,19 @@ def tlnls(prediction: Answer, golds: Sequence[Answer]) -> float:
 
     P and G are the whitespace tokens of the normalised prediction and gold;
     lengths and edit distances count code points (a niqqud mark is one).
-    When the raw prediction or the raw gold is at least half digits, the pair
-    is scored with token F1 instead ("Dates and numbers", section 4.2).
+    The pair score is chosen ONCE PER QUESTION, as mrl_eval's ``tlnls_calc``
+    does (``evaluation/metrics_utils.py``), and then maximised over the golds:
 
-    The choice between TLNLS and F1 is made per gold. mrl_eval makes it once
-    per question (any half-digit gold switches every gold to F1); per gold,
-    as in the paper's "either span", adding a gold answer can never lower
-    the score. Raises ValueError when ``golds`` is empty.
+    1. the prediction or any gold is ``None`` ("no answer"): exact match of
+       the texts as given (not SQuAD-normalised, as in mrl_eval), ``None``
+       equal only to ``None``;
+    2. else the raw prediction or ANY raw gold is at least half digits: token
+       F1 for every gold ("Dates and numbers", section 4.2);
+    3. else TLNLS for every gold.
+
+    So one number-like gold switches the other golds to F1 too, and adding a
+    gold can lower the score: the published HeQ figures are computed this
+    way. Raises ValueError when ``golds`` is empty.
 
     HeQ Table 3: "המוזיאון" (8 letters) vs "מוזיאון" (7): one deletion,
     1 - 1/8 = 0.875, while F1 is 0.
@@ -193,5 +222,17 @@ def tlnls(prediction: Answer, golds: Sequence[Answer]) -> float:
     0.875
     >>> tlnls("1948", ["1921"])
     0.0
+    >>> round(tlnls("בשנת 1948", ["1948", "בשנת 1949"]), 3)  # F1 for both golds
+    0.667
     """
-    return _max_over_golds(prediction, golds, _tlnls_pair)
+    _check_golds(golds)
+    prediction = _fold(prediction, fold_letters)
+    golds = [_fold(gold, fold_letters) for gold in golds]
+    if prediction is None or any(gold is None for gold in golds):
+        return max(1.0 if gold == prediction else 0.0 for gold in golds)
+    if _is_half_or_more_digits(prediction) or any(_is_half_or_more_digits(gold) for gold in golds):
+        # "1948" vs "1921" would get 0.5 from Levenshtein (section 4.2).
+        pair_score = _f1_pair
+    else:
+        pair_score = _tlnls_pair
+    return max(pair_score(gold, prediction) for gold in golds)

@@ -45,6 +45,12 @@ def fold_for_matching(text: str, *, persian_letters: bool = False) -> str:
     """NFC, Persian and Arabic-Indic digits to ASCII, and (when the project asks) Arabic
     yeh/kaf to their Persian forms. For comparisons only; never store the result.
 
+    `persian_letters` is the project setting `fold_letter_variants` (on by default for
+    Persian projects): FarsTail's text mixes Arabic yeh (U+064A), alef maksura (U+0649)
+    and kaf (U+0643) with Persian yeh (U+06CC) and keheh (U+06A9), which look alike and
+    read alike, so "كتاب علي" and "کتاب علی" are the same words. Elsewhere the letters
+    are different ones and stay apart unless the project asks.
+
     >>> fold_for_matching("۱۲٣")
     '123'
     >>> fold_for_matching("كتاب", persian_letters=True) == "کتاب"

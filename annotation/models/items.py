@@ -29,6 +29,10 @@ class Item(models.Model):
     # The consensus label once the item is accepted.
     gold_label = models.CharField(max_length=64, blank=True, default="")
     group = models.CharField(max_length=200, blank=True, default="")
+    # The group the assignment engine keeps apart when the file gave none, derived by the
+    # kind from the payload (`Kind.derived_group`; for NLI, the premise). Kept apart from
+    # `group` so that exports carry only the groups the files had.
+    derived_group = models.CharField(max_length=200, blank=True, default="")
     split = models.CharField(max_length=32, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     round = models.PositiveSmallIntegerField(default=1)
@@ -54,3 +58,9 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id}:{self.external_id}"
+
+    @property
+    def assignment_group(self) -> str:
+        """The key of the rule "not the same group twice in a row": the file's group, else
+        the derived one ("" for none). `claim_candidate` computes the same in SQL."""
+        return self.group or self.derived_group

@@ -96,7 +96,8 @@ LIMIT 1
 
 
 def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now) -> Item | None:
-    """Lock and return one item the caller may claim now — open, in the sample, not a probe
+    """Lock and return one item the caller may claim now — of another assignment group than
+    `avoid_group` while there is one (`Item.assignment_group`), open, in the sample, not a probe
     (kinds hand out probes themselves through `Kind.probe_for_annotator`), not the caller's
     own, not already held or labeled by the caller in its current round, and still short of
     votes (`needed` = (without a reference label, with one)) — starting at `pivot` in the shuffled order and wrapping around,
@@ -115,7 +116,10 @@ def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, p
         "group": avoid_group,
         "true": True,
     }
-    group_filters = ["AND i.\"group\" <> %(group)s", ""] if avoid_group else [""]
+    # `avoid_group` is the latest item's `Item.assignment_group`; the same key in SQL.
+    group_filters = (
+        ["AND CASE WHEN i.\"group\" = '' THEN i.derived_group ELSE i.\"group\" END <> %(group)s", ""] if avoid_group else [""]
+    )
     for group_filter in group_filters:
         for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
             sql = _CANDIDATE_SQL.format(
@@ -138,12 +142,14 @@ def live_count(item_id: int, round_: int, now) -> int:
         return cursor.fetchone()[0]
 
 
-def progress_for_annotator(project, user, votes_needed_by_reference: tuple[int, int]) -> dict[str, int]:
+def progress_for_annotator(project, user, votes_needed_by_reference: tuple[int, int], *, kind, settings: dict) -> dict[str, int]:
     """How many items the caller labeled in the project, and how many more they could get at
     most: open items (not their own) minus those they hold or labeled in the current round.
     Open items whose free slots are all claimed by others still count, so this is an upper
     bound; the exact figure would need a per-item slot count, too slow for a progress bar
-    that is read after every submit."""
+    that is read after every submit. The kind adds the probes it may still hand out
+    (`Kind.probes_remaining_for_annotator`), so that `done + remaining` never grows when
+    one arrives."""
     done = Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED).count()
     open_items = (
         Item.objects.filter(project=project, status=Item.Status.OPEN, in_sample=True, probe_of__isnull=True)
@@ -155,4 +161,6 @@ def progress_for_annotator(project, user, votes_needed_by_reference: tuple[int, 
         .exclude(item__author=user)
         .filter(item__in_sample=True, item__probe_of__isnull=True)
     )
-    return {"done": done, "remaining": max(0, open_items.count() - mine.count())}
+    remaining = max(0, open_items.count() - mine.count())
+    probes = kind.probes_remaining_for_annotator(project, user, settings, ordinary_remaining=remaining)
+    return {"done": done, "remaining": remaining + probes}

@@ -10,8 +10,6 @@ from django.db.models.fields.json import KT
 from annotation.kinds.registry import get_kind
 from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item
 
-NLI_LABELS = ("entailment", "neutral", "contradiction")
-
 
 def agreement_reports_for_project(project) -> list[dict]:
     """The stored reports, rounds in order then "all" (one query). `reason` is present
@@ -48,7 +46,8 @@ def status_counts_for_project(project) -> dict[str, int]:
 
 
 def outcomes_per_round(project) -> list[dict]:
-    """[{"round", "accepted", "failed", "label_changed"}] from ConsensusOutcome, by round."""
+    """[{"round", "accepted", "failed", "label_changed"}] from ConsensusOutcome, by round
+    (the consensus step's figures, for a kind that aggregates by consensus)."""
     rows = (
         ConsensusOutcome.objects.filter(item__project=project)
         .order_by()
@@ -61,36 +60,6 @@ def outcomes_per_round(project) -> list[dict]:
         .order_by("round")
     )
     return [dict(row) for row in rows]
-
-
-def confusion_for_project(project) -> dict:
-    """Intended (reference) label × consensus gold over accepted items, every cell of the
-    3 × 3 NLI matrix present (zeros included); labels outside the three go to extra rows
-    or columns. Accepted items without an intended label are counted apart."""
-    rows = (
-        Item.objects.filter(project=project, status=Item.Status.ACCEPTED)
-        .order_by()
-        .values_list("reference_label", "gold_label")
-        .annotate(n=Count("pk"))
-    )
-    cells: dict[tuple[str, str], int] = {}
-    without_intended = 0
-    for intended, gold, n in rows:
-        if not intended:
-            without_intended += n
-            continue
-        cells[(intended, gold)] = cells.get((intended, gold), 0) + n
-    labels = list(NLI_LABELS) + sorted({x for pair in cells for x in pair} - set(NLI_LABELS))
-    matrix = [[cells.get((intended, gold), 0) for gold in labels] for intended in labels]
-    return {
-        "labels": labels,
-        "rows": "intended",
-        "columns": "consensus",
-        "matrix": matrix,
-        "total": sum(map(sum, matrix)),
-        "agree": sum(matrix[i][i] for i in range(len(labels))),
-        "without_intended": without_intended,
-    }
 
 
 def per_annotator_for_project(project) -> list[dict]:
@@ -122,21 +91,13 @@ def per_annotator_for_project(project) -> list[dict]:
 
 
 def report_for_project(project) -> dict:
-    """The kind's summary: status counts for every kind; for nli_relabel also outcomes per
-    round, the intended-vs-consensus confusion, label_changed, the stored alpha reports and
-    live agreement per annotator. At most 5 queries."""
+    """The kind's summary: status counts and the stored alpha reports for every kind, then
+    the kind's own figures (`report_sections`: for nli_relabel the consensus figures,
+    span agreement, per-system means, coherence …). At most 5 queries for nli_relabel."""
+    sections = get_kind(project.kind).report_sections(project)
     report: dict = {"project": project.slug, "kind": project.kind, "status_counts": status_counts_for_project(project)}
-    if project.kind == "nli_relabel":
-        rounds = outcomes_per_round(project)
-        report["outcomes_per_round"] = rounds
-        report["label_changed"] = sum(row["label_changed"] for row in rounds)
-        report["confusion"] = confusion_for_project(project)
+    # A kind that shows the alpha reports among its own figures has placed them there.
+    if "agreement" not in sections:
         report["agreement"] = agreement_reports_for_project(project)
-        report["per_annotator"] = per_annotator_for_project(project)
-    elif project.kind == "label_test":
-        report["agreement"] = agreement_reports_for_project(project)
-    else:
-        report["agreement"] = agreement_reports_for_project(project)
-    # Each kind adds its own figures (span agreement, per-system means, coherence …).
-    report.update(get_kind(project.kind).report_sections(project))
+    report.update(sections)
     return report

@@ -71,7 +71,7 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
             Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.CLAIMED).filter(
                 Q(expires_at__lte=now) | Q(pk=latest.pk)
             ).update(status=Assignment.Status.EXPIRED)
-        last_group = latest.item.group if latest is not None else None
+        last_group = latest.item.assignment_group if latest is not None else None
         needed = needed_pair(kind, settings)
         skipped: set[int] = set()
         probe_id = kind.probe_for_annotator(project, user, settings, last_group=last_group or None, now=now)

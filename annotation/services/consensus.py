@@ -38,9 +38,7 @@ SWEEP_LIMIT = 500_000
 
 
 def consensus_enqueue_on_commit(item_id: int) -> None:
-    from annotation.tasks import compute_consensus
-
-    enqueue_on_commit(compute_consensus, item_id)
+    enqueue_on_commit("annotation.tasks.compute_consensus", item_id)
 
 
 def _status_after(outcome: str, *, author_id, round_: int, revision_rounds: int) -> str:
@@ -346,8 +344,6 @@ def consensus_sweep(limit: int = SWEEP_LIMIT, chunk_size: int = BATCH_SIZE) -> i
     message, or a broker that was down when the last vote came in. Enqueuing one that is
     already on its way is harmless: the computation is idempotent and skips locked items.
     Returns the number of items enqueued (not counting chunks the broker refused)."""
-    from annotation.tasks import compute_consensus_batch
-
     stalled = list(
         Item.objects.filter(status=Item.Status.COMPLETE, project__kind__in=kinds_aggregating_by_consensus())
         .order_by("pk")
@@ -356,6 +352,6 @@ def consensus_sweep(limit: int = SWEEP_LIMIT, chunk_size: int = BATCH_SIZE) -> i
     count = 0
     for start in range(0, len(stalled), chunk_size):
         chunk = stalled[start : start + chunk_size]
-        if enqueue_rollback_unsafe(compute_consensus_batch, chunk):
+        if enqueue_rollback_unsafe("annotation.tasks.compute_consensus_batch", chunk):
             count += len(chunk)
     return count

@@ -15,10 +15,11 @@ from django.db.models import Max
 
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
-from annotation.kinds.base import ItemRow, Kind, read_csv_rows, read_jsonl_objects
+from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import first_forbidden_string
 from annotation.models import Item, Job, Project
+from annotation.rows import ItemRow, read_csv_rows, read_jsonl_objects
 from annotation.services.jobs import job_create, job_set_progress
 
 MAX_LISTED_ERRORS = 1000
@@ -88,9 +89,10 @@ def row_count_bound(text: str) -> int:
     return ends + (0 if text.endswith(("\n", "\r")) or not text else 1)
 
 
-def read_records(kind: Kind, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+def read_records(kind: Kind, fmt: str, text: str, filename: str, project_settings: dict | None = None) -> Iterator[tuple[int, dict]]:
     """(row number, record) for every row; rows are numbered from 1 after any header. A row
-    that cannot be read is {"_error": why, "_field"?: the field at fault, if one is}."""
+    that cannot be read is {"_error": why, "_field"?: the field at fault, if one is}.
+    `project_settings` (the project's, defaults filled in) reach the kind's own formats."""
     if fmt == "jsonl":
         for number, record, error, member in read_jsonl_objects(text):
             if error is None and not isinstance(record, dict):
@@ -117,7 +119,7 @@ def read_records(kind: Kind, fmt: str, text: str, filename: str) -> Iterator[tup
             else:
                 yield number, record
     elif fmt in kind.formats:
-        yield from kind.read_format(fmt, text, filename)
+        yield from kind.read_format_with_settings(fmt, text, filename, project_settings or kind.settings_for(None))
     else:
         raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
 
@@ -193,6 +195,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
         # another keep their own order (FarsTail's premise groups are runs of rows).
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one import at a time per project
         offset = Item.objects.filter(project=project).aggregate(top=Max("position"))["top"] or 0
+        kind = get_kind(project.kind)
         for start in range(0, len(new_rows), BATCH_SIZE):
             batch = new_rows[start : start + BATCH_SIZE]
             Item.objects.bulk_create(
@@ -202,6 +205,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
                     payload=row.payload,
                     reference_label=row.reference_label,
                     group=row.group,
+                    derived_group="" if row.group else kind.derived_group(row.payload),
                     split=row.split,
                     author=authors.get(row.author),
                     position=offset + row.position,
@@ -211,7 +215,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
             if job_id is not None:
                 job_set_progress(job_id, 0.5 + 0.5 * (start + len(batch)) / max(1, len(new_rows)))
         # Kinds that compute figures from imported text (summary measures) queue that here.
-        get_kind(project.kind).after_import(project, len(new_rows))
+        kind.after_import(project, len(new_rows))
     return ImportResult(created=len(new_rows), skipped=len(rows) - len(new_rows))
 
 
@@ -228,7 +232,7 @@ def items_import(*, project: Project, data: bytes, fmt: str, filename: str = "",
             kind="import", project=project, user=user, params={"format": fmt, "filename": filename}, input_data=data
         )
         return ImportResult(created=0, skipped=0, job=job.pk)
-    rows, errors = validate_rows(project, kind, read_records(kind, fmt, text, filename))
+    rows, errors = validate_rows(project, kind, read_records(kind, fmt, text, filename, kind.settings_for(project.settings)))
     if errors:
         # List the database checks' findings too, so one round trip shows every bad row.
         errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: (e.row or 0))
@@ -241,7 +245,9 @@ def items_import_job(job: Job) -> dict:
     kind = get_kind(job.project.kind)
     try:
         text = decode_upload(bytes(job.input_data))
-        records = read_records(kind, job.params["format"], text, job.params.get("filename", ""))
+        records = read_records(
+            kind, job.params["format"], text, job.params.get("filename", ""), kind.settings_for(job.project.settings)
+        )
         rows, errors = validate_rows(job.project, kind, records)
         job_set_progress(job.pk, 0.5)
         if errors:

@@ -38,9 +38,7 @@ def job_create(*, kind: str, project=None, user=None, params: dict | None = None
 
 def job_enqueue(job_id: int) -> None:
     """Publish the job's task; a job whose publish fails stays queued for the sweep."""
-    from annotation.tasks import run_job
-
-    enqueue_rollback_unsafe(run_job, job_id)
+    enqueue_rollback_unsafe("annotation.tasks.run_job", job_id)
 
 
 class _Heartbeat(threading.Thread):

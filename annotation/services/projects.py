@@ -68,7 +68,7 @@ def project_create(*, actor, slug, name, kind, language, settings=None, guidelin
     workflow = kind_for_new_project(kind)
     if not isinstance(language, str) or language not in LANGUAGES:
         raise InvalidInput(f"must be one of {', '.join(sorted(LANGUAGES))}", field="language")
-    cleaned_settings = workflow.clean_settings(settings)
+    cleaned_settings = workflow.clean_settings(settings, language)
     workflow.authorize_settings(cleaned_settings, actor)
     guidelines = _text(guidelines, "guidelines", max_length=100_000, required=False)
     try:

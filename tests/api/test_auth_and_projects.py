@@ -221,6 +221,40 @@ def test_create_project_keeps_given_settings(clients):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("kind", "given", "stored"),
+    [
+        ("qa_authoring", {"review_rate": 1}, {"review_rate": 1.0}),
+        ("qa_authoring", {"review_rate": 0, "dev_share": 0, "test_share": 0}, {"review_rate": 0.0, "dev_share": 0.0, "test_share": 0.0}),
+        ("phrase_pair", {"probe_rate": 0}, {"probe_rate": 0.0}),
+        ("translation_rating", {"back_translation_threshold": 1}, {"back_translation_threshold": 1.0}),
+    ],
+)
+def test_a_whole_number_is_a_decimal_setting(clients, kind, given, stored):
+    """JSON has one number type: 1 and 1.0 are the same value to a client."""
+    response = new_project(clients["sup"], kind=kind, slug="whole", settings=given)
+    assert response.status_code == 201, response.content
+    settings = response.json()["settings"]
+    assert {key: settings[key] for key in stored} == stored
+    assert all(type(settings[key]) is float for key in stored)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("kind", "given", "field"),
+    [
+        ("qa_authoring", {"review_rate": True}, "settings.review_rate"),  # a boolean is not a number here
+        ("nli_relabel", {"consensus_k": 4.0}, "settings.consensus_k"),  # counts stay whole numbers
+        ("qa_authoring", {"review_rate": "0.5"}, "settings.review_rate"),
+    ],
+)
+def test_settings_of_another_type_are_refused(clients, kind, given, field):
+    response = new_project(clients["sup"], kind=kind, slug="typed", settings=given)
+    assert response.status_code == 400, response.content
+    assert field in [error["field"] for error in response.json()["errors"]]
+
+
+@pytest.mark.django_db
 def test_label_test_defaults(clients):
     response = new_project(clients["sup"], kind="label_test", slug="lt")
     assert response.status_code == 201, response.content

@@ -23,3 +23,23 @@ def _is(method: str, pattern: str):
 
 def _jsonl(rows) -> bytes:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+# Screen x of a substring of an element's (single) text node, via a DOM Range.
+_RECT_JS = """([selector, needle, which]) => {
+  const el = document.querySelector(selector);
+  const node = el.firstChild;
+  const start = node.data.indexOf(needle);
+  if (start < 0) return null;
+  const range = document.createRange();
+  const rectOf = (from, to) => { range.setStart(node, from); range.setEnd(node, to); const r = range.getClientRects()[0]; return {left: r.left, right: r.right, top: r.top}; };
+  if (which === 'chars') {
+    const out = [];
+    for (let i = start; i < start + needle.length; i++) {
+      if (/\\s/.test(node.data[i])) continue;
+      out.push(rectOf(i, i + 1));
+    }
+    return out;
+  }
+  return rectOf(start, start + needle.length);
+}"""

@@ -161,6 +161,35 @@ def test_past_the_end_is_refused(text, offset):
         codepoint_to_utf16(text, len(text) + offset)
 
 
+@pytest.mark.parametrize(
+    "text, start, span_text, edge",
+    [
+        ("\u05e9\u05c1\u05b8\u05dc", 1, "\u05c1\u05b8\u05dc", "start"),  # a point without its letter
+        ("\u05e9\u05c1\u05b8\u05dc", 0, "\u05e9\u05c1", "end"),  # shin without its qamats
+        ("\U0001f469\u200d\U0001f4bb!", 0, "\U0001f469", "end"),  # half a ZWJ sequence
+        ("\U0001f1ee\U0001f1f1!", 1, "\U0001f1f1!", "start"),  # half a flag
+        ("a \t b", 1, " \t ", "text"),
+        (f"a {ZWNJ}{RLM} b", 1, f" {ZWNJ}{RLM} ", "text"),
+        ("e\u0301x", 0, "e\u0301", None),
+        ("\U0001f469\u200d\U0001f4bb!", 0, "\U0001f469\u200d\U0001f4bb", None),
+    ],
+)
+def test_span_edge_problem(text, start, span_text, edge):
+    problem = offsets.span_edge_problem(text, start, span_text)
+    assert (problem.edge if problem else None) == edge
+
+
+@given(st.text(characters, min_size=1, max_size=30), st.data())
+def test_span_edges_refused_exactly_inside_clusters(text, data):
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    span_text = text[start:end]
+    assume(not all(ch.isspace() or ch in (ZWNJ, LRM, RLM) for ch in span_text))
+    boundaries = offsets.grapheme_boundaries(text)
+    problem = offsets.span_edge_problem(text, start, span_text)
+    assert (problem is None) == (start in boundaries and end in boundaries)
+
+
 def test_docstring_examples():
     failures, _ = doctest.testmod(offsets)
     assert failures == 0

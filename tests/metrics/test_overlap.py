@@ -121,3 +121,21 @@ def test_wh_diversity():
 @given(st.lists(st.sampled_from(["מי?", "מה?", "מתי?", "כמה?", "x"]), max_size=30))
 def test_wh_entropy_is_within_zero_and_one(questions):
     assert 0.0 <= wh_diversity(questions).entropy <= 1.0 + 1e-12
+
+
+class TestLetterVariants:
+    """Arabic yeh/kaf against Persian yeh/keheh (DESIGN.md §6; FarsTail mixes them)."""
+
+    ARABIC, PERSIAN = "\u0643\u062a\u0627\u0628 \u0639\u0644\u064a", "\u06a9\u062a\u0627\u0628 \u0639\u0644\u06cc"
+
+    def test_kept_apart_unless_asked(self):
+        assert question_overlap(self.ARABIC, self.PERSIAN) == 0.0
+        assert question_overlap(self.ARABIC, self.PERSIAN, fold_letters=True) == 1.0
+
+    def test_alef_maksura_reads_as_persian_yeh(self):
+        assert question_overlap("\u0639\u0644\u0649", "\u0639\u0644\u06cc", fold_letters=True) == 1.0
+
+    def test_digit_forms_are_one_always(self):
+        # Persian (U+06F0-06F9), Arabic-Indic (U+0660-0669) and ASCII digits.
+        assert question_overlap("\u06f1\u06f3\u06f9\u06f9", "\u0661\u0663\u0669\u0669 1399") == 1.0
+        assert words("\u06f1\u06f3\u06f9\u06f9 \u0661\u0663\u0669\u0669") == ["1399", "1399"]

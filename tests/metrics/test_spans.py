@@ -65,6 +65,35 @@ def test_digit_share_counts_raw_characters():
     assert tlnls("12 בתים", ["13 בתים"]) == pytest.approx((0.5 + 1) / 2)
 
 
+class TestRuleChosenPerQuestion:
+    """mrl_eval ``tlnls_calc`` chooses EM, F1 or TLNLS once per question, then
+    takes the best gold. The expected values are worked by hand from that rule."""
+
+    def test_one_number_like_gold_switches_every_gold_to_f1(self):
+        # "1948" is all digits, so F1 for both golds. Gold 1: one common token
+        # of 2 predicted, P = 1/2, R = 1 -> 2/3. Gold 2 "בשנת 1949": one common
+        # token, P = R = 1/2 -> 1/2. Best 2/3. Chosen per gold, gold 2 would get
+        # TLNLS (1 + 3/4) / 2 = 0.875 instead.
+        assert tlnls("בשנת 1948", ["1948", "בשנת 1949"]) == pytest.approx(2 / 3)
+
+    def test_f1_can_also_score_higher_than_tlnls(self):
+        # "12" switches to F1: "house house" vs "house" is P = 1/2, R = 1 -> 2/3,
+        # where TLNLS would give 1 / max(1, 2) = 1/2.
+        assert tlnls("house house", ["house", "12"]) == pytest.approx(2 / 3)
+        assert tlnls("house house", ["house"]) == pytest.approx(1 / 2)
+
+    def test_number_like_prediction_uses_f1(self):
+        # P = 1, R = 1/2 -> 2/3 (TLNLS would give 1/2).
+        assert tlnls("1948", ["בשנת 1948"]) == pytest.approx(2 / 3)
+
+    def test_a_no_answer_gold_makes_it_exact_match_of_the_raw_texts(self):
+        # Any gold "no answer": exact match, without SQuAD normalisation.
+        assert tlnls("בית", [None, "בית"]) == 1.0
+        assert tlnls("בית.", ["בית", None]) == 0.0
+        assert tlnls("בבית", ["בית", None]) == 0.0
+        assert tlnls("בבית", ["בית"]) == pytest.approx(0.75)
+
+
 @pytest.mark.parametrize(
     ("prediction", "golds", "expected"),
     [
@@ -169,7 +198,7 @@ def test_golds_must_be_a_non_empty_list(metric):
 _ALPHABET = (
     "אבגדהוזחטיכלמנסעפצקרשת"
     "\u05b0\u05b4\u05b7\u05bc"
-    "پچژگیکه" + ZWNJ + RLM + "abeht" "0123456789" " .,-!?'"
+    "پچژگیکهكيى" "۱۲٣" + ZWNJ + RLM + "abeht" "0123456789" " .,-!?'"
 )
 texts = st.text(alphabet=_ALPHABET, max_size=20)
 answers = st.one_of(st.none(), texts)
@@ -189,12 +218,26 @@ def test_identical_spans_score_one(text):
 
 
 @given(prediction=answers, golds=gold_lists, extra=answers)
-def test_adding_a_gold_never_lowers_a_score(prediction, golds, extra):
-    for metric in METRICS:
+def test_adding_a_gold_never_lowers_em_or_f1(prediction, golds, extra):
+    # Not TLNLS: a new gold can switch the whole question to F1 or to exact
+    # match (TestRuleChosenPerQuestion).
+    for metric in (exact_match, f1):
         assert metric(prediction, golds + [extra]) >= metric(prediction, golds)
 
 
-@given(prediction=texts, golds=gold_lists)
+@given(prediction=answers, golds=gold_lists)
+def test_tlnls_is_the_best_gold_under_one_rule(prediction, golds):
+    if prediction is None or None in golds:
+        assert tlnls(prediction, golds) == max(1.0 if gold == prediction else 0.0 for gold in golds)
+        return
+    texts_ = [prediction, *golds]
+    if any(sum(ch.isdigit() for ch in text) >= len(text) / 2 for text in texts_):
+        assert tlnls(prediction, golds) == f1(prediction, golds)
+    else:
+        assert tlnls(prediction, golds) == max(tlnls(prediction, [gold]) for gold in golds)
+
+
+@given(prediction=texts, golds=st.lists(texts, min_size=1, max_size=4))
 def test_exact_match_implies_full_scores(prediction, golds):
     if exact_match(prediction, golds) == 1.0:
         assert f1(prediction, golds) == 1.0
@@ -212,3 +255,34 @@ def test_module_does_not_import_django():
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, check=True)
+
+
+class TestLetterVariants:
+    """`fold_letters`: Arabic yeh/kaf as Persian, digit forms as ASCII (DESIGN.md §6)."""
+
+    ARABIC, PERSIAN = "\u0643\u062a\u0627\u0628 \u0639\u0644\u064a", "\u06a9\u062a\u0627\u0628 \u0639\u0644\u06cc"
+
+    @pytest.mark.parametrize("metric", (exact_match, f1))
+    def test_kept_apart_unless_asked(self, metric):
+        assert metric(self.ARABIC, [self.PERSIAN]) == 0.0
+        assert metric(self.ARABIC, [self.PERSIAN], fold_letters=True) == 1.0
+
+    @pytest.mark.parametrize("metric", METRICS)
+    def test_persian_and_arabic_indic_digits(self, metric):
+        assert metric("\u06f1\u06f3\u06f9\u06f9", ["\u0661\u0663\u0669\u0669"]) == 0.0
+        assert metric("\u06f1\u06f3\u06f9\u06f9", ["\u0661\u0663\u0669\u0669"], fold_letters=True) == 1.0
+
+    def test_tlnls_counts_each_variant_as_an_edit_without_folding(self):
+        # "كتاب"/"کتاب": 1 edit of 4 letters; "علي"/"علی": 1 of 3.
+        assert tlnls(self.ARABIC, [self.PERSIAN]) == pytest.approx((3 / 4 + 2 / 3) / 2)
+        assert tlnls(self.ARABIC, [self.PERSIAN], fold_letters=True) == 1.0
+
+    @given(prediction=answers, golds=gold_lists)
+    def test_folding_equals_scoring_folded_text(self, prediction, golds):
+        from annotation.metrics.text import fold_for_matching
+
+        def fold(text):
+            return None if text is None else fold_for_matching(text, persian_letters=True)
+
+        for metric in METRICS:
+            assert metric(prediction, golds, fold_letters=True) == metric(fold(prediction), [fold(g) for g in golds])

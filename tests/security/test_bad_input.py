@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.api.test_qa_authoring import PARAGRAPH, good_value, jsonl, upload
+from tests.kinds.qa.test_api import PARAGRAPH, good_value, jsonl, upload
 
 pytestmark = pytest.mark.django_db
 
@@ -88,7 +88,16 @@ def world(make_user, client_for, nli_project):
     assert graded.status_code == 201, graded.content
     from annotation.models import Feedback, Item
 
+    # A translation project with one item the back-translation filter removed.
+    mt = project_create(actor=users["root"], slug="he-mt", name="MT", kind="translation_rating", language="he", settings={"released_system": "a"})
+    Membership.objects.create(project=mt, user=users["sup"], role="supervisor", status="active")
+    mt_row = {"id": "m1", "source": {"premise": "p", "hypothesis": "h", "label": "e"}, "candidates": [{"system": "a", "premise": "פ", "hypothesis": "ה"}]}
+    assert client("sup").post("/api/projects/he-mt/import/", {"file": upload("m.jsonl", jsonl([mt_row])), "format": "jsonl"}).status_code == 201
+    removal = {"reason": "low", "system": "a", "premise": 0.1, "hypothesis": 0.9, "threshold": 0.75, "previous_status": "open"}
+    Item.objects.filter(project=mt).update(status="removed", computed={"back_translation": {"candidates": [], "removed": removal}})
+
     return {
+        "mt_item": Item.objects.get(project=mt).pk,
         "client": client,
         "assignment": assignment,
         "annotation": annotation,
@@ -111,6 +120,7 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "member-update": ("sup", "patch", "/api/projects/fa-nli/members/ann2/", {"status": "active", "trusted": False, "role": "annotator"}),
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
         "intrinsic": ("sup", "post", "/api/projects/hesum/intrinsic/", {"all": False}),
+        "back-translation-restore": ("sup", "post", "/api/projects/he-mt/back-translation/restore/", {"items": [world["mt_item"]]}),
         "submit": ("ann1", "post", f"/api/assignments/{world['assignment']}/submit/", {"value": {"label": "entailment"}}),
         "revise": ("ann1", "post", f"/api/items/{world['nli_item']}/revise/", {"premise": "p", "hypothesis": "h", "withdraw": False}),
         "review": ("rev", "post", f"/api/annotations/{world['annotation']}/review/", {"grade": "verified", "comment": "ok", "question": 1}),
@@ -143,6 +153,7 @@ FIELDS = {
     "validation-submit": ["annotation", "question", "answerable", "answer", "answer.start", "answer.text"],
     "sample": ["n", "stratum", "seed"],
     "intrinsic": ["all"],
+    "back-translation-restore": ["items"],
 }
 
 STORED_MODELS = ("Project", "Membership", "Item", "Assignment", "Annotation", "Review", "Feedback", "QuestionValidation", "Job",
@@ -179,7 +190,7 @@ def _send(world, operation: str, text: str, content_type: str = "application/jso
 
 def test_every_body_operation_succeeds_with_its_valid_body(world):
     """The corpus probes operations that work: each valid body is accepted as it stands."""
-    expected = {"token": 200, "member-update": 200, "revise": 404, "sample": 200, "intrinsic": 202}
+    expected = {"token": 200, "member-update": 200, "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200}
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         response = _send(world, operation, json.dumps(body))
         assert response.status_code == expected.get(operation, 201), (operation, response.content[:300])

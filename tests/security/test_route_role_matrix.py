@@ -152,6 +152,8 @@ ROUTES = {
     "api-import-lchaim": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(400,), body="multipart-empty")},
     "api-sample": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(409,), body={"n": 1})},  # rating has started
     "api-back-translation": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(202, 400))},  # 400 without the embeddings package
+    # The world's items were not removed by the filter: the body is refused after the access check.
+    "api-back-translation-restore": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(400,), body={"items": [1]})},
     "api-ratings-export": {"GET": Rule(STAFF, slugs=(MT,), query="?format=jsonl")},
     "api-export-phrasis": {"GET": Rule(STAFF, slugs=(PHRASE,))},
     "api-intrinsic": {"GET": Rule(STAFF, slugs=(SUM,)), "POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(202,))},

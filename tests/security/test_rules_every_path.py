@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from tests.api.test_qa_authoring import PARAGRAPH, good_value, jsonl, upload
+from tests.kinds.qa.test_api import PARAGRAPH, good_value, jsonl, upload
 from tests.services.test_concurrency import run_threads
 
 SUBMIT = "/api/validations/submit/"
@@ -121,7 +121,7 @@ def test_validation_stops_at_validators_per_question(heq):
 def test_concurrent_validations_never_exceed_the_cap(transactional_db, heq):
     from annotation.errors import Conflict
     from annotation.models import QuestionValidation
-    from annotation.services.reviews import validation_submit
+    from annotation.kinds.qa.validation import validation_submit
 
     for body, _field in targets(heq, "dev"):
         outcomes = Counter()

@@ -1,0 +1,34 @@
+"""The `label_test` kind: the NLI labeling page with the gold label hidden."""
+
+from annotation.errors import InvalidInput
+from annotation.kinds.nli.kind import NliKind
+
+
+class LabelTestKind(NliKind):
+    """The same page with the gold label hidden; results are scored against the gold."""
+
+    name = "label_test"
+    title = "NLI labeling test"
+    # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
+    default_settings = {"labels_per_item": 4, "sample_size": 200}
+    # The human-baseline results share the results page of translation rating (LCHAIM),
+    # which reads Table 2 from results.py here.
+    page_urls = ("annotation.kinds.translation.urls",)
+    api_urls = ("annotation.kinds.translation.api_urls",)
+
+    def check_settings(self, settings: dict) -> None:
+        if not 1 <= settings["labels_per_item"] <= 100:
+            raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+        if not 1 <= settings["sample_size"] <= 1_000_000:
+            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
+
+    def votes_needed(self, item, settings: dict) -> int:
+        # The gold is hidden and is not a vote.
+        return settings["labels_per_item"]
+
+    def report_sections(self, project) -> dict:
+        """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator, their
+        mean as the group, and the majority line) against the hidden gold; see results.py."""
+        from .results import label_test_results_for_project
+
+        return {"label_test": label_test_results_for_project(project)}

@@ -1,0 +1,80 @@
+"""FarsTail's own TSV: read on import (format `farstail`) and written back on export, byte for
+byte for the upstream files (../shared/data/farstail/README.md)."""
+
+import json
+from collections.abc import Iterator
+from pathlib import PurePath
+
+from annotation.errors import InvalidInput
+from annotation.rows import extra_in_order, read_csv_rows
+
+from .labels import LONG_TO_SHORT
+
+# FarsTail's TSV columns, and its optional ones in the dataset's order (the stored payload
+# may not keep key order: PostgreSQL's jsonb sorts keys).
+FARSTAIL_COLUMNS = ("premise", "hypothesis", "label")
+FARSTAIL_EXTRA_COLUMNS = ("hard(hypothesis)", "hard(overlap)")
+# FarsTail's own layout: csv.writer(delimiter="\t", lineterminator="\n"), QUOTE_MINIMAL,
+# which writes the upstream files back byte for byte.
+FARSTAIL_EXPORT = {
+    "content_type": "text/tab-separated-values; charset=utf-8",
+    "extension": "tsv",
+    "delimiter": "\t",
+    "lineterminator": "\n",
+}
+
+
+def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    """FarsTail's own TSV (premise, hypothesis, label[, hard(hypothesis), hard(overlap)]):
+    CSV-style quoting with tabs inside quoted fields, e/c/n labels, no id column. A question
+    is a run of consecutive rows with the same premise, which becomes the group. External
+    ids are `<file stem>-<row>` so that re-importing the same file skips every row."""
+    stem = PurePath(filename or "farstail").stem or "farstail"
+    rows = read_csv_rows(text, delimiter="\t")
+    _, header = next(rows, (0, None))
+    if header is None or header[:3] != ["premise", "hypothesis", "label"]:
+        raise InvalidInput("a FarsTail file starts with the header premise, hypothesis, label", field="file")
+    extra_columns = header[3:]
+    previous_premise, group_number = None, 0
+    for row_number, fields in rows:
+        if len(fields) != len(header):
+            yield row_number, {"_error": f"has {len(fields)} fields, the header has {len(header)}"}
+            continue
+        premise, hypothesis, label = fields[:3]
+        if premise != previous_premise:
+            group_number += 1
+            previous_premise = premise
+        record = {
+            "id": f"{stem}-{row_number}",
+            "premise": premise,
+            "hypothesis": hypothesis,
+            "label": label,
+            "group": f"{stem}-q{group_number}",
+        }
+        if extra_columns:
+            record["extra"] = dict(zip(extra_columns, fields[3:]))
+        yield row_number, record
+
+
+def farstail_header(items) -> list[str]:
+    """premise, hypothesis, label, then the extra columns the items carry, in the order
+    they were imported in and first met. One query over the exported items finds them
+    (constant memory)."""
+    seen: dict[str, None] = {}
+    for extra, order in items.values_list("payload__extra", "payload__extra_order").iterator(chunk_size=2000):
+        for key in extra_in_order({"extra": extra, "extra_order": order}, FARSTAIL_EXTRA_COLUMNS):
+            if key not in FARSTAIL_COLUMNS:
+                seen.setdefault(key, None)
+    return [*FARSTAIL_COLUMNS, *seen]
+
+
+def farstail_row(item, header: list[str]) -> list[str]:
+    """The gold label for an accepted item, else its reference (author's or original)
+    label, as FarsTail's single letter; extra cells as stored (empty when missing)."""
+    label = item.gold_label if item.status == "accepted" else item.reference_label
+    extra = item.payload.get("extra") or {}
+    row = [item.payload.get("premise", ""), item.payload.get("hypothesis", ""), LONG_TO_SHORT.get(label, label)]
+    for key in header[len(FARSTAIL_COLUMNS) :]:
+        value = extra.get(key, "") if isinstance(extra, dict) else ""
+        row.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    return row

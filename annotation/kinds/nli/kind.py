@@ -1,0 +1,170 @@
+"""Label a premise/hypothesis pair entailment / neutral / contradiction (FarsTail §3):
+NliKind, the page and rules that `nli_relabel` here and `label_test` (its own folder) share,
+and NliRelabelKind."""
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.base import Kind
+from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
+
+from .formats import FARSTAIL_EXPORT, FARSTAIL_EXTRA_COLUMNS, farstail_header, farstail_row, read_farstail
+from .labels import LABELS, canonical_label
+
+
+class NliKind(Kind):
+    template = "nli/annotate.html"
+    extra_formats = ("farstail",)
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        problems = RowProblems(row)
+        common = self.common_fields(record, problems)
+        premise = require_text(record, "premise", problems)
+        hypothesis = require_text(record, "hypothesis", problems)
+        label = ""
+        if record.get("label") not in (None, ""):
+            label = canonical_label(record["label"]) or ""
+            if not label:
+                problems.add("label", f"must be one of {', '.join(LABELS)} (or e, n, c)")
+        author = require_text(record, "author", problems, required=False, identifier=True)
+        extra = record.get("extra")
+        if extra is not None and not isinstance(extra, dict):
+            problems.add("extra", "must be an object")
+        if problems.errors:
+            return None, problems.errors
+        payload = {"premise": premise, "hypothesis": hypothesis}
+        if extra:
+            store_extra(payload, extra)
+        return ItemRow(payload=payload, reference_label=label, author=author, position=row, **common), []
+
+    def derived_group(self, payload: dict) -> str:
+        """Pairs without a group in their file are grouped by their premise (exact text as
+        stored), so that an annotator does not get the same premise twice in a row while
+        another is available (FarsTail §3.2) whatever the import format. A digest, because
+        a premise may be longer than a group. FarsTail files group consecutive rows of one
+        premise themselves (formats.py); a group from the file always wins.
+
+        >>> NliKind().derived_group({"premise": "a"})[:20]
+        'premise:ca978112ca1b'
+        """
+        premise = payload.get("premise")
+        if not isinstance(premise, str) or not premise:
+            return ""
+        return "premise:" + hashlib.sha256(premise.encode("utf-8")).hexdigest()
+
+    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+        if fmt != "farstail":
+            yield from super().read_format(fmt, text, filename)
+            return
+        yield from read_farstail(text, filename)
+
+    def annotator_payload(self, item) -> dict:
+        return {"premise": item.payload["premise"], "hypothesis": item.payload["hypothesis"]}
+
+    def clean_value(self, value: Any, item) -> dict:
+        if not isinstance(value, dict):
+            raise InvalidInput("must be an object like {\"label\": \"entailment\"}", field="value")
+        unknown = set(value) - {"label"}
+        if unknown:
+            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="value")
+        label = value.get("label")
+        if label not in LABELS:
+            raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
+        return {"label": label}
+
+    export_extra_formats = {"farstail": FARSTAIL_EXPORT}
+
+    def export_record(self, item, facts) -> dict:
+        """premise and hypothesis as stored; `votes` has every label (0 when none) and, like
+        the consensus step, counts the author's or original label as one vote where the kind
+        aggregates by consensus. While the current round is undecided, `votes` and `n` are
+        the votes so far and `agreement` and `label_changed` are null."""
+        outcome = facts.outcome
+        if outcome is not None:
+            counts = dict(outcome.votes)
+            n = outcome.n_votes
+        else:
+            counts = {}
+            cast = [value.get("label") for _annotator, value in facts.annotations if isinstance(value, dict)]
+            if self.aggregates_by_consensus and item.reference_label:
+                cast.append(item.reference_label)
+            for label in cast:
+                if isinstance(label, str):
+                    counts[label] = counts.get(label, 0) + 1
+            n = sum(counts.values())
+        votes = {label: counts.get(label, 0) for label in LABELS}
+        votes.update({label: count for label, count in sorted(counts.items()) if label not in votes})
+        # The common record, with premise and hypothesis in place of the payload and the
+        # votes counted as above; keys keep the common record's order.
+        common = super().export_record(item, facts)
+        return {
+            "id": common["id"],
+            "premise": item.payload.get("premise", ""),
+            "hypothesis": item.payload.get("hypothesis", ""),
+            **{key: value for key, value in common.items() if key not in ("id", "payload")},
+            "votes": votes,
+            "n": n,
+            "annotator_labels": [
+                value.get("label") if isinstance(value, dict) else None for _annotator, value in facts.annotations
+            ],
+            "extra": extra_in_order(item.payload, FARSTAIL_EXTRA_COLUMNS),
+        }
+
+    def export_csv_columns(self) -> tuple[str, ...]:
+        return (
+            "id", "premise", "hypothesis", "gold_label", "author_label",
+            *(f"votes_{label}" for label in LABELS),
+            "n", "round", "group", "split", "status", "label_changed", "agreement",
+            "author", "annotators", "annotator_labels", "extra",
+        )  # fmt: skip
+
+    def export_table_header(self, fmt: str, items) -> list[str]:
+        if fmt != "farstail":
+            return super().export_table_header(fmt, items)
+        return farstail_header(items)
+
+    def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
+        if fmt != "farstail":
+            return super().export_table_row(fmt, item, header)
+        return farstail_row(item, header)
+
+    # Krippendorff's alpha per round (nominal), against the consensus gold or the hidden one.
+    computes_agreement = True
+
+    def compute_agreement(self, project, job) -> dict:
+        from .agreement import agreement_compute_per_round
+
+        return agreement_compute_per_round(project, job, consensus=self.aggregates_by_consensus)
+
+
+class NliRelabelKind(NliKind):
+    name = "nli_relabel"
+    title = "NLI relabeling"
+    default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
+    aggregates_by_consensus = True
+    default_export_status = "accepted"
+    # Failed pairs go back to their author (FarsTail §3.2): the revision page and operations.
+    page_urls = ("annotation.kinds.nli.urls",)
+    api_urls = ("annotation.kinds.nli.api_urls",)
+
+    def check_settings(self, settings: dict) -> None:
+        k, n = settings["consensus_k"], settings["consensus_n"]
+        if not 2 <= n <= 50:
+            raise InvalidInput("must be between 2 and 50", field="settings.consensus_n")
+        if not (n / 2 < k <= n):
+            raise InvalidInput("must be more than half of consensus_n and at most consensus_n", field="settings.consensus_k")
+        if not 0 <= settings["revision_rounds"] <= 5:
+            raise InvalidInput("must be between 0 and 5", field="settings.revision_rounds")
+
+    def votes_needed(self, item, settings: dict) -> int:
+        # The author's or original label is one of the n votes (FarsTail §3).
+        return settings["consensus_n"] - (1 if item.reference_label else 0)
+
+    def report_sections(self, project) -> dict:
+        """Outcomes per round, label changes, the intended × consensus confusion, the alpha
+        reports and agreement per annotator (reports.py)."""
+        from .reports import consensus_sections_for_project
+
+        return consensus_sections_for_project(project)

@@ -1,0 +1,159 @@
+"""PhrasIS's own files, read on import and written on export.
+
+`PhrasIS.<split>.<source>.<polarity>.txt`: seven tab-separated columns, no header
+(../shared/data/phrasis/README.md): score, label, phrase 1, phrase 2, token positions 1,
+token positions 2, sentence-pair number. Every cell is kept raw in `payload.phrasis`
+(trailing spaces are data) together with the file name and polarity; source and split come
+from the file name; the group is `<source>-<split>-<pair number>` (all chunks of one
+sentence pair); the external id is `<file stem>-<line number>`, so re-importing a file
+skips every row. Probes are left out of the PhrasIS export."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import PurePath
+
+from annotation.errors import InvalidInput
+
+from .labels import LABEL_TO_CODE, canonical_label, majority_gold
+
+PHRASIS_COLUMNS = ("score", "label", "left_positions", "right_positions", "pair")
+PHRASIS_NAME = re.compile(r"^PhrasIS\.(?P<split>[^.]+)\.(?P<source>[^.]+)\.(?P<polarity>[^.]+)$")
+EXPORT_CHUNK = 2000
+
+
+def phrasis_name(filename: str) -> dict[str, str] | None:
+    """{"split", "source", "polarity"} from `PhrasIS.<split>.<source>.<polarity>.txt`."""
+    name = PurePath(filename or "").name
+    stem = name[:-4] if name.endswith(".txt") else name
+    match = PHRASIS_NAME.match(stem)
+    return match.groupdict() if match else None
+
+
+def finite_score(score: int | float | str, *, text_must_be_number: bool = False) -> bool:
+    """Whether a similarity score can be stored and read back as a number: "nan", "inf" and
+    1e999 parse as floats but are no score (and jsonb refuses a NaN or infinite float).
+    Other text is a score only where `text_must_be_number` (PhrasIS's numeric column).
+
+    >>> [finite_score(s) for s in (4, "3.5", "n/a", "nan", float("inf"), "1e999")]
+    [True, True, True, False, False, False]
+    """
+    try:
+        return math.isfinite(float(score))
+    except OverflowError:
+        return False
+    except ValueError:
+        return not text_must_be_number
+
+
+def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    """PhrasIS's TSV: seven tab-separated columns, no header, no quoting (a `"` is an
+    ordinary character). Lines are split on LF only; blank lines are skipped."""
+    parts = phrasis_name(filename)
+    if parts is None:
+        raise InvalidInput(
+            "a PhrasIS file is named PhrasIS.<split>.<source>.<polarity>.txt (e.g. PhrasIS.train.images.positives.txt)",
+            field="file",
+        )
+    stem = PurePath(filename).name.removesuffix(".txt")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line == "":
+            continue
+        cells = line.split("\t")
+        if len(cells) != 7:
+            yield number, {"_error": f"has {len(cells)} tab-separated columns; PhrasIS lines have 7"}
+            continue
+        score, label, left, right, left_positions, right_positions, pair = cells
+        if not finite_score(score, text_must_be_number=True):
+            yield number, {"_error": f"column 1 (similarity score) {score!r} is not a finite number"}
+            continue
+        record = {
+            "id": f"{stem}-{number}",
+            "left": left,
+            "right": right,
+            "label": label,
+            "source": parts["source"],
+            "score": score,
+            "split": parts["split"],
+            "group": f"{parts['source']}-{parts['split']}-{pair.strip()}",
+            "phrasis": {
+                "score": score,
+                "label": label,
+                "left_positions": left_positions,
+                "right_positions": right_positions,
+                "pair": pair,
+                "file": PurePath(filename).name,
+                "polarity": parts["polarity"],
+            },
+        }
+        yield number, record
+
+
+def phrasis_row(item, cast: list[str]) -> list[str]:
+    """One line of PhrasIS's layout: the imported cells as stored, the label cell
+    replaced by the gold's code when the annotators decided a gold other than the
+    imported label (the raw imported cell, spaces and all, otherwise)."""
+    payload = item.payload
+    cells = payload.get("phrasis") or {}
+    gold, how, _tie = majority_gold(cast, item.reference_label)
+    label_cell = cells.get("label", LABEL_TO_CODE.get(item.reference_label, ""))
+    if gold and how != "imported" and gold != canonical_label(label_cell):
+        label_cell = LABEL_TO_CODE[gold]
+    score = cells.get("score")
+    if score is None:
+        score = "" if payload.get("score") is None else str(payload.get("score"))
+    return [
+        score,
+        label_cell,
+        payload.get("left", ""),
+        payload.get("right", ""),
+        cells.get("left_positions", ""),
+        cells.get("right_positions", ""),
+        cells.get("pair", ""),
+    ]
+
+
+def phrasis_export_prepare(project, *, file: str | None = None, status: str | None = None, split: str | None = None):
+    """The ordinary (non-probe) items of a PhrasIS export, in source order; `file` keeps
+    the items imported from one PhrasIS file, `status` defaults to `all` (a PhrasIS file
+    lists every pair), `split` filters. Bad parameters → 400 naming them."""
+    from annotation.models import Item
+    from annotation.services.exports import EXPORT_STATUSES
+
+    status = status or "all"
+    if status not in EXPORT_STATUSES:
+        raise InvalidInput(f"must be one of {', '.join(EXPORT_STATUSES)}", field="status")
+    items = Item.objects.filter(project=project, probe_of__isnull=True)
+    if status != "all":
+        items = items.filter(status=status)
+    if split:
+        items = items.filter(split=split)
+    if file:
+        items = items.filter(payload__phrasis__file=file)
+    return items.order_by("position", "id")
+
+
+def phrasis_export_stream(items) -> Iterator[bytes]:
+    """PhrasIS lines as UTF-8 chunks: no header, no BOM, LF endings, cells joined with tabs
+    exactly as stored (csv.writer would quote a cell holding `"`, which PhrasIS never
+    does). One query for the items and one for each chunk's annotations."""
+    from itertools import islice
+
+    from django.db.models import F
+
+    from annotation.models import Annotation
+
+    iterator = items.iterator(chunk_size=EXPORT_CHUNK)
+    while chunk := list(islice(iterator, EXPORT_CHUNK)):
+        cast: dict[int, list[str]] = defaultdict(list)
+        for item_id, value in (
+            Annotation.objects.filter(item_id__in=[item.pk for item in chunk], round=F("item__round"))
+            .order_by("id")
+            .values_list("item_id", "value")
+        ):
+            if isinstance(value, dict) and isinstance(value.get("label"), str):
+                cast[item_id].append(value["label"])
+        yield "".join("\t".join(phrasis_row(item, cast[item.pk])) + "\n" for item in chunk).encode("utf-8")

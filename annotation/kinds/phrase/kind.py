@@ -1,0 +1,217 @@
+"""The `phrase_pair` kind's rules (fine-grained-nli-coherence §3, §5, appendix A.1;
+DESIGN.md §2).
+
+Import
+- JSONL / CSV rows: `id, left, right, label?, source?, score?, group?, split?, phrasis?,
+  extra?`. `label` is one of the seven (EQUIVALENT ...) or PhrasIS's code (EQUI, FORW,
+  BACK, SIMI, REL, OPPO, UNR), compared after strip() (upstream label cells carry trailing
+  spaces), stored canonical as the item's reference label. Text is stored byte-exact.
+- `phrasis`: PhrasIS's own files (formats.py).
+
+Annotating: the annotator sees `{left, right}` only and submits `{"label": one of the
+seven}`. Each item needs `labels_per_item` labels (default 3); the imported label is not
+a vote. Reversed copies of pairs the annotator labeled with one of `probe_labels` are
+mixed in as probes (probes.py), needing one label each.
+
+Gold and the export: labels.majority_gold. Coherence and agreement: reports.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.base import SEED_RANGE, Kind, check_range
+from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
+from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
+
+from .formats import finite_score, read_phrasis
+from .labels import CODES, canonical_label, majority_gold
+from .probes import PROBE_MARK, probe_next_for_annotator, probes_remaining_for_annotator
+from .reports import ALL_SOURCES, agreement_compute_per_source, coherence_report_for_project
+
+MAX_PHRASE_LENGTH = 5_000
+
+
+class PhrasePairKind(Kind):
+    name = "phrase_pair"
+    title = "Fine-grained phrase pairs (PhrasIS)"
+    template = "phrase/annotate.html"
+    extra_formats = ("phrasis",)
+    # probe_seed 0: probe draws keyed by the server's secret; any other value makes them
+    # reproducible from the settings alone (tests, demos). probe_labels: the annotator's
+    # labels whose pairs are reversed as probes (§5 reverses these three).
+    default_settings = {
+        "labels_per_item": 3,
+        "probe_rate": 0.1,
+        "probe_seed": 0,
+        "probe_labels": list(REVERSED_PAIR_LABELS),
+    }
+    computes_agreement = True
+    page_urls = ("annotation.kinds.phrase.urls",)
+    api_urls = ("annotation.kinds.phrase.api_urls",)
+
+    # --- settings ---------------------------------------------------------------------------
+
+    def check_settings(self, settings: dict) -> None:
+        if not 1 <= settings["labels_per_item"] <= 100:
+            raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+        if not 0.0 <= settings["probe_rate"] <= 0.5:
+            # Above one half, most of an annotator's work would be probes.
+            raise InvalidInput("must be between 0 and 0.5", field="settings.probe_rate")
+        check_range(settings, "probe_seed", *SEED_RANGE)
+        labels = settings["probe_labels"]
+        if (
+            not labels
+            or not all(isinstance(label, str) and label in REVERSED_PAIR_LABELS for label in labels)
+            or len(set(labels)) != len(labels)
+        ):
+            raise InvalidInput(
+                f"must list one or more of {', '.join(REVERSED_PAIR_LABELS)} (the relations whose reversed "
+                "label the paper defines), each once",
+                field="settings.probe_labels",
+            )
+
+    # --- import -----------------------------------------------------------------------------
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        problems = RowProblems(row)
+        common = self.common_fields(record, problems)
+        left = require_text(record, "left", problems)
+        right = require_text(record, "right", problems)
+        for name, text in (("left", left), ("right", right)):
+            if len(text) > MAX_PHRASE_LENGTH:
+                problems.add(name, f"is longer than {MAX_PHRASE_LENGTH} characters")
+        if PROBE_MARK in common["external_id"]:
+            problems.add("id", f"must not contain {PROBE_MARK!r} (it marks reversed probe copies)")
+        label = ""
+        if record.get("label") not in (None, ""):
+            label = canonical_label(record["label"]) or ""
+            if not label:
+                problems.add("label", f"must be one of {', '.join(LABELS)} (or {', '.join(CODES)})")
+        source = require_text(record, "source", problems, required=False, identifier=True)
+        if source == ALL_SOURCES:
+            problems.add("source", f"{ALL_SOURCES!r} names the overall agreement scope; choose another name")
+        score = record.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float, str))):
+            problems.add("score", "must be a number or a string")
+        elif score not in (None, "") and not finite_score(score):
+            problems.add("score", "must be a finite number")
+        payload: dict[str, Any] = {"left": left, "right": right}
+        for name in ("phrasis", "extra"):
+            value = record.get(name)
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                problems.add(name, "must be an object")
+            elif name == "phrasis" and not all(isinstance(v, str) for v in value.values()):
+                problems.add(name, "must map column names to strings")
+            elif name == "extra" and value:
+                store_extra(payload, value)
+            elif value:
+                payload[name] = value
+        if problems.errors:
+            return None, problems.errors
+        if source:
+            payload["source"] = source
+        if score not in (None, ""):
+            payload["score"] = score
+        return ItemRow(payload=payload, reference_label=label, position=row, **common), []
+
+    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+        if fmt != "phrasis":
+            yield from super().read_format(fmt, text, filename)
+            return
+        yield from read_phrasis(text, filename)
+
+    # --- annotating -------------------------------------------------------------------------
+
+    def votes_needed(self, item, settings: dict) -> int:
+        # A probe belongs to the one annotator it was made for.
+        return 1 if item.probe_of_id else settings["labels_per_item"]
+
+    def annotator_payload(self, item) -> dict:
+        return {"left": item.payload["left"], "right": item.payload["right"]}
+
+    def clean_value(self, value: Any, item) -> dict:
+        if not isinstance(value, dict):
+            raise InvalidInput('must be an object like {"label": "EQUIVALENT"}', field="value")
+        unknown = set(value) - {"label"}
+        if unknown:
+            raise InvalidInput("unknown field(s); expected only label", field="value")
+        label = value.get("label")
+        if label not in LABELS:
+            raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
+        return {"label": label}
+
+    def after_submit(self, annotation, item, settings: dict) -> None:
+        """Once an ordinary item has all its labels, store its majority gold (the items
+        list and exports show it). Runs inside the submit transaction, item locked."""
+        if item.probe_of_id:
+            return
+        from annotation.models import Annotation
+
+        labels = [
+            value.get("label")
+            for value in Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
+            if isinstance(value, dict)
+        ]
+        if len(labels) < settings["labels_per_item"]:
+            return
+        gold, _how, _tie = majority_gold(labels, item.reference_label)
+        item.gold_label = gold or ""
+        item.save(update_fields=["gold_label"])
+
+    def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
+        return probe_next_for_annotator(project, user, settings, last_group=last_group)
+
+    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
+        return probes_remaining_for_annotator(project, user, settings, ordinary_remaining=ordinary_remaining)
+
+    # --- results ----------------------------------------------------------------------------
+
+    def report_sections(self, project) -> dict:
+        settings = self.settings_for(project.settings)
+        return coherence_report_for_project(project, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"])
+
+    def compute_agreement(self, project, job) -> dict:
+        return agreement_compute_per_source(project, job)
+
+    # --- export -----------------------------------------------------------------------------
+
+    def export_record(self, item, facts) -> dict:
+        """left and right as stored; the imported label; the gold (labels.majority_gold)
+        with how it was decided; votes per label of the current round."""
+        cast = [value.get("label") for _annotator, value in facts.annotations if isinstance(value, dict)]
+        gold, how, tie = majority_gold(cast, item.reference_label)
+        counts = Counter(label for label in cast if isinstance(label, str))
+        payload = item.payload
+        return {
+            "id": item.external_id,
+            "left": payload.get("left", ""),
+            "right": payload.get("right", ""),
+            "source": payload.get("source", ""),
+            "score": payload.get("score"),
+            "label": item.reference_label or None,
+            "gold_label": gold,
+            "gold_source": how,
+            "tie": tie,
+            "votes": {label: counts.get(label, 0) for label in LABELS},
+            "n": len(cast),
+            "group": item.group,
+            "split": item.split,
+            "status": item.status,
+            "annotators": [annotator for annotator, _value in facts.annotations],
+            "annotator_labels": cast,
+            "phrasis": payload.get("phrasis") or {},
+            "extra": extra_in_order(payload),
+        }
+
+    def export_csv_columns(self) -> tuple[str, ...]:
+        return (
+            "id", "left", "right", "source", "score", "label", "gold_label", "gold_source", "tie",
+            *(f"votes_{label}" for label in LABELS),
+            "n", "group", "split", "status", "annotators", "annotator_labels", "phrasis", "extra",
+        )  # fmt: skip

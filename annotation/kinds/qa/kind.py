@@ -1,0 +1,209 @@
+"""`qa_authoring`: HeQ's question authoring (HeQ §3; DESIGN.md §2; API.md).
+
+An item is one paragraph. The annotator writes `min_questions`..`max_questions` questions
+about it (HeQ: 3-5), each answerable with a span of the paragraph or unanswerable (the value
+is described in questions.py). Trial and untrusted members' paragraphs go to review, and the
+dev/test questions to blind validation (reviews.py, validation.py).
+
+Settings (HeQ's numbers as defaults): `min_questions` 3, `max_questions` 5; `review_rate`
+0.2 (share of a trusted member's paragraphs sent to review; trial and untrusted members are
+always reviewed, HeQ §3.3 "Crowdsource Monitoring"; the draw is seeded by `review_seed`, so
+it can be replayed); `validators_per_question` 2 (HeQ §3.3:
+several correct spans for dev/test); `validate_splits` ["dev", "test"]; `authors_per_paragraph`
+1; `split_seed`, `dev_share` 0.05 and `test_share` 0.05 (90/5/5 by article, HeQ §3.3);
+`overlap_warning` 0.5 (the page warns above this question-paragraph word overlap);
+`pool_rules` (the `articles` pool builder's bounds per source, HeQ §3.2: formats.POOL_RULES)
+and `pool_default_source` "wikipedia" (the rule of an article without a source).
+
+Formats are in formats.py, the value in questions.py, the report's figures in quality.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.base import SEED_RANGE, Kind, check_range
+from annotation.metrics.text import bidi_control
+from annotation.rows import ItemRow, RowProblems, require_text
+
+from .formats import (
+    MAX_CONTEXT_LENGTH,
+    POOL_RULES,
+    check_existing_question,
+    check_pool_rules,
+    export_questions_stream,
+    ordered_question,
+    read_articles,
+    read_squad,
+)
+from .quality import quality_report_for_project
+from .questions import SPLITS, clean_questions, questions_of
+
+
+class QaAuthoringKind(Kind):
+    name = "qa_authoring"
+    title = "Question authoring with answer spans (HeQ)"
+    template = "qa/annotate.html"
+    extra_formats = ("squad", "articles")
+    default_settings = {
+        "min_questions": 3,
+        "max_questions": 5,
+        "review_rate": 0.2,
+        "review_seed": 13,
+        "validators_per_question": 2,
+        "validate_splits": ["dev", "test"],
+        "authors_per_paragraph": 1,
+        "split_seed": 13,
+        "dev_share": 0.05,
+        "test_share": 0.05,
+        "overlap_warning": 0.5,
+        "pool_rules": POOL_RULES,
+        "pool_default_source": "wikipedia",
+    }
+    page_urls = ("annotation.kinds.qa.urls",)
+    api_urls = ("annotation.kinds.qa.api_urls",)
+
+    def check_settings(self, settings: dict) -> None:
+        if not 1 <= settings["min_questions"] <= settings["max_questions"] <= 20:
+            raise InvalidInput("need 1 <= min_questions <= max_questions <= 20", field="settings.min_questions")
+        for name in ("review_rate", "overlap_warning", "dev_share", "test_share"):
+            if not 0.0 <= settings[name] <= 1.0:
+                raise InvalidInput("must be between 0 and 1", field=f"settings.{name}")
+        if settings["dev_share"] + settings["test_share"] > 1.0:
+            raise InvalidInput("dev_share + test_share must be at most 1", field="settings.test_share")
+        if not 1 <= settings["validators_per_question"] <= 20:
+            raise InvalidInput("must be between 1 and 20", field="settings.validators_per_question")
+        if not 1 <= settings["authors_per_paragraph"] <= 20:
+            raise InvalidInput("must be between 1 and 20", field="settings.authors_per_paragraph")
+        if any(split not in SPLITS for split in settings["validate_splits"]):
+            raise InvalidInput(f"must list splits among {', '.join(SPLITS)}", field="settings.validate_splits")
+        check_range(settings, "split_seed", *SEED_RANGE)
+        check_range(settings, "review_seed", *SEED_RANGE)
+        problem = check_pool_rules(settings["pool_rules"])
+        if problem:
+            raise InvalidInput(problem, field="settings.pool_rules")
+        if settings["pool_default_source"] not in settings["pool_rules"]:
+            raise InvalidInput("must name a source of pool_rules", field="settings.pool_default_source")
+
+    # --- import ---
+
+    def read_format_with_settings(self, fmt: str, text: str, filename: str, settings: dict) -> Iterator[tuple[int, dict]]:
+        if fmt == "squad":
+            return read_squad(text)
+        if fmt == "articles":
+            return read_articles(text, settings["pool_rules"], settings["pool_default_source"])
+        return super().read_format(fmt, text, filename)
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        problems = RowProblems(row)
+        common = self.common_fields(record, problems)
+        title = require_text(record, "title", problems, required=False, identifier=True)
+        if "title" in record and record["title"] is not None and not isinstance(record["title"], str):
+            problems.add("title", "must be a string")
+        context = require_text(record, "context", problems)
+        if context and not context.strip():
+            problems.add("context", "is blank")
+        if len(context) > MAX_CONTEXT_LENGTH:
+            problems.add("context", f"is longer than {MAX_CONTEXT_LENGTH} characters")
+        source = record.get("source")
+        if source is not None and (not isinstance(source, str) or bidi_control(source)):
+            problems.add("source", bidi_control(source) if isinstance(source, str) else "must be a string")
+        questions = record.get("questions") or []
+        if not isinstance(questions, list):
+            problems.add("questions", "must be a list")
+            questions = []
+        seen: set = set()
+        if context:
+            for index, question in enumerate(questions):
+                check_existing_question(question, context, f"questions[{index}]", problems, seen)
+        for name in ("paragraph_extra", "article_extra"):
+            if record.get(name) is not None and not isinstance(record[name], dict):
+                problems.add(name, "must be an object")
+        article_index = record.get("article_index")
+        if article_index is not None and (not isinstance(article_index, int) or isinstance(article_index, bool) or article_index < 0):
+            problems.add("article_index", "must be a non-negative integer")
+        if problems.errors:
+            return None, problems.errors
+        payload: dict = {"context": context, "title": title}
+        if questions:
+            payload["questions"] = questions
+        if article_index is not None:
+            payload["article_index"] = article_index
+        for name in ("source", "paragraph_extra", "article_extra"):
+            if record.get(name) not in (None, {}):
+                payload[name] = record[name]
+        if not common["group"]:
+            common["group"] = title
+        return ItemRow(payload=payload, position=row, **common), []
+
+    # --- annotating ---
+
+    def votes_needed(self, item, settings: dict) -> int:
+        return settings["authors_per_paragraph"]
+
+    def annotator_payload(self, item) -> dict:
+        # Only the paragraph: not the questions already written on it (the author writes
+        # their own) and never their answers.
+        return {"context": item.payload["context"], "title": item.payload.get("title", "")}
+
+    def clean_value(self, value: Any, item) -> dict:
+        settings = self.settings_for(item.project.settings)
+        return clean_questions(
+            value, item.payload["context"], min_questions=settings["min_questions"], max_questions=settings["max_questions"]
+        )
+
+    def after_submit(self, annotation, item, settings: dict) -> None:
+        """Route the paragraph to review: always for trial and untrusted members, for
+        trusted ones a seeded draw with probability `review_rate` (HeQ §3.3: experienced
+        annotators were randomly selected for feedback; reviews.review_sampled)."""
+        from annotation.models import Membership
+
+        from .reviews import review_key, review_sampled
+
+        membership = (
+            Membership.objects.select_related("user").filter(project_id=item.project_id, user_id=annotation.annotator_id).first()
+        )
+        if membership is None or membership.status != Membership.Status.ACTIVE or not membership.trusted:
+            required = True
+        else:
+            key = review_key(item.project.slug, item.external_id, membership.user.get_username(), annotation.round)
+            required = review_sampled(seed=settings["review_seed"], key=key, rate=settings["review_rate"])
+        if required != annotation.review_required:
+            annotation.review_required = required
+            annotation.save(update_fields=["review_required"])
+
+    # --- report ---
+
+    def report_sections(self, project) -> dict:
+        """HeQ's quality signals (§3.3-3.4, appendix C): see quality.py."""
+        return quality_report_for_project(project, self.project_settings(project))
+
+    # --- export ---
+
+    # `squad` and per-question `jsonl` are written by `export_questions_stream` (served at
+    # GET /api/projects/{slug}/questions/export/): a SQuAD document is not a table, so the
+    # generic export (`?format=squad`) delegates to `export_stream` instead of its row writers.
+    streamed_formats = ("squad",)
+
+    def export_stream(self, spec) -> Iterator[bytes]:
+        return export_questions_stream(spec.project, fmt=spec.fmt, split=spec.split)
+
+    def export_record(self, item, facts) -> dict:
+        """A paragraph for the generic JSONL/CSV export: its questions from the file and the
+        authored ones as submitted (grades and extra answers are in the `squad` export)."""
+        payload = item.payload
+        return {
+            "id": item.external_id,
+            "title": payload.get("title", ""),
+            "context": payload.get("context", ""),
+            "group": item.group,
+            "split": item.split,
+            "status": item.status,
+            "existing_questions": [ordered_question(q) for q in payload.get("questions") or []],
+            "authored": [{"annotator": annotator, "questions": questions_of(value)} for annotator, value in facts.annotations],
+            "annotators": [annotator for annotator, _value in facts.annotations],
+        }
+
+    def export_csv_columns(self) -> tuple[str, ...]:
+        return ("id", "title", "context", "group", "split", "status", "annotators")

@@ -1,0 +1,154 @@
+"""Review and feedback (HeQ §3.3-3.4; API.md "Review and feedback").
+
+- A reviewer or supervisor grades an annotation — for `qa_authoring` each authored question on
+  its own — rejected / verified / good / gold with an optional comment. The grade and comment
+  land in the annotator's feedback inbox as a Feedback row. Grading a question again replaces
+  the grade and sends a new message.
+- Pending reviews are the annotations marked `review_required` (the kind's `after_submit`
+  decides: every one of trial and untrusted members, a sample of trusted ones) that still have
+  an ungraded question."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import transaction
+from django.db.models import Count, QuerySet
+from django.utils import timezone
+
+from annotation import access
+from annotation.errors import FieldError, InvalidInput, NotFound, PermissionDenied
+from annotation.metrics.text import forbidden_character
+from annotation.models import Annotation, Feedback, Review
+
+from .questions import GRADES, questions_of
+
+MAX_COMMENT_LENGTH = 5_000
+QUESTION_KINDS = ("qa_authoring",)
+
+
+def review_sampled(*, seed: int, key: str, rate: float) -> bool:
+    """Whether a trusted member's annotation is drawn for review (HeQ §3.3: experienced
+    annotators' work was randomly selected for feedback): a seeded hash of `key` read as a
+    uniform number in [0, 1), drawn when below `rate`. The same seed and key always draw the
+    same way, so the routing of a project can be replayed; over many keys the share drawn is
+    `rate`.
+
+    >>> [review_sampled(seed=13, key=k, rate=r) for k, r in (("a", 0.0), ("a", 1.0))]
+    [False, True]
+    """
+    digest = hashlib.sha256(f"{seed}\x00{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def review_key(project_slug: str, item_external_id: str, username: str, round_number: int) -> str:
+    """What the review draw of one annotation hashes: names that stay the same in any copy
+    of the database (row ids do not)."""
+    return f"{project_slug}\x00{item_external_id}\x00{username}\x00{round_number}"
+
+
+def access_annotation_for_reviewer(user, annotation_id: int) -> Annotation:
+    """The annotation if `user` reviews or supervises its project (NotFound for anyone who
+    may not see it; PermissionDenied for the project's annotators)."""
+    annotation = (
+        Annotation.objects.select_related("item__project", "annotator").filter(pk=annotation_id).first()
+        if isinstance(annotation_id, int)
+        else None
+    )
+    if annotation is None:
+        raise NotFound()
+    access.access_project_for_staff(user, annotation.item.project.slug)
+    return annotation
+
+
+def review_create(*, user, annotation_id: int, grade, comment="", question=None) -> tuple[Review, bool]:
+    """Grade one question (or a whole annotation for kinds without questions) and put the
+    grade and comment in the annotator's inbox. Returns (review, created). The comment is kept
+    exactly as typed. One transaction: the review and its feedback are stored together."""
+    annotation = access_annotation_for_reviewer(user, annotation_id)
+    if annotation.annotator_id == user.pk:
+        raise PermissionDenied("You cannot review your own work.")
+    errors = []
+    if grade not in GRADES:
+        errors.append(FieldError("grade", f"must be one of {', '.join(GRADES)}"))
+    if comment is None:
+        comment = ""
+    if not isinstance(comment, str):
+        errors.append(FieldError("comment", "must be a string"))
+    elif forbidden_character(comment):
+        errors.append(FieldError("comment", forbidden_character(comment)))
+    elif len(comment) > MAX_COMMENT_LENGTH:
+        errors.append(FieldError("comment", f"is longer than {MAX_COMMENT_LENGTH} characters"))
+    project = annotation.item.project
+    if project.kind in QUESTION_KINDS:
+        count = len(questions_of(annotation.value))
+        if question is None:
+            errors.append(FieldError("question", "is required: the index of the question being graded"))
+        elif not isinstance(question, int) or isinstance(question, bool) or not 0 <= question < count:
+            errors.append(FieldError("question", f"must be an index between 0 and {count - 1}"))
+    elif question is not None:
+        errors.append(FieldError("question", f"is not used for {project.kind} (grade the whole annotation)"))
+    if errors:
+        raise InvalidInput("invalid review", errors=errors)
+    with transaction.atomic():
+        # Lock the annotation so two reviewers grading the same question queue up here.
+        Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
+        review = Review.objects.filter(annotation=annotation, question=question).first()
+        created = review is None
+        if created:
+            review = Review.objects.create(annotation=annotation, question=question, grade=grade, comment=comment, reviewer=user)
+        else:
+            review.grade, review.comment, review.reviewer = grade, comment, user
+            review.save(update_fields=["grade", "comment", "reviewer", "updated_at"])
+        Feedback.objects.create(recipient_id=annotation.annotator_id, project=project, review=review, message=comment)
+    return review, created
+
+
+def annotations_pending_review(*, user, slug: str) -> list[Annotation]:
+    """Annotations of the project waiting for review (oldest first), each with
+    `graded` = {question index: grade} of what is graded so far. Reviewers and supervisors."""
+    project = access.access_project_for_staff(user, slug)
+    candidates = list(
+        Annotation.objects.filter(item__project=project, review_required=True)
+        .select_related("item", "annotator")
+        .annotate(n_reviews=Count("reviews"))
+        .order_by("created_at", "id")
+    )
+    wanted = []
+    for annotation in candidates:
+        needed = len(questions_of(annotation.value)) if project.kind in QUESTION_KINDS else 1
+        if annotation.n_reviews < needed:
+            wanted.append(annotation)
+    graded: dict[int, dict] = {annotation.pk: {} for annotation in wanted}
+    for annotation_id, question, grade, comment in Review.objects.filter(annotation_id__in=graded).values_list(
+        "annotation_id", "question", "grade", "comment"
+    ):
+        graded[annotation_id][question] = {"grade": grade, "comment": comment}
+    for annotation in wanted:
+        annotation.graded = graded[annotation.pk]
+    return wanted
+
+
+def feedback_list_for_user(user) -> QuerySet[Feedback]:
+    """The caller's inbox, newest first, with what each message is about."""
+    return (
+        Feedback.objects.filter(recipient=user)
+        .select_related("project", "review", "review__annotation", "review__annotation__item")
+        .order_by("-created_at", "-id")
+    )
+
+
+def feedback_unread_count(user) -> int:
+    return Feedback.objects.filter(recipient=user, read_at__isnull=True).count()
+
+
+def feedback_mark_read(*, user, feedback_id: int) -> Feedback:
+    """Mark one of the caller's messages read (idempotent: the first read time stays).
+    Someone else's message is NotFound."""
+    feedback = Feedback.objects.filter(pk=feedback_id, recipient=user).first()
+    if feedback is None:
+        raise NotFound()
+    if feedback.read_at is None:
+        feedback.read_at = timezone.now()
+        feedback.save(update_fields=["read_at"])
+    return feedback

@@ -1,0 +1,13 @@
+"""Routes of the HeQ pages: review, feedback inbox, validation, quality dashboard."""
+
+from django.urls import path
+
+from . import pages
+
+urlpatterns = [
+    path("p/<slug:slug>/review/", pages.review, name="review-qa"),
+    path("p/<slug:slug>/validate/", pages.validate, name="validate-qa"),
+    path("p/<slug:slug>/quality/", pages.quality, name="quality-qa"),
+    path("feedback/", pages.feedback, name="feedback"),
+    path("feedback/<id:feedback_id>/read/", pages.feedback_read, name="feedback-read"),
+]

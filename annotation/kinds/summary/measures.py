@@ -1,0 +1,95 @@
+"""`summary_rating`'s intrinsic measures (HeSum §3.3, Table 2; `annotation.metrics.summary`,
+whitespace tokens): novel n-grams for n = 1..4, compression ratio, redundancy for n = 1, 2, of
+each summary against its article. They are computed on the worker and stored per item in
+`Item.computed["intrinsic"] = {"tokens": "whitespace", "summaries": [{...}, ...]}`, one
+entry per summary in the file's (stored) order; the report only reads them back.
+
+When they are computed - the design chosen, and why:
+- `POST /api/projects/{slug}/intrinsic/` (supervisors) queues the "summary_intrinsic" job
+  (202 + job id); it measures every item that has no measures yet (`?all=1` on the page /
+  `{"all": true}` in the body re-measures everything). The results page has a button for it.
+- The agreement job of a summary_rating project (`POST .../agreement/`, the dashboard's
+  "recompute") first measures the items that have none, so one "recompute" refreshes every
+  figure of the report (annotation.kinds.summary.results).
+- `SummaryRatingKind.after_import` enqueues the job on commit of an import (the import
+  service calls it inside its storing transaction).
+- The report never computes or writes anything (a GET stays a read): it shows how many
+  items are measured and how many are missing.
+Measuring is idempotent: the same texts give the same numbers, written with the item row
+locked, merged into `computed` without touching its other keys.
+"""
+
+from django.db import transaction
+
+from annotation.access import access_project_for_supervisor
+from annotation.errors import InvalidInput
+from annotation.metrics.summary import compression_ratio, novel_ngrams, redundancy
+from annotation.models import Item, Job
+from annotation.services.jobs import job_create, job_set_progress
+
+JOB_KIND = "summary_intrinsic"
+KIND = "summary_rating"
+NOVEL_N = (1, 2, 3, 4)
+REDUNDANCY_N = (1, 2)
+BATCH = 500
+
+
+def summary_measures(summary: str, article: str) -> dict:
+    """HeSum §3.3's measures of one summary against its article, as fractions in [0, 1]
+    (None where undefined: a summary shorter than n words, an empty article)."""
+    return {
+        "novel_ngrams": {str(n): novel_ngrams(summary, article, n) for n in NOVEL_N},
+        "compression_ratio": compression_ratio(summary, article),
+        "redundancy": {str(n): redundancy(summary, n) for n in REDUNDANCY_N},
+        "words": len(summary.split()),
+    }
+
+
+def item_measures(payload: dict) -> dict:
+    article = payload["article"]
+    return {
+        "tokens": "whitespace",
+        "article_words": len(article.split()),
+        "summaries": [summary_measures(summary["text"], article) for summary in payload["summaries"]],
+    }
+
+
+def summary_measures_request(*, user, slug: str, remeasure: bool = False) -> Job:
+    """Queue the intrinsic measures of a summary_rating project (supervisors only)."""
+    project = access_project_for_supervisor(user, slug)
+    if project.kind != KIND:
+        raise InvalidInput(f"intrinsic measures are computed for {KIND} projects, not {project.kind}", field="kind")
+    return job_create(kind=JOB_KIND, project=project, user=user, params={"all": bool(remeasure)})
+
+
+def summary_measures_enqueue_on_commit(project) -> None:
+    """Queue a measuring job for a project after the surrounding transaction commits
+    (job_create enqueues on commit). For import paths; no permission check."""
+    job_create(kind=JOB_KIND, project=project, params={"all": False})
+
+
+def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | None = None) -> dict:
+    """Measure the project's items (only those without measures unless `remeasure`), in
+    batches of BATCH items, each batch in one transaction with its rows locked.
+    Returns {"measured": items written, "items": items in the project}."""
+    items = Item.objects.filter(project=project)
+    todo = items if remeasure else items.exclude(computed__has_key="intrinsic")
+    ids = list(todo.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(ids), BATCH):
+        batch = ids[start : start + BATCH]
+        with transaction.atomic():
+            rows = list(Item.objects.select_for_update().filter(pk__in=batch).order_by("pk").only("pk", "payload", "computed"))
+            for item in rows:
+                item.computed = {**(item.computed or {}), "intrinsic": item_measures(item.payload)}
+            Item.objects.bulk_update(rows, ["computed"])
+        if job_id is not None:
+            job_set_progress(job_id, (start + len(batch)) / len(ids))
+    return {"measured": len(ids), "items": items.count()}
+
+
+def summary_measures_job(job: Job) -> dict:
+    """The "summary_intrinsic" job's handler (annotation.tasks)."""
+    project = job.project
+    if project is None or project.kind != KIND:
+        return {"errors": [{"field": "kind", "message": f"intrinsic measures are computed for {KIND} projects"}]}
+    return summary_measures_compute(project, remeasure=bool((job.params or {}).get("all")), job_id=job.pk)

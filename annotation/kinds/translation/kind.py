@@ -1,0 +1,293 @@
+"""`translation_rating`: blind side-by-side rating of machine translations (LCHAIM §2.2).
+
+Import
+------
+* `jsonl` (API.md): `{"id", "source": {"premise", "hypothesis", "label"}, "candidates":
+  [{"system", "premise", "hypothesis", "back_translation"?: {"premise", "hypothesis"}}],
+  "group"?, "split"?}`; `csv` with the same columns, `source` and `candidates` holding JSON.
+  `label` is e/n/c or entailment/neutral/contradiction: kept as given in the payload, its
+  long form is the item's reference label.
+* The seeds' own files (ConTRoL JSONL as the source, one LCHAIM-style JSON array per
+  translation system, joined by `uid`) arrive through `POST /api/projects/{slug}/import-lchaim/`
+  (api.py), a combined multipart upload: `split`, `source` (ConTRoL JSONL),
+  `system` + `translation` (repeated, aligned by order) and optional `back_translation`
+  files aligned with the systems. `lchaim_records` (formats.py) turns them into the JSONL records
+  above: the external id is `<split>:<uid>` (ConTRoL uids restart in every split) and a run
+  of consecutive records with the same English premise is one group.
+
+Blind, shuffled candidates
+--------------------------
+The candidates keep their import order in the payload (the *candidate index*). An
+annotator sees them in a per-item random order, without system names: display position
+`d` shows candidate `candidate_order(item)[d]`. The order is stored in
+`Item.computed["candidate_order"]` when the LCHAIM import or a submit touches the item; until
+then it is derived from `Item.shuffle_key`, a random number stored with every item at
+import, so the mapping never changes once the item exists.
+
+Values
+------
+The annotator submits `{"ratings": {"<display index>": {"accuracy": 1-5, "fluency": 1-5,
+"cultural_fit": 1-5, "label_valid": bool}}}`: every candidate on screen, every criterion.
+Scores are JSON integers only: `5.0`, `"5"`, and Persian or Arabic-Indic digit strings
+(`"۵"`, `"٥"`) are refused with a 400 naming the field — the page maps the Persian digit
+keys to numbers itself, so the API never needs to guess. The *stored* value is keyed by
+candidate index (import order), so it names a system through the payload, and keeps the
+order the annotator saw: `{"ratings": {"<candidate index>": {...}}, "display_order": [...]}`.
+The submit answer gives the annotator back the ratings keyed by display place, without the
+order: candidate indices name systems through the import order, so nothing an annotator
+reaches carries them (tests/kinds/translation/test_blind.py walks every route).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.base import Kind
+from annotation.kinds.nli.labels import LABELS, canonical_label
+from annotation.rows import ItemRow, RowProblems, require_text
+
+from .candidates import BINARY_CRITERION, CRITERIA, MAX_CANDIDATES, SCORE_CRITERIA, SCORE_MAX, SCORE_MIN, candidate_order, candidate_ratings
+from .results import translation_agreement_compute, translation_table1
+
+_ASCII_INDEX = re.compile(r"\A(0|[1-9][0-9]{0,2})\Z")
+
+
+def _score(value: Any, field: str) -> int:
+    # bool is an int in Python; JSON true is not a score.
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.strip() and all(ch.isdecimal() for ch in value.strip()):
+            raise InvalidInput(
+                f"must be a JSON integer from {SCORE_MIN} to {SCORE_MAX}, not the string {value!r} (digit strings, "
+                "Persian and Arabic-Indic ones included, are refused)",
+                field=field,
+            )
+        raise InvalidInput(f"must be an integer from {SCORE_MIN} to {SCORE_MAX}", field=field)
+    if not SCORE_MIN <= value <= SCORE_MAX:
+        raise InvalidInput(f"must be an integer from {SCORE_MIN} to {SCORE_MAX}", field=field)
+    return value
+
+
+def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
+    """A {"premise", "hypothesis"} object, texts unchanged."""
+    if not isinstance(record, dict):
+        problems.add(name, "must be an object with premise and hypothesis")
+        return None
+    inner = RowProblems(problems.row)
+    premise = require_text(record, "premise", inner)
+    hypothesis = require_text(record, "hypothesis", inner)
+    for error in inner.errors:
+        problems.add(f"{name}.{error.field}", error.message)
+    return None if inner.errors else {"premise": premise, "hypothesis": hypothesis}
+
+
+class TranslationRatingKind(Kind):
+    name = "translation_rating"
+    title = "Translation rating"
+    template = "translation/annotate.html"
+    # LCHAIM §2.2: two raters per sample, a stratified sample of 200, samples whose released
+    # translation back-translates below 0.75 similarity removed. `released_system` names
+    # that translation's system (LCHAIM chose Amazon Translate after Table 1); empty: none.
+    default_settings = {
+        "raters_per_item": 2,
+        "alpha_level_scores": "ordinal",
+        "back_translation_threshold": 0.75,
+        "sample_size": 200,
+        "released_system": "",
+    }
+    staff_only_settings = ("released_system",)
+    csv_json_fields = ("source", "candidates")
+    computes_agreement = True
+    page_urls = ("annotation.kinds.translation.urls",)
+    api_urls = ("annotation.kinds.translation.api_urls",)
+    job_handlers = {"back_translation": "annotation.kinds.translation.back_translation.back_translation_compute_job"}
+
+    def check_settings(self, settings: dict) -> None:
+        if not 1 <= settings["raters_per_item"] <= 50:
+            raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
+        if settings["alpha_level_scores"] not in ("ordinal", "interval"):
+            raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
+        if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
+            raise InvalidInput("must be between 0 and 1", field="settings.back_translation_threshold")
+        if len(settings["released_system"]) > 200:
+            raise InvalidInput("at most 200 characters", field="settings.released_system")
+        if not 1 <= settings["sample_size"] <= 1_000_000:
+            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
+
+    # --- import ------------------------------------------------------------------------------
+
+    def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
+        problems = RowProblems(row)
+        common = self.common_fields(record, problems)
+        source = record.get("source")
+        label = ""
+        source_payload = None
+        if not isinstance(source, dict):
+            problems.add("source", "must be an object with premise, hypothesis and label")
+        else:
+            source_payload = _text_pair(source, "source", problems)
+            label = canonical_label(source.get("label")) or ""
+            if not label:
+                problems.add("source.label", f"must be one of {', '.join(LABELS)} (or e, n, c)")
+        candidates = record.get("candidates")
+        stored_candidates = []
+        if not isinstance(candidates, list) or not candidates:
+            problems.add("candidates", "must be a non-empty list")
+        elif len(candidates) > MAX_CANDIDATES:
+            problems.add("candidates", f"at most {MAX_CANDIDATES} candidates")
+        else:
+            seen: dict[str, int] = {}
+            for index, candidate in enumerate(candidates):
+                where = f"candidates[{index}]"
+                if not isinstance(candidate, dict):
+                    problems.add(where, "must be an object with system, premise and hypothesis")
+                    continue
+                unknown = set(candidate) - {"system", "premise", "hypothesis", "back_translation"}
+                if unknown:
+                    problems.add(where, f"unknown field(s): {', '.join(sorted(unknown))}")
+                    continue
+                inner = RowProblems(row)
+                system = require_text(candidate, "system", inner, identifier=True)
+                pair = _text_pair(candidate, where, problems)
+                for error in inner.errors:
+                    problems.add(f"{where}.{error.field}", error.message)
+                if system and system in seen:
+                    problems.add(f"{where}.system", f"system {system!r} appears twice (first in candidates[{seen[system]}])")
+                elif system:
+                    seen[system] = index
+                stored = {"system": system, **(pair or {})}
+                if candidate.get("back_translation") is not None:
+                    back = _text_pair(candidate["back_translation"], f"{where}.back_translation", problems)
+                    if back:
+                        stored["back_translation"] = back
+                stored_candidates.append(stored)
+        if problems.errors:
+            return None, problems.errors
+        payload = {"source": {**source_payload, "label": source["label"]}, "candidates": stored_candidates}
+        return ItemRow(payload=payload, reference_label=label, position=row, **common), []
+
+    # --- annotating --------------------------------------------------------------------------
+
+    def votes_needed(self, item, settings: dict) -> int:
+        return settings["raters_per_item"]
+
+    def annotator_payload(self, item) -> dict:
+        """The English source with its label (the rater judges whether it still holds) and
+        the candidates' texts in the item's display order: no system names, no
+        back-translations, no candidate indices."""
+        source = item.payload["source"]
+        candidates = item.payload["candidates"]
+        return {
+            "source": {
+                "premise": source["premise"],
+                "hypothesis": source["hypothesis"],
+                "label": canonical_label(source.get("label")) or item.reference_label,
+            },
+            "candidates": [
+                {"premise": candidates[index]["premise"], "hypothesis": candidates[index]["hypothesis"]}
+                for index in candidate_order(item)
+            ],
+        }
+
+    def clean_value(self, value: Any, item) -> dict:
+        """Display indices in, candidate indices out (see the module docstring)."""
+        if not isinstance(value, dict):
+            raise InvalidInput('must be an object like {"ratings": {"0": {...}}}', field="value")
+        unknown = set(value) - {"ratings"}
+        if unknown:
+            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="value")
+        ratings = value.get("ratings")
+        if not isinstance(ratings, dict):
+            raise InvalidInput("must be an object keyed by candidate index", field="value.ratings")
+        order = candidate_order(item)
+        n = len(order)
+        errors: list[FieldError] = []
+        cleaned: dict[str, dict] = {}
+        for key in ratings:
+            if not isinstance(key, str) or not _ASCII_INDEX.match(key) or int(key) >= n:
+                errors.append(FieldError(f"value.ratings.{key}", f"no such candidate: indices are 0 to {n - 1} (ASCII digits)"))
+        for display in range(n):
+            key = str(display)
+            field = f"value.ratings.{key}"
+            scores = ratings.get(key)
+            if scores is None:
+                errors.append(FieldError(field, "every candidate must be rated"))
+                continue
+            if not isinstance(scores, dict):
+                errors.append(FieldError(field, f"must be an object with {', '.join(CRITERIA)}"))
+                continue
+            extra = set(scores) - set(CRITERIA)
+            if extra:
+                errors.append(FieldError(field, f"unknown criteria: {', '.join(sorted(map(str, extra)))}"))
+            row = {}
+            for criterion in SCORE_CRITERIA:
+                if criterion not in scores:
+                    errors.append(FieldError(f"{field}.{criterion}", "is required"))
+                    continue
+                try:
+                    row[criterion] = _score(scores[criterion], f"{field}.{criterion}")
+                except InvalidInput as exc:
+                    errors.extend(exc.errors)
+            valid = scores.get(BINARY_CRITERION)
+            if not isinstance(valid, bool):
+                errors.append(FieldError(f"{field}.{BINARY_CRITERION}", "is required: true or false"))
+            else:
+                row[BINARY_CRITERION] = valid
+            cleaned[str(order[display])] = row
+        if errors:
+            raise InvalidInput("invalid ratings; nothing was stored", errors=errors)
+        return {"ratings": dict(sorted(cleaned.items(), key=lambda kv: int(kv[0]))), "display_order": order}
+
+    def annotator_value(self, value: dict, item) -> dict:
+        """The ratings keyed by display place again, without the order: the candidate index
+        names a system through the import order, so the annotator never sees it."""
+        order = value.get("display_order") or candidate_order(item)
+        ratings = value.get("ratings") or {}
+        return {"ratings": {str(display): ratings[str(index)] for display, index in enumerate(order) if str(index) in ratings}}
+
+    def after_submit(self, annotation, item, settings: dict) -> None:
+        """Store the order the annotator saw on the item (locked by the caller), so that the
+        mapping is on record even for items imported as plain JSONL."""
+        computed = dict(item.computed or {})
+        if computed.get("candidate_order") != annotation.value["display_order"]:
+            computed["candidate_order"] = annotation.value["display_order"]
+            item.computed = computed
+            item.save(update_fields=["computed"])
+
+    # --- agreement and report ----------------------------------------------------------------
+
+    def compute_agreement(self, project, job) -> dict:
+        return translation_agreement_compute(project, job, self.settings_for(project.settings))
+
+    def report_sections(self, project) -> dict:
+        """`table1`: LCHAIM's Table 1 from the stored reports (one query); `back_translation`:
+        the filter's figures (one query, see back_translation.py)."""
+        from .back_translation import back_translation_report
+
+        return {"table1": translation_table1(project), "back_translation": back_translation_report(project)}
+
+    # --- export --------------------------------------------------------------------------------
+
+    def export_record(self, item, facts) -> dict:
+        """One record per item: the source, and per candidate (import order) its system,
+        texts, each rater's scores (pseudonymous rater ids, the order they were stored in)
+        and the means over raters."""
+        per_candidate = candidate_ratings(item, facts.annotations)
+        source = item.payload.get("source", {})
+        return {
+            "id": item.external_id,
+            "source": {"premise": source.get("premise", ""), "hypothesis": source.get("hypothesis", ""), "label": source.get("label")},
+            "reference_label": item.reference_label or None,
+            "group": item.group,
+            "split": item.split,
+            "status": item.status,
+            "n": len(facts.annotations),
+            "flags": list(item.flags or []),
+            "back_translation": (item.computed or {}).get("back_translation"),
+            "annotators": [annotator for annotator, _ in facts.annotations],
+            "candidates": per_candidate,
+        }
+
+    def export_csv_columns(self) -> tuple[str, ...]:
+        return ("id", "source", "reference_label", "group", "split", "status", "n", "flags", "annotators", "candidates")

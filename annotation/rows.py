@@ -1,0 +1,194 @@
+"""Import rows: the records of an uploaded file (CSV, TSV, JSONL) read strictly, and the
+field checks every kind applies to them. Imports no kind: the import service and the kinds'
+own readers both build on it."""
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation import safe_json
+from annotation.errors import FieldError, InvalidInput
+from annotation.metrics.text import bidi_control, forbidden_character
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One parsed import row, ready to store."""
+
+    external_id: str
+    payload: dict
+    reference_label: str = ""
+    group: str = ""
+    split: str = ""
+    author: str = ""  # username
+    position: int = 0
+
+
+@dataclass
+class RowProblems:
+    row: int
+    errors: list[FieldError] = field(default_factory=list)
+
+    def add(self, field_name: str | None, message: str) -> None:
+        self.errors.append(FieldError(field_name, message, self.row))
+
+
+def require_text(record: dict, name: str, problems: RowProblems, *, required: bool = True, identifier: bool = False) -> str:
+    """A string field of an import row or a submitted value, unchanged. Identifiers
+    (ids, labels, groups, splits, usernames) must not carry bidi controls."""
+    value = record.get(name)
+    if value is None or value == "":
+        if required:
+            problems.add(name, "is required")
+        return ""
+    if isinstance(value, (int,)) and not isinstance(value, bool) and identifier:
+        value = str(value)
+    if not isinstance(value, str):
+        problems.add(name, "must be a string")
+        return ""
+    reason = forbidden_character(value)
+    if reason:
+        problems.add(name, reason)
+        return ""
+    if identifier:
+        reason = bidi_control(value)
+        if reason:
+            problems.add(name, reason)
+            return ""
+        if len(value) > 200:
+            problems.add(name, "is longer than 200 characters")
+            return ""
+    return value
+
+
+def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | None]]:
+    """(line number, parsed value, None, None) for every non-blank line of a JSONL file, or
+    (line number, None, why, member) for a line that is not JSON or is JSON that safe_json
+    refuses (too deep, NaN); `member` names the object's top-level member at fault, or is
+    None when the fault is the line's. Splits on "\n" only: str.splitlines() would also
+    break on U+2028/U+2029/U+0085, which are legal inside JSON strings."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        try:
+            yield number, safe_json.loads(line), None, None
+        except safe_json.UnsafeJSON as exc:
+            member, reason = _member_refused(line) or (None, exc)
+            yield number, None, str(reason), member
+
+
+_JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _member_refused(line: str) -> tuple[str, safe_json.UnsafeJSON] | None:
+    """For a line holding a JSON object that safe_json refuses: the first top-level member
+    whose value it refuses, and why. None when the line is not an object or the object
+    itself is malformed (then the whole row is at fault)."""
+    decoder = json.JSONDecoder()
+    position = _JSON_WHITESPACE.match(line).end()
+    if not line.startswith("{", position):
+        return None
+    separator = "{"
+    while separator == "{" or separator == ",":
+        try:
+            key, position = decoder.raw_decode(line, _JSON_WHITESPACE.match(line, position + 1).end())
+            position = _JSON_WHITESPACE.match(line, position).end()
+            if not isinstance(key, str) or not line.startswith(":", position):
+                return None
+            start = _JSON_WHITESPACE.match(line, position + 1).end()
+            _, position = decoder.raw_decode(line, start)  # accepts NaN; too deep raises
+            safe_json.loads(line[start:position])
+        except safe_json.UnsafeJSON as exc:
+            return key, exc
+        except RecursionError:
+            return key, safe_json.UnsafeJSON(f"nests deeper than {safe_json.MAX_DEPTH} levels")
+        except ValueError:
+            return None
+        position = _JSON_WHITESPACE.match(line, position).end()
+        separator = line[position : position + 1]
+    return None
+
+
+def csv_field_size_limit() -> None:
+    """Let a CSV cell be as long as the upload may be, as a JSONL string can. csv's default
+    limit (131,072 characters) is process-wide; raising it to the upload cap changes no
+    other reader's behaviour on input that cap already bounds."""
+    from django.conf import settings
+
+    if csv.field_size_limit() < settings.MASHOV_MAX_IMPORT_BYTES:
+        csv.field_size_limit(settings.MASHOV_MAX_IMPORT_BYTES)
+
+
+def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """(row number, cells) for every record of a CSV or TSV text, the header being row 0,
+    whatever the line ends (CRLF, LF or CR alone); a blank line is a row of no cells, or is
+    left out and not counted with skip_blank. Quoting is read strictly: a quoted cell never
+    closed, or text after a closing quote, is a 400 for the file naming the row and the line
+    where its record starts."""
+    csv_field_size_limit()
+    lines = _LinesRead(text)
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    row = 0
+    while True:
+        line = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            if lines.exhausted:
+                message = f"row {row} (line {line}): a quoted cell opens here and is never closed"
+            else:
+                message = f"row {row} (line {line}): the quoting is malformed ({exc})"
+            raise InvalidInput(message, errors=[FieldError("file", message, row)]) from None
+        if cells or not skip_blank:
+            yield row, cells
+            row += 1
+
+
+class _LinesRead:
+    """The lines of a text for csv.reader, noting when csv has asked past the last one (a
+    quoted cell still open at the end of the file)."""
+
+    def __init__(self, text: str):
+        self._lines = io.StringIO(text, newline="")
+        self.exhausted = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self._lines.readline()
+        if line == "":
+            self.exhausted = True
+            raise StopIteration
+        return line
+
+
+def store_extra(payload: dict, extra: dict) -> None:
+    """Keep an import row's `extra` columns in `payload`, with their order: jsonb keeps an
+    object's keys in an order of its own (by length, then bytes), so the file's order is
+    stored beside them and exports give the columns back as they came in (DESIGN.md §6)."""
+    payload["extra"] = extra
+    payload["extra_order"] = list(extra)
+
+
+def extra_in_order(payload: dict, known_first: tuple[str, ...] = ()) -> dict:
+    """An item's extra columns in the order they were imported in. Items stored without
+    that order (or with one that no longer names the same columns) get one order on every
+    database: the dataset's own `known_first` columns, then the others sorted."""
+    extra = payload.get("extra")
+    if not isinstance(extra, dict):
+        return {}
+    order = payload.get("extra_order")
+    if isinstance(order, list) and len(order) == len(extra) and set(order) == set(extra):
+        keys = order
+    else:
+        keys = [key for key in known_first if key in extra]
+        keys += sorted(key for key in extra if key not in known_first)
+    return {key: extra[key] for key in keys}

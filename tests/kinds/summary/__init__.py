@@ -1,0 +1,1 @@
+"""The summary_rating kind's own tests."""

@@ -23,7 +23,7 @@ Steps timed:
   called directly on the same matrix, interleaved, best of 9;
 * `bootstrap_ci` with 1,000 resamples over 200K units.
 
-Targets (issue 3, 2-core machine): end to end < 10 s; alpha within 1.5× the package;
+Targets (2-core machine): end to end < 10 s; alpha within 1.5× the package;
 bootstrap over 200K units < 5 s.
 """
 

@@ -1,5 +1,5 @@
 """Export a project's items with their outcomes: JSONL, CSV, or a kind's own layout
-(`farstail` for the NLI kinds). Issue 3 item 6; API.md "Results"; DESIGN.md §6-7.
+(`farstail` for the NLI kinds). API.md "Results"; DESIGN.md §6-7.
 
 - Streamed in constant memory: items are read with `.iterator(chunk_size=CHUNK_SIZE)` and
   each chunk's outcomes and annotations are fetched in two bulk queries, so the number of

@@ -1,4 +1,4 @@
-"""`next` and `submit` rules and the item list, through HTTP (API.md "Annotating", issue 2 §7-8)."""
+"""`next` and `submit` rules and the item list, through HTTP (API.md "Annotating")."""
 
 import json
 from collections import Counter

@@ -1,4 +1,4 @@
-"""`GET /api/projects/{slug}/export/` and `manage.py export_items` (issue 3 item 6): exact
+"""`GET /api/projects/{slug}/export/` and `manage.py export_items`: exact
 output per format, outcomes from the real consensus step, CSV neutralising and BOM, the
 FarsTail round trip, filters, permissions, streaming and a bounded number of queries."""
 

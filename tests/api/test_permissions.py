@@ -1,4 +1,4 @@
-"""Role × endpoint permission matrix through the HTTP contract (API.md, issue 2 §4).
+"""Role × endpoint permission matrix through the HTTP contract (API.md).
 
 Callers:
 - anonymous     no credentials                                   → 401 everywhere but login/schema
@@ -161,7 +161,7 @@ def test_permission_matrix(world, endpoint, caller, expected):
 
 
 def test_matrix_covers_every_foundation_route():
-    """Every route of the foundation (issue 2) has a row in the matrix, and still exists."""
+    """Every route of the foundation has a row in the matrix, and still exists."""
     from django.urls import reverse
 
     routes = {

@@ -1,4 +1,4 @@
-"""The assignment engine's rules, through its services (issue 2, item 7 and 8).
+"""The assignment engine's rules, through its services (API.md "Annotating").
 
 Runs on SQLite and PostgreSQL: nothing here needs concurrency, only the rules."""
 

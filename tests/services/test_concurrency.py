@@ -1,5 +1,5 @@
 """Many annotators at once on PostgreSQL, with real transactions: no item over-filled, no
-item labeled twice by one person, every item completed (issue 2, items 7 and 8).
+item labeled twice by one person, every item completed.
 
 The threads share nothing but the database; each opens and closes its own connection."""
 

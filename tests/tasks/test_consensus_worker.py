@@ -1,4 +1,4 @@
-"""The consensus step on a real Celery worker, PostgreSQL and Redis (issue 3, item 2):
+"""The consensus step on a real Celery worker, PostgreSQL and Redis:
 racing last votes give one outcome, the job run twice changes nothing, a pool process
 killed with SIGKILL mid-consensus still leaves exactly one outcome after the redelivery,
 and votes that arrive while Redis is down are kept and decided once it is back (by the

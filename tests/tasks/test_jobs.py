@@ -1,4 +1,4 @@
-"""Jobs on a real Celery worker process and Redis (issue 2, items 6 and 11; STYLE.md "Celery
+"""Jobs on a real Celery worker process and Redis (STYLE.md "Celery
 the safe way"): large imports run on the worker, a task run twice changes nothing, a broker
 that is down never makes the request do the work, and a worker killed mid-job gets it back."""
 

@@ -141,6 +141,16 @@ class KindRules:
         `remaining` of their progress so that a probe never makes the total grow."""
         return 0
 
+    def stored_payload(self, project, row: ItemRow) -> dict:
+        """The payload stored for a new item of `project` parsed as `row`: kinds that add
+        per-project facts the file does not hold (a secret display order) add them here."""
+        return row.payload
+
+    def same_content(self, stored: dict, parsed: dict) -> bool:
+        """Whether a stored payload holds what a re-imported row parsed to (the re-import is
+        then skipped); facts added by `stored_payload` are not content."""
+        return stored == parsed
+
     def after_import(self, project, created: int) -> None:
         """Called inside the import transaction once rows are stored; enqueue follow-up work
         with `transaction.on_commit` here."""

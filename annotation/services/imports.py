@@ -176,11 +176,12 @@ def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[I
         ):
             existing[item.external_id] = item
     new_rows = []
+    kind = get_kind(project.kind)
     for row in rows:
         old = existing.get(row.external_id)
         if old is None:
             new_rows.append(row)
-        elif (old.payload, old.reference_label, old.group, old.split) != (row.payload, row.reference_label, row.group, row.split):
+        elif not kind.same_content(old.payload, row.payload) or (old.reference_label, old.group, old.split) != (row.reference_label, row.group, row.split):
             errors.append(FieldError("id", f"id {row.external_id!r} already exists in this project with other content", row.position))
     return new_rows, authors, errors
 
@@ -202,7 +203,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
                 Item(
                     project=project,
                     external_id=row.external_id,
-                    payload=row.payload,
+                    payload=kind.stored_payload(project, row),
                     reference_label=row.reference_label,
                     group=row.group,
                     derived_group="" if row.group else kind.derived_group(row.payload),

@@ -12,9 +12,13 @@ Import rows (JSONL, or CSV whose `summaries` column holds a JSON list):
   as `score` would otherwise be lost silently).
 
 Display order. At import every item gets `payload["order"]`, a permutation of the summaries
-seeded by the item's external id (SHA-256 of it, so re-importing the same file gives the same
-payload and is skipped as unchanged). The annotator sees `summaries[order[0]]`,
-`summaries[order[1]]`, ... as summaries 0, 1, ... with text only: no system name, no scores.
+seeded by an HMAC of the item's external id under a key derived from Django's SECRET_KEY and
+the project's id: a rater, who sees the external id, cannot compute it, and two projects
+holding the same items show them in different orders. The order is stored, not recomputed,
+so items imported before keep theirs (and their ratings keep their meaning); it is not
+content, so re-importing the same file skips the items as unchanged. The annotator sees
+`summaries[order[0]]`, `summaries[order[1]]`, ... as summaries 0, 1, ... with text only: no
+system name, no scores, never the order.
 
 The stored value uses DISPLAY indices: `{"ratings": {"<display index>": {"coherence": 1-5,
 "completeness": 1-5, "errors": [tag, ...]}}}`, exactly the indices the annotator saw and
@@ -36,12 +40,13 @@ display names). A project may list its own ids: strings of letters, digits, `_`,
 
 Results (`report_sections`, `compute_agreement`, export): see those methods."""
 
-import hashlib
 import math
 import random
 import re
 from collections import defaultdict
 from typing import Any
+
+from django.utils.crypto import salted_hmac
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind
@@ -67,12 +72,12 @@ _SUMMARY_KEYS = ("system", "text", "scores")
 CONFIDENCE = 0.95
 
 
-def display_order(external_id: str, n: int) -> list[int]:
-    """The permutation shown to annotators: a shuffle of range(n) seeded by the external id.
-    SHA-256, not hash(): the same id gives the same order in every process."""
-    seed = int.from_bytes(hashlib.sha256(f"mashov.summary_rating:{external_id}".encode()).digest()[:8], "big")
+def display_order(project_id: int, external_id: str, n: int) -> list[int]:
+    """The permutation shown to annotators: a shuffle of range(n) seeded by a keyed HMAC
+    (secret per project) of the item's external id, the same in every process."""
+    digest = salted_hmac(f"mashov.summary_rating.display-order:{project_id}", external_id, algorithm="sha256").digest()
     order = list(range(n))
-    random.Random(seed).shuffle(order)
+    random.Random(int.from_bytes(digest[:16], "big")).shuffle(order)
     return order
 
 
@@ -152,7 +157,7 @@ class SummaryRatingKind(Kind):
                 cleaned.append(entry)
         if problems.errors:
             return None, problems.errors
-        payload = {"article": article, "summaries": cleaned, "order": display_order(common["external_id"], len(cleaned))}
+        payload = {"article": article, "summaries": cleaned}
         return ItemRow(payload=payload, position=row, **common), []
 
     def _parse_summary(self, summary: Any, prefix: str, problems: RowProblems) -> dict | None:
@@ -185,6 +190,12 @@ class SummaryRatingKind(Kind):
                 if len(problems.errors) == before:
                     entry["scores"] = dict(scores)
         return entry if len(problems.errors) == before else None
+
+    def stored_payload(self, project, row: ItemRow) -> dict:
+        return {**row.payload, "order": display_order(project.pk, row.external_id, len(row.payload["summaries"]))}
+
+    def same_content(self, stored: dict, parsed: dict) -> bool:
+        return {key: value for key, value in stored.items() if key != "order"} == parsed
 
     def after_import(self, project, created: int) -> None:
         """Queue the intrinsic measures of the new items when the import commits. To be

@@ -216,7 +216,7 @@ def test_settings_default_to_table_4_and_are_validated(setup, client_for, make_u
     assert ok.status_code == 201, ok.content
 
 
-def test_import_stores_text_exactly_with_a_seeded_display_order(setup):
+def test_import_stores_text_exactly_with_a_keyed_display_order(setup):
     from annotation.kinds.summary.kind import display_order
     from annotation.models import Item
 
@@ -226,7 +226,7 @@ def test_import_stores_text_exactly_with_a_seeded_display_order(setup):
         assert item.payload["article"] == source["article"]
         assert item.payload["summaries"] == source["summaries"]
         assert sorted(item.payload["order"]) == list(range(len(source["summaries"])))
-        assert item.payload["order"] == display_order(source["id"], len(source["summaries"]))
+        assert item.payload["order"] == display_order(item.project_id, source["id"], len(source["summaries"]))
     assert items["a1"].split == "test" and items["a1"].group == "economy"
     # Orders differ between items (a fixed order would reveal the systems' positions).
     assert len({tuple(item.payload["order"]) for item in items.values()}) > 1

@@ -302,8 +302,10 @@ class QuestionExportView(APIView):
             "Supervisors and reviewers of a qa_authoring project. `squad`: articles by title, paragraphs, qas with "
             "id, question, answers (text, answer_start in code points; the author's span then validators' extra "
             "spans), is_impossible, WH Question, question quality (the reviewer's grade, `unreviewed` when none) and "
-            "wrong_answers. `jsonl`: one question a line. Splits are 90/5/5 by article (title), seeded by "
-            "settings.split_seed and stable; a split given at import wins. Rejected questions are left out unless "
+            "wrong_answers. `jsonl`: one question a line. Splits hold 90/5/5 of the questions "
+            "(settings.dev_share, test_share), each article (title) whole in one split: a shuffle seeded by "
+            "settings.split_seed, computed from the questions present, so final once collection ends; a split given "
+            "at import wins. Rejected questions are left out unless "
             "include_rejected=true."
         ),
         parameters=[

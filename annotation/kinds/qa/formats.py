@@ -43,7 +43,7 @@ from annotation.metrics.offsets import span_matches
 from annotation.metrics.text import bidi_control
 from annotation.rows import RowProblems, read_jsonl_objects
 
-from .questions import SPLITS, item_split, questions_of
+from .questions import SPLITS, item_split, project_article_splits, questions_of
 
 MAX_CONTEXT_LENGTH = 100_000
 # An imported question's id is what names it in a validation (QuestionValidation.question_key).
@@ -325,12 +325,13 @@ def export_questions(project, *, split: str | None = None, include_rejected: boo
     creating several correct answer spans"), `question quality` = the grade or
     "unreviewed". Rejected questions (grade, or imported quality "rejected") are left out
     unless `include_rejected`. Paragraphs left without questions are left out. Removed
-    items are never exported. Four queries per 500 items."""
+    items are never exported. Four queries per 500 items, and two for the splits."""
     from annotation.models import Annotation, Item, QuestionValidation, Review
     from annotation.services.exports import annotator_pseudonym
 
     settings = get_kind(project.kind).settings_for(project.settings)
     items = Item.objects.filter(project=project).exclude(status=Item.Status.REMOVED).order_by("position", "id")
+    article_splits = project_article_splits(project, settings)
     pseudonyms: dict[int, str] = {}
 
     def pseudonym(user_id):
@@ -342,14 +343,14 @@ def export_questions(project, *, split: str | None = None, include_rejected: boo
     for item in items.iterator(chunk_size=500):
         chunk.append(item)
         if len(chunk) == 500:
-            yield from _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation)
+            yield from _export_chunk(project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation)
             chunk = []
     if chunk:
-        yield from _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation)
+        yield from _export_chunk(project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation)
 
 
-def _export_chunk(project, chunk, settings, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation):
-    wanted = [(item, item_split(item, settings)) for item in chunk]
+def _export_chunk(project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation):
+    wanted = [(item, item_split(item, article_splits)) for item in chunk]
     if split:
         wanted = [(item, s) for item, s in wanted if s == split]
     ids = [item.pk for item, _s in wanted]

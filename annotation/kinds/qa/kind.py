@@ -10,7 +10,8 @@ Settings (HeQ's numbers as defaults): `min_questions` 3, `max_questions` 5; `rev
 always reviewed, HeQ §3.3 "Crowdsource Monitoring"; the draw is seeded by `review_seed`, so
 it can be replayed); `validators_per_question` 2 (HeQ §3.3:
 several correct spans for dev/test); `validate_splits` ["dev", "test"]; `authors_per_paragraph`
-1; `split_seed`, `dev_share` 0.05 and `test_share` 0.05 (90/5/5 by article, HeQ §3.3);
+1; `split_seed`, `dev_share` 0.05 and `test_share` 0.05 (90/5/5 of the questions, each article
+whole in one split, HeQ §3.3: questions.project_article_splits);
 `overlap_warning` 0.5 (the page warns above this question-paragraph word overlap);
 `pool_rules` (the `articles` pool builder's bounds per source, HeQ §3.2: formats.POOL_RULES)
 and `pool_default_source` "wikipedia" (the rule of an article without a source).

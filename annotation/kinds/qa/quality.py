@@ -10,11 +10,11 @@ from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.spans import exact_match, f1, tlnls
 from annotation.metrics.text import fold_for_matching
 
-from .questions import GRADE_SCORE, GRADES, imported_golds, imported_questions_of, item_split, questions_of
+from .questions import GRADE_SCORE, GRADES, imported_golds, imported_questions_of, item_split, project_article_splits, questions_of
 
 
 def quality_report_for_project(project, settings: dict) -> dict:
-    """HeQ's quality signals (§3.3-3.4, appendix C), in four queries.
+    """HeQ's quality signals (§3.3-3.4, appendix C), in six queries (two for the splits).
 
     `span_agreement` compares each validator's answer with the question's existing
     answers — the author's span for an authored question, the file's `answers` for an
@@ -33,6 +33,7 @@ def quality_report_for_project(project, settings: dict) -> dict:
     imported_questions = []
     imported_by_key: dict[tuple[int, str], dict] = {}
     validated_items: set[int] = set()
+    article_splits = project_article_splits(project, settings)
     for item_id, payload, split, group, external_id, status in Item.objects.filter(project=project).values_list(
         "id", "payload", "split", "group", "external_id", "status"
     ):
@@ -43,7 +44,7 @@ def quality_report_for_project(project, settings: dict) -> dict:
         for _index, question in imported_questions_of(payload):
             imported_by_key[(item_id, question["id"])] = question
         place = SimpleNamespace(split=split, group=group, external_id=external_id)
-        if status != Item.Status.REMOVED and item_split(place, settings) in settings["validate_splits"]:
+        if status != Item.Status.REMOVED and item_split(place, article_splits) in settings["validate_splits"]:
             validated_items.add(item_id)
     annotations = list(
         Annotation.objects.filter(item__project=project)

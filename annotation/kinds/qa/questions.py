@@ -20,34 +20,94 @@ SPLITS = ("train", "dev", "test")
 MAX_QUESTION_LENGTH = 2_000
 
 
-def article_split(key: str, *, seed: int, dev_share: float, test_share: float) -> str:
-    """The split of an article (HeQ §3.3: 90/5/5, all questions of an article in one split):
-    a seeded hash of the article key, so an article keeps its split whatever else is
-    imported or exported, and the shares hold on average.
+def article_order(key: str, seed: int) -> bytes:
+    """An article's place in the seeded shuffle: a hash of (seed, key), so an article's
+    place among the others does not depend on which others exist."""
+    return hashlib.sha256(f"{seed}\x00{key}".encode()).digest()
 
-    >>> article_split("ירושלים", seed=13, dev_share=0.05, test_share=0.05)
-    'train'
+
+def assign_article_splits(question_counts: dict[str, int], *, seed: int, dev_share: float, test_share: float,
+                          fixed: dict[str, int] | None = None) -> dict[str, str]:
+    """{article key: split} such that the realised shares of QUESTIONS come as close as the
+    articles allow to test_share and dev_share (HeQ §3.3: 90/5/5 of the data, all questions
+    of an article in one split). `question_counts` are the questions of each article whose
+    split is not fixed; `fixed` the questions per split of paragraphs whose split the file
+    gave (they count in the totals and their split's share).
+
+    Articles are taken in a seeded shuffle (`article_order`); each goes to test, else dev,
+    when it brings that split's question count strictly closer to its target, else to
+    train. Deterministic given the seed and the counts; an article without questions is
+    in train.
+
+    >>> assign_article_splits({"a": 1, "b": 18, "c": 1}, seed=13, dev_share=0.05, test_share=0.05)
+    {'a': 'test', 'b': 'train', 'c': 'dev'}
     """
-    digest = hashlib.sha256(f"{seed}\x00{key}".encode()).digest()
-    u = int.from_bytes(digest[:8], "big") / 2**64
-    if u < test_share:
-        return "test"
-    if u < test_share + dev_share:
-        return "dev"
-    return "train"
+    fixed = fixed or {}
+    total = sum(question_counts.values()) + sum(fixed.values())
+    targets = {"test": test_share * total, "dev": dev_share * total}
+    filled = {split: fixed.get(split, 0) for split in targets}
+    splits = {}
+    for key in sorted(question_counts, key=lambda key: (article_order(key, seed), key)):
+        count = question_counts[key]
+        splits[key] = "train"
+        for split in ("test", "dev"):
+            if abs(filled[split] + count - targets[split]) < abs(filled[split] - targets[split]):
+                filled[split] += count
+                splits[key] = split
+                break
+    return splits
 
 
-def item_split(item, settings: dict) -> str:
-    """The item's stored split when the file gave one, else its article's seeded split."""
-    if item.split:
-        return item.split
-    return article_split(
-        item.group or item.external_id,
-        seed=settings["split_seed"],
-        dev_share=settings["dev_share"],
-        test_share=settings["test_share"],
+def article_key(item) -> str:
+    return item.group or item.external_id
+
+
+def project_article_splits(project, settings: dict) -> dict[str, str]:
+    """{article key: split} of `project` from the questions present now (imported and
+    authored, of paragraphs not removed; rejected ones count too, so that a grade does not
+    move an article).
+
+    The rule for stability: the split is computed, not stored. The export, the validation
+    queue, the validation submit and the quality report all read this one function, so they
+    agree at any moment; while questions arrive an article may change split, and the split
+    is final when collection ends. Validation keeps up by itself: questions of an article
+    that enters dev/test join the queue, and answers given while an article was in dev/test
+    stay as extra spans if it leaves. Storing the split the first time it is needed would
+    freeze it from the first few questions and miss the shares the paper asks for. Two
+    queries."""
+    from annotation.models import Annotation, Item
+
+    counts: dict[str, int] = {}
+    fixed: dict[str, int] = {}
+    keys: dict[int, tuple[str, str]] = {}
+    for item_id, payload, split, group, external_id in (
+        Item.objects.filter(project=project).exclude(status=Item.Status.REMOVED)
+        .values_list("id", "payload", "split", "group", "external_id")
+    ):
+        keys[item_id] = (split, group or external_id)
+        imported = payload.get("questions") if isinstance(payload, dict) else None
+        number = sum(isinstance(q, dict) for q in imported) if isinstance(imported, list) else 0
+        _add_questions(counts, fixed, *keys[item_id], number)
+    for item_id, value in Annotation.objects.filter(item_id__in=keys).values_list("item_id", "value"):
+        _add_questions(counts, fixed, *keys[item_id], len(questions_of(value)))
+    return assign_article_splits(
+        counts, seed=settings["split_seed"], dev_share=settings["dev_share"], test_share=settings["test_share"], fixed=fixed
     )
 
+
+def _add_questions(counts: dict, fixed: dict, split: str, key: str, number: int) -> None:
+    if split:
+        fixed[split] = fixed.get(split, 0) + number
+    else:
+        counts[key] = counts.get(key, 0) + number
+
+
+def item_split(item, article_splits: dict[str, str]) -> str:
+    """The item's stored split when the file gave one, else its article's split in
+    `article_splits` (from `project_article_splits`; train when the article has none)."""
+    if item.split:
+        return item.split
+    return article_splits.get(article_key(item), "train")
 
 
 def clean_questions(value: Any, context: str, *, min_questions: int, max_questions: int) -> dict:

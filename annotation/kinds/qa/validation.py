@@ -17,7 +17,7 @@ from annotation.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership, QuestionValidation, Review
 
-from .questions import check_span_value, imported_questions_of, item_split, questions_of
+from .questions import check_span_value, imported_questions_of, item_split, project_article_splits, questions_of
 from .reviews import QUESTION_KINDS
 
 
@@ -46,7 +46,7 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
     Blind: the paragraph and the question text only — never the author's answer, the file's
     answers, `is_impossible`, `wrong_answers` or quality. An authored question is named by
     `annotation` + `question` (its index), an imported one by `item` + `question_key` (the
-    file's question id; `annotation` is then null). Four queries."""
+    file's question id; `annotation` is then null). Six queries (two for the splits)."""
     project = _validator_project(user, slug)
     kind = get_kind(project.kind)
     settings = kind.settings_for(project.settings)
@@ -57,7 +57,8 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
             "id", "external_id", "payload", "group", "split", "author_id"
         )
     }
-    in_split = {pk for pk, item in items.items() if item_split(item, settings) in splits}
+    article_splits = project_article_splits(project, settings)
+    in_split = {pk for pk, item in items.items() if item_split(item, article_splits) in splits}
     if not in_split:
         return None
     annotations = (
@@ -183,9 +184,10 @@ def _check_question_open(item: Item, answers: QuerySet[QuestionValidation], *, u
     serialises the question's validators (the annotation or, for the file's questions, the
     paragraph)."""
     settings = get_kind(item.project.kind).settings_for(item.project.settings)
-    if item_split(item, settings) not in settings["validate_splits"]:
+    split = item_split(item, project_article_splits(item.project, settings))
+    if split not in settings["validate_splits"]:
         raise Conflict(
-            f"questions of the {item_split(item, settings)!r} split are not validated "
+            f"questions of the {split!r} split are not validated "
             f"(settings.validate_splits: {', '.join(settings['validate_splits'])})",
             field=field,
         )

@@ -6,14 +6,13 @@ GET and an empty POST), the next / submit / replay / resubmit exchanges and prog
 
 import hashlib
 import io
-import itertools
 import json
 import random
-import re
 
 import pytest
 
-from tests.security.test_route_role_matrix import ADMIN_NAMESPACE, all_routes
+from tests.security.annotator_walk import rate_everything, walk_every_route
+from tests.security.test_route_role_matrix import content_of
 
 pytestmark = pytest.mark.django_db
 
@@ -50,12 +49,6 @@ def text_of(item_index: int, summary_index: int) -> str:
 def leaks(body: bytes) -> list[str]:
     text = body.decode("utf-8", "replace").lower()
     return [name for name in SYSTEMS if name.lower() in text]
-
-
-def content_of(response) -> bytes:
-    if getattr(response, "streaming", False):
-        return b"".join(response.streaming_content)
-    return response.content
 
 
 def make_project(admin, slug: str, rater: str):
@@ -138,29 +131,7 @@ def test_nothing_an_annotator_reaches_names_a_system(admin, make_user, client_fo
     rater = make_user("rater")
     api = client_for(rater)
     make_project(admin, "blind-a", "rater")
-    seen: list[tuple[str, bytes]] = []
-    last_assignment = None
-    for rated in itertools.count():
-        response = api.get("/api/projects/blind-a/next/")
-        seen.append(("next", response.content))
-        if response.status_code == 204:
-            break
-        assert response.status_code == 200, response.content
-        body = response.json()
-        last_assignment = body["assignment"]
-        value = rating_value(len(body["item"]["payload"]["summaries"]))
-        url = f"/api/assignments/{last_assignment}/submit/"
-        key = {"HTTP_IDEMPOTENCY_KEY": f"k-{last_assignment}"}
-        submitted = api.post(url, {"value": value}, format="json", **key)
-        assert submitted.status_code == 201, submitted.content
-        # The answer gives back the ratings as the annotator placed them, nothing more.
-        assert submitted.json()["value"] == value
-        replay = api.post(url, {"value": value}, format="json", **key)
-        assert replay.status_code == 201 and replay.json()["value"] == value
-        again = api.post(url, {"value": value}, format="json")
-        assert again.status_code in (400, 404, 409)
-        seen += [("submit", submitted.content), ("replay", replay.content), ("resubmit", again.content)]
-        seen.append(("progress", api.get("/api/projects/blind-a/progress/").content))
+    seen, last_assignment, rated = rate_everything(api, "blind-a", lambda payload: rating_value(len(payload["summaries"])))
     assert rated == N_ITEMS
 
     client.force_login(rater)
@@ -177,20 +148,7 @@ def test_nothing_an_annotator_reaches_names_a_system(admin, make_user, client_fo
         "table": "table1",
         "fmt": "json",
     }
-    walked = 0
-    for route in all_routes():
-        if route.name.startswith(f"{ADMIN_NAMESPACE}:") or route.name in ("logout", "login"):
-            continue
-        missing = set(re.findall(r"<(?:\w+:)?(\w+)>", route.regex)) - set(params)
-        assert not missing, f"{route.name}: no value for {missing}"
-        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(params[m.group(1)]), route.regex).replace("^", "").replace("$", "")
-        for method in ("get", "post"):
-            caller = api if route.name.startswith("api-") else client
-            response = getattr(caller, method)(path, {}, format="json") if caller is api and method == "post" else getattr(caller, method)(path)
-            assert response.status_code != 500, path
-            seen.append((f"{method.upper()} {path}", content_of(response)))
-            walked += 1
-    assert walked > 60
+    seen += walk_every_route(api, client, params)
     for what, body in seen:
         assert not leaks(body), f"{what} names a system: {body[:300]!r}"
         assert b'"order"' not in body, f"{what} gives away the display order: {body[:300]!r}"

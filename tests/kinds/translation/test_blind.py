@@ -7,12 +7,11 @@ the systems) and flags, and whose settings name the released system."""
 
 import io
 import json
-import re
 
 import pytest
 
 from tests.kinds.translation.test_api import stub_encoder
-from tests.security.test_route_role_matrix import ADMIN_NAMESPACE, all_routes
+from tests.security.annotator_walk import rate_everything, walk_every_route
 
 pytestmark = pytest.mark.django_db
 
@@ -25,10 +24,10 @@ def leaks(body: bytes) -> list[str]:
     return [name for name in SYSTEMS if name in text or name.lower() in text.lower()]
 
 
-def content_of(response) -> bytes:
-    if getattr(response, "streaming", False):
-        return b"".join(response.streaming_content)
-    return response.content
+def ratings_by_place(payload: dict) -> dict:
+    """Different scores per display place, so a value keyed by candidate index differs."""
+    n = len(payload["candidates"])
+    return {"ratings": {str(d): {"accuracy": 1 + d, "fluency": 4, "cultural_fit": 5 - d, "label_valid": d == 0} for d in range(n)}}
 
 
 @pytest.fixture
@@ -76,33 +75,7 @@ def test_nothing_an_annotator_reaches_names_a_system_or_the_candidate_order(blin
     from annotation.models import Annotation, Item
 
     api = blind["api"]
-    seen: list[tuple[str, bytes]] = []
-    last_assignment = None
-    rated = 0
-    while True:
-        response = api.get(f"/api/projects/{SLUG}/next/")
-        seen.append(("next", response.content))
-        if response.status_code == 204:
-            break
-        assert response.status_code == 200, response.content
-        body = response.json()
-        last_assignment = body["assignment"]
-        n = len(body["item"]["payload"]["candidates"])
-        # Different scores per display place, so a value keyed by candidate index differs.
-        value = {"ratings": {str(d): {"accuracy": 1 + d, "fluency": 4, "cultural_fit": 5 - d, "label_valid": d == 0} for d in range(n)}}
-        url = f"/api/assignments/{last_assignment}/submit/"
-        key = {"HTTP_IDEMPOTENCY_KEY": f"k-{last_assignment}"}
-        submitted = api.post(url, {"value": value}, format="json", **key)
-        assert submitted.status_code == 201, submitted.content
-        # The answer gives back the ratings as the annotator placed them, nothing more.
-        assert submitted.json()["value"] == value
-        replay = api.post(url, {"value": value}, format="json", **key)
-        assert replay.status_code == 201 and replay.json()["value"] == value
-        again = api.post(url, {"value": value}, format="json")
-        assert again.status_code in (400, 404, 409)
-        seen += [("submit", submitted.content), ("replay", replay.content), ("resubmit", again.content)]
-        seen.append(("progress", api.get(f"/api/projects/{SLUG}/progress/").content))
-        rated += 1
+    seen, last_assignment, rated = rate_everything(api, SLUG, ratings_by_place)
     assert rated == 4
     # The stored value is keyed by candidate index: the mapping is on record for the staff.
     stored = Annotation.objects.filter(annotator=blind["rater"]).first()
@@ -121,20 +94,7 @@ def test_nothing_an_annotator_reaches_names_a_system_or_the_candidate_order(blin
         "table": "table1",
         "fmt": "json",
     }
-    walked = 0
-    for route in all_routes():
-        if route.name.startswith(f"{ADMIN_NAMESPACE}:") or route.name in ("logout", "login"):
-            continue
-        missing = set(re.findall(r"<(?:\w+:)?(\w+)>", route.regex)) - set(params)
-        assert not missing, f"{route.name}: no value for {missing}"
-        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(params[m.group(1)]), route.regex).replace("^", "").replace("$", "")
-        for method in ("get", "post"):
-            caller = api if route.name.startswith("api-") else client
-            response = getattr(caller, method)(path, {}, format="json") if caller is api and method == "post" else getattr(caller, method)(path)
-            assert response.status_code != 500, path
-            seen.append((f"{method.upper()} {path}", content_of(response)))
-            walked += 1
-    assert walked > 60
+    seen += walk_every_route(api, client, params)
     for what, body in seen:
         assert not leaks(body), f"{what} names a system: {body[:300]!r}"
         assert b"display_order" not in body, f"{what} gives away the candidate order: {body[:300]!r}"

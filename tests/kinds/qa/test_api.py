@@ -268,7 +268,7 @@ def test_pool_builder_follows_the_rule_of_each_source(qa):
     """Geektime (HeQ §3.2): at least 550 characters of which at least 300 Hebrew letters, no
     upper bound or cap; an unknown source is a 400 naming it, storing nothing; the bounds are
     the project's `pool_rules`."""
-    from annotation.models import Item
+    from annotation.models import Item, Project
 
     hebrew = "א" * 350 + " " + "x" * 209  # 560 characters, 350 Hebrew letters
     latin = "א" * 250 + " " + "x" * 309  # 560 characters, 250 Hebrew letters
@@ -301,6 +301,12 @@ def test_pool_builder_follows_the_rule_of_each_source(qa):
         refused = root.post("/api/projects/", {"slug": "pool2", "name": "p", "kind": "qa_authoring", "language": "he",
                                                "settings": {"pool_rules": broken}}, format="json")
         assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == field, refused.content
+    assert not Project.objects.filter(slug="pool2").exists()
+    for seed in (2**63, -(2**63) - 1, "13", 1.5, True):
+        refused = root.post("/api/projects/", {"slug": "seeded", "name": "p", "kind": "qa_authoring", "language": "he",
+                                               "settings": {"review_seed": seed}}, format="json")
+        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "settings.review_seed", refused.content
+    assert not Project.objects.filter(slug="seeded").exists()
 
 
 # --- authoring ----------------------------------------------------------------------------------

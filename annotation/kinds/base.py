@@ -160,6 +160,20 @@ class KindRules:
         is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
 
 
+class KindRelease:
+    """What the release stage (near-duplicates, leak-free splits, bias analysis, model
+    evaluation; FarsTail §3.2 and §4.3) needs to know of a kind."""
+
+    # The labels gold takes and a model predicts, in the kind's order; () for kinds whose
+    # gold is not one label of a closed set.
+    release_labels: tuple[str, ...] = ()
+
+    def pair_texts(self, payload: dict) -> tuple[str, str] | None:
+        """The (premise, hypothesis) of a sentence-pair item, compared for near-duplicates
+        and leaks and read by the bias analysis; None for kinds that hold no pair."""
+        return None
+
+
 class KindFormats:
     # Import formats besides the common `jsonl` and `csv`.
     extra_formats: tuple[str, ...] = ()
@@ -268,7 +282,7 @@ class KindWiring:
     job_handlers: dict[str, str] = {}
 
 
-class Kind(KindSettings, KindRules, KindFormats, KindReports, KindWiring):
+class Kind(KindSettings, KindRules, KindRelease, KindFormats, KindReports, KindWiring):
     name: str = ""
     title: str = ""
 

@@ -17,6 +17,10 @@ from .labels import LABELS, canonical_label
 class NliKind(Kind):
     template = "nli/annotate.html"
     extra_formats = ("farstail",)
+    release_labels = LABELS
+
+    def pair_texts(self, payload: dict) -> tuple[str, str] | None:
+        return payload["premise"], payload["hypothesis"]
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         problems = RowProblems(row)

@@ -1,3 +1,4 @@
+from .aggregation import AnnotatorCompetence, ItemAggregate
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .items import Item
 from .jobs import Job
@@ -6,6 +7,8 @@ from .results import AgreementReport, ConsensusOutcome, ItemRevision
 from .reviews import Feedback, QuestionValidation, Review
 
 __all__ = [
+    "AnnotatorCompetence",
+    "ItemAggregate",
     "AgreementReport",
     "ConsensusOutcome",
     "Feedback",

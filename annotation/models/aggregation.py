@@ -1,0 +1,44 @@
+from django.conf import settings as django_settings
+from django.db import models
+
+from .items import Item
+from .projects import Project
+
+
+class ItemAggregate(models.Model):
+    """One aggregation method's label and confidence for an item (annotation.metrics.
+    aggregation): k-of-n and majority per round when the round is decided, Dawid-Skene
+    and MACE by the project's recomputation over the whole pool. Upserted on (item, method):
+    the latest computation replaces the one before."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="aggregates")
+    round = models.PositiveSmallIntegerField()
+    method = models.CharField(max_length=16)
+    # "" when the method decides nothing (k-of-n short of its rule, a majority tie).
+    label = models.CharField(max_length=64, blank=True, default="")
+    confidence = models.FloatField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "method"], name="aggregate_unique_item_method")]
+        ordering = ["item_id", "method"]
+
+
+class AnnotatorCompetence(models.Model):
+    """An annotator's competence in a project by one method (Dawid-Skene: expected
+    accuracy, with the confusion matrix P(observed | true), rows and columns in the kind's
+    label order; MACE: probability of not spamming; k-of-n and majority: agreement with
+    the decided label). Upserted on (project, annotator, method)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="competences")
+    annotator = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="competences")
+    method = models.CharField(max_length=16)
+    competence = models.FloatField()
+    confusion = models.JSONField(default=list)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "annotator", "method"], name="competence_unique_project_annotator_method")
+        ]
+        ordering = ["project_id", "annotator_id", "method"]

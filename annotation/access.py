@@ -91,6 +91,38 @@ def supervises(user: AbstractBaseUser | None, project: Project) -> bool:
     )
 
 
+def adjudicates(user: AbstractBaseUser, project: Project) -> bool:
+    """Whether `user` may decide items of `project`'s adjudication queue: an admin, or a
+    member who is a supervisor or marked `adjudicator`, and not disqualified."""
+    if is_admin(user):
+        return True
+    membership = membership_of(user, project)
+    return (
+        membership is not None
+        and membership.status != Membership.Status.DISQUALIFIED
+        and (membership.role == Role.SUPERVISOR or membership.adjudicator)
+    )
+
+
+def access_project_for_adjudicator(user: AbstractBaseUser, slug: str) -> Project:
+    """The project for those who adjudicate in it (`adjudicates`). Non-members get NotFound,
+    other members PermissionDenied."""
+    project = access_project_for_user(user, slug)
+    if not adjudicates(user, project):
+        raise PermissionDenied("Only supervisors and adjudicators of this project decide adjudicated items.")
+    return project
+
+
+def access_item_for_adjudicator(user: AbstractBaseUser, item_id: int) -> Item:
+    """An item of the dataset (not a coherence probe) in a project `user` adjudicates in.
+    Missing, a probe, or in a project the user is not a member of: NotFound."""
+    item = Item.objects.select_related("project").filter(pk=item_id, probe_of__isnull=True).first()
+    if item is None:
+        raise NotFound()
+    access_project_for_adjudicator(user, item.project.slug)
+    return item
+
+
 def access_relabel_target_for_linker(user: AbstractBaseUser, slug: str) -> Project:
     """The `nli_relabel` project `slug` if `user` may send another project's generated items
     into it: an admin, or one of its supervisors. A missing project, one the user does not

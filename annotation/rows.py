@@ -37,6 +37,24 @@ class RowProblems:
         self.errors.append(FieldError(field_name, message, self.row))
 
 
+# Longest comment a reviewer or an adjudicator may leave.
+MAX_COMMENT_LENGTH = 5_000
+
+
+def clean_comment(comment, errors: list[FieldError]) -> str:
+    """A free-text comment (a review's, an adjudication's) kept exactly as typed; None is
+    no comment. A problem is appended to `errors` naming `comment`."""
+    if comment is None:
+        return ""
+    if not isinstance(comment, str):
+        errors.append(FieldError("comment", "must be a string"))
+    elif forbidden_character(comment):
+        errors.append(FieldError("comment", forbidden_character(comment)))
+    elif len(comment) > MAX_COMMENT_LENGTH:
+        errors.append(FieldError("comment", f"is longer than {MAX_COMMENT_LENGTH} characters"))
+    return comment
+
+
 def require_text(record: dict, name: str, problems: RowProblems, *, required: bool = True, identifier: bool = False) -> str:
     """A string field of an import row or a submitted value, unchanged. Identifiers
     (ids, labels, groups, splits, usernames) must not carry bidi controls."""

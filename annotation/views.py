@@ -14,6 +14,7 @@ from annotation import access
 from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
+from annotation.selectors.quality import annotator_quality_for_project
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 
@@ -126,6 +127,7 @@ def project_overview(request, slug):
     counts = dict(Item.objects.filter(project=project).order_by().values_list("status").annotate(n=Count("pk")))
     members = Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
     jobs = Job.objects.filter(project=project).order_by("-id")[:10]
+    is_supervisor = access.supervises(request.user, project)
     return render(
         request,
         "annotation/project.html",
@@ -135,8 +137,10 @@ def project_overview(request, slug):
             "total": sum(counts.values()),
             "members": members,
             "jobs": jobs,
-            "is_supervisor": access.is_admin(request.user)
-            or members.filter(user=request.user, role=Membership.Role.SUPERVISOR).exists(),
+            "is_supervisor": is_supervisor,
+            # The annotators' figures (the quality page's, compact): names are for supervisors.
+            "quality": annotator_quality_for_project(project) if is_supervisor else None,
+            "adjudicates": access.adjudicates(request.user, project) and bool(get_kind(project.kind).vote_labels),
             "roles": Membership.Role.choices,
             "statuses": Membership.Status.choices,
             "formats": get_kind(project.kind).formats,

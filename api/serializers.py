@@ -83,6 +83,7 @@ class MemberRequestSerializer(serializers.Serializer):
 class MemberUpdateSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Membership.Status.choices, required=False)
     trusted = serializers.BooleanField(required=False)
+    adjudicator = serializers.BooleanField(required=False, help_text="may decide items of the adjudication queue")
     role = serializers.ChoiceField(choices=Membership.Role.choices, required=False)
 
 
@@ -91,7 +92,7 @@ class MembershipSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Membership
-        fields = ["username", "role", "status", "trusted", "created_at", "updated_at"]
+        fields = ["username", "role", "status", "trusted", "adjudicator", "created_at", "updated_at"]
 
 
 class ImportRequestSerializer(serializers.Serializer):

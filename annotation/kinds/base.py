@@ -24,7 +24,12 @@ COMMON_SETTINGS = {
     # (annotation.metrics.text.fold_for_matching). The default here is only the type: the
     # real default depends on the project's language (`language_defaults`).
     "fold_letter_variants": False,
+    # An annotator whose Cohen's kappa against the consensus is below this is flagged on
+    # the quality page (0.4: below "moderate" on Landis & Koch's 1977 scale).
+    "quality_flag_below": 0.4,
 }
+# Kappa lies in [-1, 1]; a threshold outside it would flag everyone or no one.
+QUALITY_FLAG_RANGE = (-1.0, 1.0)
 
 
 def language_defaults(language: str | None) -> dict:
@@ -86,6 +91,7 @@ class KindSettings:
             raise InvalidInput("invalid settings", errors=errors)
         merged = self.settings_for(settings, language)
         check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
+        check_range(merged, "quality_flag_below", *QUALITY_FLAG_RANGE)
         self.check_settings(merged)
         return {key: merged[key] for key in known}
 
@@ -272,6 +278,40 @@ class KindReports:
         return {}
 
 
+class KindQuality:
+    """What the annotator-quality figures and the adjudication queue (issue 14, items 2 and
+    4) need to know of a kind."""
+
+    # The labels an annotator chooses from, for kinds whose value is `{"label": one of
+    # them}`; () for the others (they get no agreement figures and no adjudication).
+    vote_labels: tuple[str, ...] = ()
+    # Whether an item's imported label (`Item.reference_label`) is gold (an expert's or the
+    # dataset's hidden answer) rather than an author's intended label.
+    reference_label_is_gold: bool = False
+
+    def annotator_coherence(self, project) -> dict[int, dict]:
+        """{annotator user id: {"probes", "soft", "hard"}} over the reversed-pair probes
+        they answered; {} for kinds without probes."""
+        return {}
+
+    def incoherent_probes(self, project) -> list[tuple[int, int, str, str]]:
+        """(original item id, annotator user id, label on the original, label on its
+        reversal) for every probe one annotator answered incoherently (coherence paper
+        §3.1); [] for kinds without probes."""
+        return []
+
+    def adjudicated_record(self, record: dict, adjudication: "AdjudicationFact") -> dict:
+        """An export record (`export_record`) of an adjudicated item: the gold is the
+        adjudicator's label, flagged `"adjudicated": true` with who (pseudonymous), when
+        and the comment. Records of items nobody adjudicated never pass through here."""
+        return {
+            **record,
+            "gold_label": adjudication.label,
+            "adjudicated": True,
+            "adjudication": {"by": adjudication.by, "at": adjudication.at, "comment": adjudication.comment},
+        }
+
+
 
 class KindWiring:
     # Dotted names of the kind's URL modules: pages mounted at the site's root, API
@@ -282,7 +322,7 @@ class KindWiring:
     job_handlers: dict[str, str] = {}
 
 
-class Kind(KindSettings, KindRules, KindRelease, KindFormats, KindReports, KindWiring):
+class Kind(KindSettings, KindRules, KindRelease, KindFormats, KindReports, KindQuality, KindWiring):
     name: str = ""
     title: str = ""
 
@@ -298,3 +338,16 @@ class ExportFacts:
     outcome: Any = None
     annotations: tuple[tuple[str, dict], ...] = ()
     author: str | None = None
+    # The item's adjudication, if an adjudicator decided it (`Kind.adjudicated_record`).
+    adjudication: "AdjudicationFact | None" = None
+
+
+@dataclass(frozen=True)
+class AdjudicationFact:
+    """An adjudicated gold as exported: the label, the adjudicator's pseudonymous id, the
+    time (ISO 8601) and the comment."""
+
+    label: str
+    by: str | None
+    at: str
+    comment: str

@@ -1,3 +1,4 @@
+from .adjudication import Adjudication
 from .aggregation import AnnotatorCompetence, ItemAggregate
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .items import Item
@@ -7,6 +8,7 @@ from .results import AgreementReport, ConsensusOutcome, ItemRevision
 from .reviews import Feedback, QuestionValidation, Review
 
 __all__ = [
+    "Adjudication",
     "AnnotatorCompetence",
     "ItemAggregate",
     "AgreementReport",

@@ -58,6 +58,8 @@ class Membership(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.TRIAL)
     # New annotators are always reviewed; trusted ones are sampled.
     trusted = models.BooleanField(default=False)
+    # May decide items in the adjudication queue (supervisors always may).
+    adjudicator = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -153,7 +153,11 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                     raise Conflict("You already labeled this item in this round.", field="assignment")
                 if live_count(item.pk, item.round, now) >= needed:
                     raise Conflict("The claim expired and the item was given to others.", field="assignment")
-            annotation, submitted = _store_annotation(assignment, item, user, cleaned, now)
+            # A member on trial (new, or moved back to trial from the quality page) has all
+            # their work reviewed, in every kind; a kind may ask for more (qa samples the
+            # work of trusted members in its after_submit).
+            review = member_status == Membership.Status.TRIAL
+            annotation, submitted = _store_annotation(assignment, item, user, cleaned, now, review_required=review)
             kind.after_submit(annotation, item, settings)
             if submitted >= needed:
                 item.status = Item.Status.COMPLETE
@@ -166,13 +170,21 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
     return annotation
 
 
-def _store_annotation(assignment: Assignment, item: Item, user, value: dict, now) -> tuple[Annotation, int]:
+def _store_annotation(
+    assignment: Assignment, item: Item, user, value: dict, now, *, review_required: bool = False
+) -> tuple[Annotation, int]:
     """Mark the claim submitted and store its annotation; with it, the item's submitted
     claims in this round, this one included. Two hand-written statements (the hot path,
     annotation/sql.py). The count is read by the second statement, after the first one's
     change, while the item's row lock keeps other submits of the item waiting."""
     annotation = Annotation(
-        assignment=assignment, item=item, annotator=user, round=assignment.round, value=value, created_at=now
+        assignment=assignment,
+        item=item,
+        annotator=user,
+        round=assignment.round,
+        value=value,
+        review_required=review_required,
+        created_at=now,
     )
     with connection.cursor() as cursor:
         execute(

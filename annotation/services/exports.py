@@ -27,9 +27,9 @@ from django.db.models import F, QuerySet
 from django.utils.crypto import salted_hmac
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import ExportFacts, Kind
+from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
 from annotation.kinds.registry import get_kind
-from annotation.models import Annotation, ConsensusOutcome, Item, Project
+from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, Project
 
 CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
@@ -143,7 +143,7 @@ def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     for chunk, facts in chunks_with_facts(spec.project, items):
         lines = []
         for item in chunk:
-            line = json.dumps(spec.kind.export_record(item, facts[item.pk]), ensure_ascii=False)
+            line = json.dumps(record_of(spec.kind, item, facts[item.pk]), ensure_ascii=False)
             lines.append(_LINE_BREAKING_RE.sub(lambda match: _LINE_BREAKING[match.group()], line))
             lines.append("\n")
         yield "".join(lines).encode("utf-8")
@@ -157,8 +157,16 @@ def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     yield (UTF8_BOM + _drain(buffer)).encode("utf-8")
     for chunk, facts in chunks_with_facts(spec.project, items):
         for item in chunk:
-            writer.writerow(_csv_cells(spec.kind.export_record(item, facts[item.pk]), columns))
+            writer.writerow(_csv_cells(record_of(spec.kind, item, facts[item.pk]), columns))
         yield _drain(buffer).encode("utf-8")
+
+
+def record_of(kind: Kind, item: Item, facts: ExportFacts) -> dict:
+    """The kind's export record, with the adjudicator's gold and flag where there is one."""
+    record = kind.export_record(item, facts)
+    if facts.adjudication is not None:
+        record = kind.adjudicated_record(record, facts.adjudication)
+    return record
 
 
 def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
@@ -217,8 +225,8 @@ def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
 
 
 def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
-    """Items in chunks, each with its items' facts read in two queries (outcomes of the
-    current round, annotations of the current round)."""
+    """Items in chunks, each with its items' facts read in three queries (outcomes of the
+    current round, annotations of the current round, adjudications)."""
     pseudonyms: dict[int, str] = {}
 
     def pseudonym(user_id: int | None) -> str | None:
@@ -242,11 +250,21 @@ def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple
         )
         for item_id, annotator_id, value in rows:
             annotations[item_id].append((pseudonym(annotator_id), value))
+        adjudications = {
+            adjudication.item_id: AdjudicationFact(
+                label=adjudication.label,
+                by=pseudonym(adjudication.adjudicator_id),
+                at=adjudication.created_at.isoformat(),
+                comment=adjudication.comment,
+            )
+            for adjudication in Adjudication.objects.filter(item_id__in=ids)
+        }
         facts = {
             item.pk: ExportFacts(
                 outcome=outcomes.get(item.pk),
                 annotations=tuple(annotations.get(item.pk, ())),
                 author=pseudonym(item.author_id),
+                adjudication=adjudications.get(item.pk),
             )
             for item in chunk
         }

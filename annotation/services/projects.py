@@ -116,7 +116,7 @@ def membership_update(*, actor, slug: str, username: str, changes: dict) -> Memb
     membership = Membership.objects.filter(project=project, user__username=username).select_related("user").first()
     if membership is None:
         raise NotFound()
-    unknown = set(changes) - {"status", "trusted", "role"}
+    unknown = set(changes) - {"status", "trusted", "role", "adjudicator"}
     if unknown:
         raise InvalidInput(f"cannot be changed here: {', '.join(sorted(unknown))}", field=sorted(unknown)[0])
     if "status" in changes:
@@ -127,6 +127,10 @@ def membership_update(*, actor, slug: str, username: str, changes: dict) -> Memb
         if not isinstance(changes["trusted"], bool):
             raise InvalidInput("must be true or false", field="trusted")
         membership.trusted = changes["trusted"]
+    if "adjudicator" in changes:
+        if not isinstance(changes["adjudicator"], bool):
+            raise InvalidInput("must be true or false", field="adjudicator")
+        membership.adjudicator = changes["adjudicator"]
     if "role" in changes:
         if changes["role"] not in Membership.Role.values:
             raise InvalidInput(f"must be one of {', '.join(Membership.Role.values)}", field="role")

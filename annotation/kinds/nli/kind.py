@@ -18,6 +18,7 @@ class NliKind(Kind):
     template = "nli/annotate.html"
     extra_formats = ("farstail",)
     release_labels = LABELS
+    vote_labels = LABELS
 
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         return payload["premise"], payload["hypothesis"]

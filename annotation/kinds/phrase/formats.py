@@ -92,13 +92,14 @@ def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
         yield number, record
 
 
-def phrasis_row(item, cast: list[str]) -> list[str]:
+def phrasis_row(item, cast: list[str], adjudicated: str | None = None) -> list[str]:
     """One line of PhrasIS's layout: the imported cells as stored, the label cell
     replaced by the gold's code when the annotators decided a gold other than the
-    imported label (the raw imported cell, spaces and all, otherwise)."""
+    imported label, or an adjudicator decided one (`adjudicated`); the raw imported cell,
+    spaces and all, otherwise."""
     payload = item.payload
     cells = payload.get("phrasis") or {}
-    gold, how, _tie = majority_gold(cast, item.reference_label)
+    gold, how, _tie = (adjudicated, "adjudicated", False) if adjudicated else majority_gold(cast, item.reference_label)
     label_cell = cells.get("label", LABEL_TO_CODE.get(item.reference_label, ""))
     if gold and how != "imported" and gold != canonical_label(label_cell):
         label_cell = LABEL_TO_CODE[gold]
@@ -139,21 +140,23 @@ def phrasis_export_prepare(project, *, file: str | None = None, status: str | No
 def phrasis_export_stream(items) -> Iterator[bytes]:
     """PhrasIS lines as UTF-8 chunks: no header, no BOM, LF endings, cells joined with tabs
     exactly as stored (csv.writer would quote a cell holding `"`, which PhrasIS never
-    does). One query for the items and one for each chunk's annotations."""
+    does). One query for the items and two for each chunk (annotations, adjudications)."""
     from itertools import islice
 
     from django.db.models import F
 
-    from annotation.models import Annotation
+    from annotation.models import Adjudication, Annotation
 
     iterator = items.iterator(chunk_size=EXPORT_CHUNK)
     while chunk := list(islice(iterator, EXPORT_CHUNK)):
+        ids = [item.pk for item in chunk]
         cast: dict[int, list[str]] = defaultdict(list)
         for item_id, value in (
-            Annotation.objects.filter(item_id__in=[item.pk for item in chunk], round=F("item__round"))
-            .order_by("id")
-            .values_list("item_id", "value")
+            Annotation.objects.filter(item_id__in=ids, round=F("item__round")).order_by("id").values_list("item_id", "value")
         ):
             if isinstance(value, dict) and isinstance(value.get("label"), str):
                 cast[item_id].append(value["label"])
-        yield "".join("\t".join(phrasis_row(item, cast[item.pk])) + "\n" for item in chunk).encode("utf-8")
+        adjudicated = dict(Adjudication.objects.filter(item_id__in=ids).values_list("item_id", "label"))
+        yield "".join(
+            "\t".join(phrasis_row(item, cast[item.pk], adjudicated.get(item.pk))) + "\n" for item in chunk
+        ).encode("utf-8")

@@ -30,7 +30,13 @@ from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, 
 from .formats import finite_score, read_phrasis
 from .labels import CODES, canonical_label, majority_gold
 from .probes import PROBE_MARK, probe_next_for_annotator, probes_remaining_for_annotator
-from .reports import ALL_SOURCES, agreement_compute_per_source, coherence_report_for_project
+from .reports import (
+    ALL_SOURCES,
+    agreement_compute_per_source,
+    coherence_by_annotator,
+    coherence_report_for_project,
+    incoherent_probe_answers,
+)
 
 MAX_PHRASE_LENGTH = 5_000
 
@@ -50,6 +56,9 @@ class PhrasePairKind(Kind):
         "probe_labels": list(REVERSED_PAIR_LABELS),
     }
     computes_agreement = True
+    vote_labels = LABELS
+    # An imported PhrasIS label is the experts' (the paper's gold).
+    reference_label_is_gold = True
     page_urls = ("annotation.kinds.phrase.urls",)
     api_urls = ("annotation.kinds.phrase.api_urls",)
 
@@ -179,7 +188,16 @@ class PhrasePairKind(Kind):
     def compute_agreement(self, project, job) -> dict:
         return agreement_compute_per_source(project, job)
 
+    def annotator_coherence(self, project) -> dict[int, dict]:
+        return coherence_by_annotator(project)
+
+    def incoherent_probes(self, project) -> list[tuple[int, int, str, str]]:
+        return incoherent_probe_answers(project)
+
     # --- export -----------------------------------------------------------------------------
+
+    def adjudicated_record(self, record: dict, adjudication) -> dict:
+        return {**super().adjudicated_record(record, adjudication), "gold_source": "adjudicated", "tie": False}
 
     def export_record(self, item, facts) -> dict:
         """left and right as stored; the imported label; the gold (labels.majority_gold)

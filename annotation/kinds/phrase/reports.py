@@ -41,20 +41,75 @@ def coherence_rows(pairs_by_annotator: dict[str, list[tuple[str, str, str | None
     return rows
 
 
-def coherence_report_for_project(project, *, probe_rate: float, probe_labels: list[str]) -> dict:
-    """Per annotator soft/hard coherence, probe counts and the label distribution per
-    source (cast labels of ordinary items, and imported labels). Two queries."""
-    from django.contrib.auth import get_user_model
-    from django.db.models import Count, F
+def _probe_rows(project) -> list[tuple]:
+    """(item id, annotator id, label, probe_of id, reference label, source) of every label
+    of the current rounds in the project, probes included. One query."""
+    from django.db.models import F
     from django.db.models.fields.json import KT, KeyTextTransform
 
-    from annotation.models import Annotation, Item
+    from annotation.models import Annotation
 
-    rows = list(
+    return list(
         Annotation.objects.filter(item__project=project, round=F("item__round"))
         .annotate(label=KT("value__label"), source=KeyTextTransform("source", "item__payload"))
         .values_list("item_id", "annotator_id", "label", "item__probe_of_id", "item__reference_label", "source")
     )
+
+
+def _probe_pairs(rows: list[tuple]) -> list[tuple[int, int, str, str, str | None]]:
+    """(original item id, annotator id, their label on the original, their label on the
+    reversed probe, gold of the original or None) from `_probe_rows`."""
+    by_item_annotator: dict[tuple[int, int], str] = {}
+    cast_by_item: dict[int, list[str]] = defaultdict(list)
+    reference: dict[int, str] = {}
+    for item_id, annotator_id, label, probe_of, ref, _source in rows:
+        if probe_of or label not in LABELS:
+            continue
+        by_item_annotator[(item_id, annotator_id)] = label
+        cast_by_item[item_id].append(label)
+        reference[item_id] = ref
+    pairs = []
+    for _item_id, annotator_id, label, probe_of, _ref, _source in rows:
+        if not probe_of or label not in LABELS:
+            continue
+        original_label = by_item_annotator.get((probe_of, annotator_id))
+        if original_label is None:
+            continue
+        gold = reference.get(probe_of) or majority_gold(cast_by_item[probe_of])[0]
+        pairs.append((probe_of, annotator_id, original_label, label, gold))
+    return pairs
+
+
+def coherence_by_annotator(project) -> dict[int, dict]:
+    """{annotator id: {"probes", "soft", "hard"}}: the per-annotator coherence of the
+    report, keyed by user id (the quality page's column). One query."""
+    pairs: dict[int, list[tuple[str, str, str | None]]] = defaultdict(list)
+    for _original, annotator_id, original_label, label, gold in _probe_pairs(_probe_rows(project)):
+        pairs[annotator_id].append((original_label, label, gold))
+    return {row["annotator"]: {"probes": row["probes"], "soft": row["soft"], "hard": row["hard"]} for row in coherence_rows(pairs)}
+
+
+def incoherent_probe_answers(project) -> list[tuple[int, int, str, str]]:
+    """(original item id, annotator id, label on the original, label on the reversal) for
+    every probe answered incoherently: SoftCoh's indicator is 0 (paper §3.1), as with
+    FORWARD on (A, B) and FORWARD on (B, A). One query."""
+    return [
+        (original, annotator_id, original_label, label)
+        for original, annotator_id, original_label, label, _gold in _probe_pairs(_probe_rows(project))
+        if soft_coherence([(original_label, label)]).coherent == 0
+    ]
+
+
+def coherence_report_for_project(project, *, probe_rate: float, probe_labels: list[str]) -> dict:
+    """Per annotator soft/hard coherence, probe counts and the label distribution per
+    source (cast labels of ordinary items, and imported labels). Two queries."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Count
+    from django.db.models.fields.json import KT
+
+    from annotation.models import Item
+
+    rows = _probe_rows(project)
     imported = (
         Item.objects.filter(project=project, probe_of__isnull=True)
         .annotate(source=KT("payload__source"))
@@ -63,25 +118,12 @@ def coherence_report_for_project(project, *, probe_rate: float, probe_labels: li
         .values_list("source", "reference_label")
         .annotate(n=Count("pk"))
     )
-    by_item_annotator: dict[tuple[int, int], str] = {}
-    cast_by_item: dict[int, list[str]] = defaultdict(list)
-    reference: dict[int, str] = {}
     distribution: dict[str, Counter] = defaultdict(Counter)
-    for item_id, annotator_id, label, probe_of, ref, source in rows:
-        if probe_of or label not in LABELS:
-            continue
-        by_item_annotator[(item_id, annotator_id)] = label
-        cast_by_item[item_id].append(label)
-        reference[item_id] = ref
-        distribution[source or ""][label] += 1
+    for _item_id, _annotator_id, label, probe_of, _ref, source in rows:
+        if not probe_of and label in LABELS:
+            distribution[source or ""][label] += 1
     pairs: dict[int, list[tuple[str, str, str | None]]] = defaultdict(list)
-    for _item_id, annotator_id, label, probe_of, _ref, _source in rows:
-        if not probe_of or label not in LABELS:
-            continue
-        original_label = by_item_annotator.get((probe_of, annotator_id))
-        if original_label is None:
-            continue
-        gold = reference.get(probe_of) or majority_gold(cast_by_item[probe_of])[0]
+    for _original, annotator_id, original_label, label, gold in _probe_pairs(rows):
         pairs[annotator_id].append((original_label, label, gold))
     names = dict(get_user_model().objects.filter(pk__in=list(pairs)).values_list("pk", "username")) if pairs else {}
     imported_distribution: dict[str, Counter] = defaultdict(Counter)

@@ -15,7 +15,7 @@ from annotation.errors import InvalidInput
 from api import serializers as s
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
-from api.pagination import PageNumberPagination
+from api.pagination import PageNumberPagination, page_of
 from api.views import ERRORS, body_of
 
 from . import reviews as review_services
@@ -145,17 +145,6 @@ class ValidationSerializer(serializers.Serializer):
         if validation.answer_start is None:
             return None
         return {"start": validation.answer_start, "text": validation.answer_text}
-
-
-def page_of(name: str, serializer, **extra):
-    """The paginated envelope of API.md lists, for the schema."""
-    return inline_serializer(name, {
-        "count": serializers.IntegerField(),
-        "next": serializers.URLField(allow_null=True),
-        "previous": serializers.URLField(allow_null=True),
-        **extra,
-        "results": serializer(many=True),
-    })
 
 
 # --- views ------------------------------------------------------------------------------------

@@ -18,12 +18,11 @@ from django.utils import timezone
 
 from annotation import access
 from annotation.errors import FieldError, InvalidInput, NotFound, PermissionDenied
-from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Feedback, Review
+from annotation.rows import clean_comment
 
 from .questions import GRADES, questions_of
 
-MAX_COMMENT_LENGTH = 5_000
 QUESTION_KINDS = ("qa_authoring",)
 
 
@@ -71,14 +70,7 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
     errors = []
     if grade not in GRADES:
         errors.append(FieldError("grade", f"must be one of {', '.join(GRADES)}"))
-    if comment is None:
-        comment = ""
-    if not isinstance(comment, str):
-        errors.append(FieldError("comment", "must be a string"))
-    elif forbidden_character(comment):
-        errors.append(FieldError("comment", forbidden_character(comment)))
-    elif len(comment) > MAX_COMMENT_LENGTH:
-        errors.append(FieldError("comment", f"is longer than {MAX_COMMENT_LENGTH} characters"))
+    comment = clean_comment(comment, errors)
     project = annotation.item.project
     if project.kind in QUESTION_KINDS:
         count = len(questions_of(annotation.value))

@@ -25,12 +25,14 @@ QUEUE_PAGE_SIZE = 20
 def quality_page(request, slug):
     project = access.access_project_for_supervisor(request.user, slug)
     kind = get_kind(project.kind)
+    rows = annotator_quality_for_project(project)
     return render(
         request,
         "quality/annotators.html",
         {
             "project": project,
-            "rows": annotator_quality_for_project(project),
+            "rows": rows,
+            "has_coherence": any(row["coherence"] for row in rows),
             "threshold": kind.project_settings(project)["quality_flag_below"],
             "categorical": bool(kind.vote_labels),
             "trial": Membership.Status.TRIAL,

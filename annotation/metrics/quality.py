@@ -49,13 +49,14 @@ def compare_with_reference(pairs: Sequence[tuple[str, str]], *, labels: Sequence
     reference = [b for _, b in pairs]
     agree = sum(a == b for a, b in pairs)
     present = [label for label in labels if label in set(mine) | set(reference)]
-    with warnings.catch_warnings():
-        # p_e = 1 makes scikit-learn warn and return NaN: reported as undefined below.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        kappa = float(cohen_kappa_score(mine, reference, labels=present or None))
-    return ReferenceAgreement(
-        items=len(pairs), agree=agree, share=agree / len(pairs), kappa=None if math.isnan(kappa) else kappa
-    )
+    kappa = None
+    if len(present) >= 2:  # one label throughout: p_e = 1, kappa undefined
+        with warnings.catch_warnings():
+            # Any other p_e = 1 case makes scikit-learn warn and return NaN: undefined too.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            value = float(cohen_kappa_score(mine, reference, labels=present))
+        kappa = None if math.isnan(value) else value
+    return ReferenceAgreement(items=len(pairs), agree=agree, share=agree / len(pairs), kappa=kappa)
 
 
 def plurality(labels: Iterable[str]) -> str | None:

@@ -56,24 +56,31 @@ def label_everything(clients, slug: str, votes: dict[str, dict[str, str]]) -> di
     return done
 
 
-@pytest.fixture
-def small(make_user, client_for):
-    from annotation.models import Assignment, Membership, Project
+def project_with_members(make_user, client_for, *, slug: str, name: str, kind: str, settings: dict):
+    """A Hebrew project made through the API by an admin ("root"), with a supervisor "sup",
+    a reviewer "rev" and annotators a1, a2, a3; (project, users, API clients) by name."""
+    from annotation.models import Membership, Project
 
     root = make_user("root", staff=True)
     people = {"root": root}
     made = client_for(root).post(
-        "/api/projects/",
-        {"slug": SLUG, "name": "מבחן", "kind": "label_test", "language": "he",
-         "settings": {"labels_per_item": 3, "quality_flag_below": 0.6}},
-        format="json",
-    )  # fmt: skip
+        "/api/projects/", {"slug": slug, "name": name, "kind": kind, "language": "he", "settings": settings}, format="json"
+    )
     assert made.status_code == 201, made.content
-    project = Project.objects.get(slug=SLUG)
-    for name, role in (("sup", "supervisor"), ("rev", "reviewer"), ("a1", "annotator"), ("a2", "annotator"), ("a3", "annotator")):
-        people[name] = make_user(name)
-        Membership.objects.create(project=project, user=people[name], role=role, status="active")
-    clients = {name: client_for(user) for name, user in people.items()}
+    project = Project.objects.get(slug=slug)
+    for username, role in (("sup", "supervisor"), ("rev", "reviewer"), ("a1", "annotator"), ("a2", "annotator"), ("a3", "annotator")):
+        people[username] = make_user(username)
+        Membership.objects.create(project=project, user=people[username], role=role, status="active")
+    return project, people, {username: client_for(user) for username, user in people.items()}
+
+
+@pytest.fixture
+def small(make_user, client_for):
+    from annotation.models import Assignment
+
+    project, people, clients = project_with_members(
+        make_user, client_for, slug=SLUG, name="מבחן", kind="label_test", settings={"labels_per_item": 3, "quality_flag_below": 0.6}
+    )
     rows = [{"id": key, "premise": f"הנחה {key}", "hypothesis": f"השערה {key}", "label": GOLD[key]} for key in VOTES]
     assert clients["sup"].post(f"/api/projects/{SLUG}/import/", {"file": upload("t.jsonl", jsonl(*rows)), "format": "jsonl"}).status_code == 201
     annotations = label_everything(clients, SLUG, VOTES)
@@ -183,8 +190,8 @@ def test_project_page_shows_the_compact_figures_to_supervisors_only(small, clien
     project, people, _clients, _annotations = small
     client.force_login(people["sup"])
     page = client.get(f"/p/{SLUG}/").content.decode()
-    assert 'id="project-quality"' in page and f"/p/{SLUG}/quality/" in page
+    assert 'id="project-quality"' in page and f"/p/{SLUG}/annotators/" in page
     assert '<tr data-annotator="a2" class="flagged">' in page
     client.force_login(people["rev"])
     page = client.get(f"/p/{SLUG}/").content.decode()
-    assert 'id="project-quality"' not in page and f"/p/{SLUG}/quality/" not in page
+    assert 'id="project-quality"' not in page and f"/p/{SLUG}/annotators/" not in page

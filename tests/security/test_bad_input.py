@@ -51,6 +51,7 @@ ACCEPTED = {
     ("validation-submit", "answerable", "true"),
     ("member-add", "trusted", "true"),
     ("member-update", "trusted", "true"),
+    ("member-update", "adjudicator", "true"),
     ("intrinsic", "all", "true"),
 }
 
@@ -117,7 +118,7 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
             "settings": {"consensus_n": 5, "consensus_k": 4, "claim_ttl": 600}, "guidelines": "",
         }),
         "member-add": ("sup", "post", "/api/projects/fa-nli/members/", {"username": "t1", "role": "annotator", "status": "active", "trusted": False}),
-        "member-update": ("sup", "patch", "/api/projects/fa-nli/members/ann2/", {"status": "active", "trusted": False, "role": "annotator"}),
+        "member-update": ("sup", "patch", "/api/projects/fa-nli/members/ann2/", {"status": "active", "trusted": False, "role": "annotator", "adjudicator": False}),
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
         "intrinsic": ("sup", "post", "/api/projects/hesum/intrinsic/", {"all": False}),
         "back-translation-restore": ("sup", "post", "/api/projects/he-mt/back-translation/restore/", {"items": [world["mt_item"]]}),
@@ -127,6 +128,8 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "validation-submit": ("v1", "post", "/api/validations/submit/", {
             "annotation": world["annotation"], "question": 1, "answerable": True, "answer": answer,
         }),
+        # Last: deciding the item ends its round (the submit above claims it).
+        "adjudicate": ("sup", "post", f"/api/items/{world['nli_item']}/adjudicate/", {"label": "neutral", "comment": "הוכרע"}),
     }
 
 
@@ -146,7 +149,7 @@ FIELDS = {
     "user-create": ["username", "password", "email"],
     "project-create": ["slug", "name", "kind", "language", "settings", "settings.consensus_n", "settings.consensus_k", "settings.claim_ttl", "guidelines"],
     "member-add": ["username", "role", "status", "trusted"],
-    "member-update": ["status", "trusted", "role"],
+    "member-update": ["status", "trusted", "role", "adjudicator"],
     "submit": ["value", "value.label"],
     "revise": ["premise", "hypothesis", "withdraw"],
     "review": ["grade", "comment", "question"],
@@ -154,10 +157,11 @@ FIELDS = {
     "sample": ["n", "stratum", "seed"],
     "intrinsic": ["all"],
     "back-translation-restore": ["items"],
+    "adjudicate": ["label", "comment"],
 }
 
 STORED_MODELS = ("Project", "Membership", "Item", "Assignment", "Annotation", "Review", "Feedback", "QuestionValidation", "Job",
-                 "ItemRevision", "IdempotencyRecord")
+                 "ItemRevision", "IdempotencyRecord", "Adjudication")
 
 
 def _counts() -> dict[str, int]:
@@ -312,6 +316,7 @@ BIG_IDS = [str(2**63), str(2**64), "9" * 40]
         ("ann1", "post", "/api/items/{}/revise/"),
         ("rev", "post", "/api/annotations/{}/review/"),
         ("sup", "get", "/api/jobs/{}/"),
+        ("sup", "post", "/api/items/{}/adjudicate/"),
         ("t1", "post", "/api/me/feedback/{}/read/"),
         ("t1", "post", "/feedback/{}/read/"),
     ],
@@ -331,6 +336,8 @@ QUERY_PARAMETERS = [
     ("sup", "/api/projects/fa-nli/ratings-export/?format=csv", ["format", "status", "split", "exclude_flagged"]),
     ("t1", "/api/me/feedback/", ["unread", "page"]),
     ("rev", "/api/projects/heq/reviews/pending/", ["page", "page_size"]),
+    ("sup", "/api/projects/fa-nli/adjudication/", ["page", "page_size"]),
+    ("sup", "/p/fa-nli/adjudication/", ["page"]),
     ("sup", "/api/projects/", ["page", "search"]),
     ("sup", "/p/fa-nli/dashboard/", ["tab"]),
     ("sup", "/p/fa-nli/", ["next"]),
@@ -367,6 +374,8 @@ def test_a_nul_in_a_path_segment_is_404(world):
         ({"claim_ttl": 8 * 24 * 3600}, "settings.claim_ttl"),
         ({"claim_ttl": 2**63}, "settings.claim_ttl"),
         ({"revision_rounds": 2**64}, "settings.revision_rounds"),
+        ({"quality_flag_below": 1e308}, "settings.quality_flag_below"),
+        ({"quality_flag_below": -1.5}, "settings.quality_flag_below"),
     ],
 )
 def test_project_settings_out_of_bounds_are_400_naming_the_setting(world, settings_value, field):

@@ -112,6 +112,9 @@ ROUTES = {
     "summary-results": {"GET": Rule(STAFF, slugs=(SUM,))},
     "summary-intrinsic": {"POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(302,))},
     "summary-recompute": {"POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(302,))},
+    "annotator-quality": {"GET": Rule(SUPERVISOR, slugs=ALL)},
+    # Supervisors and members marked adjudicator (the world marks none).
+    "adjudication": {"GET": Rule(SUPERVISOR, slugs=ALL)},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
@@ -157,6 +160,10 @@ ROUTES = {
     "api-ratings-export": {"GET": Rule(STAFF, slugs=(MT,), query="?format=jsonl")},
     "api-export-phrasis": {"GET": Rule(STAFF, slugs=(PHRASE,))},
     "api-intrinsic": {"GET": Rule(STAFF, slugs=(SUM,)), "POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(202,))},
+    "api-annotators": {"GET": Rule(SUPERVISOR, slugs=ALL)},
+    "api-adjudication": {"GET": Rule(SUPERVISOR, slugs=ALL)},
+    # The item is the failed pair waiting for its author in sec-nli.
+    "api-item-adjudicate": {"POST": Rule(SUPERVISOR, ok=(201,), body={"label": "neutral", "comment": "הוכרע"})},
 }
 ADMIN_NAMESPACE = "admin"  # Django's admin site: one rule for all of its routes
 

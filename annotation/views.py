@@ -94,7 +94,11 @@ def project_member_add(request, slug):
 @require_POST
 def project_member_update(request, slug, username):
     def action():
-        changes = {"status": request.POST.get("status", ""), "trusted": request.POST.get("trusted") == "on"}
+        changes = {
+            "status": request.POST.get("status", ""),
+            "trusted": request.POST.get("trusted") == "on",
+            "adjudicator": request.POST.get("adjudicator") == "on",
+        }
         project_services.membership_update(actor=request.user, slug=slug, username=username, changes=changes)
         return _("Member updated.")
 

@@ -244,3 +244,59 @@ def test_a_reversed_pair_answered_incoherently_waits_for_adjudication(make_user,
     records = export_records(client, "he-phrase")
     adjudicated = [r for r in records.values() if r.get("adjudicated")]
     assert [(r["gold_label"], r["gold_source"]) for r in adjudicated] == [("EQUIVALENT", "adjudicated")]
+
+
+def test_probes_other_kinds_and_retries(nli, make_user, client_for):
+    """A coherence probe is not an item of the dataset (404); a kind without labels has
+    nothing to decide (400 naming the label); a retry with the same Idempotency-Key gives
+    the first answer and stores one decision."""
+    from annotation.models import Adjudication, Item, Membership
+    from annotation.services.projects import project_create
+
+    project, people, clients, items = nli
+    probe = Item.objects.create(project=project, external_id="n1~rev~1", payload=items["n1"].payload, probe_of=items["n1"])
+    assert clients["sup"].post(f"/api/items/{probe.pk}/adjudicate/", {"label": "neutral"}, format="json").status_code == 404
+
+    summaries = project_create(actor=people["root"], slug="he-sum", name="סיכומים", kind="summary_rating", language="he")
+    Membership.objects.create(project=summaries, user=people["sup"], role="supervisor", status="active")
+    article = Item.objects.create(project=summaries, external_id="s1", payload={"article": "מאמר", "summaries": []})
+    refused = clients["sup"].post(f"/api/items/{article.pk}/adjudicate/", {"label": "neutral"}, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "label"
+    assert queue(clients["sup"], "he-sum")["results"] == []
+
+    url = f"/api/items/{items['n1'].pk}/adjudicate/"
+    first = clients["sup"].post(url, {"label": "neutral"}, format="json", HTTP_IDEMPOTENCY_KEY="decide-n1")
+    again = clients["sup"].post(url, {"label": "neutral"}, format="json", HTTP_IDEMPOTENCY_KEY="decide-n1")
+    assert (first.status_code, again.status_code) == (201, 201) and first.json() == again.json()
+    assert Adjudication.objects.count() == 1
+
+
+def test_reads_take_a_bounded_number_of_queries(nli, django_assert_max_num_queries):
+    """The queue and the figures read in bulk: the count does not grow with items or votes."""
+    from annotation.models import Item
+
+    project, _people, clients, items = nli
+
+    def counted(url):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as captured:
+            assert clients["sup"].get(url).status_code == 200
+        return len(captured.captured_queries)
+
+    small = {url: counted(url) for url in (f"/api/projects/{SLUG}/adjudication/", f"/api/projects/{SLUG}/annotators/")}
+    # Ten more failed pairs, each with three votes.
+    more = {f"m{i}": {"a1": "entailment", "a2": "neutral", "a3": "contradiction"} for i in range(10)}
+    rows = [{"id": key, "premise": f"הנחה {key}", "hypothesis": f"השערה {key}"} for key in more]
+    assert clients["sup"].post(f"/api/projects/{SLUG}/import/", {"file": upload("m.jsonl", jsonl(*rows)), "format": "jsonl"}).status_code == 201
+    label_everything(clients, SLUG, more)
+    from annotation.services.consensus import consensus_compute_for_item
+
+    for item in Item.objects.filter(project=project, external_id__in=list(more)):
+        consensus_compute_for_item(item.pk)
+    assert queue(clients["sup"])["count"] == 12
+    for url, before in small.items():
+        assert counted(url) == before, url
+        with django_assert_max_num_queries(25):
+            clients["sup"].get(url)

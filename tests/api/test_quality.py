@@ -16,6 +16,7 @@ Cohen's kappa of a2 by hand: p_o = 2/3, a2 gives E 1/3, C 2/3, the consensus E, 
 each, so p_e = 1/9 + 2/9 = 1/3 and kappa = (2/3 - 1/3) / (1 - 1/3) = 0.5; a3 likewise 0.5;
 a1 1.0. With quality_flag_below 0.6, a2 and a3 are flagged."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -195,3 +196,27 @@ def test_project_page_shows_the_compact_figures_to_supervisors_only(small, clien
     client.force_login(people["rev"])
     page = client.get(f"/p/{SLUG}/").content.decode()
     assert 'id="project-quality"' not in page and f"/p/{SLUG}/annotators/" not in page
+
+
+def test_member_form_marks_adjudicators_and_the_trial_form_keeps_the_other_flags(small, client):
+    """The project page's member form sets `adjudicator`; the quality page's "move back to
+    trial" form (what a browser without scripts sends) changes the status only."""
+    from annotation.models import Membership
+
+    project, people, _clients, _annotations = small
+    client.force_login(people["sup"])
+    assert client.post(f"/p/{SLUG}/members/a3/", {"status": "active", "trusted": "on", "adjudicator": "on"}).status_code == 302
+    member = Membership.objects.get(project=project, user=people["a3"])
+    assert (member.status, member.trusted, member.adjudicator) == ("active", True, True)
+    page = client.get(f"/p/{SLUG}/annotators/").content.decode()
+    form = page[page.index('data-username="a3"'):]
+    form = form[: form.index("</form>")]
+    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form))
+    fields.pop("csrfmiddlewaretoken")
+    assert fields == {"status": "trial", "trusted": "on", "adjudicator": "on"}
+    assert client.post(f"/p/{SLUG}/members/a3/", fields).status_code == 302
+    member.refresh_from_db()
+    assert (member.status, member.trusted, member.adjudicator) == ("trial", True, True)
+    # The home page links an adjudicator who is an annotator to the queue.
+    client.force_login(people["a3"])
+    assert f"/p/{SLUG}/adjudication/" in client.get("/").content.decode()

@@ -25,8 +25,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sklearn.metrics import cohen_kappa_score
-
 
 @dataclass(frozen=True)
 class ReferenceAgreement:
@@ -50,7 +48,11 @@ def compare_with_reference(pairs: Sequence[tuple[str, str]], *, labels: Sequence
     agree = sum(a == b for a, b in pairs)
     present = [label for label in labels if label in set(mine) | set(reference)]
     kappa = None
-    if len(present) >= 2:  # one label throughout: p_e = 1, kappa undefined
+    if len(present) >= 2:
+        # Imported here: scikit-learn costs every web process tens of MiB at start
+        # (tests/test_startup_memory.py), and only this figure needs it.
+        from sklearn.metrics import cohen_kappa_score
+  # one label throughout: p_e = 1, kappa undefined
         with warnings.catch_warnings():
             # Any other p_e = 1 case makes scikit-learn warn and return NaN: undefined too.
             warnings.simplefilter("ignore", RuntimeWarning)

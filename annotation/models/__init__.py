@@ -1,4 +1,5 @@
 from .annotations import Annotation, Assignment, IdempotencyRecord
+from .evaluations import Evaluation
 from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
@@ -13,6 +14,7 @@ __all__ = [
     "Review",
     "ItemRevision",
     "Annotation",
+    "Evaluation",
     "Assignment",
     "IdempotencyRecord",
     "Item",

@@ -11,6 +11,8 @@ class LabelTestKind(NliKind):
     title = "NLI labeling test"
     # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
     default_settings = {"labels_per_item": 4, "sample_size": 200}
+    # The hidden gold is the imported label.
+    evaluation_gold_field = "reference_label"
     # The human-baseline results share the results page of translation rating (LCHAIM),
     # which reads Table 2 from results.py here.
     page_urls = ("annotation.kinds.translation.urls",)

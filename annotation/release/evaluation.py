@@ -326,6 +326,12 @@ def evaluation_request(*, user, slug: str, data: bytes, filename: str = "", name
     Supervisors only. 400 listing every bad row, nothing stored; 409 while another
     evaluation of the project is queued or running."""
     project = access_project_for_supervisor(user, slug)
+    return evaluation_start(project=project, user=user, data=data, filename=filename, name=name, split=split, fmt=fmt)
+
+
+def evaluation_start(*, project: Project, user, data: bytes, filename: str = "", name, split=None, fmt: str = "") -> Evaluation:
+    """`evaluation_request` once the caller may evaluate `project` (the command line's
+    operator may: `manage.py evaluate`)."""
     scorer = scorer_for(project)
     name = _clean_name(name)
     split = _split_of(project, split)
@@ -446,7 +452,12 @@ def evaluations_for_project(*, user, slug: str) -> list[dict]:
 
 
 def evaluation_detail(*, user, slug: str, evaluation_id: int) -> dict:
-    evaluation = access_evaluation_for_staff(user, slug, evaluation_id)
+    return evaluation_describe(access_evaluation_for_staff(user, slug, evaluation_id))
+
+
+def evaluation_describe(evaluation: Evaluation) -> dict:
+    """Everything stored of an evaluation: its figures with intervals, how they were
+    resampled, its job's error when it failed."""
     error = evaluation.job.error if evaluation.job_id and evaluation.job.status == Job.Status.FAILED else None
     return {
         **evaluation_summary(evaluation),

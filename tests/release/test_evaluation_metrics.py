@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
 from annotation.metrics.evaluation import (
+    CellStatistic,
     bootstrap,
+    combine,
+    masked_rates_statistic,
     classification_point,
     classification_statistic,
     masked_means_statistic,
@@ -174,6 +177,59 @@ def test_resamples_do_not_depend_on_the_chunking(monkeypatch):
     assert [c.shape[0] for c in chunked] == [7, 7, 7, 7, 2]
     # Chunk sizes change the draw order of one generator, not its stream: same indices.
     assert np.array_equal(np.concatenate(chunked), whole)
+
+
+def test_drawing_cell_counts_resamples_as_drawing_items_does():
+    """The multinomial draw of cell counts and the draw of item indices give the same
+    bootstrap distribution: their intervals agree to sampling error."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    gold = rng.integers(0, 3, n)
+    predicted = np.where(rng.random(n) < 0.7, gold, rng.integers(0, 3, n))
+    flags = stratum_codes(rng.choice(np.array([True, False, None], dtype=object), n))
+    cells = classification_statistic(gold, predicted, LABELS, {"f": flags})
+    assert isinstance(cells, CellStatistic)
+    by_items = lambda indices: cells(indices)  # noqa: E731  (a plain statistic: the index path)
+    fast = bootstrap(cells, n, n_resamples=2000, seed=1)
+    slow = bootstrap(by_items, n, n_resamples=2000, seed=2)
+    for name in ("accuracy", "macro_f1", "per_class.neutral.f1", "subsets.f.hard", "subsets.f.easy"):
+        assert fast[name].value == slow[name].value
+        assert fast[name].ci_low == pytest.approx(slow[name].ci_low, abs=0.006)
+        assert fast[name].ci_high == pytest.approx(slow[name].ci_high, abs=0.006)
+
+
+def test_masked_rates_and_combined_cell_statistics_keep_each_figure():
+    rng = np.random.default_rng(8)
+    gold, predicted = rng.integers(0, 3, 40), rng.integers(0, 3, 40)
+    soft, hard, mask = rng.random(40) < 0.6, rng.random(40) < 0.3, rng.random(40) < 0.5
+    rates = masked_rates_statistic({"soft": soft, "hard": hard}, mask)
+    both = combine(classification_statistic(gold, predicted, LABELS), rates)
+    assert isinstance(both, CellStatistic)
+    indices = next(resample_chunks(40, 20, 3))
+    separate = {**classification_statistic(gold, predicted, LABELS)(indices), **rates(indices)}
+    combined = both(indices)
+    assert combined.keys() == separate.keys()
+    for name in separate:
+        assert np.allclose(combined[name], separate[name], equal_nan=True)
+    assert point(rates, 40)["soft"] == pytest.approx(soft[mask].mean())
+    assert point(rates, 40)["hard"] == pytest.approx(hard[mask].mean())
+    drawn = bootstrap(both, 40, n_resamples=50)
+    assert drawn["soft"].ci_low <= drawn["soft"].value <= drawn["soft"].ci_high
+
+
+def test_paired_cell_counts_keep_the_pairing():
+    """Over the joint cells, a model against itself differs by exactly nothing in every
+    resample, and a model against one that is right on a subset of its right items is never
+    better."""
+    rng = np.random.default_rng(5)
+    gold = rng.integers(0, 3, 500)
+    predicted = np.where(rng.random(500) < 0.8, gold, (gold + 1) % 3)
+    worse = np.where(rng.random(500) < 0.5, predicted, (gold + 2) % 3)  # right only where predicted is, at most
+    same = paired_bootstrap(classification_statistic(gold, predicted, LABELS), classification_statistic(gold, predicted, LABELS), 500)
+    assert (same["accuracy"].ci_low, same["accuracy"].ci_high, same["accuracy"].share_a_better) == (0.0, 0.0, 0.0)
+    better = paired_bootstrap(classification_statistic(gold, predicted, LABELS), classification_statistic(gold, worse, LABELS), 500)
+    samples_positive = better["accuracy"].share_a_better
+    assert better["accuracy"].ci_low > 0 and samples_positive == 1.0
 
 
 def test_metrics_do_not_import_django():

@@ -10,7 +10,7 @@ Gold: the item's stored gold (the majority of its labels), else its imported lab
 import numpy as np
 
 from annotation.metrics.coherence import LABELS, hard_coherence, soft_coherence
-from annotation.metrics.evaluation import masked_means_statistic
+from annotation.metrics.evaluation import masked_rates_statistic
 from annotation.release.evaluation import ClassificationScorer
 
 from .labels import canonical_label
@@ -48,12 +48,8 @@ class PhraseScorer(ClassificationScorer):
         return {"reversed": reversed_, "soft_coherence": soft, "hard_coherence": hard}
 
     def more_statistics(self, arrays: dict) -> list:
-        coherence = masked_means_statistic(
-            {"soft_coherence": arrays["soft_coherence"], "hard_coherence": arrays["hard_coherence"]},
-            {"reversed": arrays["reversed"] != NO_REVERSED},
-            overall=False,
-        )
-        return [lambda indices: {name.removeprefix("reversed."): values for name, values in coherence(indices).items()}]
+        flags = {name: arrays[name].astype(bool) for name in ("soft_coherence", "hard_coherence")}
+        return [masked_rates_statistic(flags, arrays["reversed"] != NO_REVERSED)]
 
     def extras(self, arrays: dict) -> dict:
         return {**super().extras(arrays), "reversed_pairs": int((arrays["reversed"] != NO_REVERSED).sum())}

@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
+from annotation import safe_json
 from annotation.access import access_evaluation_for_staff, access_project_for_staff, access_project_for_supervisor
 from annotation.errors import Conflict, FieldError, InvalidInput
 from annotation.kinds.base import EvaluationScorer
@@ -214,17 +215,6 @@ def _csv_records(text: str, scorer: EvaluationScorer) -> Iterator[tuple[int, dic
         yield number, record
 
 
-def _refuse_number(text: str):
-    raise ValueError(f"{text} is not a finite JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not np.isfinite(value):
-        raise ValueError(f"{text[:20]} is beyond the range of a float")
-    return value
-
-
 def _jsonl_records(text: str) -> Iterable[tuple[int, dict]]:
     """JSONL rows as objects. The whole file is first parsed as one JSON array of its
     non-blank lines (one C-level parse instead of 100,000): when that gives one object per
@@ -232,7 +222,7 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict]]:
     objects; otherwise every line is read on its own (read_jsonl_objects) to name the bad ones."""
     numbered = [(number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
     try:
-        values = json.loads("[" + ",".join(line for _number, line in numbered) + "]", parse_constant=_refuse_number, parse_float=_finite_float)
+        values = json.loads("[" + ",".join(line for _number, line in numbered) + "]", parse_constant=safe_json._refuse_constant, parse_float=safe_json._finite_float)
     except (ValueError, RecursionError):
         values = None
     if values is not None and len(values) == len(numbered) and all(type(value) is dict for value in values):

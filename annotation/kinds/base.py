@@ -190,6 +190,8 @@ class EvaluationScorer:
     accepts_squad_dict: bool = False
     # The columns of a prediction row besides `id` (CSV header, JSONL keys).
     fields: tuple[str, ...] = ("prediction",)
+    # The figures the leaderboard shows per model (dotted paths into the figures).
+    columns: tuple[str, ...] = ("accuracy", "macro_f1")
 
     def gold(self, project, split: str | None) -> dict:
         """{key: gold} of every item scored in `split` (None: every split), in a stable

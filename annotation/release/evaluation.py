@@ -425,6 +425,30 @@ def plain(tree):
     return tree
 
 
+def figure_at(tree: dict | None, path: str):
+    """The figure at a dotted path of nested figures, or None."""
+    node = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def flatten_figures(tree: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """(dotted name, figure) for every figure of a nested tree: a figure is a leaf or a
+    dict of value and interval ({"value", "ci_low", "ci_high"} or a Difference's); the
+    confusion matrix is one figure."""
+    out = []
+    for key, value in tree.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict) and key != "confusion" and not ({"value", "ci_low"} <= set(value) or {"difference", "ci_low"} <= set(value)):
+            out.extend(flatten_figures(value, name))
+        else:
+            out.append((name, value))
+    return out
+
+
 def score(scorer: EvaluationScorer, project: Project, gold: dict, predictions: dict, progress=None) -> tuple[dict, dict]:
     """(nested figures with intervals, per-item arrays) of `predictions` on `gold`."""
     arrays = scorer.arrays(project, gold, predictions)

@@ -112,6 +112,9 @@ ROUTES = {
     "summary-results": {"GET": Rule(STAFF, slugs=(SUM,))},
     "summary-intrinsic": {"POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(302,))},
     "summary-recompute": {"POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(302,))},
+    "leaderboard": {"GET": Rule(STAFF, slugs=ALL)},
+    # The minimal body (no file) is refused as bad input only after the access check.
+    "leaderboard-upload": {"POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(400,), body="multipart-empty")},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
@@ -157,6 +160,12 @@ ROUTES = {
     "api-ratings-export": {"GET": Rule(STAFF, slugs=(MT,), query="?format=jsonl")},
     "api-export-phrasis": {"GET": Rule(STAFF, slugs=(PHRASE,))},
     "api-intrinsic": {"GET": Rule(STAFF, slugs=(SUM,)), "POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(202,))},
+    # Model evaluation: the minimal bodies (no file; ids of no evaluation) are refused as bad
+    # input only after the access check.
+    "api-evaluations": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE, LABEL)),
+                        "POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(400,), body="multipart-empty")},
+    "api-evaluation": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE))},
+    "api-evaluation-compare": {"GET": Rule(STAFF, slugs=(NLI, PHRASE), ok=(400,), query="?a=987654321&b=987654322")},
 }
 ADMIN_NAMESPACE = "admin"  # Django's admin site: one rule for all of its routes
 
@@ -256,6 +265,8 @@ def fill(route: Route, world, slug: str, role: str, rule: Rule | None, *, missin
             return world.feedback["annotator"]
         if param == "job_id":
             return world.jobs[slug]
+        if param == "evaluation_id":
+            return evaluation_of(world, slug)
         # the admin site's parameters
         if param in ("object_id", "id"):
             return world.users["annotator"].pk
@@ -271,6 +282,15 @@ def fill(route: Route, world, slug: str, role: str, rule: Rule | None, *, missin
     path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(value(m.group(1))), path)
     path = re.sub(r"\^?\(\?P<(\w+)>[^)]*\)\$?", lambda m: str(value(m.group(1))), path)
     return "/" + path.replace("^", "").replace("$", "")
+
+
+def evaluation_of(world, slug: str) -> int:
+    """A model evaluation of the project (made on first use, inside the test's savepoint)."""
+    from annotation.models import Evaluation
+
+    project = world.projects[slug]
+    name = planted(slug, "model")
+    return Evaluation.objects.get_or_create(project=project, name=name, defaults={"digest": "0" * 64})[0].pk
 
 
 def client_for(world, role: str, api: bool):

@@ -20,6 +20,7 @@ NO_REVERSED = -1
 
 class PhraseScorer(ClassificationScorer):
     fields = ("prediction", "reversed")
+    columns = ("accuracy", "macro_f1", "soft_coherence", "hard_coherence")
 
     def __init__(self):
         super().__init__(LABELS, canonical_label, ("gold_label", "reference_label"))

@@ -24,6 +24,7 @@ FIGURES = (("exact_match", spans.exact_match), ("f1", spans.f1), ("tlnls", spans
 class QaScorer(EvaluationScorer):
     primary = "f1"
     accepts_squad_dict = True
+    columns = ("exact_match", "f1", "tlnls", "answerable.f1", "unanswerable.f1")
 
     def __init__(self, kind):
         self.kind = kind

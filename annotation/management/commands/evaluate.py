@@ -10,27 +10,23 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import ApplicationError
 from annotation.management.shell import project_and_file, refuse
 from annotation.models import Job
-from annotation.release.evaluation import evaluation_describe, evaluation_start
+from annotation.release.evaluation import evaluation_describe, evaluation_start, flatten_figures
 from annotation.tasks import run_job
 
 
-def figure_lines(tree: dict, prefix: str = "") -> list[str]:
+def figure_lines(tree: dict) -> list[str]:
     """One line per figure: `name value [ci_low, ci_high]`, or the value of a figure without
     an interval (counts, the confusion matrix)."""
     lines = []
-    for key, value in tree.items():
-        name = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, dict) and set(value) == {"value", "ci_low", "ci_high"}:
-            if value["value"] is None:
-                lines.append(f"{name}\tundefined")
-            elif value["ci_low"] is None:
-                lines.append(f"{name}\t{value['value']:.4f}")
-            else:
-                lines.append(f"{name}\t{value['value']:.4f}\t[{value['ci_low']:.4f}, {value['ci_high']:.4f}]")
-        elif isinstance(value, dict) and key != "confusion":
-            lines.extend(figure_lines(value, name))
-        else:
+    for name, value in flatten_figures(tree):
+        if not isinstance(value, dict) or "value" not in value:
             lines.append(f"{name}\t{value}")
+        elif value["value"] is None:
+            lines.append(f"{name}\tundefined")
+        elif value["ci_low"] is None:
+            lines.append(f"{name}\t{value['value']:.4f}")
+        else:
+            lines.append(f"{name}\t{value['value']:.4f}\t[{value['ci_low']:.4f}, {value['ci_high']:.4f}]")
     return lines
 
 

@@ -35,7 +35,7 @@ COLUMN_TITLES = {
     "soft_coherence": gettext_lazy("Soft coherence"),
     "hard_coherence": gettext_lazy("Hard coherence"),
 }
-BAR_WIDTH = 160
+BAR_WIDTH = 120
 BAR_HEIGHT = 16
 HEAT_LEVELS = 5
 
@@ -113,7 +113,7 @@ def _comparison(request, project, scorer) -> tuple[dict | None, list[str]]:
     return compared, []
 
 
-def _page(request, slug: str, *, errors=(), status: int = 200, form=None):
+def _page(request, slug: str, *, errors=(), form=None):
     project = access.access_project_for_staff(request.user, slug)
     scorer = get_kind(project.kind).evaluation_scorer()
     rtl = get_language_bidi()
@@ -135,7 +135,7 @@ def _page(request, slug: str, *, errors=(), status: int = 200, form=None):
         "bar_width": BAR_WIDTH,
         "bar_height": BAR_HEIGHT,
     }
-    return render(request, "release/leaderboard.html", context, status=status)
+    return render(request, "release/leaderboard.html", context)
 
 
 @login_required
@@ -147,13 +147,14 @@ def leaderboard(request, slug):
 @login_required
 @require_POST
 def leaderboard_upload(request, slug):
-    """The upload form: the API's POST; bad files come back on the page, every error listed."""
+    """The upload form: the API's POST. A refused file comes back on the page with every error
+    listed (200, as a re-displayed form: the API answers 400/409)."""
     upload = request.FILES.get("file")
     form = {"name": request.POST.get("name", ""), "split": request.POST.get("split", "test")}
     try:
         access.access_project_for_supervisor(request.user, slug)
         if upload is None:
-            return _page(request, slug, errors=[{"field": "file", "message": _("Choose a predictions file.")}], status=400, form=form)
+            return _page(request, slug, errors=[{"field": "file", "message": _("Choose a predictions file.")}], form=form)
         evaluation = evaluations.evaluation_request(
             user=request.user, slug=slug, data=upload.read(), filename=upload.name or "",
             name=request.POST.get("name"), split=request.POST.get("split"), fmt=request.POST.get("format", ""),
@@ -161,6 +162,6 @@ def leaderboard_upload(request, slug):
     except (NotFound, PermissionDenied):
         raise
     except ApplicationError as exc:
-        return _page(request, slug, errors=[error.as_dict() for error in exc.errors], status=exc.status_code, form=form)
+        return _page(request, slug, errors=[error.as_dict() for error in exc.errors], form=form)
     messages.success(request, _("“%(name)s” is being scored (evaluation %(id)s).") % {"name": evaluation.name, "id": evaluation.pk})
     return redirect("leaderboard", slug=slug)

@@ -113,8 +113,8 @@ ROUTES = {
     "summary-intrinsic": {"POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(302,))},
     "summary-recompute": {"POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(302,))},
     "leaderboard": {"GET": Rule(STAFF, slugs=ALL)},
-    # The minimal body (no file) is refused as bad input only after the access check.
-    "leaderboard-upload": {"POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(400,), body="multipart-empty")},
+    # The minimal body (no file) is refused on the re-displayed form only after the access check.
+    "leaderboard-upload": {"POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(200,), body="multipart-empty")},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},

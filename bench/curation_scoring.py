@@ -67,18 +67,21 @@ def run(n: int = 100_000) -> dict:
     import sklearn.metrics  # noqa: F401
 
     imports = time.perf_counter() - mark
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     predictions = validate_predictions(read_predictions(data, "predictions.jsonl", "", scorer), gold, scorer, "split 'test'")
     steps["read_and_validate"] = time.perf_counter() - start
     mark = time.perf_counter()
     figures, _arrays = score(scorer, None, gold, predictions)
     steps["arrays_bootstrap_and_point"] = time.perf_counter() - mark
     total = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     return {
         "items": n,
         "file_bytes": len(data),
         "seconds": {name: round(value, 3) for name, value in steps.items()},
         "total_seconds": round(total, 3),
+        # CPU time of this process: what the run costs when other work shares the cores.
+        "total_cpu_seconds": round(cpu, 3),
         "first_import_of_scikit_learn_seconds": round(imports, 3),
         "limit_seconds": LIMIT_SECONDS,
         "within_limit": total <= LIMIT_SECONDS,

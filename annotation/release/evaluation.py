@@ -101,9 +101,22 @@ class ClassificationScorer(EvaluationScorer):
     def gold_extra(self, *columns) -> tuple:
         return ()
 
+    # Distinct label spellings remembered (a file has a handful; a bad one may have many).
+    MEMO_SIZE = 1024
+
     def label_of(self, value, field: str, row: int, required: bool = True) -> tuple[int | None, list[FieldError]]:
         if value is None and not required:
             return None, []
+        if type(value) is str:
+            memo = self.__dict__.setdefault("_memo", {})
+            index = memo.get(value)
+            if index is None:
+                label = self.canonical(value)
+                index = self.labels.index(label) if label in self.labels else -1
+                if len(memo) < self.MEMO_SIZE:
+                    memo[value] = index
+            if index >= 0:
+                return index, []
         label = self.canonical(value)
         if label not in self.labels:
             shown = "a missing value" if value is None else repr(value) if isinstance(value, str) else f"a {type(value).__name__}"

@@ -107,6 +107,14 @@ def test_heq_sample_with_a_squad_predictions_dict_and_validators_extra_spans(mak
     predictions[unanswerable[0]["id"]] = "תשובה כלשהי"  # answered an unanswerable question: 0
     detail = evaluate(client, "heq-eval", "predictions.json", json.dumps(predictions, ensure_ascii=False))
     figures = detail["figures"]
+    # A model that never answers: right on the unanswerable questions only. The paired
+    # comparison says the first one beats it on F1, and by how much.
+    silent = evaluate(client, "heq-eval", "silent.json", json.dumps({qid: "" for qid in predictions}))
+    compared = client.get(f"/api/projects/heq-eval/evaluations/compare/?a={detail['id']}&b={silent['id']}").json()
+    assert compared["primary"] == "f1" and compared["verdict"] == "a_better"
+    assert compared["figures"]["f1"]["difference"] == pytest.approx(figures["f1"]["value"] - silent["figures"]["f1"]["value"])
+    assert compared["figures"]["answerable"]["exact_match"]["share_a_better"] == 1.0
+    assert silent["figures"]["unanswerable"]["exact_match"]["value"] == 1.0
     assert detail["items"] == len(questions)
     assert figures["questions"] == {"answerable": len(answerable), "unanswerable": len(unanswerable)}
     for name in ("exact_match", "f1", "tlnls"):
@@ -150,7 +158,8 @@ def test_phrasis_pairs_with_reversed_predictions_give_soft_and_hard_coherence(ma
             row["prediction"] = row["reversed"] = "UNRELATED"  # coherent (symmetric), wrong
         rows.append(row)
     text = "id,prediction,reversed\n" + "".join(f"{r['id']},{r['prediction']},{r.get('reversed', '')}\n" for r in rows)
-    figures = evaluate(client, "phrasis-eval", "p.csv", text)["figures"]
+    first = evaluate(client, "phrasis-eval", "p.csv", text)
+    figures = first["figures"]
     predicted = [r["prediction"] for r in rows]
     assert figures["accuracy"]["value"] == pytest.approx(accuracy_score(golds, predicted))
     assert figures["reversed_pairs"] == 14
@@ -162,9 +171,15 @@ def test_phrasis_pairs_with_reversed_predictions_give_soft_and_hard_coherence(ma
     assert directional
     rows = [{"id": item.external_id, "prediction": gold, **({"reversed": gold} if i in directional else {})}
             for i, (item, gold) in enumerate(zip(items, golds))]
-    figures = evaluate(client, "phrasis-eval", "p.jsonl", jsonl(rows))["figures"]
+    second = evaluate(client, "phrasis-eval", "p.jsonl", jsonl(rows))
+    figures = second["figures"]
     assert figures["soft_coherence"]["value"] == 0.0 and figures["hard_coherence"]["value"] == 0.0
     assert figures["accuracy"]["value"] == 1.0
+    # Paired: the second is more accurate, the first more coherent (over the pairs both reversed).
+    compared = client.get(f"/api/projects/phrasis-eval/evaluations/compare/?a={first['id']}&b={second['id']}").json()
+    assert compared["verdict"] == "b_better"
+    assert compared["figures"]["accuracy"]["difference"] == pytest.approx(-4 / len(items))
+    assert compared["figures"]["soft_coherence"]["difference"] == 1.0
 
 
 def test_phrase_predictions_refuse_unknown_labels_in_either_direction(make_user, client_for):

@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from annotation.errors import NotFound, PermissionDenied
-from annotation.models import Assignment, Item, Job, Membership, Project
+from annotation.models import Assignment, Evaluation, Item, Job, Membership, Project
 
 Role = Membership.Role
 
@@ -223,3 +223,12 @@ def access_job_for_user(user: AbstractBaseUser, job_id: int) -> Job:
     ).exists():
         return job
     raise NotFound()
+
+
+def access_evaluation_for_staff(user: AbstractBaseUser, slug: str, evaluation_id: int) -> Evaluation:
+    """A model evaluation of project `slug`, for its supervisors and reviewers."""
+    project = access_project_for_staff(user, slug)
+    evaluation = Evaluation.objects.select_related("project", "job").filter(project=project, pk=evaluation_id).first()
+    if evaluation is None:
+        raise NotFound()
+    return evaluation

@@ -105,14 +105,15 @@ _JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 def _member_refused(line: str) -> tuple[str, safe_json.UnsafeJSON] | None:
     """For a line holding a JSON object that safe_json refuses: the first top-level member
-    whose value it refuses, and why. None when the line is not an object or the object
-    itself is malformed (then the whole row is at fault)."""
+    whose value it refuses or cannot read, and why. None when the line is not an object or
+    its keys and separators are malformed (then the whole row is at fault)."""
     decoder = json.JSONDecoder()
     position = _JSON_WHITESPACE.match(line).end()
     if not line.startswith("{", position):
         return None
     separator = "{"
     while separator == "{" or separator == ",":
+        key = None
         try:
             key, position = decoder.raw_decode(line, _JSON_WHITESPACE.match(line, position + 1).end())
             position = _JSON_WHITESPACE.match(line, position).end()
@@ -125,8 +126,10 @@ def _member_refused(line: str) -> tuple[str, safe_json.UnsafeJSON] | None:
             return key, exc
         except RecursionError:
             return key, safe_json.UnsafeJSON(f"nests deeper than {safe_json.MAX_DEPTH} levels")
-        except ValueError:
-            return None
+        except ValueError as exc:
+            # A value Python cannot read (an integer of more than 4,300 digits) is its
+            # member's fault; a malformed key, the row's.
+            return (key, safe_json.UnsafeJSON(f"is not a value Mashov reads ({exc.args[0] if exc.args else exc})")) if isinstance(key, str) else None
         position = _JSON_WHITESPACE.match(line, position).end()
         separator = line[position : position + 1]
     return None

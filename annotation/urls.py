@@ -16,6 +16,7 @@ urlpatterns = [
     path("p/<slug:slug>/import/", views.project_import, name="project-import"),
     path("", include("annotation.urls_dashboard")),
     path("", include("annotation.urls_quality")),
+    path("", include("annotation.release.urls")),
     # Each kind's own pages.
     *(path("", include(module)) for module in page_url_modules()),
 ]

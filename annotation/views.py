@@ -148,6 +148,7 @@ def project_overview(request, slug):
             "roles": Membership.Role.choices,
             "statuses": Membership.Status.choices,
             "formats": get_kind(project.kind).formats,
+            "evaluable": get_kind(project.kind).evaluation_scorer() is not None,
         },
     )
 

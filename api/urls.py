@@ -23,6 +23,7 @@ urlpatterns = [
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),
     path("", include("api.quality_urls")),
+    path("", include("api.evaluation_urls")),
     # Each kind's own operations.
     *(path("", include(module)) for module in api_url_modules()),
 ]

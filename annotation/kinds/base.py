@@ -179,6 +179,51 @@ class KindRelease:
         and leaks and read by the bias analysis; None for kinds that hold no pair."""
         return None
 
+    def evaluation_scorer(self) -> "EvaluationScorer | None":
+        """How a model's predictions on the project's gold are scored (model evaluation,
+        annotation/release/evaluation.py), or None: the kind cannot be evaluated (a 400)."""
+        return None
+
+
+class EvaluationScorer:
+    """A kind's part of model evaluation: whose gold, what a prediction is, which figures.
+    annotation/release/evaluation.py reads the file, validates it against `gold`, and runs
+    the bootstrap over `statistic` (annotation/metrics/evaluation.py)."""
+
+    # The figure that answers "does model A beat model B" on the compare view.
+    primary: str = "accuracy"
+    # Whether a predictions file may be SQuAD's predictions dict {question id: answer text}.
+    accepts_squad_dict: bool = False
+    # The columns of a prediction row besides `id` (CSV header, JSONL keys).
+    fields: tuple[str, ...] = ("prediction",)
+    # The figures the leaderboard shows per model (dotted paths into the figures).
+    columns: tuple[str, ...] = ("accuracy", "macro_f1")
+
+    def gold(self, project, split: str | None) -> dict:
+        """{key: gold} of every item scored in `split` (None: every split), in a stable
+        order; the key is what a prediction row's `id` names (an item's external id, a
+        question id)."""
+        raise NotImplementedError
+
+    def clean(self, record: dict, row: int) -> tuple[Any, list[FieldError]]:
+        """The prediction a row carries, validated (its id is checked by the caller), or
+        the errors naming row and field."""
+        raise NotImplementedError
+
+    def arrays(self, project, gold: dict, predictions: dict) -> dict:
+        """Per-item numpy arrays, in `gold`'s order, from which `statistic` computes every
+        figure (stored with the evaluation for paired comparisons)."""
+        raise NotImplementedError
+
+    def statistic(self, arrays: dict):
+        """annotation.metrics.evaluation.Statistic over `arrays`."""
+        raise NotImplementedError
+
+    def extras(self, arrays: dict) -> dict:
+        """Figures without an interval (confusion matrix, counts), as a nested tree merged
+        into the figures."""
+        return {}
+
 
 class KindFormats:
     # Import formats besides the common `jsonl` and `csv`.

@@ -1,6 +1,7 @@
 from .adjudication import Adjudication
 from .aggregation import AnnotatorCompetence, ItemAggregate
 from .annotations import Annotation, Assignment, IdempotencyRecord
+from .evaluations import Evaluation
 from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
@@ -18,6 +19,7 @@ __all__ = [
     "Review",
     "ItemRevision",
     "Annotation",
+    "Evaluation",
     "Assignment",
     "IdempotencyRecord",
     "Item",

@@ -161,7 +161,7 @@ FIELDS = {
 }
 
 STORED_MODELS = ("Project", "Membership", "Item", "Assignment", "Annotation", "Review", "Feedback", "QuestionValidation", "Job",
-                 "ItemRevision", "IdempotencyRecord", "Adjudication")
+                 "ItemRevision", "IdempotencyRecord", "Adjudication", "Evaluation")
 
 
 def _counts() -> dict[str, int]:
@@ -305,6 +305,30 @@ def test_a_body_over_the_limit_is_413_before_it_is_parsed(world, operation, sett
     assert _counts() == before
 
 
+@pytest.mark.parametrize("field", ["id", "prediction"])
+def test_a_bad_value_in_a_predictions_file_is_400_naming_it_and_stores_nothing(world, field):
+    """The model-evaluation upload (multipart): each of BAD_VALUES in the first row's `id` or
+    `prediction` of a JSONL predictions file is refused, naming the field and row."""
+    from annotation.models import Item
+
+    Item.objects.filter(project__slug="fa-nli").update(gold_label="entailment", split="test", status="accepted")
+    ids = list(Item.objects.filter(project__slug="fa-nli").values_list("external_id", flat=True))
+    problems = {}
+    for value, bad in BAD_VALUES.items():
+        rows = [json.dumps({"id": key, "prediction": "entailment"}) for key in ids]
+        rows[0] = json.dumps({"id": ids[0], "prediction": "entailment", field: PLACEHOLDER}).replace(json.dumps(PLACEHOLDER), bad)
+        before = _counts()
+        response = world["client"]("sup").post(
+            "/api/projects/fa-nli/evaluations/", {"file": upload("p.jsonl", "\n".join(rows)), "name": "m"}, format="multipart"
+        )
+        problem = refusal_problem(response, before, {field})
+        if problem is None and not any(error.get("row") == 1 for error in response.json()["errors"]):
+            problem = f"no error names row 1: {response.content[:200]!r}"
+        if problem:
+            problems[value] = problem
+    assert not problems, problems
+
+
 BIG_IDS = [str(2**63), str(2**64), "9" * 40]
 
 
@@ -317,6 +341,7 @@ BIG_IDS = [str(2**63), str(2**64), "9" * 40]
         ("rev", "post", "/api/annotations/{}/review/"),
         ("sup", "get", "/api/jobs/{}/"),
         ("sup", "post", "/api/items/{}/adjudicate/"),
+        ("sup", "get", "/api/projects/fa-nli/evaluations/{}/"),
         ("t1", "post", "/api/me/feedback/{}/read/"),
         ("t1", "post", "/feedback/{}/read/"),
     ],
@@ -339,6 +364,7 @@ QUERY_PARAMETERS = [
     ("sup", "/api/projects/fa-nli/adjudication/", ["page", "page_size"]),
     ("sup", "/p/fa-nli/adjudication/", ["page"]),
     ("sup", "/api/projects/", ["page", "search"]),
+    ("sup", "/api/projects/fa-nli/evaluations/compare/", ["a", "b"]),
     ("sup", "/p/fa-nli/dashboard/", ["tab"]),
     ("sup", "/p/fa-nli/", ["next"]),
 ]

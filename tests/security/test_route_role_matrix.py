@@ -115,6 +115,9 @@ ROUTES = {
     "annotator-quality": {"GET": Rule(SUPERVISOR, slugs=ALL)},
     # Supervisors and members marked adjudicator (the world marks none).
     "adjudication": {"GET": Rule(SUPERVISOR, slugs=ALL)},
+    "leaderboard": {"GET": Rule(STAFF, slugs=ALL)},
+    # The minimal body (no file) is refused on the re-displayed form only after the access check.
+    "leaderboard-upload": {"POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(200,), body="multipart-empty")},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
@@ -164,6 +167,12 @@ ROUTES = {
     "api-adjudication": {"GET": Rule(SUPERVISOR, slugs=ALL)},
     # The item is the failed pair waiting for its author in sec-nli.
     "api-item-adjudicate": {"POST": Rule(SUPERVISOR, ok=(201,), body={"label": "neutral", "comment": "הוכרע"})},
+    # Model evaluation: the minimal bodies (no file; ids of no evaluation) are refused as bad
+    # input only after the access check.
+    "api-evaluations": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE, LABEL)),
+                        "POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(400,), body="multipart-empty")},
+    "api-evaluation": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE))},
+    "api-evaluation-compare": {"GET": Rule(STAFF, slugs=(NLI, PHRASE), ok=(400,), query="?a=987654321&b=987654322")},
 }
 ADMIN_NAMESPACE = "admin"  # Django's admin site: one rule for all of its routes
 
@@ -263,6 +272,8 @@ def fill(route: Route, world, slug: str, role: str, rule: Rule | None, *, missin
             return world.feedback["annotator"]
         if param == "job_id":
             return world.jobs[slug]
+        if param == "evaluation_id":
+            return evaluation_of(world, slug)
         # the admin site's parameters
         if param in ("object_id", "id"):
             return world.users["annotator"].pk
@@ -278,6 +289,15 @@ def fill(route: Route, world, slug: str, role: str, rule: Rule | None, *, missin
     path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(value(m.group(1))), path)
     path = re.sub(r"\^?\(\?P<(\w+)>[^)]*\)\$?", lambda m: str(value(m.group(1))), path)
     return "/" + path.replace("^", "").replace("$", "")
+
+
+def evaluation_of(world, slug: str) -> int:
+    """A model evaluation of the project (made on first use, inside the test's savepoint)."""
+    from annotation.models import Evaluation
+
+    project = world.projects[slug]
+    name = planted(slug, "model")
+    return Evaluation.objects.get_or_create(project=project, name=name, defaults={"digest": "0" * 64})[0].pk
 
 
 def client_for(world, role: str, api: bool):

@@ -13,6 +13,8 @@ class LabelTestKind(NliKind):
     default_settings = {"labels_per_item": 4, "sample_size": 200}
     # The imported label is the hidden gold the testers are scored against.
     reference_label_is_gold = True
+    # The hidden gold is the imported label.
+    evaluation_gold_field = "reference_label"
     # The human-baseline results share the results page of translation rating (LCHAIM),
     # which reads Table 2 from results.py here.
     page_urls = ("annotation.kinds.translation.urls",)

@@ -23,6 +23,14 @@ class NliKind(Kind):
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         return payload["premise"], payload["hypothesis"]
 
+    # The item field holding the gold a model is scored against.
+    evaluation_gold_field = "gold_label"
+
+    def evaluation_scorer(self):
+        from .evaluation import NliScorer
+
+        return NliScorer(self.release_labels, self.evaluation_gold_field)
+
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         problems = RowProblems(row)
         common = self.common_fields(record, problems)

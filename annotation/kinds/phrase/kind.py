@@ -173,6 +173,15 @@ class PhrasePairKind(Kind):
         item.gold_label = gold or ""
         item.save(update_fields=["gold_label"])
 
+    # --- release ----------------------------------------------------------------------------
+
+    release_labels = LABELS
+
+    def evaluation_scorer(self):
+        from .evaluation import PhraseScorer
+
+        return PhraseScorer()
+
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         return probe_next_for_annotator(project, user, settings, last_group=last_group)
 

@@ -174,6 +174,13 @@ class QaAuthoringKind(Kind):
             annotation.review_required = required
             annotation.save(update_fields=["review_required"])
 
+    # --- model evaluation ---
+
+    def evaluation_scorer(self):
+        from .evaluation import QaScorer
+
+        return QaScorer(self)
+
     # --- report ---
 
     def report_sections(self, project) -> dict:

@@ -2,10 +2,11 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from annotation.errors import ApplicationError
-from annotation.models import Job, Project
+from annotation.management.shell import project_and_file, refuse
+from annotation.models import Job
 from annotation.services.imports import items_import
 
 
@@ -18,21 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, dest="fmt")
 
     def handle(self, *args, slug, file, fmt, **options):
-        project = Project.objects.filter(slug=slug).first()
-        if project is None:
-            raise CommandError(f"no project {slug!r}")
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            raise CommandError(f"cannot read {file}: {exc.strerror}") from None
+        project, data = project_and_file(slug, file)
         try:
             result = items_import(project=project, data=data, fmt=fmt, filename=file.name)
         except ApplicationError as exc:
-            for error in exc.errors:
-                where = f"row {error.row}: " if error.row is not None else ""
-                field = f"{error.field}: " if error.field else ""
-                self.stderr.write(f"{where}{field}{error.message}")
-            raise CommandError("nothing was imported") from None
+            raise refuse(self.stderr, exc, "nothing was imported") from None
         if result.job:
             job = Job.objects.get(pk=result.job)
             self.stdout.write(f"job {job.pk}: {job.status} {job.result or job.error or ''}")

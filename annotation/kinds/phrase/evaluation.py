@@ -1,0 +1,56 @@
+"""Model evaluation of phrase pairs (fine-grained-nli-coherence §3-§5): accuracy, macro F1,
+per-class P/R/F1 and the confusion matrix over the seven labels, and — for the pairs the
+model also labeled in reversed order (a row's `reversed`: its label for (right, left)) — its
+soft and hard coherence (§3.1, §3.2; annotation.metrics.coherence), with y_rev = Rev(y) as §5
+builds the reversed pairs.
+
+Gold: the item's stored gold (the majority of its labels), else its imported label; probes
+(annotators' reversed copies) are never scored."""
+
+import numpy as np
+
+from annotation.metrics.coherence import LABELS, hard_coherence, soft_coherence
+from annotation.metrics.evaluation import masked_rates_statistic
+from annotation.release.evaluation import ClassificationScorer
+
+from .labels import canonical_label
+
+NO_REVERSED = -1
+
+
+class PhraseScorer(ClassificationScorer):
+    fields = ("prediction", "reversed")
+    columns = ("accuracy", "macro_f1", "soft_coherence", "hard_coherence")
+
+    def __init__(self):
+        super().__init__(LABELS, canonical_label, ("gold_label", "reference_label"))
+
+    def items(self, project, split):
+        return super().items(project, split).filter(probe_of__isnull=True)
+
+    def clean(self, record: dict, row: int):
+        predicted, errors = self.label_of(record.get("prediction"), "prediction", row)
+        reversed_, more = self.label_of(record.get("reversed"), "reversed", row, required=False)
+        return (predicted, NO_REVERSED if reversed_ is None else reversed_), errors + more
+
+    def prediction_label(self, prediction) -> int:
+        return prediction[0]
+
+    def more_arrays(self, keys: list, gold: dict, predictions: dict) -> dict:
+        reversed_ = np.array([predictions[key][1] for key in keys], dtype=np.int64)
+        soft = np.zeros(len(keys))
+        hard = np.zeros(len(keys))
+        for i, key in enumerate(keys):
+            if reversed_[i] == NO_REVERSED:
+                continue
+            original, backwards, label = LABELS[predictions[key][0]], LABELS[reversed_[i]], LABELS[gold[key][0]]
+            soft[i] = soft_coherence([(original, backwards)]).coherent
+            hard[i] = hard_coherence([(original, backwards, label)]).coherent
+        return {"reversed": reversed_, "soft_coherence": soft, "hard_coherence": hard}
+
+    def more_statistics(self, arrays: dict) -> list:
+        flags = {name: arrays[name].astype(bool) for name in ("soft_coherence", "hard_coherence")}
+        return [masked_rates_statistic(flags, arrays["reversed"] != NO_REVERSED)]
+
+    def extras(self, arrays: dict) -> dict:
+        return {**super().extras(arrays), "reversed_pairs": int((arrays["reversed"] != NO_REVERSED).sum())}

@@ -164,6 +164,9 @@ class PhrasePairKind(Kind):
         item.gold_label = gold or ""
         item.save(update_fields=["gold_label"])
 
+    # A changed label changes the majority: the same step again.
+    after_edit = after_submit
+
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         return probe_next_for_annotator(project, user, settings, last_group=last_group)
 

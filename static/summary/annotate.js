@@ -161,7 +161,7 @@
     return { ratings: out };
   }
 
-  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render });
+  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render, nav: { skip: true, keys: true } });
 
   function submit() {
     if (complete()) { page.submit(value()); }

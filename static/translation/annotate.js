@@ -92,7 +92,7 @@
     render();
   }
 
-  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render });
+  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render, nav: { skip: true, keys: true } });
 
   function submit() {
     if (missing() > 0) { return; }

@@ -60,7 +60,7 @@ window.MashovAnnotatePage = (function () {
       box.textContent = text;
       box.hidden = false;
       clearTimeout(flashTimer);
-      flashTimer = setTimeout(function () { box.hidden = true; }, FLASH_MS);
+      flashTimer = setTimeout(function () { box.hidden = true; box.textContent = ""; }, FLASH_MS);
     }
 
     function markChosen(label) {

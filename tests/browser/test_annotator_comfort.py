@@ -322,3 +322,44 @@ def test_top_bar_inbox_link_and_feedback_entries_with_question_answer_and_paragr
     assert page.locator("#inbox-unread").count() == 0 and page.locator("#inbox-link").is_visible()
     screenshots(page, artifacts_dir, "inbox_link")
     page.problems.assert_clean(page)
+
+
+def test_rating_page_flashes_the_scores_and_changes_an_earlier_rating(world, page, artifacts_dir):
+    from annotation.models import Annotation, Membership
+    from annotation.services.imports import items_import
+    from annotation.services.projects import project_create
+
+    mt = project_create(actor=world["qa"].created_by, slug="he-comfort-mt", name="תרגום", kind="translation_rating",
+                        language="he")  # fmt: skip
+    Membership.objects.create(project=mt, user=world["people"]["eli"], role="annotator", status="active")
+    rows = [{"id": f"m{i}", "source": {"premise": f"The train left at {i} o'clock.", "hypothesis": "A train left.", "label": "e"},
+             "candidates": [{"system": "x", "premise": f"הרכבת יצאה בשעה {i}.", "hypothesis": "רכבת יצאה."}]}
+            for i in range(2)]  # fmt: skip
+    assert items_import(project=mt, data=_jsonl(rows), fmt="jsonl").created == 2
+    base = world["url"]
+    hebrew(page, base)
+    login(page, base, "eli")
+    page.goto(f"{base}/p/he-comfort-mt/annotate/")
+    page.locator("#task").wait_for(state="visible")
+    first = page.locator(".candidate-premise").text_content()
+    for key in ("Digit4", "Digit5", "Digit3", "KeyY"):
+        page.keyboard.press(key)
+    with page.expect_response(lambda r: "/submit/" in r.url) as sent:
+        page.keyboard.press("Enter")
+    assert sent.value.status == 201
+    page.wait_for_function("() => document.getElementById('flash').textContent === '1: 4 5 3 ✓'")
+    page.wait_for_function("(p) => document.querySelector('.candidate-premise').textContent !== p", arg=first)
+
+    page.keyboard.press("Backspace")
+    page.wait_for_function("(p) => document.querySelector('.candidate-premise').textContent === p", arg=first)
+    assert page.locator("#previous-banner").is_visible()
+    checked = page.eval_on_selector_all("#candidates input:checked", "inputs => inputs.map(i => i.name + '=' + i.value)")
+    assert checked == ["c0-accuracy=4", "c0-fluency=5", "c0-cultural_fit=3", "c0-label_valid=yes"]
+    screenshots(page, artifacts_dir, "translation_previous")
+    page.locator("input[name='c0-fluency'][value='2']").check()
+    with page.expect_response(lambda r: r.request.method == "PATCH") as changed:
+        page.click("#submit")
+    assert changed.value.status == 200
+    assert Annotation.objects.get().value["ratings"]["0"]["fluency"] == 2
+    page.wait_for_function("(p) => document.querySelector('.candidate-premise').textContent !== p", arg=first)
+    page.problems.assert_clean(page)

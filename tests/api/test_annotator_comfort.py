@@ -235,3 +235,42 @@ def test_phrase_gold_follows_an_edit(make_project):
     annotation = Annotation.objects.get()
     assert team["a1"].patch(f"/api/annotations/{annotation.pk}/", {"value": {"label": "SIMILAR"}}, format="json").status_code == 200
     assert Item.objects.get().gold_label == "SIMILAR"
+
+
+def test_mine_reads_a_page_in_a_fixed_number_of_queries(make_project):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    project, team = make_project("mq", annotators=1, settings=THREE_VOTES)
+    items(project, 12)
+    label(team["a1"], "mq", "neutral")
+    with CaptureQueriesContext(connection) as few:
+        team["a1"].get("/api/projects/mq/mine/")
+    for _ in range(10):
+        label(team["a1"], "mq", "entailment")
+    with CaptureQueriesContext(connection) as many:
+        page = team["a1"].get("/api/projects/mq/mine/").json()
+    assert page["count"] == 11
+    assert len(many.captured_queries) == len(few.captured_queries) <= 6
+
+
+def test_the_top_bar_counts_unread_feedback_once_per_page(make_project, client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Feedback
+
+    project, team = make_project("tb", annotators=1, settings=THREE_VOTES)
+    annotator = project.memberships.get(role="annotator").user
+    Feedback.objects.bulk_create(Feedback(recipient=annotator, project=project, message=f"m{i}") for i in range(3))
+    Feedback.objects.create(recipient=annotator, project=project, message="read", read_at="2026-01-01T00:00:00Z")
+    client.login(username=annotator.username, password="pass-word-123")
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/")
+    assert page.status_code == 200
+    assert b'id="inbox-unread"' in page.content and b">3</span>" in page.content
+    assert sum("annotation_feedback" in q["sql"] for q in queries.captured_queries) == 1
+    client.logout()
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/login/").status_code == 200
+    assert not any("annotation_feedback" in q["sql"] for q in queries.captured_queries)

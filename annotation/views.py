@@ -46,6 +46,10 @@ def annotate(request, slug):
         "nextUrl": f"/api/projects/{project.slug}/next/",
         "submitUrl": "/api/assignments/{id}/submit/",
         "progressUrl": f"/api/projects/{project.slug}/progress/",
+        "skipUrl": "/api/assignments/{id}/skip/",
+        "draftUrl": "/api/assignments/{id}/draft/",
+        "mineUrl": f"/api/projects/{project.slug}/mine/",
+        "editUrl": "/api/annotations/{id}/",
         "networkError": _("The server could not be reached. Check your connection and try again."),
     }
     return render(request, kind.template, {"project": project, "config": config})

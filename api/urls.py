@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.kinds.registry import api_url_modules
-from api import views
+from api import comfort_views, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -19,6 +19,10 @@ urlpatterns = [
     path("projects/<slug:slug>/next/", views.NextView.as_view(), name="api-next"),
     path("projects/<slug:slug>/progress/", views.ProgressView.as_view(), name="api-progress"),
     path("assignments/<id:assignment_id>/submit/", views.SubmitView.as_view(), name="api-submit"),
+    path("assignments/<id:assignment_id>/skip/", comfort_views.SkipView.as_view(), name="api-skip"),
+    path("assignments/<id:assignment_id>/draft/", comfort_views.DraftView.as_view(), name="api-draft"),
+    path("projects/<slug:slug>/mine/", comfort_views.MineView.as_view(), name="api-mine"),
+    path("annotations/<id:annotation_id>/", comfort_views.AnnotationEditView.as_view(), name="api-annotation"),
     path("jobs/<id:job_id>/", views.JobView.as_view(), name="api-job"),
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),

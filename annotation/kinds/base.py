@@ -165,6 +165,14 @@ class KindRules:
         """Called inside the submit transaction, with the item locked, after the annotation
         is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
 
+    # Whether an annotator may change a submitted value while its round is open (PATCH
+    # /api/annotations/{id}/); False where a submit created work elsewhere (authoring).
+    editable_annotations: bool = True
+
+    def after_edit(self, annotation, item, settings: dict) -> None:
+        """Called inside the edit transaction, with the item locked, after the annotation's
+        value was replaced: kinds that derived something from the values redo it here."""
+
 
 class KindRelease:
     """What the release stage (near-duplicates, leak-free splits, bias analysis, model

@@ -8,12 +8,15 @@ from .projects import Project
 
 class Assignment(models.Model):
     """A claim of one item by one annotator in one round. A claim expires at `expires_at`;
-    an expired claim no longer holds a slot and may be claimed again."""
+    an expired claim no longer holds a slot and may be claimed again. A skipped claim holds
+    no slot either (the item goes back to others) but still counts as the annotator's own in
+    its round, so the engine does not serve them the same item again in that round."""
 
     class Status(models.TextChoices):
         CLAIMED = "claimed"
         SUBMITTED = "submitted"
         EXPIRED = "expired"
+        SKIPPED = "skipped"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
     # No single-column indexes on item and annotator: the indexes below lead with them, and
@@ -27,10 +30,14 @@ class Assignment(models.Model):
     claimed_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The annotator's unsubmitted work on an open claim (GET|PUT /api/assignments/{id}/draft/),
+    # cleared by the same statements that submit, skip or expire the claim.
+    draft = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [
-            # Never the same item twice to one annotator in a round (expired claims aside).
+            # Never the same item twice to one annotator in a round (expired claims aside; a
+            # skipped claim stays, so that a skip is not followed by the same item).
             models.UniqueConstraint(
                 fields=["item", "annotator", "round"],
                 condition=~Q(status="expired"),
@@ -55,6 +62,8 @@ class Annotation(models.Model):
     # Work of trial and new members is always reviewed; a trusted member's is sampled.
     review_required = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When its annotator last changed the value (PATCH /api/annotations/{id}/), null if never.
+    edited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -70,7 +70,7 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
             # (accepted, removed, revised), stops holding a slot and blocking a fresh claim.
             Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.CLAIMED).filter(
                 Q(expires_at__lte=now) | Q(pk=latest.pk)
-            ).update(status=Assignment.Status.EXPIRED)
+            ).update(status=Assignment.Status.EXPIRED, draft=None)
         last_group = latest.item.assignment_group if latest is not None else None
         needed = needed_pair(kind, settings)
         skipped: set[int] = set()
@@ -145,6 +145,8 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                 raise PermissionDenied("You no longer annotate in this project.")
             if assignment.status == Assignment.Status.SUBMITTED:
                 raise Conflict("This assignment was already submitted.", field="assignment")
+            if assignment.status == Assignment.Status.SKIPPED:
+                raise Conflict("This assignment was skipped.", field="assignment")
             if item.status != Item.Status.OPEN or item.round != assignment.round:
                 raise Conflict("This item no longer takes annotations.", field="assignment")
             needed = kind.votes_needed(item, settings)
@@ -189,7 +191,8 @@ def _store_annotation(
     with connection.cursor() as cursor:
         execute(
             cursor,
-            "UPDATE annotation_assignment SET status = 'submitted', submitted_at = %s WHERE id = %s",
+            # The draft goes with the claim it was kept for.
+            "UPDATE annotation_assignment SET status = 'submitted', submitted_at = %s, draft = NULL WHERE id = %s",
             [now, assignment.pk],
         )
         execute(

@@ -142,6 +142,6 @@ def membership_update(*, actor, slug: str, username: str, changes: dict) -> Memb
         if membership.status == Membership.Status.DISQUALIFIED:
             # A disqualified member's open claims give their slots back at once.
             Assignment.objects.filter(project=project, annotator=membership.user, status=Assignment.Status.CLAIMED).update(
-                status=Assignment.Status.EXPIRED
+                status=Assignment.Status.EXPIRED, draft=None
             )
     return membership

@@ -9,11 +9,19 @@
 //
 // The template (annotate_base.html) provides #task, #done, #error, #progress and
 // #progress-text, and the config {nextUrl, submitUrl ("{id}" for the assignment), progressUrl?}.
+//
+// Besides (options.nav): a skip button and key (S by physical key) that releases the claim
+// and moves on; a "previous" key (Backspace) that walks back through the caller's own
+// answers (GET mineUrl), shows one with its label marked and, while its round is open, lets
+// a label key change it (PATCH editUrl), then returns to the claim on screen (Escape does
+// too); and a flash of the chosen label on every submit, so that a slip is seen.
 "use strict";
 
 window.MashovAnnotatePage = (function () {
   const api = window.MashovApi;
   const el = function (id) { return document.getElementById(id); };
+  const FLASH_MS = 1200;    // how long the chosen label stays up
+  const HISTORY_PAGE = 20;  // earlier answers fetched at a time
 
   // options:
   //   show(data)       render the item from /next/ ({assignment, item, ...}); #task is already
@@ -25,13 +33,59 @@ window.MashovAnnotatePage = (function () {
   //   assignmentOn     id of the element that gets data-assignment, "task" by default; null: none.
   //   skipOnConflict   fields of a 409 that mean "answered already or taken over: move on";
   //                    ["assignment"] by default. Any other 409 is shown as an error.
+  //   nav              optional {skip, previous, keys}: show the skip button, enable the
+  //                    previous key (label pages whose value is {label}), and the S /
+  //                    Backspace / Escape keys (pages without free-text focus traps).
   function create(options) {
     const config = JSON.parse(el(options.configId || "annotate-config").textContent);
     const doneId = options.doneId || "done";
     const assignmentOn = options.assignmentOn === undefined ? "task" : options.assignmentOn;
     const skipOnConflict = options.skipOnConflict || ["assignment"];
+    const nav = options.nav || {};
     let current = null;   // the /next/ body on screen, plus its idempotencyKey once submitted
     let busy = false;
+    let history = null;   // {entries: /mine/ results so far, next: URL of the next page, index}
+    let editing = null;   // the /mine/ entry shown instead of the claim ("previous")
+    let flashTimer = null;
+
+    function message(id) {
+      const node = el(id);
+      return node ? node.textContent : "";
+    }
+
+    // The chosen label, shown for a moment over whatever comes next.
+    function flash(text) {
+      const box = el("flash");
+      if (!box || !text) { return; }
+      box.textContent = text;
+      box.hidden = false;
+      clearTimeout(flashTimer);
+      flashTimer = setTimeout(function () { box.hidden = true; box.textContent = ""; }, FLASH_MS);
+    }
+
+    function markChosen(label) {
+      document.querySelectorAll(".label-button[data-label]").forEach(function (button) {
+        if (label === null) { button.removeAttribute("aria-pressed"); return; }
+        button.setAttribute("aria-pressed", button.dataset.label === label ? "true" : "false");
+      });
+    }
+
+    function showBanner(entry) {
+      const banner = el("previous-banner");
+      if (!banner) { return; }
+      banner.hidden = !entry;
+      el("task").classList.toggle("previous-mode", Boolean(entry));
+      if (entry) {
+        el("previous-text").textContent = message(entry.editable ? "msg-previous-editable" : "msg-previous-decided");
+        banner.classList.toggle("decided", !entry.editable);
+      }
+    }
+
+    function refreshNav() {
+      if (el("annotate-nav")) { el("annotate-nav").hidden = !(nav.skip || nav.previous); }
+      if (el("skip-button")) { el("skip-button").hidden = !nav.skip || !current || Boolean(editing); }
+      if (el("previous-button")) { el("previous-button").hidden = !nav.previous; }
+    }
 
     function showError(text) {
       el("error").textContent = text;
@@ -69,17 +123,130 @@ window.MashovAnnotatePage = (function () {
         el(doneId).hidden = false;
       } else if (result.status === 200) {
         current = result.data;
-        el("task").hidden = false;
-        el(doneId).hidden = true;
-        if (assignmentOn) { el(assignmentOn).dataset.assignment = String(current.assignment); }
-        options.show(current);
+        showCurrent();
       } else {
         showError(errorText(result));
       }
+      refreshNav();
       // The next item is on screen: keys work again while the progress bar catches up.
       setBusy(false);
       await refreshProgress();
     }
+
+    function showCurrent() {
+      el("task").hidden = false;
+      el(doneId).hidden = true;
+      if (assignmentOn) { el(assignmentOn).dataset.assignment = String(current.assignment); }
+      options.show(current);
+    }
+
+    // Back from an earlier answer to the claim (or to "nothing left").
+    async function backToCurrent() {
+      editing = null;
+      history = null;
+      showBanner(null);
+      markChosen(null);
+      showError("");
+      if (current) {
+        showCurrent();
+        refreshNav();
+      } else {
+        await loadNext();
+      }
+    }
+
+    // One step further back through the caller's answers, newest first.
+    async function previous() {
+      if (busy || !config.mineUrl) { return; }
+      showError("");
+      if (history === null) { history = { entries: [], next: config.mineUrl + "?page_size=" + HISTORY_PAGE, index: -1 }; }
+      const wanted = history.index + 1;
+      if (wanted >= history.entries.length && history.next) {
+        const result = await api.get(history.next);
+        if (result.status !== 200) { showError(errorText(result)); return; }
+        history.entries = history.entries.concat(result.data.results);
+        history.next = result.data.next;
+      }
+      if (wanted >= history.entries.length) { showError(message("msg-no-earlier")); return; }
+      history.index = wanted;
+      editing = history.entries[wanted];
+      el("task").hidden = false;
+      el(doneId).hidden = true;
+      if (assignmentOn) { el(assignmentOn).dataset.annotation = String(editing.annotation); }
+      options.show({ assignment: null, item: editing.item, previous: editing });
+      markChosen(editing.value && typeof editing.value.label === "string" ? editing.value.label : null);
+      showBanner(editing);
+      refreshNav();
+    }
+
+    // A label chosen for an earlier answer: PATCH it while its round is open.
+    async function edit(value, shown) {
+      if (busy) { return null; }
+      if (!editing.editable) { showError(message("msg-previous-decided")); return null; }
+      setBusy(true);
+      let result;
+      try {
+        result = await api.patch(config.editUrl.replace("{id}", String(editing.annotation)), { value: value });
+      } catch (e) {
+        result = { status: 0, data: null };
+      }
+      setBusy(false);
+      if (result.status === 200) {
+        flash(shown);
+        await backToCurrent();
+      } else {
+        if (result.status === 409) { editing.editable = false; showBanner(editing); }
+        showError(errorText(result));
+      }
+      return result;
+    }
+
+    // Release the claim on screen without an answer and move on.
+    async function skip() {
+      if (!current || busy || editing || !config.skipUrl) { return null; }
+      setBusy(true);
+      let result;
+      try {
+        result = await api.post(config.skipUrl.replace("{id}", String(current.assignment)));
+      } catch (e) {
+        result = { status: 0, data: null };
+      }
+      if (result.status === 204 || movesOn(result)) {
+        current = null;
+        flash(message("msg-skipped"));
+        await loadNext();
+      } else {
+        setBusy(false);
+        showError(errorText(result));
+      }
+      return result;
+    }
+
+    function typingIn(target) {
+      if (!target || !target.tagName) { return false; }
+      if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") { return true; }
+      return target.tagName === "INPUT" && ["radio", "checkbox", "button", "submit"].indexOf(target.type) === -1;
+    }
+
+    if (el("skip-button")) { el("skip-button").addEventListener("click", function () { skip(); }); }
+    if (el("previous-button")) { el("previous-button").addEventListener("click", function () { previous(); }); }
+    if (el("back-to-current")) { el("back-to-current").addEventListener("click", function () { backToCurrent(); }); }
+    if (nav.keys) {
+      document.addEventListener("keydown", function (event) {
+        if (event.ctrlKey || event.metaKey || event.altKey || event.repeat || typingIn(event.target)) { return; }
+        if (nav.previous && event.key === "Backspace") {
+          event.preventDefault();
+          previous();
+        } else if (nav.previous && event.key === "Escape" && editing) {
+          event.preventDefault();
+          backToCurrent();
+        } else if (nav.skip && event.code === "KeyS") {
+          event.preventDefault();
+          skip();
+        }
+      });
+    }
+    refreshNav();
 
     function errorText(result) {
       return result.status === 0 ? (config.networkError || "Network error") : api.errorText(result);
@@ -93,9 +260,11 @@ window.MashovAnnotatePage = (function () {
 
     // POST `body` as it is for the item on screen; resolves to the response ({status, data};
     // status 0 when the network failed), or null when nothing was sent (no item, or busy).
-    async function send(body) {
+    // `shown`: the chosen label's text, flashed as the answer goes.
+    async function send(body, shown) {
       if (!current || busy) { return null; }
       setBusy(true);
+      flash(shown);
       const url = config.submitUrl.replace("{id}", String(current.assignment));
       // One key per assignment: a retried click replays the first answer instead of a 409.
       const key = current.idempotencyKey || (current.idempotencyKey = api.newKey());
@@ -122,8 +291,21 @@ window.MashovAnnotatePage = (function () {
       loadNext: loadNext,
       showError: showError,
       send: send,
-      submit: function (value) { return send({ value: value }); },
+      // `shown`: the chosen label as the annotator reads it (see labelText), flashed.
+      submit: function (value, shown) { return editing ? edit(value, shown) : send({ value: value }, shown); },
+      editing: function () { return editing; },
+      skip: skip,
+      previous: previous,
+      backToCurrent: backToCurrent,
+      flash: flash,
     };
+  }
+
+  // A label button's name without its key and definition ("Entailment").
+  function labelText(button) {
+    const copy = button.cloneNode(true);
+    copy.querySelectorAll("kbd, .definition").forEach(function (node) { node.remove(); });
+    return copy.textContent.trim();
   }
 
   // The digit of the physical key (Digit0-9, Numpad0-9) or null, so that shortcuts work on
@@ -133,5 +315,5 @@ window.MashovAnnotatePage = (function () {
     return match ? Number(match[1]) : null;
   }
 
-  return { create: create, digit: digit };
+  return { create: create, digit: digit, labelText: labelText };
 })();

@@ -8,11 +8,13 @@ window.MashovApi = (function () {
     return match ? decodeURIComponent(match[1]) : "";
   }
 
-  async function request(method, url, body, headers) {
+  // `extra.keepalive`: the request outlives the page (a draft saved as the tab closes).
+  async function request(method, url, body, headers, extra) {
     const options = {
       method: method,
       credentials: "same-origin",
       headers: Object.assign({ "Accept": "application/json", "X-CSRFToken": csrfToken() }, headers || {}),
+      keepalive: Boolean(extra && extra.keepalive),
     };
     if (body !== undefined) {
       options.headers["Content-Type"] = "application/json";
@@ -38,5 +40,12 @@ window.MashovApi = (function () {
     return String(Date.now()) + "-" + String(Math.random()).slice(2);
   }
 
-  return { get: function (url) { return request("GET", url); }, post: request.bind(null, "POST"), patch: request.bind(null, "PATCH"), errorText: errorText, newKey: newKey };
+  return {
+    get: function (url) { return request("GET", url); },
+    post: request.bind(null, "POST"),
+    put: request.bind(null, "PUT"),
+    patch: request.bind(null, "PATCH"),
+    errorText: errorText,
+    newKey: newKey,
+  };
 })();

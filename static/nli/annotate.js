@@ -9,12 +9,13 @@
       el("premise").textContent = data.item.payload.premise;
       el("hypothesis").textContent = data.item.payload.hypothesis;
     },
+    nav: { skip: true, previous: true, keys: true },
   });
 
-  function submit(label) { page.submit({ label: label }); }
+  function submit(button) { page.submit({ label: button.dataset.label }, window.MashovAnnotatePage.labelText(button)); }
 
   document.querySelectorAll(".label-button").forEach(function (button) {
-    button.addEventListener("click", function () { submit(button.dataset.label); });
+    button.addEventListener("click", function () { submit(button); });
   });
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
@@ -23,7 +24,7 @@
     const button = document.querySelector('.label-button[data-key="' + key + '"]');
     if (button) {
       event.preventDefault();
-      submit(button.dataset.label);
+      submit(button);
     }
   });
   page.loadNext();

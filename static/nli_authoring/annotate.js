@@ -109,6 +109,7 @@
       el("entailment").focus();
     },
     onBusy: function (busy) { el("submit").disabled = busy; },
+    nav: { skip: true },
   });
 
   async function submit() {

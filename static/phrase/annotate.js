@@ -13,12 +13,13 @@
     onBusy: function (busy) {
       document.querySelectorAll(".phrase-label").forEach(function (button) { button.disabled = busy; });
     },
+    nav: { skip: true, previous: true, keys: true },
   });
 
-  function submit(label) { page.submit({ label: label }); }
+  function submit(button) { page.submit({ label: button.dataset.label }, window.MashovAnnotatePage.labelText(button)); }
 
   document.querySelectorAll(".phrase-label").forEach(function (button) {
-    button.addEventListener("click", function () { submit(button.dataset.label); });
+    button.addEventListener("click", function () { submit(button); });
   });
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) { return; }
@@ -27,7 +28,7 @@
     const button = document.querySelector('.phrase-label[data-key="' + key + '"]');
     if (button) {
       event.preventDefault();
-      submit(button.dataset.label);
+      submit(button);
     }
   });
   page.loadNext();

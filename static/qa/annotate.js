@@ -309,8 +309,64 @@ window.MashovOverlap = (function () {
 
   function removeQuestion(index) {
     questions.splice(index, 1);
+    draftChanged();
     if (editing === index) { resetForm(); return; }
     if (editing !== null && editing > index) { editing -= 1; }
+    renderQuestions();
+  }
+
+  // Drafts (API.md "Annotator comfort"): the questions added to the claimed paragraph are
+  // kept on the server while the claim is open — saved a moment after each change and when
+  // the page is hidden or closed — and come back on a reload or on another device.
+  const DRAFT_DELAY_MS = 800;
+  let draftTimer = null;
+  let draftDirty = false;
+
+  function draftUrl() {
+    const claim = page.current();
+    return claim ? page.config.draftUrl.replace("{id}", String(claim.assignment)) : null;
+  }
+
+  function saveDraft(keepalive) {
+    clearTimeout(draftTimer);
+    const url = draftUrl();
+    if (!url || !draftDirty) { return; }
+    draftDirty = false;
+    api.put(url, { value: { questions: questions } }, undefined, { keepalive: keepalive }).then(function (result) {
+      if (result.status !== 200 && result.status !== 409) { draftDirty = true; }
+    }, function () { draftDirty = true; });
+  }
+
+  function draftChanged() {
+    draftDirty = true;
+    clearTimeout(draftTimer);
+    draftTimer = setTimeout(function () { saveDraft(false); }, DRAFT_DELAY_MS);
+  }
+
+  function forgetDraftChanges() {
+    clearTimeout(draftTimer);
+    draftDirty = false;
+  }
+
+  // A stored question is taken back only if it still fits the paragraph: its answer the
+  // exact slice at its code-point start (what the server will check at submit).
+  function validQuestion(q, context) {
+    if (!q || typeof q.question !== "string" || typeof q.answerable !== "boolean") { return false; }
+    if (!q.answerable) { return q.answer === null; }
+    const a = q.answer;
+    if (!a || !Number.isInteger(a.start) || typeof a.text !== "string" || !a.text) { return false; }
+    return Array.from(context).slice(a.start, a.start + Array.from(a.text).length).join("") === a.text;
+  }
+
+  async function restoreDraft(claim) {
+    const result = await api.get(page.config.draftUrl.replace("{id}", String(claim.assignment)));
+    // Another paragraph by now, or questions added meanwhile: keep what is on screen.
+    if (result.status !== 200 || page.current() !== claim || questions.length) { return; }
+    const stored = result.data.value && Array.isArray(result.data.value.questions) ? result.data.value.questions : [];
+    questions = stored.filter(function (q) { return validQuestion(q, claim.item.payload.context); })
+      .slice(0, settings.max_questions)
+      .map(function (q) { return { question: q.question, answerable: q.answerable, answer: q.answerable ? { start: q.answer.start, text: q.answer.text } : null }; });
+    root.dataset.draftRestored = String(questions.length);
     renderQuestions();
   }
 
@@ -328,6 +384,7 @@ window.MashovOverlap = (function () {
     if (editing === null && questions.length >= settings.max_questions) { page.showError(message("msg-too-many")); return; }
     const entry = { question: text, answerable: answerable, answer: answerable ? { start: span.start, text: span.text } : null };
     if (editing === null) { questions.push(entry); } else { questions[editing] = entry; }
+    draftChanged();
     resetForm();
     el("question-input").focus();
   }
@@ -343,13 +400,17 @@ window.MashovOverlap = (function () {
   const page = window.MashovAnnotatePage.create({
     show: function (data) {
       questions = [];
+      forgetDraftChanges();
       el("title").textContent = data.item.payload.title || "";
       selector = window.MashovSpan.attach(el("paragraph"), data.item.payload.context, showSpan);
       resetForm();
+      restoreDraft(data);
     },
     onBusy: renderQuestions,
     doneId: "nothing-left",
     assignmentOn: "qa-authoring",
+    // A button only: S and Backspace are for writing here.
+    nav: { skip: true },
   });
 
   el("question-form").addEventListener("submit", function (event) { event.preventDefault(); addQuestion(); });
@@ -360,7 +421,15 @@ window.MashovOverlap = (function () {
   el("answerable-no").addEventListener("change", function () { if (selector) { selector.clear(); } showSpan(null); });
   el("clear-answer").addEventListener("click", function () { if (selector) { selector.clear(); } });
   el("cancel-edit").addEventListener("click", resetForm);
-  el("done-paragraph").addEventListener("click", function () { page.submit({ questions: questions }); });
+  el("done-paragraph").addEventListener("click", function () {
+    // The submit ends the claim and its draft: no save of these questions may follow it.
+    forgetDraftChanges();
+    page.submit({ questions: questions });
+  });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") { saveDraft(true); }
+  });
+  window.addEventListener("pagehide", function () { saveDraft(true); });
 
   (async function start() {
     const project = await api.get("/api/projects/" + encodeURIComponent(page.config.slug) + "/");

@@ -147,6 +147,19 @@
     const list = el("summaries");
     list.replaceChildren();
     payload.summaries.forEach(function (summary, d) { list.appendChild(buildCard(d, summary)); });
+    // An earlier answer ("previous"): its scores and tags, keyed by display place as sent.
+    const earlier = data.previous && data.previous.value ? data.previous.value.ratings || {} : {};
+    Object.keys(earlier).forEach(function (key) {
+      const d = Number(key), r = earlier[key];
+      if (!ratings[d] || !r) { return; }
+      ratings[d] = { coherence: r.coherence || 0, completeness: r.completeness || 0, errors: new Set(r.errors || []) };
+      ["coherence", "completeness"].forEach(function (c) {
+        list.querySelectorAll('input[name="s' + d + "-" + c + '"]').forEach(function (input) {
+          input.checked = Number(input.value) === ratings[d][c];
+        });
+      });
+      list.children[d].querySelectorAll(".tag-list input").forEach(function (input) { input.checked = ratings[d].errors.has(input.value); });
+    });
     active = 0;
     render();
   }
@@ -161,10 +174,15 @@
     return { ratings: out };
   }
 
-  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render });
+  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render, nav: { skip: true, previous: true, keys: true } });
 
   function submit() {
-    if (complete()) { page.submit(value()); }
+    if (!complete()) { return; }
+    // Flashed as it goes: each summary's two scores and how many error tags.
+    const shown = ratings.map(function (r, d) {
+      return (d + 1) + ": " + r.coherence + " " + r.completeness + (r.errors.size ? " ⚑" + r.errors.size : "");
+    }).join(" · ");
+    page.submit(value(), shown);
   }
 
   function digitOf(event) {

@@ -65,7 +65,12 @@
       label.appendChild(document.createTextNode(" " + option[1]));
       row.appendChild(label);
     });
-    row.addEventListener("click", function () { cursor = d * CRITERIA.length + CRITERIA.indexOf(c); render(); });
+    row.addEventListener("click", function (event) {
+      // A click on a radio is its change's to handle: rendering here first would undo it.
+      if (event.target.tagName === "INPUT") { return; }
+      cursor = d * CRITERIA.length + CRITERIA.indexOf(c);
+      render();
+    });
     return row;
   }
 
@@ -77,7 +82,9 @@
     el("source-label").textContent = names[payload.source.label] || payload.source.label;
     const box = el("candidates");
     box.replaceChildren();
-    ratings = payload.candidates.map(function () { return {}; });
+    // An earlier answer ("previous"): its ratings, keyed by display place as sent.
+    const earlier = data.previous && data.previous.value ? data.previous.value.ratings || {} : {};
+    ratings = payload.candidates.map(function (_candidate, d) { return Object.assign({}, earlier[String(d)] || {}); });
     cursor = 0;
     payload.candidates.forEach(function (candidate, d) {
       const card = el("candidate-template").content.firstElementChild.cloneNode(true);
@@ -92,13 +99,17 @@
     render();
   }
 
-  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render });
+  const page = window.MashovAnnotatePage.create({ show: show, onBusy: render, nav: { skip: true, previous: true, keys: true } });
 
   function submit() {
     if (missing() > 0) { return; }
     const value = { ratings: {} };
     ratings.forEach(function (r, d) { value.ratings[String(d)] = r; });
-    page.submit(value);
+    // Flashed as it goes: each candidate's three scores and the label verdict.
+    const shown = ratings.map(function (r, d) {
+      return (d + 1) + ": " + SCORES.map(function (c) { return r[c]; }).join(" ") + " " + (r.label_valid ? "✓" : "✗");
+    }).join(" · ");
+    page.submit(value, shown);
   }
 
   el("submit").addEventListener("click", submit);

@@ -53,6 +53,7 @@ ACCEPTED = {
     ("member-update", "trusted", "true"),
     ("member-update", "adjudicator", "true"),
     ("intrinsic", "all", "true"),
+    ("draft-save", "value", "object"),  # a draft is any JSON object
 }
 
 
@@ -72,6 +73,13 @@ def world(make_user, client_for, nli_project):
     imported = client("sup").post("/api/projects/fa-nli/import/", {"file": upload("n.jsonl", jsonl(nli_rows)), "format": "jsonl"})
     assert imported.status_code == 201, imported.content
     assignment = client("ann1").get("/api/projects/fa-nli/next/").json()["assignment"]
+    # ann2's own label in another project, which they may change while its round is open
+    test = project_create(actor=users["root"], slug="he-test", name="Test", kind="label_test", language="he")
+    Membership.objects.create(project=test, user=users["ann2"], role="annotator", status="active")
+    Membership.objects.create(project=test, user=users["sup"], role="supervisor", status="active")
+    assert client("sup").post("/api/projects/he-test/import/", {"file": upload("t.jsonl", jsonl(nli_rows)), "format": "jsonl"}).status_code == 201
+    labelled = client("ann2").get("/api/projects/he-test/next/").json()["assignment"]
+    own = client("ann2").post(f"/api/assignments/{labelled}/submit/", {"value": {"label": "neutral"}}, format="json").json()["id"]
 
     hesum = project_create(actor=users["root"], slug="hesum", name="HeSum", kind="summary_rating", language="he")
     Membership.objects.create(project=hesum, user=users["sup"], role="supervisor", status="active")
@@ -104,6 +112,7 @@ def world(make_user, client_for, nli_project):
         "annotation": annotation,
         "feedback": Feedback.objects.get().pk,
         "nli_item": Item.objects.filter(project=nli_project).order_by("pk").first().pk,
+        "own_annotation": own,
     }
 
 
@@ -122,7 +131,10 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
         "intrinsic": ("sup", "post", "/api/projects/hesum/intrinsic/", {"all": False}),
         "back-translation-restore": ("sup", "post", "/api/projects/he-mt/back-translation/restore/", {"items": [world["mt_item"]]}),
+        # before submit, which closes the claim
+        "draft-save": ("ann1", "put", f"/api/assignments/{world['assignment']}/draft/", {"value": {}}),
         "submit": ("ann1", "post", f"/api/assignments/{world['assignment']}/submit/", {"value": {"label": "entailment"}}),
+        "annotation-edit": ("ann2", "patch", f"/api/annotations/{world['own_annotation']}/", {"value": {"label": "entailment"}}),
         "revise": ("ann1", "post", f"/api/items/{world['nli_item']}/revise/", {"premise": "p", "hypothesis": "h", "withdraw": False}),
         "review": ("rev", "post", f"/api/annotations/{world['annotation']}/review/", {"grade": "verified", "comment": "ok", "question": 1}),
         "validation-submit": ("v1", "post", "/api/validations/submit/", {
@@ -151,6 +163,8 @@ FIELDS = {
     "member-add": ["username", "role", "status", "trusted"],
     "member-update": ["status", "trusted", "role", "adjudicator"],
     "submit": ["value", "value.label"],
+    "draft-save": ["value"],
+    "annotation-edit": ["value", "value.label"],
     "revise": ["premise", "hypothesis", "withdraw"],
     "review": ["grade", "comment", "question"],
     "validation-submit": ["annotation", "question", "answerable", "answer", "answer.start", "answer.text"],
@@ -194,7 +208,7 @@ def _send(world, operation: str, text: str, content_type: str = "application/jso
 
 def test_every_body_operation_succeeds_with_its_valid_body(world):
     """The corpus probes operations that work: each valid body is accepted as it stands."""
-    expected = {"token": 200, "member-update": 200, "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200}
+    expected = {"token": 200, "member-update": 200, "draft-save": 200, "annotation-edit": 200, "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200}
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         response = _send(world, operation, json.dumps(body))
         assert response.status_code == expected.get(operation, 201), (operation, response.content[:300])
@@ -218,7 +232,8 @@ def test_the_corpus_covers_every_writable_operation_of_the_schema(world):
 
 def _templated(path: str, world) -> str:
     for collection, key, name in (("assignments", "assignment", "assignment_id"), ("items", "nli_item", "item_id"),
-                                  ("annotations", "annotation", "annotation_id")):
+                                  ("annotations", "annotation", "annotation_id"),
+                                  ("annotations", "own_annotation", "annotation_id")):
         path = path.replace(f"/{collection}/{world[key]}/", f"/{collection}/{{{name}}}/")
     path = path.replace("/members/ann2/", "/members/{username}/")
     return re.sub(r"^/api/projects/[a-z0-9-]+/", "/api/projects/{slug}/", path)
@@ -337,6 +352,9 @@ BIG_IDS = [str(2**63), str(2**64), "9" * 40]
     ("caller", "method", "path"),
     [
         ("ann1", "post", "/api/assignments/{}/submit/"),
+        ("ann1", "post", "/api/assignments/{}/skip/"),
+        ("ann1", "get", "/api/assignments/{}/draft/"),
+        ("ann2", "patch", "/api/annotations/{}/"),
         ("ann1", "post", "/api/items/{}/revise/"),
         ("rev", "post", "/api/annotations/{}/review/"),
         ("sup", "get", "/api/jobs/{}/"),

@@ -141,6 +141,11 @@ ROUTES = {
     "api-revisions": {"GET": Rule({**MEMBER, "disqualified": "refused"}, slugs=(NLI,))},
     "api-item-revise": {"POST": Rule({**OWNER, "disqualified": "refused"}, body={"hypothesis": "השערה מתוקנת"})},
     "api-submit": {"POST": Rule(CLAIMANT, ok=(201,), body={"value": {"label": "neutral"}})},
+    "api-skip": {"POST": Rule(CLAIMANT, ok=(204,))},
+    "api-draft": {"GET": Rule(CLAIMANT), "PUT": Rule(CLAIMANT, body={"value": {"questions": []}})},
+    "api-mine": {"GET": Rule(MEMBER, slugs=ALL)},
+    # The world's annotation may sit in a decided round (409, after the access check).
+    "api-annotation": {"PATCH": Rule(OWNER, ok=(200, 409), body={"value": {"label": "neutral"}})},
     "api-job": {"GET": Rule(JOB_VIEWER, slugs=ALL)},
     "api-export": {"GET": Rule(STAFF, slugs=ALL, query="?format=jsonl&status=all")},
     "api-agreement": {"GET": Rule(STAFF, slugs=ALL), "POST": Rule(SUPERVISOR, slugs=(NLI, MT, SUM), ok=(202,))},

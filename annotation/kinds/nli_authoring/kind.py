@@ -75,6 +75,9 @@ class NliAuthoringKind(Kind):
     template = "nli_authoring/annotate.html"
     default_settings = {"relabel_project": "", "authors_per_question": 1}
     csv_json_fields = ("choices",)
+    # A submit creates three relabel items from the value: changing it afterwards would leave
+    # them describing another text.
+    editable_annotations = False
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["authors_per_question"] <= 20:

@@ -181,6 +181,8 @@ class PhrasePairKind(Kind):
         from .evaluation import PhraseScorer
 
         return PhraseScorer()
+    # A changed label changes the majority: the same step again.
+    after_edit = after_submit
 
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         return probe_next_for_annotator(project, user, settings, last_group=last_group)

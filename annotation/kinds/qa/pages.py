@@ -37,6 +37,19 @@ GRADE_LABELS = {"rejected": _("rejected"), "verified": _("verified"), "good": _(
 FEEDBACK_PAGE_SIZE = 200
 
 
+def paragraph_parts(context, answer) -> dict | None:
+    """The paragraph split around the answer span ({"before", "answer", "after"}; offsets are
+    code points, which is how Python slices), or the whole paragraph in "before" when the
+    span does not fit it; None without a paragraph."""
+    if not isinstance(context, str):
+        return None
+    if isinstance(answer, dict) and isinstance(answer.get("start"), int) and isinstance(answer.get("text"), str):
+        start, text = answer["start"], answer["text"]
+        if text and 0 <= start and context[start : start + len(text)] == text:
+            return {"before": context[:start], "answer": text, "after": context[start + len(text) :]}
+    return {"before": context, "answer": "", "after": ""}
+
+
 @login_required
 def feedback(request):
     """The caller's inbox across projects, newest first, with the unread count. Rendered on
@@ -45,10 +58,16 @@ def feedback(request):
     for entry in entries:
         entry.grade_label = GRADE_LABELS.get(entry.review.grade, entry.review.grade) if entry.review else ""
         entry.question_text = None
+        entry.answer = None
+        entry.paragraph = None
         if entry.review and entry.review.question is not None:
             questions = questions_of(entry.review.annotation.value)
             if entry.review.question < len(questions):
-                entry.question_text = questions[entry.review.question].get("question")
+                question = questions[entry.review.question]
+                entry.question_text = question.get("question")
+                entry.answerable = bool(question.get("answerable"))
+                entry.paragraph = paragraph_parts(entry.review.annotation.item.payload.get("context"), question.get("answer"))
+                entry.answer = (question.get("answer") or {}).get("text") if entry.answerable else None
     return render(
         request, "qa/feedback.html", {"messages_list": entries, "unread": feedback_unread_count(request.user)}
     )

@@ -3,7 +3,8 @@
 - A reviewer or supervisor grades an annotation — for `qa_authoring` each authored question on
   its own — rejected / verified / good / gold with an optional comment. The grade and comment
   land in the annotator's feedback inbox as a Feedback row. Grading a question again replaces
-  the grade and sends a new message.
+  the grade and sends a new message — except the same grade with a changed comment while the
+  message is unread, which corrects that message.
 - Pending reviews are the annotations marked `review_required` (the kind's `after_submit`
   decides: every one of trial and untrusted members, a sample of trusted ones) that still have
   an ungraded question."""
@@ -87,12 +88,21 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
         Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
         review = Review.objects.filter(annotation=annotation, question=question).first()
         created = review is None
+        same_grade = not created and review.grade == grade
         if created:
             review = Review.objects.create(annotation=annotation, question=question, grade=grade, comment=comment, reviewer=user)
         else:
             review.grade, review.comment, review.reviewer = grade, comment, user
             review.save(update_fields=["grade", "comment", "reviewer", "updated_at"])
-        Feedback.objects.create(recipient_id=annotation.annotator_id, project=project, review=review, message=comment)
+        # The same grade with another comment (the review page saves a comment typed after
+        # the grade) corrects the message the annotator has not read yet instead of sending
+        # one more; a new grade, or a message already read, is a new message.
+        unread = Feedback.objects.filter(review=review, read_at__isnull=True).order_by("-id").first() if same_grade else None
+        if unread is not None:
+            unread.message = comment
+            unread.save(update_fields=["message"])
+        else:
+            Feedback.objects.create(recipient_id=annotation.annotator_id, project=project, review=review, message=comment)
     return review, created
 
 

@@ -184,14 +184,15 @@ def assert_next_payload_is_clean(body: dict) -> None:
 
 def assert_page_hides_reference(page) -> None:
     """No reference label, author or extra anywhere in the DOM. The three label buttons
-    necessarily name every label, so they are removed before the label names are searched."""
+    necessarily name every label, and the flash repeats the annotator's own last choice, so
+    they are removed before the label names are searched."""
     html = page.content()
     assert AUTHOR not in html
     assert EXTRA_SECRET not in html
     rest = page.evaluate(
         """() => {
              const copy = document.documentElement.cloneNode(true);
-             copy.querySelectorAll('.label-button').forEach(b => b.remove());
+             copy.querySelectorAll('.label-button, #flash').forEach(b => b.remove());
              return copy.outerHTML;
            }"""
     )

@@ -425,3 +425,20 @@ def test_length_warnings_for_every_hypothesis(setup):
     similar = a1.post(f"/api/assignments/{second['assignment']}/submit/", {"value": AUTHORED}, format="json")
     assert similar.status_code == 201
     assert similar.json()["warnings"] == []
+
+
+def test_an_authored_value_cannot_be_changed_once_its_pairs_exist(setup):
+    """PATCH /api/annotations/{id}/ is refused (409) for authoring: the submit made three
+    relabel items from the value, which an edit would leave describing another text."""
+    from annotation.models import Annotation
+
+    a1 = setup["client"]("a1")
+    body = take_question(a1)
+    assert a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    annotation = Annotation.objects.get(item__project__slug="fa-author")
+    mine = a1.get("/api/projects/fa-author/mine/").json()["results"]
+    assert [entry["editable"] for entry in mine] == [False]
+    changed = a1.patch(f"/api/annotations/{annotation.pk}/", {"value": {**AUTHORED, "neutral": "جمله‌ای دیگر"}}, format="json")
+    assert changed.status_code == 409 and "cannot be changed" in changed.json()["errors"][0]["message"]
+    annotation.refresh_from_db()
+    assert annotation.value["neutral"] == AUTHORED["neutral"]

@@ -1,0 +1,139 @@
+"""What an annotator does to their own claims and annotations besides submitting: keep a
+draft on the server, skip an item, change a submitted value while its round is open
+(API.md "Annotator comfort").
+
+Lock order is the engine's (services/assignments.py): a claim before its item; the edit
+locks only the item, which is what the consensus step locks, so an edit and the decision of
+the same round are serialised: whichever commits first, the other sees it."""
+
+import json
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, PermissionDenied
+from annotation.kinds.registry import get_kind
+from annotation.models import Annotation, Assignment, Item, Membership, Review
+
+# A draft holds unsubmitted work (a paragraph's questions): generous for that, small enough
+# that a page saving it on every pause costs the database nothing to speak of.
+DRAFT_MAX_BYTES = 64 * 1024
+
+CLAIM_CLOSED = "The claim is no longer open: it was submitted, skipped or has expired."
+ROUND_DECIDED = "This item's round is decided: the annotation can no longer be changed."
+
+
+def _still_annotating(user, project_id: int) -> None:
+    """Refuse (403) a caller who left the project or was disqualified, as submit does."""
+    status = Membership.objects.filter(project_id=project_id, user_id=user.pk).values_list("status", flat=True).first()
+    if status is None or status == Membership.Status.DISQUALIFIED:
+        raise PermissionDenied("You no longer annotate in this project.")
+
+
+def _own_claim_locked(user, assignment_id: int) -> Assignment:
+    """The caller's claim, row-locked, with its item; others' claims are not found."""
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("item")
+        .filter(pk=assignment_id, annotator_id=user.pk).first()
+    )  # fmt: skip
+    if assignment is None:
+        raise NotFound()
+    _still_annotating(user, assignment.project_id)
+    return assignment
+
+
+def _claim_open(assignment: Assignment, now) -> bool:
+    item = assignment.item
+    return (
+        assignment.status == Assignment.Status.CLAIMED
+        and assignment.expires_at > now
+        and item.status == Item.Status.OPEN
+        and item.round == assignment.round
+    )
+
+
+def assignment_draft_get(*, user, assignment_id: int):
+    """The draft of the caller's open claim (None when there is none). Only the claimant
+    sees it (others: not found); a claim that is no longer open is a conflict, and the
+    draft of a claim that expired is dropped then."""
+    now = timezone.now()
+    with transaction.atomic():
+        assignment = _own_claim_locked(user, assignment_id)
+        is_open = _claim_open(assignment, now)
+        if not is_open and assignment.draft is not None:
+            Assignment.objects.filter(pk=assignment.pk).update(draft=None)
+    if not is_open:
+        raise Conflict(CLAIM_CLOSED, field="assignment")
+    return assignment.draft
+
+
+def assignment_draft_save(*, user, assignment_id: int, value) -> dict | None:
+    """Store `value` (a JSON object, or null to clear) as the draft of the caller's open
+    claim, replacing the previous one. Its JSON is at most DRAFT_MAX_BYTES of UTF-8 (413
+    beyond). The value is not the kind's: it is work in progress, checked at submit."""
+    if value is not None and not isinstance(value, dict):
+        raise InvalidInput("must be an object or null", field="value")
+    if value is not None and len(json.dumps(value, ensure_ascii=False).encode("utf-8")) > DRAFT_MAX_BYTES:
+        raise PayloadTooLarge(f"a draft is at most {DRAFT_MAX_BYTES} bytes of JSON", field="value")
+    now = timezone.now()
+    with transaction.atomic():
+        assignment = _own_claim_locked(user, assignment_id)
+        if not _claim_open(assignment, now):
+            raise Conflict(CLAIM_CLOSED, field="assignment")
+        Assignment.objects.filter(pk=assignment.pk).update(draft=value)
+    return value
+
+
+def assignment_skip(*, user, assignment_id: int) -> None:
+    """Release the caller's claim without an answer: it stops holding a slot at once, so the
+    item goes back to others, and its draft is dropped. The skipped claim stays on record,
+    so the engine does not serve the same item to the same annotator again in this round
+    (a skip says "not for me"; the item reaches them again only in a later round).
+    Skipping a skipped or expired claim changes nothing; a submitted one is a conflict."""
+    with transaction.atomic():
+        assignment = _own_claim_locked(user, assignment_id)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            raise Conflict("This assignment was already submitted.", field="assignment")
+        if assignment.status == Assignment.Status.CLAIMED:
+            Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SKIPPED, draft=None)
+
+
+def annotation_editable(annotation: Annotation, item: Item, *, reviewed: bool) -> bool:
+    """Whether the annotator may still change `annotation`: its round is the item's current
+    one and is not decided yet (the item is open or complete but not accepted, sent back or
+    removed; the consensus step moves it on in the transaction that writes the outcome), the
+    kind allows edits, and no reviewer has graded it."""
+    return (
+        get_kind(item.project.kind).editable_annotations
+        and item.round == annotation.round
+        and item.status in (Item.Status.OPEN, Item.Status.COMPLETE)
+        and not reviewed
+    )
+
+
+def annotation_edit(*, user, annotation_id: int, value) -> Annotation:
+    """Replace the value of the caller's annotation, validated as a submit is. Others'
+    annotations are not found; a decided round (or a graded annotation) is a conflict.
+    Holds the item's row lock while it checks and writes, as the consensus step does while
+    it reads the votes, so a decision never mixes an old and a new value."""
+    with transaction.atomic():
+        annotation = Annotation.objects.filter(pk=annotation_id, annotator_id=user.pk).first()
+        if annotation is None:
+            raise NotFound()
+        item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=annotation.item_id)
+        _still_annotating(user, item.project_id)
+        kind = get_kind(item.project.kind)
+        cleaned = kind.clean_value(value, item)
+        if not kind.editable_annotations:
+            raise Conflict("Answers of this kind cannot be changed once submitted.", field="annotation")
+        reviewed = Review.objects.filter(annotation=annotation).exists()
+        if reviewed:
+            raise Conflict("This annotation was reviewed: it can no longer be changed.", field="annotation")
+        if not annotation_editable(annotation, item, reviewed=False):
+            raise Conflict(ROUND_DECIDED, field="annotation")
+        annotation.value = cleaned
+        annotation.edited_at = timezone.now()
+        annotation.save(update_fields=["value", "edited_at"])
+        annotation.item = item
+        kind.after_edit(annotation, item, kind.settings_for(item.project.settings))
+    return annotation

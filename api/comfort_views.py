@@ -1,0 +1,134 @@
+"""API.md "Annotator comfort": an annotator's drafts, skips and changes to their own answers.
+Thin: parse, call one service (annotation/services/claims.py), render."""
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import access
+from annotation.errors import InvalidInput
+from annotation.kinds.registry import get_kind
+from annotation.selectors.annotations import annotations_of_annotator
+from annotation.services import claims
+from api import serializers as s
+from api.pagination import PageNumberPagination
+from api.views import ERRORS, body_of
+
+CONFLICT = {409: s.ErrorsSerializer}
+
+DraftSerializer = inline_serializer(
+    "Draft",
+    {"value": serializers.JSONField(allow_null=True, help_text="A JSON object of unsubmitted work, or null for none.")},
+)
+EditRequestSerializer = inline_serializer(
+    "AnnotationEditRequest", {"value": serializers.DictField(help_text="The new value, in the kind's submit shape.")}
+)
+
+
+class MineEntrySerializer(serializers.Serializer):
+    annotation = serializers.IntegerField(source="pk")
+    assignment = serializers.IntegerField(source="assignment_id")
+    item = s.AnnotatorItemSerializer(help_text="The item as the annotator saw it.")
+    round = serializers.IntegerField()
+    value = serializers.DictField(help_text="The value as the annotator sent it (the latest, after edits).")
+    created_at = serializers.DateTimeField()
+    edited_at = serializers.DateTimeField(allow_null=True)
+    editable = serializers.BooleanField(help_text="Its round is still open: PATCH /api/annotations/{id}/ may change it.")
+
+    def to_representation(self, annotation):
+        item = annotation.item
+        kind = get_kind(self.context["project"].kind)
+        item.project = self.context["project"]
+        return {
+            "annotation": annotation.pk,
+            "assignment": annotation.assignment_id,
+            "item": {
+                "id": item.pk,
+                # A coherence probe shows its original's id, as /next/ did.
+                "external_id": item.probe_of.external_id if item.probe_of_id else item.external_id,
+                "payload": kind.annotator_payload(item),
+            },
+            "round": annotation.round,
+            "value": kind.annotator_value(annotation.value, item),
+            "created_at": serializers.DateTimeField().to_representation(annotation.created_at),
+            "edited_at": serializers.DateTimeField().to_representation(annotation.edited_at) if annotation.edited_at else None,
+            "editable": claims.annotation_editable(annotation, item, reviewed=annotation.reviewed),
+        }
+
+
+def value_of(request):
+    data = body_of(request)
+    unknown = set(data) - {"value"}
+    if unknown:
+        raise InvalidInput("unknown field; expected value", field=sorted(map(str, unknown))[0])
+    if "value" not in data:
+        raise InvalidInput("is required", field="value")
+    return data["value"]
+
+
+class MineView(APIView):
+    @extend_schema(
+        summary="The caller's annotations in this project, newest first",
+        parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
+        responses={200: inline_serializer("MinePage", {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": MineEntrySerializer(many=True),
+        }), **ERRORS},
+    )  # fmt: skip
+    def get(self, request, slug):
+        project = access.access_project_for_user(request.user, slug)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(annotations_of_annotator(project, request.user), request, view=self)
+        return paginator.get_paginated_response(MineEntrySerializer(page, many=True, context={"project": project}).data)
+
+
+class AnnotationEditView(APIView):
+    @extend_schema(
+        summary="Change the value of one's own annotation while its round is open",
+        description="Its annotator only (anyone else: 404). Validated as a submit is. A decided round, a graded "
+        "annotation or a kind whose answers cannot change is a 409 that says so. Consensus reads the latest value.",
+        request=EditRequestSerializer,
+        responses={200: s.AnnotationSerializer, **CONFLICT, **ERRORS},
+    )
+    def patch(self, request, annotation_id):
+        annotation = claims.annotation_edit(user=request.user, annotation_id=annotation_id, value=value_of(request))
+        answer = s.annotation_data(annotation)
+        answer["value"] = get_kind(annotation.item.project.kind).annotator_value(annotation.value, annotation.item)
+        answer["edited_at"] = serializers.DateTimeField().to_representation(annotation.edited_at)
+        return Response(answer)
+
+
+class SkipView(APIView):
+    @extend_schema(
+        summary="Release one's claim without an answer",
+        description="The item goes back to others at once; the same annotator is not served it again in this round. "
+        "Skipping again changes nothing; a submitted claim is a 409.",
+        request=None,
+        responses={204: OpenApiResponse(description="skipped"), **CONFLICT, **ERRORS},
+    )
+    def post(self, request, assignment_id):
+        claims.assignment_skip(user=request.user, assignment_id=assignment_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DraftView(APIView):
+    @extend_schema(
+        summary="The draft of one's open claim",
+        description="Kept on the server until the claim is submitted, skipped or expires. A closed claim is a 409.",
+        responses={200: DraftSerializer, **CONFLICT, **ERRORS},
+    )
+    def get(self, request, assignment_id):
+        return Response({"value": claims.assignment_draft_get(user=request.user, assignment_id=assignment_id)})
+
+    @extend_schema(
+        summary="Save the draft of one's open claim",
+        description=f"A JSON object (or null to clear) of at most {claims.DRAFT_MAX_BYTES} bytes; replaces the previous draft.",
+        request=DraftSerializer,
+        responses={200: DraftSerializer, 413: s.ErrorsSerializer, **CONFLICT, **ERRORS},
+    )
+    def put(self, request, assignment_id):
+        value = claims.assignment_draft_save(user=request.user, assignment_id=assignment_id, value=value_of(request))
+        return Response({"value": value})

@@ -178,7 +178,7 @@ def hypothesis_only_predictions(train: Split, targets: Sequence[Split]) -> list[
         return [list(model.predict(np.zeros((len(t.labels), 1)))) if t.labels else [] for t in targets]
     vectorizer = TfidfVectorizer(analyzer=_identity)
     features = vectorizer.fit_transform(train.hypotheses)
-    model = LogisticRegression(max_iter=1000, random_state=RANDOM_STATE).fit(features, train.labels)
+    model = LogisticRegression(solver="newton-cg", max_iter=1000, random_state=RANDOM_STATE).fit(features, train.labels)
     return [list(model.predict(vectorizer.transform(t.hypotheses))) if t.labels else [] for t in targets]
 
 
@@ -243,7 +243,15 @@ def analyse(
     models fitted on it and applied to dev and test (each one that is not `split`), and the
     test split's hard flags (empty when `split` is test). Returns (result, flags by column);
     `imported_flags` (column → the test items' imported flags) gives the agreement."""
-    report = progress or (lambda fraction: None)
+    from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
+
+    # One BLAS thread: the models are small, and threads that spin on a busy machine cost
+    # ten times the work (measured by bench/curation_bias.py).
+    with threadpool_limits(limits=1):
+        return _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, progress or (lambda fraction: None))
+
+
+def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, report):
     train = splits[split]
     empty = Split([], [], [])
     classes = class_statistics(train.premises, train.hypotheses, train.labels, stoplist)

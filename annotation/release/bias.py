@@ -80,10 +80,14 @@ def bias_request(*, user, slug: str, data) -> Job:
         return job_create(kind=JOB_KIND, project=project, user=user, params=params)
 
 
+def bias_latest_job(project: Project) -> Job | None:
+    """The project's latest finished analysis."""
+    return Job.objects.filter(project=project, kind=JOB_KIND, status=Job.Status.DONE, result__isnull=False).order_by("-finished_at", "-id").first()
+
+
 def bias_latest(*, user, slug: str) -> dict:
     """The latest finished analysis of a project its staff may see; 404 when none ran."""
-    project = access_project_for_staff(user, slug)
-    job = Job.objects.filter(project=project, kind=JOB_KIND, status=Job.Status.DONE, result__isnull=False).order_by("-finished_at", "-id").first()
+    job = bias_latest_job(access_project_for_staff(user, slug))
     if job is None:
         raise NotFound("no bias analysis has been run for this project")
     return job.result

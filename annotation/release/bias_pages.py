@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from annotation import access
 from annotation.kinds.registry import get_kind
-from annotation.release.bias import DEFAULTS, SPLITS
+from annotation.release.bias import DEFAULTS, SPLITS, bias_latest_job
 
 
 @login_required
@@ -23,6 +23,7 @@ def bias_page(request, slug):
     context = {
         "project": project,
         "splits": SPLITS,
+        "has_result": bias_latest_job(project) is not None,
         "defaults": DEFAULTS,
         "can_run": access.is_admin(request.user) or (membership is not None and membership.role == "supervisor"),
         "strings": {
@@ -32,8 +33,8 @@ def bias_page(request, slug):
             "test": _("test"),
             "accuracy": _("accuracy"),
             "trained_on": _("fitted on"),
-            "gold": _("gold"),
-            "predicted": _("predicted"),
+            "gold": _("gold label"),
+            "predicted": _("predicted label"),
             "queued": _("Queued…"),
             "running": _("Running…"),
             "done": _("Done."),

@@ -63,6 +63,11 @@
     const rtl = document.documentElement.dir === "rtl";
     const peak = Math.max.apply(null, rows.map(function (r) { return Math.abs(r.pmi); }).concat([1e-9]));
     const labels = Array.from(new Set(rows.map(function (r) { return r.label; }))).sort();
+    // The NLI labels keep one colour each (bias.css); any other label takes a spare one.
+    const named = ["entailment", "neutral", "contradiction"];
+    function colourClass(label) {
+      return named.indexOf(label) >= 0 ? "label-" + label : "class-" + labels.indexOf(label) % 6;
+    }
     rows.forEach(function (row) {
       const line = el("div", "pmi-row");
       line.setAttribute("role", "listitem");
@@ -79,7 +84,7 @@
       svg.setAttribute("aria-label", row.word + " · " + row.label + " · PMI " + row.pmi.toFixed(3));
       const width = Math.max(1, BAR_WIDTH * Math.max(0, row.pmi) / peak);
       const rect = document.createElementNS(svgNs, "rect");
-      rect.setAttribute("class", "class-" + labels.indexOf(row.label) % 6);
+      rect.setAttribute("class", colourClass(row.label));
       rect.setAttribute("x", String(rtl ? BAR_WIDTH - width : 0));
       rect.setAttribute("y", "2");
       rect.setAttribute("width", String(width));
@@ -87,8 +92,9 @@
       svg.appendChild(rect);
       const value = el("span", "pmi-value");
       value.appendChild(el("bdi", "", row.pmi.toFixed(3)));
-      const ratio = el("small", "", " " + row.count + "/" + row.total);
+      const ratio = el("small", "", row.count + "/" + row.total);
       ratio.setAttribute("dir", "ltr");
+      ratio.title = (100 * row.count / row.total).toFixed(0) + "%";
       value.appendChild(ratio);
       line.append(word, label, svg, value);
       chart.appendChild(line);
@@ -140,7 +146,7 @@
       if (!baseline) { return; }
       ["dev", "test"].forEach(function (split) {
         const figures = baseline[split];
-        if (!figures) { return; }
+        if (!figures || !figures.confusion.matrix.length) { return; }  // fitted on it, or no gold items there
         const figure = el("figure", "matrix");
         const caption = el("figcaption");
         caption.appendChild(el("strong", "", strings[model]));
@@ -148,11 +154,9 @@
         caption.appendChild(el("bdi", "accuracy", percent(figures.accuracy)));
         caption.appendChild(document.createTextNode(" · " + strings.trained_on + " " + baseline.train_split));
         figure.appendChild(caption);
-        if (figures.confusion.matrix.length) {
-          const scroll = el("div", "scroll");
-          scroll.appendChild(heatTable(figures.confusion));
-          figure.appendChild(scroll);
-        }
+        const scroll = el("div", "scroll");
+        scroll.appendChild(heatTable(figures.confusion));
+        figure.appendChild(scroll);
         box.appendChild(figure);
       });
     });
@@ -188,6 +192,7 @@
   }
 
   async function load() {
+    if (root.dataset.hasResult !== "1") { show("bias-empty", true); return; }
     const result = await window.MashovApi.get(root.dataset.api);
     if (result.status === 200) {
       draw(result.data);
@@ -205,7 +210,7 @@
       const result = await window.MashovApi.get(url);
       const job = result.data || {};
       if (result.status !== 200) { status.textContent = strings.failed + " " + window.MashovApi.errorText(result); return; }
-      if (job.status === "done") { status.textContent = strings.done; await load(); return; }
+      if (job.status === "done") { status.textContent = strings.done; root.dataset.hasResult = "1"; await load(); return; }
       if (job.status === "failed") {
         const error = job.error || {};
         status.textContent = strings.failed + " " + (error.errors ? error.errors.map(function (e) { return e.message; }).join("; ") : error.message || "");

@@ -16,7 +16,8 @@
 - Fig. 4: two biased models. Hypothesis-only: TF-IDF of the hypothesis and a logistic
   regression (FarsTail fine-tuned mBERT on the hypotheses; a linear model on TF-IDF is the
   light stand-in). Overlap-based: the cosine of the premise's and the hypothesis's
-  bag-of-words count vectors as the one feature of an SVM, as in the paper.
+  bag-of-words count vectors as the one feature of an SVM, as in the paper (the bag of words
+  is scikit-learn's default one, see `bag_of_words`).
 - Easy/hard (§4.3): a test item is *hard* for a biased model when the model misclassifies it.
 
 >>> tokens("«کتاب‌ها» را خواندم: ۲ بار.")
@@ -28,6 +29,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -143,13 +145,30 @@ def _identity(words):
     return words
 
 
+# The overlap model's bag of words: scikit-learn CountVectorizer's default token pattern, words
+# of two or more word characters (a ZWNJ or a combining mark splits; punctuation and
+# one-letter words are left out). FarsTail's published hard(overlap) column follows it: on the
+# shipped samples (fitted on Val, applied to Test) the flags agree on 59 of 61 test items,
+# against 48 of 61 with the reader's tokens above.
+# Python's `re` (as scikit-learn uses): its \w, unlike the `regex` module's, excludes ZWNJ.
+_BOW_WORD = re.compile(r"\w\w+")
+
+
+def bag_of_words(words: Sequence[str]) -> list[str]:
+    """The overlap model's words from a text's tokens (the same words CountVectorizer's
+    default analyzer finds in the folded text)."""
+    return [word for token in words for word in _BOW_WORD.findall(token)]
+
+
 def overlap_feature(premises: Sequence[Sequence[str]], hypotheses: Sequence[Sequence[str]]) -> np.ndarray:
-    """Cosine of each pair's bag-of-words count vectors (0 when either side has no token),
-    as a column: the overlap-based model's one feature."""
+    """Cosine of each pair's bag-of-words count vectors (0 when either side has no word),
+    as a column: the overlap-based model's one feature. Takes the texts' tokens."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.preprocessing import normalize
 
-    if not any(premises) or not any(hypotheses):  # no token on one side: every cosine is 0
+    premises = [bag_of_words(words) for words in premises]
+    hypotheses = [bag_of_words(words) for words in hypotheses]
+    if not any(premises) or not any(hypotheses):  # no word on one side: every cosine is 0
         return np.zeros((len(premises), 1))
     vectorizer = CountVectorizer(analyzer=_identity).fit([*premises, *hypotheses])
     p = normalize(vectorizer.transform(premises))

@@ -145,22 +145,31 @@ def test_pmi_refuses_a_smoothing_that_is_not_positive_and_finite(smoothing):
 
 # --- the biased models --------------------------------------------------------------------------
 
-TOKENS = st.lists(st.sampled_from("abcdef"), max_size=8)
+TEXT = st.lists(st.sampled_from(["ab", "cd", "ef", "g", "کتاب", "ها", "،", "«", "12", "x_y"]), max_size=8).flatmap(
+    lambda words: st.lists(st.sampled_from([" ", ZWNJ, ". "]), min_size=len(words), max_size=len(words)).map(
+        lambda gaps: "".join(w + g for w, g in zip(words, gaps))
+    )
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(pairs=st.lists(st.tuples(TOKENS, TOKENS), min_size=1, max_size=20))
-def test_overlap_feature_is_the_cosine_of_count_vectors(pairs):
-    premises, hypotheses = [p for p, _ in pairs], [h for _, h in pairs]
-    feature = bias.overlap_feature(premises, hypotheses)[:, 0]
+@given(pairs=st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=20))
+def test_overlap_feature_is_the_cosine_of_scikit_learns_default_count_vectors(pairs):
+    """Against CountVectorizer's default analyzer on the raw text and a cosine by hand."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    analyzer = CountVectorizer().build_analyzer()
+    feature = bias.overlap_feature([bias.tokens(p) for p, _ in pairs], [bias.tokens(h) for _, h in pairs])[:, 0]
     for value, (p, h) in zip(feature, pairs):
-        a, b = Counter(p), Counter(h)
+        a, b = Counter(analyzer(p)), Counter(analyzer(h))
         dot = sum(a[w] * b[w] for w in a)
         norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
         assert value == pytest.approx(dot / norm if norm else 0.0)
         assert -1e-12 <= value <= 1 + 1e-12
-    # symmetric in premise and hypothesis
-    assert np.allclose(feature, bias.overlap_feature(hypotheses, premises)[:, 0])
+
+
+def test_the_bag_of_words_splits_at_zwnj_and_drops_punctuation_and_single_letters():
+    assert bias.bag_of_words(bias.tokens(f"«کتاب{ZWNJ}ها» و ۲۰ بار.")) == ["کتاب", "ها", "20", "بار"]
 
 
 def synthetic_split(seed: int, n: int) -> bias.Split:

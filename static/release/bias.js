@@ -80,6 +80,7 @@
       svg.setAttribute("viewBox", "0 0 " + BAR_WIDTH + " " + BAR_HEIGHT);
       svg.setAttribute("width", String(BAR_WIDTH));
       svg.setAttribute("height", String(BAR_HEIGHT));
+      svg.setAttribute("preserveAspectRatio", "none");  // stretched to the row on a phone
       svg.setAttribute("role", "img");
       svg.setAttribute("aria-label", row.word + " · " + row.label + " · PMI " + row.pmi.toFixed(3));
       const width = Math.max(1, BAR_WIDTH * Math.max(0, row.pmi) / peak);

@@ -246,3 +246,16 @@ def test_projects_of_other_kinds_are_refused(make_user, client_for):
     Membership.objects.create(project=project, user=sup, role="supervisor", status="active")
     response = client_for(sup).post("/api/projects/he-phrase/bias/", {}, format="json")
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "kind"
+
+
+def test_a_split_emptied_before_the_job_runs_fails_the_job_naming_it_and_stores_nothing(sup, release):
+    from annotation.models import Item, Job
+    from annotation.tasks import run_job
+
+    job_id = sup.post(URL, {}, format="json").json()["job"]
+    Item.objects.filter(split="train").update(gold_label="neutral")
+    run_job(job_id)
+    job = Job.objects.get(pk=job_id)
+    assert job.status == "failed" and job.error["errors"][0]["field"] == "split"
+    assert not Item.objects.filter(computed__has_key="hard(overlap)").exists()
+    assert sup.get(URL).status_code == 404

@@ -28,6 +28,12 @@ def project(live_server, client_for):
     return project
 
 
+def assert_bars_grow_from_the_right(row):
+    svg_box, rect_box = row.locator("svg.pmi-bar").bounding_box(), row.locator("svg.pmi-bar rect").bounding_box()
+    assert abs((rect_box["x"] + rect_box["width"]) - (svg_box["x"] + svg_box["width"])) < 1.5
+    assert rect_box["width"] > 0.9 * svg_box["width"]  # the first row has the largest PMI
+
+
 def test_the_supervisor_runs_the_analysis_and_sees_the_charts(project, page, live_server, artifacts_dir, celery_worker):
     base = live_server.url
     page.context.add_cookies([{"name": "django_language", "value": "fa", "url": base}])
@@ -46,9 +52,7 @@ def test_the_supervisor_runs_the_analysis_and_sees_the_charts(project, page, liv
     assert rows.count() == 30
     first_word = rows.first.locator(".pmi-word bdi")
     assert first_word.get_attribute("dir") == "rtl" and first_word.get_attribute("lang") == "fa"
-    bar = rows.first.locator("svg.pmi-bar rect")
-    svg_box, rect_box = rows.first.locator("svg.pmi-bar").bounding_box(), bar.bounding_box()
-    assert abs((rect_box["x"] + rect_box["width"]) - (svg_box["x"] + svg_box["width"])) < 1.5  # anchored right
+    assert_bars_grow_from_the_right(rows.first)
     # Heat maps: the two models on test (no dev items), 3×3 cells with the counts.
     matrices = page.locator(".matrix table.heat")
     assert matrices.count() == 2
@@ -62,7 +66,10 @@ def test_the_supervisor_runs_the_analysis_and_sees_the_charts(project, page, liv
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
     page.wait_for_selector("#bias-pmi:not([hidden])")
+    assert_bars_grow_from_the_right(page.locator(".pmi-row").first)
     # Nothing but the scrolling tables is wider than the screen.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     page.problems.assert_clean(page)
     page.screenshot(path=str(artifacts_dir / "bias_fa_390.png"), full_page=True)
+    page.locator("#h-pmi").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts_dir / "bias_fa_390_pmi.png"))

@@ -57,12 +57,14 @@ def tokens(text: str, *, fold_letters: bool = False) -> list[str]:
 
 @cache
 def stopwords(language: str) -> frozenset[str]:
-    """The shipped stopword list of `language` (stopwords/README.md names the source), folded
-    as tokens are; empty for a language without one."""
+    """The shipped stopword list of `language` (stopwords/README.md names the source), as
+    tokens are folded: each word as listed and with Arabic yeh/kaf folded to Persian, so it
+    matches whichever way the project folds; empty for a language without a list."""
     if language not in STOPWORD_LANGUAGES:
         return frozenset()
     lines = (_STOPWORDS_DIR / f"{language}.txt").read_text(encoding="utf-8").splitlines()
-    return frozenset(fold_for_matching(line.strip(), persian_letters=language == "fa").casefold() for line in lines if line.strip())
+    words = [line.strip() for line in lines if line.strip()]
+    return frozenset(fold_for_matching(word, persian_letters=fold).casefold() for word in words for fold in (False, True))
 
 
 def content_tokens(words: Sequence[str], stoplist: frozenset[str]) -> set[str]:

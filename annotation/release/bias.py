@@ -96,7 +96,7 @@ def bias_latest(*, user, slug: str) -> dict:
 def _splits_of(project: Project, kind, fold_letters: bool) -> dict[str, tuple[list[Item], bias.Split]]:
     """The gold items of each split, in file order, with their tokens."""
     found: dict[str, tuple[list, list, list, list]] = {}
-    fields = ("id", "split", "gold_label", "payload", "computed")
+    fields = ("id", "project", "split", "gold_label", "payload", "computed")  # project: the related manager sets it
     for item in _gold_items(project).filter(split__in=SPLITS).only(*fields).order_by("position", "id").iterator(chunk_size=2000):
         pair = kind.pair_texts(item.payload)
         if pair is None:
@@ -123,7 +123,7 @@ def _store_flags(project: Project, test_items: list[Item], flags: dict[str, list
         flagged = Q()
         for column in bias.FLAG_MODELS:
             flagged |= Q(computed__has_key=column)
-        stale = list(project.items.filter(flagged).exclude(pk__in=test_ids).only("id", "computed"))
+        stale = list(project.items.filter(flagged).exclude(pk__in=test_ids).only("id", "project", "computed"))
         for item in stale:
             item.computed = {key: value for key, value in item.computed.items() if key not in bias.FLAG_MODELS}
         for index, item in enumerate(test_items):

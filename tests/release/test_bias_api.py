@@ -259,3 +259,16 @@ def test_a_split_emptied_before_the_job_runs_fails_the_job_naming_it_and_stores_
     assert job.status == "failed" and job.error["errors"][0]["field"] == "split"
     assert not Item.objects.filter(computed__has_key="hard(overlap)").exists()
     assert sup.get(URL).status_code == 404
+
+
+def test_the_job_reads_and_writes_in_a_constant_number_of_queries(sup, release):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.tasks import run_job
+
+    run(sup)  # flags on the test items: the second run also takes them off and on again
+    job_id = sup.post(URL, {}, format="json").json()["job"]
+    with CaptureQueriesContext(connection) as queries:
+        run_job(job_id)
+    assert len(queries.captured_queries) < 25, [q["sql"][:120] for q in queries.captured_queries]

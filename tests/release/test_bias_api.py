@@ -207,6 +207,15 @@ def test_bad_input_is_a_400_naming_the_field_and_stores_nothing(sup, release, bo
     assert (Job.objects.count(), list(Item.objects.order_by("pk").values_list("pk", "computed"))) == before
 
 
+def test_a_split_whose_first_items_share_a_label_is_accepted(sup, nli_project):
+    from annotation.models import Item
+
+    items = import_farstail(sup, "fa-nli", "Test-word.csv", split="train")
+    for index, item in enumerate(items):
+        Item.objects.filter(pk=item.pk).update(gold_label="entailment" if index < 50 else "neutral")
+    assert sup.post(URL, {}, format="json").status_code == 202
+
+
 def test_a_split_of_one_class_or_without_gold_is_refused(sup, nli_project):
     from annotation.models import Item
 

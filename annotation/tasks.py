@@ -16,11 +16,17 @@ def _handlers():
     from django.utils.module_loading import import_string
 
     from annotation.kinds.registry import job_handlers
+    from annotation.release.bias import bias_analysis_job
     from annotation.release.evaluation import evaluation_run_job
     from annotation.services.agreement import agreement_compute_job
     from annotation.services.imports import items_import_job
 
-    handlers = {"import": items_import_job, "agreement": agreement_compute_job, "evaluation": evaluation_run_job}
+    handlers = {
+        "import": items_import_job,
+        "agreement": agreement_compute_job,
+        "evaluation": evaluation_run_job,
+        "bias": bias_analysis_job,
+    }
     handlers.update((job_kind, import_string(path)) for job_kind, path in job_handlers().items())
     return handlers
 

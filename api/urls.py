@@ -28,6 +28,7 @@ urlpatterns = [
     path("", include("api.results_urls")),
     path("", include("api.quality_urls")),
     path("", include("api.evaluation_urls")),
+    path("", include("api.bias_urls")),
     # Each kind's own operations.
     *(path("", include(module)) for module in api_url_modules()),
 ]

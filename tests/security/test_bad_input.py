@@ -54,6 +54,8 @@ ACCEPTED = {
     ("member-update", "adjudicator", "true"),
     ("intrinsic", "all", "true"),
     ("draft-save", "value", "object"),  # a draft is any JSON object
+    ("bias", "smoothing", "int-10^12"),
+    ("bias", "smoothing", "fraction"),
 }
 
 
@@ -80,6 +82,12 @@ def world(make_user, client_for, nli_project):
     assert client("sup").post("/api/projects/he-test/import/", {"file": upload("t.jsonl", jsonl(nli_rows)), "format": "jsonl"}).status_code == 201
     labelled = client("ann2").get("/api/projects/he-test/next/").json()["assignment"]
     own = client("ann2").post(f"/api/assignments/{labelled}/submit/", {"value": {"label": "neutral"}}, format="json").json()["id"]
+
+    from annotation.models import Item
+
+    # Gold labels of two classes in the train split, so that a bias analysis can start.
+    for item, gold in zip(Item.objects.filter(project=nli_project).order_by("pk"), ("entailment", "neutral", "entailment")):
+        Item.objects.filter(pk=item.pk).update(split="train", gold_label=gold)
 
     hesum = project_create(actor=users["root"], slug="hesum", name="HeSum", kind="summary_rating", language="he")
     Membership.objects.create(project=hesum, user=users["sup"], role="supervisor", status="active")
@@ -130,6 +138,7 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "member-update": ("sup", "patch", "/api/projects/fa-nli/members/ann2/", {"status": "active", "trusted": False, "role": "annotator", "adjudicator": False}),
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
         "intrinsic": ("sup", "post", "/api/projects/hesum/intrinsic/", {"all": False}),
+        "bias": ("sup", "post", "/api/projects/fa-nli/bias/", {"split": "train", "smoothing": 100}),
         "back-translation-restore": ("sup", "post", "/api/projects/he-mt/back-translation/restore/", {"items": [world["mt_item"]]}),
         # before submit, which closes the claim
         "draft-save": ("ann1", "put", f"/api/assignments/{world['assignment']}/draft/", {"value": {}}),
@@ -170,6 +179,7 @@ FIELDS = {
     "validation-submit": ["annotation", "question", "answerable", "answer", "answer.start", "answer.text"],
     "sample": ["n", "stratum", "seed"],
     "intrinsic": ["all"],
+    "bias": ["split", "smoothing"],
     "back-translation-restore": ["items"],
     "adjudicate": ["label", "comment"],
 }
@@ -208,7 +218,7 @@ def _send(world, operation: str, text: str, content_type: str = "application/jso
 
 def test_every_body_operation_succeeds_with_its_valid_body(world):
     """The corpus probes operations that work: each valid body is accepted as it stands."""
-    expected = {"token": 200, "member-update": 200, "draft-save": 200, "annotation-edit": 200, "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200}
+    expected = {"token": 200, "member-update": 200, "draft-save": 200, "annotation-edit": 200, "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200, "bias": 202}
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         response = _send(world, operation, json.dumps(body))
         assert response.status_code == expected.get(operation, 201), (operation, response.content[:300])

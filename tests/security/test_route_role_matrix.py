@@ -118,6 +118,7 @@ ROUTES = {
     "leaderboard": {"GET": Rule(STAFF, slugs=ALL)},
     # The minimal body (no file) is refused on the re-displayed form only after the access check.
     "leaderboard-upload": {"POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(200,), body="multipart-empty")},
+    "bias": {"GET": Rule(STAFF, slugs=(NLI,))},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
@@ -150,6 +151,9 @@ ROUTES = {
     "api-export": {"GET": Rule(STAFF, slugs=ALL, query="?format=jsonl&status=all")},
     "api-agreement": {"GET": Rule(STAFF, slugs=ALL), "POST": Rule(SUPERVISOR, slugs=(NLI, MT, SUM), ok=(202,))},
     "api-report": {"GET": Rule(STAFF, slugs=ALL)},
+    # No analysis has run in the world (404 for staff, after the access check); its items
+    # have no gold labels in train, so starting one is refused as bad input.
+    "api-bias": {"GET": Rule(STAFF, slugs=(NLI, QA), ok=(404,)), "POST": Rule(SUPERVISOR, slugs=(NLI, QA), ok=(400,), body={"split": "train"})},
     "api-reviews-pending": {"GET": Rule(STAFF, slugs=(QA,))},
     "api-annotation-review": {"POST": Rule(STAFF, slugs=(QA,), ok=(201,), body={"grade": "gold", "comment": "טוב", "question": 1})},
     "api-feedback": {"GET": Rule(SIGNED_IN)},

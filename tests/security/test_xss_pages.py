@@ -99,6 +99,7 @@ PAGES = {
         f"/p/{PHRASE}/coherence/",
         f"/p/{SUM}/summaries/",
         f"/p/{QA}/quality/",
+        f"/p/{NLI}/bias/",  # PMI words drawn by script from the planted hypotheses
     ],
     "other_supervisor": ["/", f"/p/{OTHER_SLUG}/", "/login/"],
 }
@@ -123,7 +124,22 @@ _PAGE_STATE = """() => {
 def corpus(transactional_db, live_server):
     corpus = Corpus()
     world = build_world(corpus)
+    _bias_analysis_of_the_planted_pairs()
     return {"url": live_server.url, "corpus": corpus, "world": world}
+
+
+def _bias_analysis_of_the_planted_pairs():
+    """Gold labels of two classes on the NLI items, then the bias job, so that the bias
+    page draws words of the planted hypotheses."""
+    from annotation.models import Item, Job
+    from annotation.tasks import run_job
+
+    items = list(Item.objects.filter(project__slug=NLI, probe_of__isnull=True).order_by("pk"))
+    for index, item in enumerate(items):
+        Item.objects.filter(pk=item.pk).update(split="train", gold_label=("entailment", "neutral")[index % 2])
+    job = Job.objects.create(kind="bias", project=items[0].project, params={"split": "train", "smoothing": 100.0})
+    run_job(job.pk)
+    assert Job.objects.get(pk=job.pk).status == "done"
 
 
 def test_stored_payloads_never_run_and_show_literally(corpus, browser, settings):

@@ -10,7 +10,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
-from .formats import FARSTAIL_EXPORT, FARSTAIL_EXTRA_COLUMNS, farstail_header, farstail_row, read_farstail
+from .formats import FARSTAIL_EXPORT, FARSTAIL_EXTRA_COLUMNS, farstail_header, farstail_row, read_farstail, with_computed_flags
 from .labels import LABELS, canonical_label
 
 
@@ -122,7 +122,7 @@ class NliKind(Kind):
             "annotator_labels": [
                 value.get("label") if isinstance(value, dict) else None for _annotator, value in facts.annotations
             ],
-            "extra": extra_in_order(item.payload, FARSTAIL_EXTRA_COLUMNS),
+            "extra": with_computed_flags(extra_in_order(item.payload, FARSTAIL_EXTRA_COLUMNS), item.computed),
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:

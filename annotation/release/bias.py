@@ -1,0 +1,157 @@
+"""The bias analysis of a released NLI dataset (FarsTail §4.3, Tables 2 and 4, Fig. 4): the
+"bias" job, its request and its stored result.
+
+On the gold-labelled items of one split (train by default): Table 2's token counts and
+overlaps per class and Table 4's PMI words (annotation.metrics.bias). Two biased models are
+fitted on that split and applied to dev and test (each one that is not the fitted split):
+hypothesis-only and overlap-based. Every test item then gets FarsTail's easy/hard flags,
+stored in `item.computed["hard(hypothesis)"]` and `item.computed["hard(overlap)"]` (True =
+hard: the model got it wrong); flags left on items that are no longer test items are taken
+away. Where the item came with FarsTail's own columns (payload `extra`), the agreement of
+imported and computed flags is reported. The result is the job's result; the latest
+finished job's is the project's current analysis."""
+
+import math
+
+from django.db import transaction
+from django.db.models import Q
+
+from annotation.access import access_project_for_staff, access_project_for_supervisor
+from annotation.errors import Conflict, InvalidInput, NotFound
+from annotation.kinds.registry import get_kind
+from annotation.metrics import bias
+from annotation.models import Item, Job, Project
+from annotation.services.jobs import job_create, job_set_progress
+
+JOB_KIND = "bias"
+SPLITS = ("train", "dev", "test")
+DEFAULTS = {"split": "train", "smoothing": 100.0}
+# The stored result cannot hold a smoothing that JSON or PostgreSQL would refuse.
+MAX_SMOOTHING = 1e12
+
+
+def clean_bias_params(data) -> dict:
+    """{"split", "smoothing"} with defaults; a 400 naming the field otherwise."""
+    if not isinstance(data, dict):
+        raise InvalidInput("the body must be a JSON object", field="body")
+    unknown = set(data) - set(DEFAULTS)
+    if unknown:
+        raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
+    split = data.get("split", DEFAULTS["split"])
+    if not isinstance(split, str) or split not in SPLITS:
+        raise InvalidInput(f"must be one of {', '.join(SPLITS)}", field="split")
+    smoothing = data.get("smoothing", DEFAULTS["smoothing"])
+    if isinstance(smoothing, bool) or not isinstance(smoothing, int | float):
+        raise InvalidInput("must be a positive number", field="smoothing")
+    try:
+        smoothing = float(smoothing)
+    except OverflowError:
+        raise InvalidInput(f"must be a positive number up to {MAX_SMOOTHING:g}", field="smoothing") from None
+    if not math.isfinite(smoothing) or not 0 < smoothing <= MAX_SMOOTHING:
+        raise InvalidInput(f"must be a positive number up to {MAX_SMOOTHING:g}", field="smoothing")
+    return {"split": split, "smoothing": smoothing}
+
+
+def _gold_items(project: Project):
+    """Gold-labelled items that count for a release: not removed, not a coherence probe."""
+    return project.items.exclude(gold_label="").exclude(status=Item.Status.REMOVED).filter(probe_of__isnull=True)
+
+
+def _check_split(project: Project, split: str) -> None:
+    # order_by(): the model's ordering would join the distinct columns and repeat a label.
+    labels = set(_gold_items(project).filter(split=split).order_by().values_list("gold_label", flat=True).distinct()[:2])
+    if not labels:
+        raise InvalidInput(f"the split {split!r} has no gold-labelled items", field="split")
+    if len(labels) < 2:
+        raise InvalidInput(f"the split {split!r} has gold labels of one class only; the biased models need two or more", field="split")
+
+
+def bias_request(*, user, slug: str, data) -> Job:
+    """Queue a bias analysis. Supervisors of NLI projects; a 409 while one is queued or running."""
+    project = access_project_for_supervisor(user, slug)
+    params = clean_bias_params(data)
+    kind = get_kind(project.kind)
+    if not kind.release_labels:
+        raise InvalidInput(f"the bias analysis is for NLI projects, not {project.kind}", field="kind")
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
+        if Job.objects.filter(project=project, kind=JOB_KIND, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)).exists():
+            raise Conflict("a bias analysis of this project is already running", field="job")
+        _check_split(project, params["split"])
+        return job_create(kind=JOB_KIND, project=project, user=user, params=params)
+
+
+def bias_latest_job(project: Project) -> Job | None:
+    """The project's latest finished analysis."""
+    return Job.objects.filter(project=project, kind=JOB_KIND, status=Job.Status.DONE, result__isnull=False).order_by("-finished_at", "-id").first()
+
+
+def bias_latest(*, user, slug: str) -> dict:
+    """The latest finished analysis of a project its staff may see; 404 when none ran."""
+    job = bias_latest_job(access_project_for_staff(user, slug))
+    if job is None:
+        raise NotFound("no bias analysis has been run for this project")
+    return job.result
+
+
+def _splits_of(project: Project, kind, fold_letters: bool) -> dict[str, tuple[list[Item], bias.Split]]:
+    """The gold items of each split, in file order, with their tokens."""
+    found: dict[str, tuple[list, list, list, list]] = {}
+    fields = ("id", "project", "split", "gold_label", "payload", "computed")  # project: the related manager sets it
+    for item in _gold_items(project).filter(split__in=SPLITS).only(*fields).order_by("position", "id").iterator(chunk_size=2000):
+        pair = kind.pair_texts(item.payload)
+        if pair is None:
+            continue
+        items, premises, hypotheses, labels = found.setdefault(item.split, ([], [], [], []))
+        items.append(item)
+        premises.append(bias.tokens(pair[0], fold_letters=fold_letters))
+        hypotheses.append(bias.tokens(pair[1], fold_letters=fold_letters))
+        labels.append(item.gold_label)
+    return {split: (items, bias.Split(p, h, labels)) for split, (items, p, h, labels) in found.items()}
+
+
+def _imported_flag(item: Item, column: str) -> bool | None:
+    extra = item.payload.get("extra") if isinstance(item.payload, dict) else None
+    return bias.parse_flag(extra.get(column)) if isinstance(extra, dict) else None
+
+
+def _store_flags(project: Project, test_items: list[Item], flags: dict[str, list[bool]]) -> None:
+    """Write the test items' flags and take them off every other item, in one transaction."""
+    test_ids = {item.pk for item in test_items}
+    with transaction.atomic():
+        # What other jobs wrote into `computed` meanwhile is kept: read it under the lock.
+        fresh = dict(Item.objects.select_for_update().filter(pk__in=test_ids).values_list("pk", "computed"))
+        flagged = Q()
+        for column in bias.FLAG_MODELS:
+            flagged |= Q(computed__has_key=column)
+        stale = list(project.items.filter(flagged).exclude(pk__in=test_ids).only("id", "project", "computed"))
+        for item in stale:
+            item.computed = {key: value for key, value in item.computed.items() if key not in bias.FLAG_MODELS}
+        for index, item in enumerate(test_items):
+            item.computed = {**(fresh.get(item.pk) or {}), **{column: values[index] for column, values in flags.items()}}
+        Item.objects.bulk_update([*stale, *test_items], ["computed"], batch_size=1000)
+
+
+def bias_analysis_job(job: Job) -> dict:
+    """The "bias" job: compute, store the flags, return the result (see the module)."""
+    project = job.project
+    kind = get_kind(project.kind)
+    params = {**DEFAULTS, **(job.params or {})}
+    split, smoothing = params["split"], float(params["smoothing"])
+    fold_letters = kind.project_settings(project)["fold_letter_variants"]
+    splits = _splits_of(project, kind, fold_letters)
+    if split not in splits or len(set(splits[split][1].labels)) < 2:
+        return {"errors": [{"field": "split", "message": f"the split {split!r} needs gold items of two or more classes"}]}
+    job_set_progress(job.pk, 0.2)
+    test_items = splits["test"][0] if "test" in splits and split != "test" else []
+    result, flags = bias.analyse(
+        {name: tokenised for name, (_items, tokenised) in splits.items()},
+        split=split,
+        smoothing=smoothing,
+        stoplist=bias.stopwords(project.language),
+        label_order=kind.release_labels,
+        imported_flags={column: [_imported_flag(item, column) for item in test_items] for column in bias.FLAG_MODELS},
+        progress=lambda fraction: job_set_progress(job.pk, 0.2 + 0.7 * fraction),
+    )
+    _store_flags(project, test_items, flags)
+    return result

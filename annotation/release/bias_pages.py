@@ -1,0 +1,46 @@
+"""The supervisor's bias page (/p/<slug>/bias/): FarsTail §4.3's figures drawn by
+static/release/bias.js from `GET /api/projects/{slug}/bias/`, and the form that starts a
+new analysis (supervisors)."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from annotation import access
+from annotation.kinds.registry import get_kind
+from annotation.release.bias import DEFAULTS, SPLITS, bias_latest_job
+
+
+@login_required
+@require_GET
+def bias_page(request, slug):
+    project = access.access_project_for_staff(request.user, slug)
+    if not get_kind(project.kind).release_labels:
+        raise Http404
+    membership = access.membership_of(request.user, project)
+    context = {
+        "project": project,
+        "splits": SPLITS,
+        "has_result": bias_latest_job(project) is not None,
+        "defaults": DEFAULTS,
+        "can_run": access.is_admin(request.user) or (membership is not None and membership.role == "supervisor"),
+        "strings": {
+            "hypothesis_only": _("Hypothesis-only (TF-IDF + logistic regression)"),
+            "overlap": _("Overlap-based (cosine + SVM)"),
+            "dev": _("dev"),
+            "test": _("test"),
+            "accuracy": _("accuracy"),
+            "trained_on": _("fitted on"),
+            "gold": _("gold label"),
+            "predicted": _("predicted label"),
+            "queued": _("Queued…"),
+            "running": _("Running…"),
+            "done": _("Done."),
+            "failed": _("Failed:"),
+            "undefined": _("not defined"),
+            "analysed": _("Analysed split: %(split)s, PMI smoothing %(smoothing)s."),
+        },
+    }
+    return render(request, "release/bias.html", context)

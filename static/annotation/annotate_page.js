@@ -9,6 +9,8 @@
 //
 // The template (annotate_base.html) provides #task, #done, #error, #progress and
 // #progress-text, and the config {nextUrl, submitUrl ("{id}" for the assignment), progressUrl?}.
+// With `preview: true` (the console's "preview as annotator") nextUrl is the preview endpoint,
+// which claims nothing; a submit sends nothing, says so (previewNotice) and shows the next item.
 "use strict";
 
 window.MashovAnnotatePage = (function () {
@@ -58,8 +60,9 @@ window.MashovAnnotatePage = (function () {
     async function loadNext() {
       showError("");
       let result;
+      const url = config.preview && current ? config.nextUrl + "?after=" + encodeURIComponent(current.item.id) : config.nextUrl;
       try {
-        result = await api.get(config.nextUrl);
+        result = await api.get(url);
       } catch (e) {
         result = { status: 0, data: null };
       }
@@ -95,6 +98,13 @@ window.MashovAnnotatePage = (function () {
     // status 0 when the network failed), or null when nothing was sent (no item, or busy).
     async function send(body) {
       if (!current || busy) { return null; }
+      if (config.preview) {
+        // Nothing is sent: the preview stores nothing. The next item follows, as after a submit.
+        el("preview-note").textContent = config.previewNotice;
+        setBusy(true);
+        await loadNext();
+        return null;
+      }
       setBusy(true);
       const url = config.submitUrl.replace("{id}", String(current.assignment));
       // One key per assignment: a retried click replays the first answer instead of a 409.

@@ -38,5 +38,5 @@ window.MashovApi = (function () {
     return String(Date.now()) + "-" + String(Math.random()).slice(2);
   }
 
-  return { get: function (url) { return request("GET", url); }, post: request.bind(null, "POST"), errorText: errorText, newKey: newKey };
+  return { get: function (url) { return request("GET", url); }, post: request.bind(null, "POST"), patch: request.bind(null, "PATCH"), errorText: errorText, newKey: newKey };
 })();

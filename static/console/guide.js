@@ -1,0 +1,15 @@
+// The annotate page's guide (templates/console/guide.html): open on a user's first visit to a
+// project, then as they last left it, remembered in localStorage per user and project.
+"use strict";
+
+(function () {
+  const guide = document.getElementById("guide");
+  if (!guide) { return; }
+  const key = "mashov.guide." + guide.dataset.guideKey;
+  let stored = null;
+  try { stored = window.localStorage.getItem(key); } catch (e) { stored = null; }
+  guide.open = stored !== "closed";
+  guide.addEventListener("toggle", function () {
+    try { window.localStorage.setItem(key, guide.open ? "open" : "closed"); } catch (e) { /* storage off: nothing kept */ }
+  });
+})();

@@ -12,9 +12,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
-from annotation.guides import guide_for_project
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
+from annotation.selectors.guides import guide_for_project
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 

@@ -11,9 +11,9 @@ from django.views.decorators.http import require_GET
 
 from annotation import access
 from annotation.errors import InvalidInput, NotFound, PermissionDenied
-from annotation.guides import guide_for_project
 from annotation.kinds.registry import available_kinds, get_kind
 from annotation.models import LANGUAGES, Item
+from annotation.selectors.guides import guide_for_project
 from annotation.selectors.items import annotator_label, browser_choices_for_project, item_history, items_for_browser
 
 PAGE_SIZE = 50

@@ -14,7 +14,7 @@ from annotation.metrics.text import forbidden_character
 
 # What the rendered guidelines may hold after sanitising: text structure, no media, no forms.
 ALLOWED_TAGS = {
-    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "code", "pre",
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "s", "del", "code", "pre",
     "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "bdi",
 }  # fmt: skip
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"align"}, "td": {"align"}}

@@ -14,7 +14,7 @@ from annotation.errors import InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import available_kinds, get_kind
 from annotation.models import LANGUAGES, Item
 from annotation.selectors.guides import guide_for_project
-from annotation.selectors.items import annotator_label, browser_choices_for_project, item_history, items_for_browser
+from annotation.selectors.items import annotator_label, browser_choices_for_project, item_history, items_for_browser, value_leaves
 
 PAGE_SIZE = 50
 FILTERS = ("status", "split", "round", "group", "flag", "annotator", "q")
@@ -149,7 +149,7 @@ def item_detail(request, slug, item_id):
         raise NotFound()
     names = _names_visible(request.user, project)
     history = item_history(item, names=names)
-    payload = [(key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1), isinstance(value, str)) for key, value in item.payload.items()] if isinstance(item.payload, dict) else []
+    payload = value_leaves(item.payload)
     context = {
         "project": project,
         "item": item,

@@ -113,6 +113,24 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
     return items
 
 
+def value_leaves(value, prefix: str = "") -> list[tuple[str, str]]:
+    """A stored JSON value as (dotted path, text) rows, strings exactly as stored (a JSON
+    dump would escape their quotes and backslashes), other scalars as JSON.
+
+    >>> value_leaves({"questions": [{"question": 'a "q"', "answerable": True}]})
+    [('questions.0.question', 'a "q"'), ('questions.0.answerable', 'true')]
+    """
+    if isinstance(value, dict):
+        if not value:
+            return [(prefix, "{}")]
+        return [leaf for key, item in value.items() for leaf in value_leaves(item, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(value, list):
+        if not value:
+            return [(prefix, "[]")]
+        return [leaf for index, item in enumerate(value) for leaf in value_leaves(item, f"{prefix}.{index}" if prefix else str(index))]
+    return [(prefix, value if isinstance(value, str) else json.dumps(value))]
+
+
 @dataclass
 class ItemHistory:
     """Everything the item page shows beside the item."""
@@ -145,7 +163,7 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
         history.rounds.append({
             "round": round_,
             "annotations": [
-                {"id": a.pk, "annotator": annotator_label(project, a.annotator, names=names), "value": json.dumps(a.value, ensure_ascii=False, indent=1),
+                {"id": a.pk, "annotator": annotator_label(project, a.annotator, names=names), "value": value_leaves(a.value),
                  "at": a.created_at, "reviews": reviews.get(a.pk, [])}
                 for a in in_round
             ],
@@ -162,7 +180,7 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
         history.agreement, history.agreement_source = max(history.current_votes.values()) / sum(history.current_votes.values()), "majority"
     history.revisions = [
         {"round": r.failed_round, "action": r.get_action_display(), "by": annotator_label(project, r.created_by, names=names) if r.created_by else "",
-         "previous": json.dumps(r.previous_payload, ensure_ascii=False, indent=1), "at": r.created_at}
+         "previous": value_leaves(r.previous_payload), "at": r.created_at}
         for r in ItemRevision.objects.filter(item=item).select_related("created_by").order_by("failed_round")
     ]  # fmt: skip
     return history

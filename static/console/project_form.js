@@ -68,6 +68,7 @@
         input.setAttribute("aria-invalid", "true");
         const note = document.createElement("p");
         note.className = "field-error";
+        note.dir = "auto";
         note.textContent = error.message;
         input.insertAdjacentElement("afterend", note);
       }

@@ -4,15 +4,11 @@ rounds depend on are refused with a 400 naming the setting while items have anno
 in an open round, and nothing is stored; someone else's project is a 404, an annotator's
 or a reviewer's call a 403."""
 
-import json
-from pathlib import Path
-
 import pytest
 
 from tests.kinds.qa.test_api import jsonl, upload
 
 pytestmark = pytest.mark.django_db
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _users():

@@ -173,20 +173,23 @@ def project_update(*, actor, slug: str, changes) -> Project:
             project.name = _text(changes["name"], "name", max_length=200, identifier=True)
         if "guidelines" in changes:
             project.guidelines = _text(changes["guidelines"], "guidelines", max_length=100_000, required=False)
-        if "label_guide" in changes:
-            project.label_guide = label_guide_clean(changes["label_guide"], kind.label_guide(None, project.settings))
         if "settings" in changes:
             given = changes["settings"]
             if not isinstance(given, dict):
                 raise InvalidInput("must be an object", field="settings")
             before = kind.project_settings(project)
-            after = kind.clean_settings({**project.settings, **given}, project.language)
+            # Keys a kind no longer has (stored before it dropped them) are left behind.
+            stored = {key: value for key, value in project.settings.items() if key in kind.settings_for({})}
+            after = kind.clean_settings({**stored, **given}, project.language)
             if after != before:
                 kind.authorize_settings(after, actor)
                 errors = kind.settings_change_errors(before, after, running=project_has_running_rounds(project))
                 if errors:
                     raise InvalidInput("these settings cannot change now", errors=errors)
             project.settings = after
+        if "label_guide" in changes:
+            # Checked against the settings just set: a summary project's guide lists its tags.
+            project.label_guide = label_guide_clean(changes["label_guide"], kind.label_guide(None, project.settings))
         project.save()
     return project
 

@@ -183,3 +183,17 @@ def test_preview_claims_nothing(nli_project, client_for):
     assert sup.get("/api/projects/fa-nli/preview/?after=abc").status_code == 400
     assert Assignment.objects.count() == 0
     assert client_for(users["ann1"]).get("/api/projects/fa-nli/preview/").status_code == 403
+
+
+def test_a_summary_projects_guide_follows_its_own_error_tags(make_user, client_for):
+    from annotation.services.projects import project_create
+
+    admin = make_user("boss", staff=True)
+    project_create(actor=admin, slug="sum", name="Sum", kind="summary_rating", language="he")
+    client = client_for(admin)
+    refused = client.patch("/api/projects/sum/", {"label_guide": {"errors": {"typo": "שגיאת כתיב"}}}, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "label_guide.errors.typo"
+    body = {"settings": {"error_tags": ["typo", "hallucination"]}, "label_guide": {"errors": {"typo": "שגיאת כתיב"}}}
+    response = client.patch("/api/projects/sum/", body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["label_guide"] == {"errors": {"typo": "שגיאת כתיב"}}

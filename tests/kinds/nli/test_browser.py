@@ -183,15 +183,16 @@ def assert_next_payload_is_clean(body: dict) -> None:
 
 
 def assert_page_hides_reference(page) -> None:
-    """No reference label, author or extra anywhere in the DOM. The three label buttons
-    necessarily name every label, so they are removed before the label names are searched."""
+    """No reference label, author or extra anywhere in the DOM. The three label buttons and
+    the guide to their meanings necessarily name every label, the same for every item, so
+    they are removed before the label names are searched."""
     html = page.content()
     assert AUTHOR not in html
     assert EXTRA_SECRET not in html
     rest = page.evaluate(
         """() => {
              const copy = document.documentElement.cloneNode(true);
-             copy.querySelectorAll('.label-button').forEach(b => b.remove());
+             copy.querySelectorAll('.label-button, #guide').forEach(b => b.remove());
              return copy.outerHTML;
            }"""
     )

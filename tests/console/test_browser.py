@@ -215,3 +215,23 @@ def test_guide_opens_on_the_first_visit_only(world, page, artifacts_dir):
     page.wait_for_selector("#task:not([hidden])")
     assert page.locator("#guide").get_attribute("open") is None
     page.problems.assert_clean(page)
+
+
+def test_preview_opens_every_kinds_annotate_page_without_a_claim(transactional_db, live_server, page, artifacts_dir):
+    """The preview of a project of each kind (tests/security/world.py, Hebrew) shows an item
+    on that kind's own annotate page, claims nothing, and runs without a script error."""
+    from annotation.models import Assignment
+    from tests.security.world import KIND_SLUGS, USERNAMES, build_world
+
+    build_world(lambda slug, name: f"{name} טקסט")
+    claims = Assignment.objects.count()
+    page.context.add_cookies([{"name": "django_language", "value": "he", "url": live_server.url}])
+    login(page, live_server.url, USERNAMES["supervisor"])
+    for kind, slug in KIND_SLUGS.items():
+        page.goto(f"{live_server.url}/console/p/{slug}/preview/")
+        page.wait_for_selector("#task:not([hidden])")
+        assert page.locator("#preview-note").is_visible(), kind
+        assert page.evaluate("document.documentElement.dir") == "rtl", kind
+        page.screenshot(path=str(artifacts_dir / f"console_preview_{kind}_wide.png"), full_page=True)
+    assert Assignment.objects.count() == claims
+    assert_clean_but_refusals(page)

@@ -18,6 +18,7 @@ urlpatterns = [
     path("", include("annotation.urls_quality")),
     path("", include("annotation.release.urls")),
     path("", include("annotation.release.bias_urls")),
+    path("", include("annotation.console.urls")),
     # Each kind's own pages.
     *(path("", include(module)) for module in page_url_modules()),
 ]

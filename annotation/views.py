@@ -14,6 +14,7 @@ from annotation import access
 from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
+from annotation.selectors.guides import guide_for_project
 from annotation.selectors.quality import annotator_quality_for_project
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
@@ -31,7 +32,7 @@ def home(request):
     for project in access.projects_visible_to(request.user).order_by("slug"):
         membership = memberships.get(project.pk)
         projects.append({"project": project, "role": membership.role if membership else "admin", "membership": membership})
-    return render(request, "annotation/home.html", {"projects": projects})
+    return render(request, "annotation/home.html", {"projects": projects, "can_manage": access.can_manage_users(request.user)})
 
 
 
@@ -52,7 +53,7 @@ def annotate(request, slug):
         "editUrl": "/api/annotations/{id}/",
         "networkError": _("The server could not be reached. Check your connection and try again."),
     }
-    return render(request, kind.template, {"project": project, "config": config})
+    return render(request, kind.template, {"project": project, "config": config, "guide": guide_for_project(project)})
 
 
 def _redirect_with_message(request, slug: str, message: str, *, error: bool = False):

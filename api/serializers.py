@@ -55,7 +55,7 @@ class ProjectSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Project
-        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "settings", "created_at", "counts"]
+        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "label_guide", "settings", "created_at", "counts"]
 
     def get_counts(self, project) -> dict[str, int]:
         counts = self.context.get("counts")
@@ -71,6 +71,23 @@ class ProjectSerializer(serializers.ModelSerializer):
             hidden = get_kind(project.kind).staff_only_settings
             data["settings"] = {key: value for key, value in data["settings"].items() if key not in hidden}
         return data
+
+
+class ProjectUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False, trim_whitespace=False)
+    guidelines = serializers.CharField(required=False, trim_whitespace=False, help_text="markdown; raw HTML is shown as text")
+    settings = serializers.DictField(required=False, help_text="merged over the stored settings; a change that would corrupt running rounds is a 400 naming the setting")
+    label_guide = serializers.DictField(required=False, help_text="section key → label or point → the project's own wording")
+
+
+class PasswordResetSerializer(serializers.Serializer):
+    password = serializers.CharField(trim_whitespace=False)
+
+
+class PreviewSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField(allow_null=True, help_text="always null: a preview claims nothing")
+    preview = serializers.BooleanField()
+    item = serializers.DictField()
 
 
 class MemberRequestSerializer(serializers.Serializer):

@@ -16,6 +16,7 @@ from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership
 from annotation.selectors.assignments import progress_for_annotator
+from annotation.selectors.items import item_preview_after
 from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
@@ -65,6 +66,14 @@ class TokenRevokeView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class UserPasswordView(APIView):
+    @extend_schema(request=s.PasswordResetSerializer, responses={204: OpenApiResponse(description="the password is changed; the user's API token ends"), **ERRORS})
+    def post(self, request, username):
+        data = body_of(request)
+        project_services.user_password_reset(actor=request.user, username=username, password=data.get("password"))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class UserCreateView(APIView):
     @extend_schema(request=s.UserRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.UserSerializer, **ERRORS})
     @idempotent_write
@@ -108,6 +117,31 @@ class ProjectDetailView(APIView):
         project = access.access_project_for_user(request.user, slug)
         context = {"counts": status_counts_for_project(project), "staff_of": access.project_ids_staffed_by(request.user)}
         return Response(s.ProjectSerializer(project, context=context).data)
+
+    @extend_schema(request=s.ProjectUpdateSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ProjectSerializer, **ERRORS})
+    @idempotent_write
+    def patch(self, request, slug):
+        project = project_services.project_update(actor=request.user, slug=slug, changes=body_of(request))
+        context = {"counts": status_counts_for_project(project), "staff_of": access.project_ids_staffed_by(request.user)}
+        return Response(s.ProjectSerializer(project, context=context).data)
+
+
+class PreviewView(APIView):
+    """The annotate page as an annotator would see it, for the project's staff: an item's
+    annotator payload, with nothing claimed and nothing stored."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="the id of the item previewed last; the next one in the project's order follows")],
+        responses={200: s.PreviewSerializer, 204: OpenApiResponse(description="no items"), **ERRORS},
+    )
+    def get(self, request, slug):
+        project = access.access_project_for_staff(request.user, slug)
+        after = request.query_params.get("after")
+        item = item_preview_after(project, after)
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        kind = get_kind(project.kind)
+        return Response({"assignment": None, "preview": True, "item": {"id": item.pk, "external_id": item.external_id, "payload": kind.annotator_payload(item)}})
 
 
 class MemberListView(generics.ListAPIView):

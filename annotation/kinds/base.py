@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import translation
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import FieldError, InvalidInput
 from annotation.rows import ItemRow, RowProblems, require_text
 
@@ -52,8 +55,20 @@ def check_range(settings: dict, name: str, low, high) -> None:
         raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
 
 
+# What each common setting means, for the console's settings forms.
+COMMON_SETTINGS_HELP = {
+    "claim_ttl": _("Seconds an annotator's claim on an item lasts before the item goes back to others."),
+    "fold_letter_variants": _("Count Arabic yeh and kaf as their Persian forms when texts are matched (on by default for Persian)."),
+}
+
+
 class KindSettings:
     default_settings: dict[str, Any] = {}
+    # What each of `default_settings` means, in a sentence, for the console's forms.
+    settings_help: dict[str, Any] = {}
+    # Settings that running rounds depend on: name → why changing it would corrupt a round
+    # that has annotations already (the 400 of `PATCH /api/projects/{slug}/` says it).
+    round_bound_settings: dict[str, Any] = {}
 
     # Settings only supervisors and reviewers see (a released system's name would tell an
     # annotator which system a blind candidate may be).
@@ -98,6 +113,26 @@ class KindSettings:
     def check_settings(self, settings: dict) -> None:
         """Kind-specific cross-field checks; raise InvalidInput."""
 
+    def settings_explained(self, language: str | None = None) -> list[dict]:
+        """Every setting of the kind with its default for a project in `language` and what
+        it means: `{"name", "default", "help"}`, common settings first."""
+        defaults = self.settings_for({}, language)
+        helps = {**COMMON_SETTINGS_HELP, **self.settings_help}
+        return [{"name": name, "default": defaults[name], "help": str(helps.get(name, ""))} for name in {**COMMON_SETTINGS, **self.default_settings}]
+
+    def settings_change_errors(self, before: dict, after: dict, *, running: bool) -> list[FieldError]:
+        """Why changing a project's settings from `before` to `after` (both cleaned) would
+        corrupt its running rounds, one error per setting; `running` says whether any item
+        has annotations in a round still open. The default refuses changes of
+        `round_bound_settings` while rounds run and allows everything else."""
+        if not running:
+            return []
+        return [
+            FieldError(f"settings.{name}", f"cannot change while items have annotations in an open round: {reason}")
+            for name, reason in self.round_bound_settings.items()
+            if before.get(name) != after.get(name)
+        ]
+
     def authorize_settings(self, settings: dict, actor) -> None:
         """Checks of cleaned settings that depend on who sets them (settings naming another
         project); raise InvalidInput. Every path that stores settings calls it."""
@@ -106,6 +141,33 @@ class KindSettings:
 class KindRules:
     # The annotate page's template.
     template: str = ""
+
+    def label_guide(self, language: str | None = None, settings: dict | None = None) -> tuple:
+        """The meaning of each label and of each point of every scale the annotator uses
+        (annotation.guides.GuideSection, in page order), worded from the kind's paper with
+        the section cited, in the interface language `language` (None: the active one), for a
+        project with `settings` (None: the defaults). Shown on every annotate page; a project
+        may reword entries (`Project.label_guide`)."""
+        from annotation.guides import guide_with_overrides
+
+        if language is None:
+            return tuple(guide_with_overrides(self.guide_sections(self.settings_for(settings)), None))
+        with translation.override(language):
+            return tuple(guide_with_overrides(self.guide_sections(self.settings_for(settings)), None))
+
+    def browser_text(self, payload: dict) -> str:
+        """The text that stands for an item in the console's item list: by default the
+        payload's first text field in its stored order, "" when it has none."""
+        if isinstance(payload, dict):
+            for value in payload.values():
+                if isinstance(value, str) and value:
+                    return value
+        return ""
+
+    def guide_sections(self, settings: dict) -> tuple:
+        """`label_guide`'s sections (lazy strings allowed) for a project's `settings`, the
+        defaults filled in; kinds with labels or scales override this."""
+        return ()
     # Whether a complete round goes through the k-of-n consensus step.
     aggregates_by_consensus: bool = False
 

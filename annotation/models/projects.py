@@ -24,7 +24,11 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=32)
     language = models.CharField(max_length=8)
+    # Markdown, rendered through annotation.guides.markdown_render.
     guidelines = models.TextField(blank=True, default="")
+    # The project's rewording of its kind's label guide (Kind.label_guide): section key →
+    # label or point → text; what it leaves out keeps the paper's wording.
+    label_guide = models.JSONField(default=dict, blank=True)
     # Protocol numbers; the kind fills in the papers' defaults for omitted keys.
     settings = models.JSONField(default=dict)
     created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

@@ -5,13 +5,14 @@ import re
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 
-from annotation.access import access_project_for_supervisor, can_manage_users
+from annotation.access import access_project_for_supervisor, can_manage_users, is_admin
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, PermissionDenied
-from annotation.kinds.registry import kind_for_new_project
+from annotation.guides import label_guide_clean
+from annotation.kinds.registry import get_kind, kind_for_new_project
 from annotation.metrics.text import bidi_control, forbidden_character
-from annotation.models import LANGUAGES, Assignment, Membership, Project
+from annotation.models import LANGUAGES, Annotation, Assignment, Item, Membership, Project
 from annotation.services import users
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
@@ -145,3 +146,93 @@ def membership_update(*, actor, slug: str, username: str, changes: dict) -> Memb
                 status=Assignment.Status.EXPIRED, draft=None
             )
     return membership
+
+
+PROJECT_EDITABLE = ("name", "guidelines", "settings", "label_guide")
+
+
+def project_has_running_rounds(project: Project) -> bool:
+    """Whether any item of `project` has annotations in its current round while that round
+    is still open: the state in which round-bound settings may not change."""
+    return Annotation.objects.filter(
+        item__project=project, item__status=Item.Status.OPEN, round=models.F("item__round")
+    ).exists()
+
+
+def project_update(*, actor, slug: str, changes) -> Project:
+    """Change a project's name, guidelines, settings or label guide (supervisors of the
+    project and admins). `settings` is merged over the stored settings, validated as at
+    creation, and refused per setting when the kind says the change would corrupt running
+    rounds (`Kind.settings_change_errors`). All or nothing: any refusal stores nothing."""
+    project = access_project_for_supervisor(actor, slug)
+    if not isinstance(changes, dict):
+        raise InvalidInput("the body must be a JSON object", field="body")
+    unknown = sorted(set(changes) - set(PROJECT_EDITABLE))
+    if unknown:
+        raise InvalidInput(f"cannot be changed here; editable: {', '.join(PROJECT_EDITABLE)}", field=unknown[0])
+    kind = get_kind(project.kind)
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        if "name" in changes:
+            project.name = _text(changes["name"], "name", max_length=200, identifier=True)
+        if "guidelines" in changes:
+            project.guidelines = _text(changes["guidelines"], "guidelines", max_length=100_000, required=False)
+        if "settings" in changes:
+            given = changes["settings"]
+            if not isinstance(given, dict):
+                raise InvalidInput("must be an object", field="settings")
+            before = kind.project_settings(project)
+            # Keys a kind no longer has (stored before it dropped them) are left behind.
+            stored = {key: value for key, value in project.settings.items() if key in kind.settings_for({})}
+            after = kind.clean_settings({**stored, **given}, project.language)
+            if after != before:
+                kind.authorize_settings(after, actor)
+                errors = kind.settings_change_errors(before, after, running=project_has_running_rounds(project))
+                if errors:
+                    raise InvalidInput("these settings cannot change now", errors=errors)
+            project.settings = after
+        if "label_guide" in changes:
+            # Checked against the settings just set: a summary project's guide lists its tags.
+            project.label_guide = label_guide_clean(changes["label_guide"], kind.label_guide(None, project.settings))
+        project.save()
+    return project
+
+
+def _manageable_user(actor, username):
+    """The user whose password `actor` may reset: anyone for admins; for a supervisor, a
+    user who is not staff, supervises nothing, and is a member only of projects `actor`
+    supervises (at least one). Everyone else is NotFound, as a missing user is."""
+    User = get_user_model()
+    user = User.objects.filter(username=username).first() if isinstance(username, str) else None
+    if user is None:
+        raise NotFound()
+    if is_admin(actor):
+        return user
+    if is_admin(user) or user.pk == actor.pk:
+        raise NotFound()
+    theirs = Membership.objects.filter(user=user)
+    if not theirs.exists() or theirs.filter(role=Membership.Role.SUPERVISOR).exists():
+        raise NotFound()
+    supervised = Membership.objects.filter(user=actor, role=Membership.Role.SUPERVISOR).exclude(
+        status=Membership.Status.DISQUALIFIED
+    ).values("project_id")
+    if theirs.exclude(project_id__in=supervised).exists():
+        raise NotFound()
+    return user
+
+
+def user_password_reset(*, actor, username, password):
+    """Set a new password for `username` (Django's validators, as at creation). The user's
+    API token ends (annotation/passwords.py) and their sessions with it."""
+    if not can_manage_users(actor):
+        raise PermissionDenied("Only supervisors and admins reset passwords.")
+    user = _manageable_user(actor, username)
+    password = _text(password, "password", max_length=128)
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise InvalidInput("; ".join(exc.messages), field="password") from None
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    return user

@@ -15,6 +15,8 @@
 // answers (GET mineUrl), shows one with its label marked and, while its round is open, lets
 // a label key change it (PATCH editUrl), then returns to the claim on screen (Escape does
 // too); and a flash of the chosen label on every submit, so that a slip is seen.
+// With `preview: true` (the console's "preview as annotator") nextUrl is the preview endpoint,
+// which claims nothing; a submit sends nothing, says so (previewNotice) and shows the next item.
 "use strict";
 
 window.MashovAnnotatePage = (function () {
@@ -112,8 +114,9 @@ window.MashovAnnotatePage = (function () {
     async function loadNext() {
       showError("");
       let result;
+      const url = config.preview && current ? config.nextUrl + "?after=" + encodeURIComponent(current.item.id) : config.nextUrl;
       try {
-        result = await api.get(config.nextUrl);
+        result = await api.get(url);
       } catch (e) {
         result = { status: 0, data: null };
       }
@@ -263,6 +266,13 @@ window.MashovAnnotatePage = (function () {
     // `shown`: the chosen label's text, flashed as the answer goes.
     async function send(body, shown) {
       if (!current || busy) { return null; }
+      if (config.preview) {
+        // Nothing is sent: the preview stores nothing. The next item follows, as after a submit.
+        el("preview-note").textContent = config.previewNotice;
+        setBusy(true);
+        await loadNext();
+        return null;
+      }
       setBusy(true);
       flash(shown);
       const url = config.submitUrl.replace("{id}", String(current.assignment));

@@ -136,6 +136,11 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         }),
         "member-add": ("sup", "post", "/api/projects/fa-nli/members/", {"username": "t1", "role": "annotator", "status": "active", "trusted": False}),
         "member-update": ("sup", "patch", "/api/projects/fa-nli/members/ann2/", {"status": "active", "trusted": False, "role": "annotator", "adjudicator": False}),
+        "project-update": ("sup", "patch", "/api/projects/fa-nli/", {
+            "name": "Renamed", "guidelines": "# Guide", "settings": {"claim_ttl": 600, "consensus_k": 4},
+            "label_guide": {"label": {"neutral": "neither"}},
+        }),
+        "password-reset": ("sup", "post", "/api/users/ann2/password/", {"password": "a-new-pass-phrase-9"}),
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
         "intrinsic": ("sup", "post", "/api/projects/hesum/intrinsic/", {"all": False}),
         "bias": ("sup", "post", "/api/projects/fa-nli/bias/", {"split": "train", "smoothing": 100}),
@@ -171,6 +176,9 @@ FIELDS = {
     "project-create": ["slug", "name", "kind", "language", "settings", "settings.consensus_n", "settings.consensus_k", "settings.claim_ttl", "guidelines"],
     "member-add": ["username", "role", "status", "trusted"],
     "member-update": ["status", "trusted", "role", "adjudicator"],
+    "project-update": ["name", "guidelines", "settings", "settings.claim_ttl", "settings.consensus_k", "label_guide",
+                       "label_guide.label", "label_guide.label.neutral"],
+    "password-reset": ["password"],
     "submit": ["value", "value.label"],
     "draft-save": ["value"],
     "annotation-edit": ["value", "value.label"],
@@ -218,7 +226,8 @@ def _send(world, operation: str, text: str, content_type: str = "application/jso
 
 def test_every_body_operation_succeeds_with_its_valid_body(world):
     """The corpus probes operations that work: each valid body is accepted as it stands."""
-    expected = {"token": 200, "member-update": 200, "draft-save": 200, "annotation-edit": 200, "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200, "bias": 202}
+    expected = {"token": 200, "member-update": 200, "draft-save": 200, "annotation-edit": 200, "project-update": 200, "password-reset": 204,
+                "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200, "bias": 202}
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         response = _send(world, operation, json.dumps(body))
         assert response.status_code == expected.get(operation, 201), (operation, response.content[:300])
@@ -245,7 +254,7 @@ def _templated(path: str, world) -> str:
                                   ("annotations", "annotation", "annotation_id"),
                                   ("annotations", "own_annotation", "annotation_id")):
         path = path.replace(f"/{collection}/{world[key]}/", f"/{collection}/{{{name}}}/")
-    path = path.replace("/members/ann2/", "/members/{username}/")
+    path = path.replace("/members/ann2/", "/members/{username}/").replace("/users/ann2/", "/users/{username}/")
     return re.sub(r"^/api/projects/[a-z0-9-]+/", "/api/projects/{slug}/", path)
 
 
@@ -395,6 +404,8 @@ QUERY_PARAMETERS = [
     ("sup", "/api/projects/fa-nli/evaluations/compare/", ["a", "b"]),
     ("sup", "/p/fa-nli/dashboard/", ["tab"]),
     ("sup", "/p/fa-nli/", ["next"]),
+    ("sup", "/api/projects/fa-nli/preview/", ["after"]),
+    ("sup", "/console/p/fa-nli/items/", ["status", "split", "round", "group", "flag", "annotator", "q", "page"]),
 ]
 
 

@@ -119,6 +119,13 @@ ROUTES = {
     # The minimal body (no file) is refused on the re-displayed form only after the access check.
     "leaderboard-upload": {"POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(200,), body="multipart-empty")},
     "bias": {"GET": Rule(STAFF, slugs=(NLI,))},
+    # The supervisor console (annotation/console/).
+    "console-project-new": {"GET": Rule(MANAGER)},
+    "console-users": {"GET": Rule(MANAGER)},
+    "console-project-settings": {"GET": Rule(SUPERVISOR, slugs=ALL)},
+    "console-items": {"GET": Rule(STAFF, slugs=ALL)},
+    "console-item": {"GET": Rule(STAFF)},
+    "console-preview": {"GET": Rule(STAFF, slugs=ALL)},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
@@ -132,7 +139,11 @@ ROUTES = {
         "GET": Rule(SIGNED_IN),
         "POST": Rule(MANAGER, ok=(201,), body={"slug": "sec-new", "name": "New", "kind": "nli_relabel", "language": "he"}),
     },
-    "api-project": {"GET": Rule(MEMBER, slugs=ALL)},
+    "api-project": {"GET": Rule(MEMBER, slugs=ALL), "PATCH": Rule(SUPERVISOR, slugs=ALL, body={"name": "Renamed"})},
+    # A supervisor resets the passwords of members of their projects only: the annotator is
+    # in every project of the supervisor, in none of the other supervisor's.
+    "api-user-password": {"POST": Rule({**MANAGER, "other_supervisor": "hidden"}, ok=(204,), body={"password": "a-Long-pass-phrase-42"})},
+    "api-preview": {"GET": Rule(STAFF, slugs=ALL, ok=(200, 204))},
     "api-members": {"GET": Rule(STAFF, slugs=ALL), "POST": Rule(SUPERVISOR, ok=(201,), body={"username": "sec-helper", "role": "annotator"})},
     "api-member": {"PATCH": Rule(SUPERVISOR, body={"trusted": True})},
     "api-import": {"POST": Rule(SUPERVISOR, ok=(201,), body="import")},

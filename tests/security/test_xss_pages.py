@@ -12,7 +12,10 @@ Every payload, if it ran, would set `window.__xss` and open a dialog. For each p
 - the response carries the strict Content-Security-Policy of the settings.
 
 Project names and QA titles are identifiers (bidi controls refused): they get payloads
-without U+202E. Usernames cannot hold any of these characters (Django's validator)."""
+without U+202E. Usernames cannot hold any of these characters (Django's validator).
+Project guidelines are markdown: rendered, they need not read as typed (entities decode,
+`*` emphasises), so for them only the tag must show; nothing of them may run or become an
+element outside the sanitiser's allow-list."""
 
 import itertools
 
@@ -82,6 +85,8 @@ PAGES = {
     ],
     "reviewer": [
         "/",
+        f"/console/p/{NLI}/items/",
+        f"/console/p/{QA}/preview/",
         f"/p/{QA}/review/",
         f"/p/{QA}/validate/",
         f"/p/{QA}/quality/",
@@ -92,6 +97,9 @@ PAGES = {
     "supervisor": [
         "/",
         *(f"/p/{slug}/" for slug in KIND_SLUGS.values()),
+        *(f"/console/p/{slug}/{page}/" for slug in KIND_SLUGS.values() for page in ("settings", "items", "preview")),
+        "/console/projects/new/",
+        "/console/users/",
         f"/p/{NLI}/dashboard/",
         f"/p/{LABEL}/dashboard/",
         f"/p/{MT}/lchaim/",
@@ -104,7 +112,8 @@ PAGES = {
     "other_supervisor": ["/", f"/p/{OTHER_SLUG}/", "/login/"],
 }
 # Pages whose job is to show stored text: at least one planted text must be on them.
-SHOWS_TEXT = {"/annotate/", "/feedback/", "/revisions/", "/review/", "/validate/", "/p/"}
+SHOWS_TEXT = {"/annotate/", "/feedback/", "/revisions/", "/review/", "/validate/", "/p/", "/items/", "/preview/", "/settings/"}
+MARKDOWN_FIELDS = ("guidelines",)
 
 _PAGE_STATE = """() => {
   const handlers = [];
@@ -147,7 +156,13 @@ def test_stored_payloads_never_run_and_show_literally(corpus, browser, settings)
     assert len(planted) > 100 and {p for t in planted.values() for p in PAYLOADS if t.startswith(p)} == set(PAYLOADS)
     assert settings.CONTENT_SECURITY_POLICY and "unsafe" not in settings.CONTENT_SECURITY_POLICY
     failures = []
-    for role, urls in PAGES.items():
+    from annotation.models import Annotation
+
+    # The console's item pages of an NLI item and of a QA paragraph with its reviewed questions.
+    item_pages = [f"/console/p/{slug}/items/{Annotation.objects.get(pk=corpus['world'].annotations[slug]['annotator']).item_id}/"
+                  for slug in (NLI, QA)]  # fmt: skip
+    pages = {**PAGES, "supervisor": PAGES["supervisor"] + item_pages, "reviewer": PAGES["reviewer"] + item_pages}
+    for role, urls in pages.items():
         context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
         context.set_default_timeout(15_000)
         page = context.new_page()
@@ -171,6 +186,8 @@ def test_stored_payloads_never_run_and_show_literally(corpus, browser, settings)
                 failures.append(f"{where}: payload markup became elements: {state['handlers']} / {state['inserted']}")
             shown = [tag for tag in planted if tag in state["text"]]
             for tag in shown:
+                if tag.endswith(tuple(f":{name}⟧" for name in MARKDOWN_FIELDS)) and "/settings/" not in url:
+                    continue  # rendered markdown (the settings page's textarea holds it as typed)
                 # The review page shows bidi controls as visible "U+202E" marks, on purpose.
                 if planted[tag] not in state["text"] and planted[tag].replace(RLO, "U+202E") not in state["text"]:
                     at = state["text"].index(tag)

@@ -132,6 +132,7 @@ def build_world(text) -> World:
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
+    from annotation.kinds.registry import get_kind
     from annotation.models import Item, Job, Membership
     from annotation.services.imports import items_import
     from annotation.services.projects import project_create
@@ -145,8 +146,14 @@ def build_world(text) -> World:
     admin = world.users["admin"]
 
     def create(slug, kind, settings=None):
-        project = project_create(actor=admin, slug=slug, name=text(slug, "name"), kind=kind, language="he", settings=settings)
+        project = project_create(actor=admin, slug=slug, name=text(slug, "name"), kind=kind, language="he", settings=settings,
+                                 guidelines=text(slug, "guidelines"))
         Membership.objects.filter(project=project, user=admin).delete()  # admin sees it as staff, not as a member
+        # The project's own wording of the first label (or scale point) its kind's guide explains.
+        guide = get_kind(kind).label_guide(None, project.settings)
+        if guide:
+            project.label_guide = {guide[0].key: {guide[0].entries[0].value: text(slug, "label-guide")}}
+            project.save(update_fields=["label_guide"])
         world.projects[slug] = project
         return project
 

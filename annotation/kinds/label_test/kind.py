@@ -1,5 +1,7 @@
 """The `label_test` kind: the NLI labeling page with the gold label hidden."""
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import InvalidInput
 from annotation.kinds.nli.kind import NliKind
 
@@ -15,6 +17,11 @@ class LabelTestKind(NliKind):
     reference_label_is_gold = True
     # The hidden gold is the imported label.
     evaluation_gold_field = "reference_label"
+    settings_help = {
+        "labels_per_item": _("Testers who label each item (LCHAIM: four)."),
+        "sample_size": _("Items drawn for the test (LCHAIM: 200)."),
+    }
+    round_bound_settings = {"labels_per_item": _("items being labelled would need a different number of labels than their testers were counted for")}
     # The human-baseline results share the results page of translation rating (LCHAIM),
     # which reads Table 2 from results.py here.
     page_urls = ("annotation.kinds.translation.urls",)

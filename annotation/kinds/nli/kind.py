@@ -6,16 +6,22 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import FARSTAIL_EXPORT, FARSTAIL_EXTRA_COLUMNS, farstail_header, farstail_row, read_farstail, with_computed_flags
+from .guide import NLI_LABEL_GUIDE
 from .labels import LABELS, canonical_label
 
 
 class NliKind(Kind):
     template = "nli/annotate.html"
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return NLI_LABEL_GUIDE
     extra_formats = ("farstail",)
     release_labels = LABELS
     vote_labels = LABELS
@@ -156,6 +162,15 @@ class NliRelabelKind(NliKind):
     name = "nli_relabel"
     title = "NLI relabeling"
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
+    settings_help = {
+        "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),
+        "consensus_n": _("Labels an item collects in a round, the author's or the original label counting as one (FarsTail: 5)."),
+        "revision_rounds": _("Times a failed item goes back to its author before it is removed (FarsTail: 1)."),
+    }
+    round_bound_settings = {
+        "consensus_k": _("the votes already cast were collected for the old k-of-n rule"),
+        "consensus_n": _("the number of votes a running round collects would change under its items"),
+    }
     aggregates_by_consensus = True
     default_export_status = "accepted"
     # Failed pairs go back to their author (FarsTail §3.2): the revision page and operations.

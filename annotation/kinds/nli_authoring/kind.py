@@ -51,10 +51,14 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.base import Kind
 from annotation.metrics.text import forbidden_character
 from annotation.rows import ItemRow, RowProblems, require_text
+
+from .guide import AUTHORING_GUIDE
 
 VALUE_FIELDS = ("premise", "entailment", "contradiction", "neutral")
 # Optional: where on the web the premise and the neutral hypothesis were found.
@@ -74,6 +78,14 @@ class NliAuthoringKind(Kind):
     title = "NLI authoring from multiple-choice questions"
     template = "nli_authoring/annotate.html"
     default_settings = {"relabel_project": "", "authors_per_question": 1}
+    settings_help = {
+        "relabel_project": _("Slug of the nli_relabel project (one you supervise) that receives the authored pairs."),
+        "authors_per_question": _("Authors who write pairs from each question."),
+    }
+    round_bound_settings = {"authors_per_question": _("questions being authored would need a different number of authors")}
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return AUTHORING_GUIDE
     csv_json_fields = ("choices",)
     # A submit creates three relabel items from the value: changing it afterwards would leave
     # them describing another text.

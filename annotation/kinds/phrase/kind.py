@@ -22,12 +22,15 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import SEED_RANGE, Kind, check_range
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import finite_score, read_phrasis
+from .guide import PHRASE_LABEL_GUIDE
 from .labels import CODES, canonical_label, majority_gold
 from .probes import PROBE_MARK, probe_next_for_annotator, probes_remaining_for_annotator
 from .reports import (
@@ -55,6 +58,20 @@ class PhrasePairKind(Kind):
         "probe_seed": 0,
         "probe_labels": list(REVERSED_PAIR_LABELS),
     }
+    settings_help = {
+        "labels_per_item": _("Annotators who label each pair."),
+        "probe_rate": _("Share of reversed copies mixed in as coherence probes (0 to 0.5)."),
+        "probe_seed": _("Seed of the draw that picks the probes."),
+        "probe_labels": _("Labels whose pairs may be reversed into probes (fine-grained-nli-coherence §3: EQUIVALENT, FORWARD, BACKWARD)."),
+    }
+    round_bound_settings = {
+        "labels_per_item": _("pairs being labelled would need a different number of labels than the round was collected for"),
+        "probe_labels": _("probes already handed out were chosen by the old labels, so coherence would mix two rules"),
+        "probe_rate": _("the probes already mixed in were drawn at the old rate"),
+    }
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return PHRASE_LABEL_GUIDE
     computes_agreement = True
     vote_labels = LABELS
     # An imported PhrasIS label is the experts' (the paper's gold).

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import SEED_RANGE, Kind, check_range
 from annotation.metrics.text import bidi_control
@@ -38,6 +40,7 @@ from .formats import (
     read_articles,
     read_squad,
 )
+from .guide import QA_GUIDE
 from .quality import quality_report_for_project
 from .questions import SPLITS, clean_questions, questions_of
 
@@ -62,6 +65,29 @@ class QaAuthoringKind(Kind):
         "pool_rules": POOL_RULES,
         "pool_default_source": "wikipedia",
     }
+    settings_help = {
+        "min_questions": _("Fewest questions an author writes per paragraph (HeQ: 3)."),
+        "max_questions": _("Most questions an author writes per paragraph (HeQ: 5)."),
+        "review_rate": _("Share of a trusted author's work drawn for review (new authors are always reviewed)."),
+        "review_seed": _("Seed of the review draw."),
+        "validators_per_question": _("Extra answer spans collected per question on the validated splits."),
+        "validate_splits": _("Splits whose questions get extra answer spans (HeQ: dev and test)."),
+        "authors_per_paragraph": _("Authors who write questions on each paragraph."),
+        "split_seed": _("Seed of the article-grouped split."),
+        "dev_share": _("Share of questions in dev (HeQ: 5 %)."),
+        "test_share": _("Share of questions in test (HeQ: 5 %)."),
+        "overlap_warning": _("Question-paragraph word overlap above which the author is warned."),
+        "pool_rules": _("Paragraph pool rules per source (HeQ §3.2: length, paragraphs per article)."),
+        "pool_default_source": _("Source whose pool rules apply when a row names none."),
+    }
+    round_bound_settings = {
+        "min_questions": _("questions already submitted were checked against the old bounds"),
+        "max_questions": _("questions already submitted were checked against the old bounds"),
+        "authors_per_paragraph": _("paragraphs being authored would need a different number of authors"),
+    }
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return QA_GUIDE
     page_urls = ("annotation.kinds.qa.urls",)
     api_urls = ("annotation.kinds.qa.api_urls",)
 

@@ -48,8 +48,11 @@ from typing import Any
 
 from django.utils.crypto import salted_hmac
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind
+from annotation.kinds.summary.guide import summary_guide
 from annotation.kinds.summary.ratings import (
     CRITERIA,
     DEFAULT_ERROR_TAGS,
@@ -90,6 +93,17 @@ class SummaryRatingKind(Kind):
     title = "Summary rating"
     template = "summary/annotate.html"
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS}
+    settings_help = {
+        "raters_per_item": _("Raters of each article's summaries."),
+        "error_tags": _("Error categories raters may tick (HeSum Table 4 by default); ids of lower-case letters, digits and underscores."),
+    }
+    round_bound_settings = {
+        "raters_per_item": _("articles being rated would need a different number of raters than their ratings were collected for"),
+        "error_tags": _("ratings already given chose among the old tags, so tag counts would compare different lists"),
+    }
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return summary_guide(settings["error_tags"])
     csv_json_fields = ("summaries",)
     computes_agreement = True
     page_urls = ("annotation.kinds.summary.urls",)

@@ -43,12 +43,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind
 from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.rows import ItemRow, RowProblems, require_text
 
 from .candidates import BINARY_CRITERION, CRITERIA, MAX_CANDIDATES, SCORE_CRITERIA, SCORE_MAX, SCORE_MIN, candidate_order, candidate_ratings
+from .guide import TRANSLATION_GUIDE
 from .results import translation_agreement_compute, translation_table1
 
 _ASCII_INDEX = re.compile(r"\A(0|[1-9][0-9]{0,2})\Z")
@@ -96,6 +99,19 @@ class TranslationRatingKind(Kind):
         "sample_size": 200,
         "released_system": "",
     }
+    settings_help = {
+        "raters_per_item": _("Raters of each item (LCHAIM: two of the four)."),
+        "alpha_level_scores": _("Level of measurement of the 1-5 scores in Krippendorff's alpha: ordinal or interval."),
+        "back_translation_threshold": _("Items whose back-translation similarity falls below this are filtered out (LCHAIM: 0.75)."),
+        "sample_size": _("Items drawn by stratified sampling for rating (LCHAIM: 200)."),
+        "released_system": _("The system whose translation is released; staff only, as it would unblind raters."),
+    }
+    round_bound_settings = {
+        "raters_per_item": _("items being rated would need a different number of raters than their ratings were collected for"),
+    }
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return TRANSLATION_GUIDE
     staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
     computes_agreement = True

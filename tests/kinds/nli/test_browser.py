@@ -183,8 +183,9 @@ def assert_next_payload_is_clean(body: dict) -> None:
 
 
 def assert_page_hides_reference(page) -> None:
-    """No reference label, author or extra anywhere in the DOM. The three label buttons
-    necessarily name every label, and the flash repeats the annotator's own last choice, so
+    """No reference label, author or extra anywhere in the DOM. The three label buttons and
+    the guide to their meanings necessarily name every label, the same for every item, and
+    the flash repeats the annotator's own last choice, so
     they are removed before the label names are searched."""
     html = page.content()
     assert AUTHOR not in html
@@ -192,7 +193,7 @@ def assert_page_hides_reference(page) -> None:
     rest = page.evaluate(
         """() => {
              const copy = document.documentElement.cloneNode(true);
-             copy.querySelectorAll('.label-button, #flash').forEach(b => b.remove());
+             copy.querySelectorAll('.label-button, #flash, #guide').forEach(b => b.remove());
              return copy.outerHTML;
            }"""
     )

@@ -1,0 +1,186 @@
+"""Reads behind the supervisor console's item browser and the annotator preview.
+
+Filters come from allow-lists (DESIGN.md §7): statuses from Item.Status, splits, groups and
+flags from the values the project holds, annotators from its members; anything else is a
+400 naming the parameter."""
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db.models import Exists, OuterRef, Q, TextField
+from django.db.models.functions import Cast
+
+from annotation.errors import InvalidInput
+from annotation.models import Annotation, ConsensusOutcome, Item, ItemRevision, Membership, Project, Review
+from annotation.services.exports import annotator_pseudonym
+
+MAX_SEARCH = 200
+
+
+def item_preview_after(project: Project, after) -> Item | None:
+    """The item an annotator-eyed preview shows after the item `after` (an id, or None for
+    the first): the next of the project's items in file order, wrapping round; probes and
+    items outside the sample are never previewed. Reads only."""
+    items = Item.objects.filter(project=project, probe_of__isnull=True, in_sample=True).order_by("position", "id")
+    if after in (None, ""):
+        return items.first()
+    try:
+        after_id = int(after)
+    except (TypeError, ValueError):
+        raise InvalidInput("must be an item id", field="after") from None
+    current = items.filter(pk=after_id).values_list("position", "id").first()
+    if current is None:
+        return items.first()
+    position, pk = current
+    following = items.filter(Q(position__gt=position) | Q(position=position, id__gt=pk)).first()
+    return following or items.first()
+
+
+def annotator_label(project: Project, user, *, names: bool) -> str:
+    """How a person appears on the console: the username to supervisors (`names`), else the
+    pseudonym the project's exports give them."""
+    if user is None:
+        return ""
+    return user.username if names else annotator_pseudonym(project.pk, user.pk)
+
+
+@dataclass(frozen=True)
+class BrowserChoices:
+    """The allow-lists of the browser's filters for one project."""
+
+    statuses: list
+    splits: list
+    groups: list
+    rounds: list
+    flags: list
+    annotators: dict  # label shown → user id
+
+
+def browser_choices_for_project(project: Project, *, names: bool) -> BrowserChoices:
+    items = Item.objects.filter(project=project).order_by()
+    flags = sorted({flag for flags in items.exclude(flags=[]).values_list("flags", flat=True) if isinstance(flags, list) for flag in flags if isinstance(flag, str)})
+    members = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).select_related("user").order_by("user__username")
+    annotators = {annotator_label(project, m.user, names=names): m.user_id for m in members}
+    return BrowserChoices(
+        statuses=list(Item.Status.choices),
+        splits=sorted(s for s in items.values_list("split", flat=True).distinct() if s),
+        groups=sorted(g for g in items.values_list("group", flat=True).distinct() if g)[:500],
+        rounds=sorted(items.values_list("round", flat=True).distinct()),
+        flags=flags,
+        annotators=dict(sorted(annotators.items())),
+    )
+
+
+def items_for_browser(project: Project, params, choices: BrowserChoices):
+    """The project's items matching the query `params` (status, split, round, group, flag,
+    annotator, q), in file order. Each filter value must be one of `choices`."""
+    items = Item.objects.filter(project=project).order_by("position", "id")
+
+    def chosen(name: str, allowed) -> str | None:
+        value = params.get(name) or None
+        if value is not None and value not in allowed:
+            raise InvalidInput("is not one of this project's values", field=name)
+        return value
+
+    if status := chosen("status", {value for value, _label in choices.statuses}):
+        items = items.filter(status=status)
+    if split := chosen("split", set(choices.splits)):
+        items = items.filter(split=split)
+    if group := chosen("group", set(choices.groups)):
+        items = items.filter(group=group)
+    if round_ := chosen("round", {str(r) for r in choices.rounds}):
+        items = items.filter(round=int(round_))
+    if flag := chosen("flag", set(choices.flags)):
+        # JSON text of the list holds the flag in quotes on PostgreSQL and on SQLite alike.
+        items = items.annotate(flags_text=Cast("flags", TextField())).filter(flags_text__contains=json.dumps(flag))
+    if annotator := chosen("annotator", set(choices.annotators)):
+        done = Annotation.objects.filter(item=OuterRef("pk"), annotator_id=choices.annotators[annotator])
+        items = items.filter(Exists(done))
+    query = params.get("q") or ""
+    if query:
+        if len(query) > MAX_SEARCH:
+            raise InvalidInput(f"is longer than {MAX_SEARCH} characters", field="q")
+        if "\x00" in query:
+            raise InvalidInput("contains a NUL character", field="q")
+        # The payload's JSON text holds the text as stored, or \u-escaped where the database
+        # keeps the encoder's ASCII form (SQLite): search for both spellings.
+        spellings = {query, json.dumps(query)[1:-1], json.dumps(query, ensure_ascii=False)[1:-1]}
+        text = Q(external_id__icontains=query)
+        for spelling in spellings:
+            text |= Q(payload_text__icontains=spelling)
+        items = items.annotate(payload_text=Cast("payload", TextField())).filter(text)
+    return items
+
+
+def value_leaves(value, prefix: str = "") -> list[tuple[str, str]]:
+    """A stored JSON value as (dotted path, text) rows, strings exactly as stored (a JSON
+    dump would escape their quotes and backslashes), other scalars as JSON.
+
+    >>> value_leaves({"questions": [{"question": 'a "q"', "answerable": True}]})
+    [('questions.0.question', 'a "q"'), ('questions.0.answerable', 'true')]
+    """
+    if isinstance(value, dict):
+        if not value:
+            return [(prefix, "{}")]
+        return [leaf for key, item in value.items() for leaf in value_leaves(item, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(value, list):
+        if not value:
+            return [(prefix, "[]")]
+        return [leaf for index, item in enumerate(value) for leaf in value_leaves(item, f"{prefix}.{index}" if prefix else str(index))]
+    return [(prefix, value if isinstance(value, str) else json.dumps(value))]
+
+
+@dataclass
+class ItemHistory:
+    """Everything the item page shows beside the item."""
+
+    rounds: list = field(default_factory=list)  # per round: {"round", "annotations", "votes", "outcome"}
+    revisions: list = field(default_factory=list)
+    agreement: float | None = None
+    agreement_source: str = ""
+    current_votes: dict = field(default_factory=dict)
+    annotator_count: int = 0
+
+
+def item_history(item: Item, *, names: bool) -> ItemHistory:
+    """Annotations of every round with their reviews, labels cast per round, consensus
+    outcomes and revisions of `item`; people as `annotator_label` shows them. A bounded
+    number of queries whatever the number of annotations."""
+    project = item.project
+    annotations = list(Annotation.objects.filter(item=item).select_related("annotator").order_by("round", "created_at", "id"))
+    reviews: dict[int, list] = {}
+    for review in Review.objects.filter(annotation__item=item).select_related("reviewer").order_by("created_at", "id"):
+        reviews.setdefault(review.annotation_id, []).append(
+            {"grade": review.grade, "question": review.question, "comment": review.comment,
+             "reviewer": annotator_label(project, review.reviewer, names=names) if review.reviewer else "", "at": review.created_at}
+        )  # fmt: skip
+    outcomes = {o.round: o for o in ConsensusOutcome.objects.filter(item=item)}
+    history = ItemHistory()
+    for round_ in sorted({a.round for a in annotations} | set(outcomes) | {item.round}):
+        in_round = [a for a in annotations if a.round == round_]
+        votes = Counter(a.value["label"] for a in in_round if isinstance(a.value, dict) and isinstance(a.value.get("label"), str))
+        history.rounds.append({
+            "round": round_,
+            "annotations": [
+                {"id": a.pk, "annotator": annotator_label(project, a.annotator, names=names), "value": value_leaves(a.value),
+                 "at": a.created_at, "reviews": reviews.get(a.pk, [])}
+                for a in in_round
+            ],
+            "votes": dict(votes.most_common()),
+            "outcome": outcomes.get(round_),
+        })  # fmt: skip
+    current = next(r for r in history.rounds if r["round"] == item.round)
+    history.current_votes = current["votes"]
+    history.annotator_count = len(current["annotations"])
+    if current["outcome"] is not None:
+        history.agreement, history.agreement_source = current["outcome"].agreement, "consensus"
+    elif history.current_votes:
+        # Share of the round's labels that agree with its most frequent label.
+        history.agreement, history.agreement_source = max(history.current_votes.values()) / sum(history.current_votes.values()), "majority"
+    history.revisions = [
+        {"round": r.failed_round, "action": r.get_action_display(), "by": annotator_label(project, r.created_by, names=names) if r.created_by else "",
+         "previous": value_leaves(r.previous_payload), "at": r.created_at}
+        for r in ItemRevision.objects.filter(item=item).select_related("created_by").order_by("failed_round")
+    ]  # fmt: skip
+    return history

@@ -44,7 +44,7 @@ import re
 from typing import Any
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import Kind
+from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
 from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.rows import ItemRow, RowProblems, require_text
 
@@ -95,6 +95,7 @@ class TranslationRatingKind(Kind):
         "back_translation_threshold": 0.75,
         "sample_size": 200,
         "released_system": "",
+        **RATING_OVERLAP_SETTINGS,
     }
     staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
@@ -106,6 +107,7 @@ class TranslationRatingKind(Kind):
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["raters_per_item"] <= 50:
             raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
+        check_overlap_settings(settings)
         if settings["alpha_level_scores"] not in ("ordinal", "interval"):
             raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
@@ -170,7 +172,11 @@ class TranslationRatingKind(Kind):
     # --- annotating --------------------------------------------------------------------------
 
     def votes_needed(self, item, settings: dict) -> int:
-        return settings["raters_per_item"]
+        adaptive = self.adaptive_votes(item, settings)
+        return settings["raters_per_item"] if adaptive is None else adaptive
+
+    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
+        return self.ratings_want_another_vote(item, settings, submitted)
 
     def annotator_payload(self, item) -> dict:
         """The English source with its label (the rater judges whether it still holds) and

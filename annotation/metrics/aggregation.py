@@ -67,10 +67,11 @@ class AggregationResult:
     confusion: dict[Hashable, list[list[float]]] = field(default_factory=dict)
 
 
-def _canonical(votes: Iterable[Vote], labels: Sequence[str]) -> list[Vote]:
-    """The votes in one order whatever order they came in (crowd-kit numbers annotators in
-    order of appearance and MACE draws its start from that numbering), abstentions (None)
-    left out. A label outside ``labels`` is a caller's mistake."""
+def _canonical(votes: Iterable[Vote], labels: Sequence[str], *, ordered: bool) -> list[Vote]:
+    """The votes, abstentions (None) left out; with ``ordered``, in one order whatever order
+    they came in (crowd-kit numbers annotators in order of appearance and MACE draws its
+    start from that numbering; counting needs no order). A label outside ``labels`` is a
+    caller's mistake."""
     known = set(labels)
     kept = []
     for item_key, annotator_key, label in votes:
@@ -79,7 +80,8 @@ def _canonical(votes: Iterable[Vote], labels: Sequence[str]) -> list[Vote]:
         if label not in known:
             raise ValueError(f"label {label!r} is not one of {list(labels)!r}")
         kept.append((item_key, annotator_key, label))
-    kept.sort(key=lambda vote: (type(vote[0]).__name__, vote[0], type(vote[1]).__name__, vote[1], vote[2]))
+    if ordered:
+        kept.sort(key=lambda vote: (type(vote[0]).__name__, vote[0], type(vote[1]).__name__, vote[1], vote[2]))
     return kept
 
 
@@ -193,7 +195,7 @@ def aggregate(
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    canonical = _canonical(votes, labels)
+    canonical = _canonical(votes, labels, ordered=method in ("dawid_skene", "mace"))
     if not canonical:
         return AggregationResult(method, {})
     if method == "k_of_n":

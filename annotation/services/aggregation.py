@@ -77,7 +77,7 @@ def aggregation_request(project_id: int) -> Job | None:
     finds what it missed). Returns the new job, or None."""
     from annotation.services.jobs import job_create
 
-    debounce = timedelta(seconds=getattr(django_settings, "MASHOV_AGGREGATION_DEBOUNCE_SECONDS", 30))
+    debounce = timedelta(seconds=django_settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS)
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).only("pk", "kind").first()
         if project is None or not get_kind(project.kind).aggregation_labels:

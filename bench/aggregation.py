@@ -15,6 +15,7 @@ majority tie) counts as wrong; `decided` says how many it decided.
 """
 
 import argparse
+from collections import Counter
 import sys
 import time
 from pathlib import Path
@@ -128,8 +129,10 @@ def main() -> None:
                 f"{row['decided']:.4f} | {row['seconds']:.2f} |"
             )
     saved = 1 - len(adaptive) / len(fixed)
+    per_item = Counter(Counter(item for item, _a, _l in adaptive).values())
     print()
     print(f"adaptive overlap spent {saved:.1%} fewer votes than fixed overlap")
+    print("  items by votes spent: " + ", ".join(f"{votes}: {per_item[votes] / args.items:.1%}" for votes in sorted(per_item)))
     for method in METHODS:
         delta = results["adaptive"][method]["accuracy"] - results["fixed"][method]["accuracy"]
         print(f"  {method}: gold accuracy adaptive − fixed = {delta:+.4f}")

@@ -178,16 +178,6 @@ class KindRules:
         kind's own step owns the gold for that method, or its gold is given."""
         return ()
 
-    def categorical_wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        from annotation.services.aggregation import categorical_wants_another_vote
-
-        return categorical_wants_another_vote(self, item, settings, submitted)
-
-    def ratings_want_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        from annotation.services.aggregation import ratings_want_another_vote
-
-        return ratings_want_another_vote(item, settings, submitted)
-
     def adaptive_overlap(self, settings: dict) -> bool:
         return settings.get("overlap_min") is not None
 

@@ -21,7 +21,9 @@ class NliKind(Kind):
     aggregation_labels = LABELS
 
     def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        return self.categorical_wants_another_vote(item, settings, submitted)
+        from annotation.services.aggregation import categorical_wants_another_vote
+
+        return categorical_wants_another_vote(self, item, settings, submitted)
 
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         return payload["premise"], payload["hypothesis"]

@@ -89,7 +89,9 @@ class PhrasePairKind(Kind):
         return () if method == "k_of_n" else ("complete",)
 
     def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        return self.categorical_wants_another_vote(item, settings, submitted)
+        from annotation.services.aggregation import categorical_wants_another_vote
+
+        return categorical_wants_another_vote(self, item, settings, submitted)
 
     # --- import -----------------------------------------------------------------------------
 

@@ -176,7 +176,9 @@ class TranslationRatingKind(Kind):
         return settings["raters_per_item"] if adaptive is None else adaptive
 
     def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        return self.ratings_want_another_vote(item, settings, submitted)
+        from annotation.services.aggregation import ratings_want_another_vote
+
+        return ratings_want_another_vote(item, settings, submitted)
 
     def annotator_payload(self, item) -> dict:
         """The English source with its label (the rater judges whether it still holds) and

@@ -127,3 +127,52 @@ def test_a_second_run_writes_the_same_rows_and_k_of_n_keeps_the_kinds_gold(make_
     # The k-of-n rule of phrase pairs: 2 of 3 agree on every item (one careful annotator
     # disagrees on one item each).
     assert all(row[3] for row in rows if row[1] == "k_of_n")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "outcome", "gold"), [("k_of_n", "failed", ""), ("majority", "accepted", "neutral")])
+def test_nli_rounds_are_decided_by_the_chosen_per_round_method(make_user, method, outcome, gold):
+    """3 of 5 (the author's label included) fail FarsTail's 4 of 5 but win a majority."""
+    from annotation.models import Annotation, Assignment, ConsensusOutcome, Item, Membership
+    from annotation.services.consensus import consensus_compute_for_item
+    from annotation.services.projects import project_create
+    from django.utils import timezone
+
+    admin = make_user("nli-admin", staff=True)
+    project = project_create(actor=admin, slug="nli-agg", name="N", kind="nli_relabel", language="fa",
+                             settings={"aggregation": method, "revision_rounds": 0})  # fmt: skip
+    item = Item.objects.create(project=project, external_id="x", payload={"premise": "p", "hypothesis": "h"},
+                               reference_label="neutral", status="complete")  # fmt: skip
+    now = timezone.now()
+    for index, label in enumerate(["neutral", "neutral", "entailment", "entailment"]):
+        user = make_user(f"nli-r{index}")
+        Membership.objects.create(project=project, user=user, role="annotator", status="active")
+        assignment = Assignment.objects.create(project=project, item=item, annotator=user, round=1, status="submitted",
+                                               claimed_at=now, expires_at=now, submitted_at=now)  # fmt: skip
+        Annotation.objects.create(assignment=assignment, item=item, annotator=user, round=1, value={"label": label})
+    consensus_compute_for_item(item.pk)
+    assert ConsensusOutcome.objects.get(item=item).outcome == outcome
+    item.refresh_from_db()
+    assert item.gold_label == gold
+
+
+@pytest.mark.django_db
+def test_with_dawid_skene_chosen_the_job_sets_the_gold_of_complete_phrase_pairs(make_user):
+    from annotation.metrics.aggregation import aggregate
+    from annotation.models import Item, ItemAggregate
+    from annotation.kinds.registry import get_kind
+    from annotation.services.aggregation import aggregation_compute_for_project, project_votes
+
+    project, users = build(make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 3, "probe_rate": 0.0}, items=8)
+    # A phrase-pair pool whose accepted gold the job owns under Dawid-Skene: the gold
+    # becomes the Dawid-Skene label of every complete item.
+    label_everything(project, users[1:])  # the two careful ones and the spammer
+    Item.objects.filter(project=project).update(gold_label="RELATED")
+    result = aggregation_compute_for_project(project)
+    kind = get_kind("phrase_pair")
+    votes, _items = project_votes(project, kind, author_votes=False)
+    expected = aggregate(votes, "dawid_skene", labels=kind.aggregation_labels)
+    assert result["gold_changed"] == sum(1 for label, _c in expected.items.values() if label != "RELATED")
+    for item in Item.objects.filter(project=project):
+        assert item.gold_label == expected.items[item.pk][0]
+    assert ItemAggregate.objects.filter(item__project=project).count() == 8 * len(METHODS)

@@ -6,7 +6,7 @@ from celery import shared_task
 
 from django.db import InterfaceError, OperationalError
 
-from annotation.services import consensus, jobs
+from annotation.services import aggregation, consensus, jobs
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +18,7 @@ def _handlers():
     from annotation.kinds.registry import job_handlers
     from annotation.release.bias import bias_analysis_job
     from annotation.release.evaluation import evaluation_run_job
+    from annotation.services.aggregation import aggregation_compute_job
     from annotation.services.agreement import agreement_compute_job
     from annotation.services.imports import items_import_job
 
@@ -26,6 +27,7 @@ def _handlers():
         "agreement": agreement_compute_job,
         "evaluation": evaluation_run_job,
         "bias": bias_analysis_job,
+        "aggregation": aggregation_compute_job,
     }
     handlers.update((job_kind, import_string(path)) for job_kind, path in job_handlers().items())
     return handlers
@@ -82,8 +84,15 @@ def compute_consensus_batch(item_ids: list[int]) -> int:
     return consensus.consensus_compute_batch(item_ids)
 
 
+@shared_task(name="annotation.tasks.request_aggregation", **IDEMPOTENT_TASK)
+def request_aggregation(project_id: int) -> None:
+    """Rounds of the project closed: queue its aggregation job unless one is queued already
+    (debounced; annotation.services.aggregation)."""
+    aggregation.aggregation_request(project_id)
+
+
 @shared_task(name="annotation.tasks.sweep_jobs")
 def sweep_jobs() -> int:
     """Periodic (every 60 s on beat): queue again the jobs of a worker that died, and
     re-enqueue what a lost message or a downed broker left behind."""
-    return jobs.jobs_sweep() + consensus.consensus_sweep()
+    return jobs.jobs_sweep() + consensus.consensus_sweep() + aggregation.aggregation_sweep()

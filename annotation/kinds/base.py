@@ -42,6 +42,49 @@ def language_defaults(language: str | None) -> dict:
     return {"fold_letter_variants": language == "fa"}
 
 
+# Settings of label aggregation and adaptive overlap (API.md "Aggregation, annotator
+# quality, adjudication"), for the kinds whose vote is one label of a closed set: which
+# method decides gold, and how many votes an item gets (off while overlap_min is unset).
+AGGREGATION_SETTINGS = {"aggregation": "k_of_n", "overlap_min": None, "overlap_max": None, "confidence_target": None}
+# The rating kinds' adaptive overlap: one more rater while one candidate's ratings differ
+# by more than `spread` points.
+RATING_OVERLAP_SETTINGS = {"overlap_min": None, "overlap_max": None, "spread": None}
+# Settings that are unset (None) by default, with the type they take when set.
+OPTIONAL_SETTING_TYPES = {"overlap_min": int, "overlap_max": int, "confidence_target": float, "spread": float}
+# Most votes adaptive overlap may ask of one item.
+OVERLAP_MAX_LIMIT = 50
+
+
+def check_overlap_settings(settings: dict) -> None:
+    """overlap_min and overlap_max set together, 1 <= overlap_min <= overlap_max <= 50;
+    confidence_target in [0, 1]; spread at least 0. Each a 400 naming the setting."""
+    low, high = settings.get("overlap_min"), settings.get("overlap_max")
+    if low is None and high is not None:
+        raise InvalidInput("overlap_max needs overlap_min (adaptive overlap is off while it is unset)", field="settings.overlap_min")
+    if low is not None:
+        if not 1 <= low <= OVERLAP_MAX_LIMIT:
+            raise InvalidInput(f"must be between 1 and {OVERLAP_MAX_LIMIT}", field="settings.overlap_min")
+        if high is None:
+            raise InvalidInput("is required with overlap_min", field="settings.overlap_max")
+        if not low <= high <= OVERLAP_MAX_LIMIT:
+            raise InvalidInput(f"must be between overlap_min and {OVERLAP_MAX_LIMIT}", field="settings.overlap_max")
+    target = settings.get("confidence_target")
+    if target is not None and not 0.0 <= target <= 1.0:
+        raise InvalidInput("must be between 0 and 1", field="settings.confidence_target")
+    spread = settings.get("spread")
+    if spread is not None and not 0.0 <= spread <= 100.0:
+        raise InvalidInput("must be between 0 and 100", field="settings.spread")
+
+
+def check_aggregation_settings(settings: dict) -> None:
+    """`aggregation` one of the methods, then the overlap settings."""
+    from annotation.metrics.aggregation import METHODS
+
+    if settings["aggregation"] not in METHODS:
+        raise InvalidInput(f"must be one of {', '.join(METHODS)}", field="settings.aggregation")
+    check_overlap_settings(settings)
+
+
 # A claim longer than a week would hold an item from everyone else for good; and an
 # expiry beyond year 9999 cannot be stored at all.
 CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
@@ -97,6 +140,14 @@ class KindSettings:
         for key, value in settings.items():
             if key not in known:
                 errors.append(FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}"))
+            elif key in OPTIONAL_SETTING_TYPES and known[key] is None:
+                wanted = OPTIONAL_SETTING_TYPES[key]
+                if value is None or type(value) is wanted:
+                    continue
+                if wanted is float and type(value) is int:
+                    settings[key] = float(value)
+                else:
+                    errors.append(FieldError(f"settings.{key}", f"must be of type {wanted.__name__} or null"))
             elif type(known[key]) is float and type(value) is int:
                 # JSON has one number type: 1 and 1.0 are the same value to a client.
                 settings[key] = float(value)
@@ -170,6 +221,39 @@ class KindRules:
         return ()
     # Whether a complete round goes through the k-of-n consensus step.
     aggregates_by_consensus: bool = False
+    # The labels of a kind whose vote is one label of a closed set ({"label": ...}), in the
+    # kind's order: its items are aggregated by every method of annotation.metrics.
+    # aggregation (annotation.services.aggregation). () for the other kinds.
+    aggregation_labels: tuple[str, ...] = ()
+
+    def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
+        """The paper's k-of-n rule as (k, n), votes counted as `aggregates_by_consensus`
+        says (the author's or original label one of them there)."""
+        raise NotImplementedError
+
+    def adaptive_votes(self, item, settings: dict) -> int | None:
+        """With adaptive overlap on (`overlap_min` set), the votes the item needs now: what
+        the engine asked for so far (`Item.votes_target`), at first `overlap_min`; None when
+        the feature is off. Kinds' `votes_needed` answer this first."""
+        low = settings.get("overlap_min")
+        if low is None:
+            return None
+        return item.votes_target or low
+
+    def gold_statuses_from_aggregation(self, method: str) -> tuple[str, ...]:
+        """The item statuses whose gold the aggregation job sets to `method`'s label when
+        `method` is the project's choice (annotation.services.aggregation); () where the
+        kind's own step owns the gold for that method, or its gold is given."""
+        return ()
+
+    def adaptive_overlap(self, settings: dict) -> bool:
+        return settings.get("overlap_min") is not None
+
+    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
+        """With adaptive overlap on, called in the submit transaction (item locked) once the
+        item holds the `submitted` votes it needed: whether to ask for one more rather than
+        close the round. Never called with the feature off."""
+        return False
 
     def votes_needed(self, item, settings: dict) -> int:
         raise NotImplementedError
@@ -448,13 +532,18 @@ class ExportFacts:
 
     `outcome` is the ConsensusOutcome of the item's current round, or None while that round
     is undecided. `annotations` are (pseudonymous annotator id, value) of the current round
-    in the order they were stored; `author` is the author's pseudonymous id, if any."""
+    in the order they were stored; `author` is the author's pseudonymous id, if any.
+    `aggregates` is {method: {"label", "confidence"}} of the current round for kinds with
+    `aggregation_labels` (annotation.services.aggregation), `aggregation` the project's
+    chosen method (None for other kinds)."""
 
     outcome: Any = None
     annotations: tuple[tuple[str, dict], ...] = ()
     author: str | None = None
     # The item's adjudication, if an adjudicator decided it (`Kind.adjudicated_record`).
     adjudication: "AdjudicationFact | None" = None
+    aggregates: Any = None
+    aggregation: str | None = None
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,17 @@ class ConsensusResult:
     label_changed: bool
 
 
+def _tally(labels: Sequence[str | None], author_label: str | None) -> tuple[dict[str, int], int, int, list[str]]:
+    """(votes by label in sorted order, number of votes, top count, the labels holding it),
+    abstentions left out and the author's label counted as one vote."""
+    counts: Counter[str] = Counter(label for label in labels if label is not None)
+    if author_label is not None:
+        counts[author_label] += 1
+    votes = {label: counts[label] for label in sorted(counts)}
+    top_count = max(votes.values(), default=0)
+    return votes, sum(votes.values()), top_count, [label for label, count in votes.items() if count == top_count]
+
+
 def _validate_k_n(k: int, n: int) -> None:
     # bool is an int subclass; decide(labels, True) is certainly a mistake.
     if isinstance(k, bool) or isinstance(n, bool) or not isinstance(k, int) or not isinstance(n, int):
@@ -99,16 +110,8 @@ def decide(
     'failed'
     """
     _validate_k_n(k, n)
-
-    counts: Counter[str] = Counter(label for label in labels if label is not None)
-    if author_label is not None:
-        counts[author_label] += 1
-
-    votes = {label: counts[label] for label in sorted(counts)}
-    n_votes = sum(votes.values())
-    top_count = max(votes.values(), default=0)
+    votes, n_votes, top_count, leaders = _tally(labels, author_label)
     agreement = top_count / n_votes if n_votes else 0.0
-    leaders = [label for label, count in votes.items() if count == top_count]
 
     gold: str | None = None
     if n_votes < n:
@@ -128,3 +131,64 @@ def decide(
         agreement=agreement,
         label_changed=gold is not None and author_label is not None and gold != author_label,
     )
+
+
+def decide_majority(labels: Sequence[str | None], n: int = 1, author_label: str | None = None) -> ConsensusResult:
+    """The majority rule beside k-of-n (a project's `aggregation: "majority"`): with at least
+    ``n`` votes (the author's label counted as in :func:`decide`), accepted when one label
+    has more votes than any other, failed on a tie at the top; fewer votes → pending.
+
+    >>> decide_majority(["a", "a", "b"], n=3).gold
+    'a'
+    >>> decide_majority(["a", "b"], n=2).outcome
+    'failed'
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got n={n!r}")
+    votes, n_votes, top_count, leaders = _tally(labels, author_label)
+    gold: str | None = None
+    if n_votes < n or n_votes == 0:
+        outcome: Outcome = PENDING
+    elif len(leaders) == 1:
+        outcome, gold = ACCEPTED, leaders[0]
+    else:
+        outcome = FAILED
+    return ConsensusResult(
+        outcome=outcome,
+        gold=gold,
+        votes=votes,
+        n_votes=n_votes,
+        top_count=top_count,
+        agreement=top_count / n_votes if n_votes else 0.0,
+        label_changed=gold is not None and author_label is not None and gold != author_label,
+    )
+
+
+def decide_round(
+    labels: Sequence[str | None],
+    *,
+    method: str,
+    k: int,
+    n: int,
+    adaptive: bool,
+    author_label: str | None = None,
+) -> ConsensusResult:
+    """How a consensus kind's round is decided when it closes: by majority when that is the
+    project's method, otherwise by k-of-n (Dawid-Skene and MACE need the whole pool, so
+    the round is decided by the paper's rule and the gold follows the pool method later).
+    With adaptive overlap the number of votes varies and the engine closes the round only
+    once more votes would not change the answer: k agreeing votes (or a majority) accept
+    it, anything else fails it.
+
+    >>> decide_round(["a", "a", "a"], method="k_of_n", k=4, n=5, adaptive=True, author_label="a").outcome
+    'accepted'
+    >>> decide_round(["a", "b"], method="k_of_n", k=4, n=5, adaptive=True, author_label="a").outcome
+    'failed'
+    """
+    if method == "majority":
+        result = decide_majority(labels, n=1 if adaptive else n, author_label=author_label)
+    else:
+        result = decide(labels, k=k, n=k if adaptive else n, author_label=author_label)
+    if adaptive and result.outcome == PENDING:
+        result = ConsensusResult(FAILED, None, result.votes, result.n_votes, result.top_count, result.agreement, False)
+    return result

@@ -36,6 +36,10 @@ class Item(models.Model):
     split = models.CharField(max_length=32, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     round = models.PositiveSmallIntegerField(default=1)
+    # Adaptive overlap: the votes the engine asks of the item in its current round, once it
+    # asked for more than the project's overlap_min (null: overlap_min, or the fixed count
+    # while the feature is off). Reset by a new round.
+    votes_target = models.PositiveSmallIntegerField(null=True, blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="authored_items")
     # A reversed copy of another item, mixed in as a coherence probe (phrase pairs): never
     # exported as gold, never counted in agreement.

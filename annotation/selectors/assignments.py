@@ -88,19 +88,28 @@ WHERE i.project_id = %(project)s
   AND (SELECT COUNT(*) FROM annotation_assignment live
        WHERE live.item_id = i.id AND live.round = i.round
          AND (live.status = 'submitted' OR (live.status = 'claimed' AND live.expires_at > %(now)s)))
-      < CASE WHEN i.reference_label = '' THEN CAST(%(needed_without)s AS integer) ELSE CAST(%(needed_with)s AS integer) END
+      < {needed}
 ORDER BY i.shuffle_key {direction}
 LIMIT 1
 {lock}
 """
 
 
-def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now) -> Item | None:
+# The votes an item needs: the kind's count by reference label; with adaptive overlap on, the
+# engine's current target for the item where it asked for more (Item.votes_target).
+_NEEDED_FIXED = "CASE WHEN i.reference_label = '' THEN CAST(%(needed_without)s AS integer) ELSE CAST(%(needed_with)s AS integer) END"
+_NEEDED_ADAPTIVE = f"COALESCE(i.votes_target, {_NEEDED_FIXED})"
+
+
+def claim_candidate(
+    project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now, adaptive: bool = False
+) -> Item | None:
     """Lock and return one item the caller may claim now — of another assignment group than
     `avoid_group` while there is one (`Item.assignment_group`), open, in the sample, not a probe
     (kinds hand out probes themselves through `Kind.probe_for_annotator`), not the caller's
     own, not already held or labeled by the caller in its current round, and still short of
-    votes (`needed` = (without a reference label, with one)) — starting at `pivot` in the shuffled order and wrapping around,
+    votes (`needed` = (without a reference label, with one); with `adaptive` overlap, the
+    item's `votes_target` where set) — starting at `pivot` in the shuffled order and wrapping around,
     skipping rows other claimers hold (SKIP LOCKED). Call inside a transaction; the lock
     lasts until it ends.
 
@@ -123,7 +132,12 @@ def claim_candidate(project_id: int, user_id: int, needed: tuple[int, int], *, p
     for group_filter in group_filters:
         for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
             sql = _CANDIDATE_SQL.format(
-                columns=select_columns(Item, "i"), window=window, direction=direction, group_filter=group_filter, lock=lock
+                columns=select_columns(Item, "i"),
+                window=window,
+                direction=direction,
+                group_filter=group_filter,
+                lock=lock,
+                needed=_NEEDED_ADAPTIVE if adaptive else _NEEDED_FIXED,
             )
             found = fetch_models(sql, params, Item)
             if found is not None:

@@ -26,6 +26,7 @@ from annotation.selectors.assignments import (
     latest_assignment,
     live_count,
 )
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.consensus import consensus_enqueue_on_commit
 from annotation.sql import execute
 
@@ -82,7 +83,13 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
                 probe_id = None
             else:
                 item = claim_candidate(
-                    project.pk, user.pk, needed, pivot=random.random(), avoid_group=last_group or None, now=now
+                    project.pk,
+                    user.pk,
+                    needed,
+                    pivot=random.random(),
+                    avoid_group=last_group or None,
+                    now=now,
+                    adaptive=kind.adaptive_overlap(settings),
                 )
             if item is None or item.pk in skipped:
                 return None
@@ -162,10 +169,17 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
             annotation, submitted = _store_annotation(assignment, item, user, cleaned, now, review_required=review)
             kind.after_submit(annotation, item, settings)
             if submitted >= needed:
-                item.status = Item.Status.COMPLETE
-                item.save(update_fields=["status"])
-                if kind.aggregates_by_consensus:
-                    consensus_enqueue_on_commit(item.pk)
+                if kind.adaptive_overlap(settings) and kind.wants_another_vote(item, settings, submitted):
+                    # Adaptive overlap: one more vote, claimed like any other slot.
+                    item.votes_target = submitted + 1
+                    item.save(update_fields=["votes_target"])
+                else:
+                    item.status = Item.Status.COMPLETE
+                    item.save(update_fields=["status"])
+                    if kind.aggregates_by_consensus:
+                        consensus_enqueue_on_commit(item.pk)
+                    elif kind.aggregation_labels:
+                        aggregation_request_on_commit(project.pk)
     except IntegrityError:
         # The unique (item, annotator, round) key caught a double label the checks above missed.
         raise Conflict("You already labeled this item in this round.", field="assignment") from None

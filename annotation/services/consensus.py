@@ -26,8 +26,9 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation.kinds.registry import get_kind, kinds_aggregating_by_consensus
-from annotation.metrics.consensus import ACCEPTED, PENDING, ConsensusResult, decide
+from annotation.metrics.consensus import ACCEPTED, PENDING, ConsensusResult, decide_round
 from annotation.models import Annotation, ConsensusOutcome, Item, Project
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.tasks_queue import enqueue_on_commit, enqueue_rollback_unsafe
 
 # Items per transaction in the batch path, and per message the sweep sends. 10K items
@@ -39,6 +40,21 @@ SWEEP_LIMIT = 500_000
 
 def consensus_enqueue_on_commit(item_id: int) -> None:
     enqueue_on_commit("annotation.tasks.compute_consensus", item_id)
+
+
+def _round_rule(settings: dict) -> tuple:
+    """What `decide_round` needs of the project's settings, hashable: (method, k, n, adaptive)."""
+    return (
+        settings.get("aggregation", "k_of_n"),
+        settings["consensus_k"],
+        settings["consensus_n"],
+        settings.get("overlap_min") is not None,
+    )
+
+
+def _decide(labels, rule: tuple, reference: str | None) -> ConsensusResult:
+    method, k, n, adaptive = rule
+    return decide_round(labels, method=method, k=k, n=n, adaptive=adaptive, author_label=reference or None)
 
 
 def _status_after(outcome: str, *, author_id, round_: int, revision_rounds: int) -> str:
@@ -81,12 +97,7 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
             value.get("label")
             for value in Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
         ]
-        result = decide(
-            labels,
-            k=settings["consensus_k"],
-            n=settings["consensus_n"],
-            author_label=item.reference_label or None,
-        )
+        result = _decide(labels, _round_rule(settings), item.reference_label)
         if result.outcome == PENDING:
             # Fewer votes than needed (e.g. settings changed): collect more.
             item.status = Item.Status.OPEN
@@ -104,6 +115,7 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
         if result.outcome == ACCEPTED:
             item.gold_label = result.gold
         item.save(update_fields=["status", "gold_label"])
+        aggregation_request_on_commit(item.project_id)
         return outcome
 
 
@@ -151,13 +163,13 @@ def _compute_chunk(ids: list[int]) -> int:
                 status = _status_after(stored, author_id=author_id, round_=round_, revision_rounds=settings["revision_rounds"])
                 moves.append((item_id, status, stored_gold if stored == ConsensusOutcome.Outcome.ACCEPTED else None))
                 continue
-            k, n = settings["consensus_k"], settings["consensus_n"]
+            rule = _round_rule(settings)
             # With 3 labels and 5 votes there are a few dozen distinct vote patterns (the
             # stores give each item's labels in a canonical order): decide each once.
-            key = (k, n, reference, labels.get(item_id, ()))
+            key = (rule, reference, labels.get(item_id, ()))
             result = decisions.get(key)
             if result is None:
-                result = decisions[key] = decide(list(key[3]), k=k, n=n, author_label=reference or None)
+                result = decisions[key] = _decide(list(key[2]), rule, reference)
             if result.outcome == PENDING:
                 # Fewer votes than needed (e.g. settings changed): collect more.
                 moves.append((item_id, Item.Status.OPEN, None))
@@ -172,6 +184,8 @@ def _compute_chunk(ids: list[int]) -> int:
             )
             moves.append((item_id, status, result.gold if accepted else None))
         store.write(outcomes, moves)
+        for project_id in {row[1] for row in locked if row[1] in settings_by_project} if outcomes else ():
+            aggregation_request_on_commit(project_id)
         return len(outcomes)
 
 

@@ -29,7 +29,7 @@ from django.utils.crypto import salted_hmac
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
 from annotation.kinds.registry import get_kind
-from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, Project
+from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
 
 CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
@@ -226,8 +226,11 @@ def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
 
 def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
     """Items in chunks, each with its items' facts read in three queries (outcomes of the
-    current round, annotations of the current round, adjudications)."""
+    current round, annotations of the current round, adjudications), and a fourth, the
+    aggregates of the current round, for kinds that aggregate labels."""
     pseudonyms: dict[int, str] = {}
+    kind = get_kind(project.kind)
+    aggregation = kind.project_settings(project).get("aggregation") if kind.aggregation_labels else None
 
     def pseudonym(user_id: int | None) -> str | None:
         if user_id is None:
@@ -259,12 +262,23 @@ def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple
             )
             for adjudication in Adjudication.objects.filter(item_id__in=ids)
         }
+        aggregates: dict[int, dict] = defaultdict(dict)
+        if aggregation is not None:
+            stored = (
+                ItemAggregate.objects.filter(item_id__in=ids, round=F("item__round"))
+                .order_by("item_id", "method")
+                .values_list("item_id", "method", "label", "confidence")
+            )
+            for item_id, method, label, confidence in stored:
+                aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
         facts = {
             item.pk: ExportFacts(
                 outcome=outcomes.get(item.pk),
                 annotations=tuple(annotations.get(item.pk, ())),
                 author=pseudonym(item.author_id),
                 adjudication=adjudications.get(item.pk),
+                aggregates=aggregates.get(item.pk, {}),
+                aggregation=aggregation,
             )
             for item in chunk
         }

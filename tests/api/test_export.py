@@ -106,24 +106,42 @@ def small_project(users, client_for, settings, django_capture_on_commit_callback
                 annotation_submit(user=users[annotator], assignment_id=assignment.pk, value={"label": label})
     statuses = dict(Item.objects.filter(project=project).values_list("external_id", "status"))
     assert statuses == {"he-1": "accepted", "fa-2": "accepted", "@3": "needs_revision", "-4": "removed", "he-5": "open"}
+    # The aggregation job on the final votes (requests right after a run are debounced).
+    from annotation.services.aggregation import aggregation_compute_for_project
+
+    aggregation_compute_for_project(project)
     return project
+
+
+def stored_aggregates(external_id: str) -> str:
+    """The record's `aggregates` as the aggregation job stored them (its figures are tested
+    in tests/services/test_aggregation_job.py), written as the export writes JSON."""
+    from annotation.models import ItemAggregate
+
+    rows = ItemAggregate.objects.filter(item__external_id=external_id).order_by("method")
+    return json.dumps({row.method: {"label": row.label or None, "confidence": row.confidence} for row in rows})
 
 
 def expected_jsonl_accepted(project, users) -> str:
     sup, ann1, ann2 = (pid(project, users[name]) for name in ("sup", "ann1", "ann2"))
+    # k-of-n (2 of 3) and majority agree with the consensus on both items, at 2 of 3 votes.
+    for external_id, gold in (("he-1", "entailment"), ("fa-2", "neutral")):
+        aggregates = json.loads(stored_aggregates(external_id))
+        assert set(aggregates) == {"k_of_n", "majority", "dawid_skene", "mace"}
+        assert aggregates["k_of_n"] == aggregates["majority"] == {"label": gold, "confidence": 2 / 3}
     return (
         '{"id": "he-1", "premise": "הילד\u200f קרא ספר בספרייה.  ", "hypothesis": "=SUM(A1:A2) הילד קרא", '
         '"gold_label": "entailment", "author_label": "entailment", '
         '"votes": {"entailment": 2, "neutral": 1, "contradiction": 0}, "n": 3, "round": 1, "group": "g1", '
         '"split": "dev", "status": "accepted", "label_changed": false, "agreement": 0.6666666666666666, '
         f'"author": "{sup}", "annotators": ["{ann1}", "{ann2}"], "annotator_labels": ["entailment", "neutral"], '
-        '"extra": {}}\n'
+        '"extra": {}, "aggregates": ' + stored_aggregates("he-1") + '}\n'
         '{"id": "fa-2", "premise": "او می\u200cخواهد به خانه برود.\\tسپس می\u200cخوابد.", '
         '"hypothesis": "-او نمی\u200cخواهد \\"هرگز\\" برود", "gold_label": "neutral", "author_label": "contradiction", '
         '"votes": {"entailment": 0, "neutral": 2, "contradiction": 1}, "n": 3, "round": 1, "group": "g2", '
         '"split": "test", "status": "accepted", "label_changed": true, "agreement": 0.6666666666666666, '
         f'"author": null, "annotators": ["{ann1}", "{ann2}"], "annotator_labels": ["neutral", "neutral"], '
-        '"extra": {"hard(hypothesis)": "1", "hard(overlap)": "0"}}\n'
+        '"extra": {"hard(hypothesis)": "1", "hard(overlap)": "0"}, "aggregates": ' + stored_aggregates("fa-2") + '}\n'
     )
 
 

@@ -460,6 +460,57 @@ def test_phrase_settings_out_of_bounds_are_400(world, name, value):
     assert response.json()["errors"][0]["field"] == f"settings.{name}"
 
 
+@pytest.mark.parametrize(
+    ("kind", "settings_value", "field"),
+    [
+        ("nli_relabel", {"aggregation": "em"}, "settings.aggregation"),
+        ("nli_relabel", {"aggregation": ["mace"]}, "settings.aggregation"),
+        ("label_test", {"aggregation": "DAWID_SKENE"}, "settings.aggregation"),
+        ("phrase_pair", {"aggregation": None}, "settings.aggregation"),
+        ("nli_relabel", {"overlap_min": 0, "overlap_max": 3}, "settings.overlap_min"),
+        ("nli_relabel", {"overlap_min": 3}, "settings.overlap_max"),
+        ("nli_relabel", {"overlap_max": 3}, "settings.overlap_min"),
+        ("label_test", {"overlap_min": 4, "overlap_max": 3}, "settings.overlap_max"),
+        ("phrase_pair", {"overlap_min": 2, "overlap_max": 51}, "settings.overlap_max"),
+        ("phrase_pair", {"overlap_min": "2", "overlap_max": 4}, "settings.overlap_min"),
+        ("phrase_pair", {"overlap_min": 2.5, "overlap_max": 4}, "settings.overlap_min"),
+        ("nli_relabel", {"overlap_min": True, "overlap_max": 4}, "settings.overlap_min"),
+        ("nli_relabel", {"overlap_min": 2, "overlap_max": 4, "confidence_target": 1.5}, "settings.confidence_target"),
+        ("label_test", {"confidence_target": "high"}, "settings.confidence_target"),
+        ("label_test", {"overlap_min": 2, "overlap_max": 2**64}, "settings.overlap_max"),
+        ("translation_rating", {"overlap_min": 2, "overlap_max": 3, "spread": -1}, "settings.spread"),
+        ("summary_rating", {"spread": "1"}, "settings.spread"),
+        ("summary_rating", {"aggregation": "mace"}, "settings.aggregation"),
+        ("qa_authoring", {"overlap_min": 2}, "settings.overlap_min"),
+    ],
+)
+def test_aggregation_and_overlap_settings_are_400_naming_the_setting(world, kind, settings_value, field):
+    before = _counts()
+    body = {"slug": "aggregating", "name": "A", "kind": kind, "language": "he", "settings": settings_value}
+    response = world["client"]("root").post("/api/projects/", body, format="json")
+    assert_refused(response, before)
+    assert response.json()["errors"][0]["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("kind", "settings_value"),
+    [
+        ("nli_relabel", {"aggregation": "dawid_skene", "overlap_min": 3, "overlap_max": 6, "confidence_target": 0.9}),
+        ("label_test", {"aggregation": "majority", "overlap_min": 2, "overlap_max": 4, "confidence_target": 1}),
+        ("phrase_pair", {"aggregation": "mace", "overlap_min": None, "overlap_max": None}),
+        ("summary_rating", {"overlap_min": 2, "overlap_max": 4, "spread": 1}),
+    ],
+)
+def test_aggregation_and_overlap_settings_are_stored(world, kind, settings_value):
+    body = {"slug": "aggregating", "name": "A", "kind": kind, "language": "he", "settings": settings_value}
+    response = world["client"]("root").post("/api/projects/", body, format="json")
+    assert response.status_code == 201, response.content
+    from annotation.models import Project
+
+    stored = Project.objects.get(slug="aggregating").settings
+    assert {key: stored[key] for key in settings_value} == settings_value
+
+
 def test_a_week_long_claim_is_accepted_and_next_still_works(world):
     body = {"slug": "week", "name": "W", "kind": "nli_relabel", "language": "fa", "settings": {"claim_ttl": 7 * 24 * 3600}}
     assert world["client"]("root").post("/api/projects/", body, format="json").status_code == 201

@@ -21,13 +21,14 @@ VOTES = 4  # consensus_n 5 with a reference label on every item → 4 annotator 
 LABELS = ("entailment",) * 3
 
 
-def make_crowd(make_user, *, annotators: int, items: int, slug: str = "crowd"):
-    """A project of `items` items needing VOTES votes each, and `annotators` active annotators."""
+def make_crowd(make_user, *, annotators: int, items: int, slug: str = "crowd", settings: dict | None = None):
+    """A project of `items` items needing VOTES votes each (or as `settings` say), and
+    `annotators` active annotators."""
     from annotation.models import Item, Membership
     from annotation.services.projects import project_create
 
     admin = make_user(f"{slug}-admin", staff=True)
-    project = project_create(actor=admin, slug=slug, name="Crowd", kind="nli_relabel", language="fa")
+    project = project_create(actor=admin, slug=slug, name="Crowd", kind="nli_relabel", language="fa", settings=settings)
     Item.objects.bulk_create(
         Item(
             project=project,
@@ -246,3 +247,48 @@ def test_two_simultaneous_submits_of_one_assignment(live_server, make_user):
         assert errors == [], errors[0]
         assert sorted(codes) == [201, 409], codes
         assert Annotation.objects.filter(assignment=assignment).count() == 1
+
+
+ADAPTIVE = {"consensus_k": 4, "consensus_n": 5, "overlap_min": 2, "overlap_max": 6}
+
+
+def test_fifty_annotators_with_adaptive_overlap(transactional_db, make_user):
+    """Adaptive overlap under 50 concurrent annotators: each item first gets overlap_min
+    votes, then one more at a time exactly while the rule asks for it; never more votes or
+    live claims than the item needs at that moment, never more than overlap_max, never
+    one annotator twice."""
+    from annotation.errors import Conflict
+    from annotation.metrics.aggregation import needs_another_vote
+    from annotation.models import Annotation, Item
+    from annotation.services.assignments import annotation_submit, assignment_next_for_annotator
+
+    project, users = make_crowd(make_user, annotators=THREADS, items=ITEMS, slug="adaptive", settings=ADAPTIVE)
+    high = ADAPTIVE["overlap_max"]
+
+    def annotate(user, index):
+        # One annotator in three disagrees with the reference label: items split and ask for more.
+        label = "neutral" if index % 3 == 0 else "entailment"
+        for _step in range(ITEMS + 5):
+            assignment = assignment_next_for_annotator(user=user, slug=project.slug)
+            if assignment is None:
+                return
+            try:
+                annotation_submit(user=user, assignment_id=assignment.pk, value={"label": label})
+            except Conflict:
+                pass
+        raise AssertionError(f"{user.username} was served more than {ITEMS} items")
+
+    errors = run_threads(annotate, [(u, i) for i, u in enumerate(users)])
+    assert errors == [], errors[0]
+    assert_no_overfill_no_doubles(project, high)
+    grew = 0
+    for item in Item.objects.filter(project=project):
+        assert item.status != "open", "an item was left waiting for a vote"
+        labels = list(Annotation.objects.filter(item=item, round=1).order_by("id").values_list("value__label", flat=True))
+        assert len(labels) == (item.votes_target or ADAPTIVE["overlap_min"]), "votes beyond what the item needed"
+        grew += len(labels) > ADAPTIVE["overlap_min"]
+        # The engine asked for each vote past overlap_min, and stopped where the rule says.
+        for count in range(ADAPTIVE["overlap_min"], len(labels) + 1):
+            asked = needs_another_vote([*labels[:count], "entailment"], k=4, votes_left=high - count)
+            assert asked is (count < len(labels)), (item.external_id, labels, count)
+    assert grew, "no item asked for more votes: the test does not exercise adaptive overlap"

@@ -3,6 +3,7 @@
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
+from annotation.kinds.base import AGGREGATION_SETTINGS, check_aggregation_settings
 from annotation.kinds.nli.kind import NliKind
 
 
@@ -12,7 +13,9 @@ class LabelTestKind(NliKind):
     name = "label_test"
     title = "NLI labeling test"
     # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
-    default_settings = {"labels_per_item": 4, "sample_size": 200}
+    # Aggregation: the testers' labels are aggregated like any crowd's and the aggregates
+    # scored against the hidden gold; the gold itself is never changed.
+    default_settings = {"labels_per_item": 4, "sample_size": 200, **AGGREGATION_SETTINGS}
     # The imported label is the hidden gold the testers are scored against.
     reference_label_is_gold = True
     # The hidden gold is the imported label.
@@ -32,14 +35,29 @@ class LabelTestKind(NliKind):
             raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
         if not 1 <= settings["sample_size"] <= 1_000_000:
             raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
+        check_aggregation_settings(settings)
+
+    def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
+        # Table 2's majority line: more than half of the testers (3 of 4).
+        n = settings["labels_per_item"]
+        return n // 2 + 1, n
 
     def votes_needed(self, item, settings: dict) -> int:
+        adaptive = self.adaptive_votes(item, settings)
+        if adaptive is not None:
+            return adaptive
         # The gold is hidden and is not a vote.
         return settings["labels_per_item"]
 
     def report_sections(self, project) -> dict:
         """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator, their
         mean as the group, and the majority line) against the hidden gold; see results.py."""
+        from annotation.services.aggregation import aggregation_report_for_project
+
         from .results import label_test_results_for_project
 
-        return {"label_test": label_test_results_for_project(project)}
+        chosen = self.project_settings(project)["aggregation"]
+        return {
+            "label_test": label_test_results_for_project(project),
+            "aggregation": aggregation_report_for_project(project, chosen, score_against_reference=True),
+        }

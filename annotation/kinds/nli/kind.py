@@ -9,7 +9,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import Kind
+from annotation.kinds.base import AGGREGATION_SETTINGS, Kind, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import FARSTAIL_EXPORT, FARSTAIL_EXTRA_COLUMNS, farstail_header, farstail_row, read_farstail, with_computed_flags
@@ -19,12 +19,18 @@ from .labels import LABELS, canonical_label
 
 class NliKind(Kind):
     template = "nli/annotate.html"
-
-    def guide_sections(self, settings: dict) -> tuple:
-        return NLI_LABEL_GUIDE
     extra_formats = ("farstail",)
     release_labels = LABELS
     vote_labels = LABELS
+    aggregation_labels = LABELS
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return NLI_LABEL_GUIDE
+
+    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
+        from annotation.services.aggregation import categorical_wants_another_vote
+
+        return categorical_wants_another_vote(self, item, settings, submitted)
 
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         return payload["premise"], payload["hypothesis"]
@@ -129,6 +135,7 @@ class NliKind(Kind):
                 value.get("label") if isinstance(value, dict) else None for _annotator, value in facts.annotations
             ],
             "extra": with_computed_flags(extra_in_order(item.payload, FARSTAIL_EXTRA_COLUMNS), item.computed),
+            "aggregates": facts.aggregates or {},
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:
@@ -161,7 +168,7 @@ class NliKind(Kind):
 class NliRelabelKind(NliKind):
     name = "nli_relabel"
     title = "NLI relabeling"
-    default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1}
+    default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1, **AGGREGATION_SETTINGS}
     settings_help = {
         "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),
         "consensus_n": _("Labels an item collects in a round, the author's or the original label counting as one (FarsTail: 5)."),
@@ -185,14 +192,29 @@ class NliRelabelKind(NliKind):
             raise InvalidInput("must be more than half of consensus_n and at most consensus_n", field="settings.consensus_k")
         if not 0 <= settings["revision_rounds"] <= 5:
             raise InvalidInput("must be between 0 and 5", field="settings.revision_rounds")
+        check_aggregation_settings(settings)
+
+    def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
+        return settings["consensus_k"], settings["consensus_n"]
+
+    def gold_statuses_from_aggregation(self, method: str) -> tuple[str, ...]:
+        # k-of-n and majority decide the round and its gold in the consensus step; the pool
+        # methods set the gold of the accepted items (annotation.services.aggregation).
+        return ("accepted",) if method in ("dawid_skene", "mace") else ()
 
     def votes_needed(self, item, settings: dict) -> int:
+        adaptive = self.adaptive_votes(item, settings)
+        if adaptive is not None:
+            return adaptive
         # The author's or original label is one of the n votes (FarsTail §3).
         return settings["consensus_n"] - (1 if item.reference_label else 0)
 
     def report_sections(self, project) -> dict:
         """Outcomes per round, label changes, the intended × consensus confusion, the alpha
         reports and agreement per annotator (reports.py)."""
+        from annotation.services.aggregation import aggregation_report_for_project
+
         from .reports import consensus_sections_for_project
 
-        return consensus_sections_for_project(project)
+        chosen = self.project_settings(project)["aggregation"]
+        return {**consensus_sections_for_project(project), "aggregation": aggregation_report_for_project(project, chosen)}

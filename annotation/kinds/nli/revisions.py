@@ -94,7 +94,8 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
         item.payload = {**item.payload, **edits}
         item.round += 1
         item.status = Item.Status.OPEN
+        item.votes_target = None  # adaptive overlap starts the new round at overlap_min
         if not item.group:
             item.derived_group = get_kind(item.project.kind).derived_group(item.payload)
-        item.save(update_fields=["payload", "round", "status", "derived_group"])
+        item.save(update_fields=["payload", "round", "status", "derived_group", "votes_target"])
         return item

@@ -25,7 +25,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import SEED_RANGE, Kind, check_range
+from annotation.kinds.base import AGGREGATION_SETTINGS, SEED_RANGE, Kind, check_aggregation_settings, check_range
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
@@ -57,7 +57,9 @@ class PhrasePairKind(Kind):
         "probe_rate": 0.1,
         "probe_seed": 0,
         "probe_labels": list(REVERSED_PAIR_LABELS),
+        **AGGREGATION_SETTINGS,
     }
+    aggregation_labels = LABELS
     settings_help = {
         "labels_per_item": _("Annotators who label each pair."),
         "probe_rate": _("Share of reversed copies mixed in as coherence probes (0 to 0.5)."),
@@ -99,6 +101,23 @@ class PhrasePairKind(Kind):
                 "label the paper defines), each once",
                 field="settings.probe_labels",
             )
+        check_aggregation_settings(settings)
+
+    def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
+        # More than half of the labels (2 of 3): the kind's gold, labels.majority_gold, but
+        # for its tie-break by the imported label.
+        n = settings["labels_per_item"]
+        return n // 2 + 1, n
+
+    def gold_statuses_from_aggregation(self, method: str) -> tuple[str, ...]:
+        # The default keeps the kind's own gold (set on submit); another chosen method sets
+        # the gold of the complete items (annotation.services.aggregation).
+        return () if method == "k_of_n" else ("complete",)
+
+    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
+        from annotation.services.aggregation import categorical_wants_another_vote
+
+        return categorical_wants_another_vote(self, item, settings, submitted)
 
     # --- import -----------------------------------------------------------------------------
 
@@ -156,7 +175,10 @@ class PhrasePairKind(Kind):
 
     def votes_needed(self, item, settings: dict) -> int:
         # A probe belongs to the one annotator it was made for.
-        return 1 if item.probe_of_id else settings["labels_per_item"]
+        if item.probe_of_id:
+            return 1
+        adaptive = self.adaptive_votes(item, settings)
+        return settings["labels_per_item"] if adaptive is None else adaptive
 
     def annotator_payload(self, item) -> dict:
         return {"left": item.payload["left"], "right": item.payload["right"]}
@@ -184,7 +206,7 @@ class PhrasePairKind(Kind):
             for value in Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
             if isinstance(value, dict)
         ]
-        if len(labels) < settings["labels_per_item"]:
+        if len(labels) < self.votes_needed(item, settings):
             return
         gold, _how, _tie = majority_gold(labels, item.reference_label)
         item.gold_label = gold or ""
@@ -210,8 +232,13 @@ class PhrasePairKind(Kind):
     # --- results ----------------------------------------------------------------------------
 
     def report_sections(self, project) -> dict:
+        from annotation.services.aggregation import aggregation_report_for_project
+
         settings = self.settings_for(project.settings)
-        return coherence_report_for_project(project, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"])
+        return {
+            **coherence_report_for_project(project, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"]),
+            "aggregation": aggregation_report_for_project(project, settings["aggregation"]),
+        }
 
     def compute_agreement(self, project, job) -> dict:
         return agreement_compute_per_source(project, job)
@@ -232,6 +259,9 @@ class PhrasePairKind(Kind):
         with how it was decided; votes per label of the current round."""
         cast = [value.get("label") for _annotator, value in facts.annotations if isinstance(value, dict)]
         gold, how, tie = majority_gold(cast, item.reference_label)
+        if facts.aggregation not in (None, "k_of_n") and item.gold_label:
+            # Another method chosen: the gold the aggregation job set (services.aggregation).
+            gold, how = item.gold_label, facts.aggregation
         counts = Counter(label for label in cast if isinstance(label, str))
         payload = item.payload
         return {
@@ -253,6 +283,7 @@ class PhrasePairKind(Kind):
             "annotator_labels": cast,
             "phrasis": payload.get("phrasis") or {},
             "extra": extra_in_order(payload),
+            "aggregates": facts.aggregates or {},
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:

@@ -51,7 +51,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import Kind
+from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
 from annotation.kinds.summary.guide import summary_guide
 from annotation.kinds.summary.ratings import (
     CRITERIA,
@@ -92,7 +92,7 @@ class SummaryRatingKind(Kind):
     name = "summary_rating"
     title = "Summary rating"
     template = "summary/annotate.html"
-    default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS}
+    default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS, **RATING_OVERLAP_SETTINGS}
     settings_help = {
         "raters_per_item": _("Raters of each article's summaries."),
         "error_tags": _("Error categories raters may tick (HeSum Table 4 by default); ids of lower-case letters, digits and underscores."),
@@ -115,6 +115,7 @@ class SummaryRatingKind(Kind):
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["raters_per_item"] <= 50:
             raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
+        check_overlap_settings(settings)
         tags = settings["error_tags"]
         errors = []
         if len(tags) > MAX_TAGS:
@@ -223,7 +224,13 @@ class SummaryRatingKind(Kind):
     # --- annotating ---------------------------------------------------------------------
 
     def votes_needed(self, item, settings: dict) -> int:
-        return settings["raters_per_item"]
+        adaptive = self.adaptive_votes(item, settings)
+        return settings["raters_per_item"] if adaptive is None else adaptive
+
+    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
+        from annotation.services.aggregation import ratings_want_another_vote
+
+        return ratings_want_another_vote(item, settings, submitted)
 
     def annotator_payload(self, item) -> dict:
         """The article and the summaries' texts in display order; the project's error tags

@@ -46,7 +46,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import Kind
+from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
 from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.rows import ItemRow, RowProblems, require_text
 
@@ -98,6 +98,7 @@ class TranslationRatingKind(Kind):
         "back_translation_threshold": 0.75,
         "sample_size": 200,
         "released_system": "",
+        **RATING_OVERLAP_SETTINGS,
     }
     settings_help = {
         "raters_per_item": _("Raters of each item (LCHAIM: two of the four)."),
@@ -122,6 +123,7 @@ class TranslationRatingKind(Kind):
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["raters_per_item"] <= 50:
             raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
+        check_overlap_settings(settings)
         if settings["alpha_level_scores"] not in ("ordinal", "interval"):
             raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
@@ -186,7 +188,13 @@ class TranslationRatingKind(Kind):
     # --- annotating --------------------------------------------------------------------------
 
     def votes_needed(self, item, settings: dict) -> int:
-        return settings["raters_per_item"]
+        adaptive = self.adaptive_votes(item, settings)
+        return settings["raters_per_item"] if adaptive is None else adaptive
+
+    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
+        from annotation.services.aggregation import ratings_want_another_vote
+
+        return ratings_want_another_vote(item, settings, submitted)
 
     def annotator_payload(self, item) -> dict:
         """The English source with its label (the rater judges whether it still holds) and

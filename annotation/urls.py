@@ -15,6 +15,7 @@ urlpatterns = [
     path("p/<slug:slug>/members/<str:username>/", views.project_member_update, name="project-member-update"),
     path("p/<slug:slug>/import/", views.project_import, name="project-import"),
     path("", include("annotation.urls_dashboard")),
+    path("", include("annotation.release.curation_urls")),
     # Each kind's own pages.
     *(path("", include(module)) for module in page_url_modules()),
 ]

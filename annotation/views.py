@@ -110,8 +110,14 @@ def project_import(request, slug):
             raise InvalidInput("a file is required", field="file")
         if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
             raise InvalidInput(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+        options = import_services.import_options_clean(request.POST.get("split"), request.POST.get("labels_final"))
         result = import_services.items_import(
-            project=project, data=upload.read(), fmt=request.POST.get("format", ""), filename=upload.name or "", user=request.user
+            project=project,
+            data=upload.read(),
+            fmt=request.POST.get("format", ""),
+            filename=upload.name or "",
+            user=request.user,
+            options=options,
         )
         if result.job:
             return _("The file is being imported in the background (job %(job)s).") % {"job": result.job}
@@ -140,6 +146,7 @@ def project_overview(request, slug):
             "roles": Membership.Role.choices,
             "statuses": Membership.Status.choices,
             "formats": get_kind(project.kind).formats,
+            "release_page": get_kind(project.kind).release_split_shares is not None,
         },
     )
 

@@ -22,6 +22,7 @@ urlpatterns = [
     path("jobs/<id:job_id>/", views.JobView.as_view(), name="api-job"),
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),
+    path("", include("api.curation_urls")),
     # Each kind's own operations.
     *(path("", include(module)) for module in api_url_modules()),
 ]

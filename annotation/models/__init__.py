@@ -1,4 +1,5 @@
 from .annotations import Annotation, Assignment, IdempotencyRecord
+from .curation import CurationRun, DuplicatePair
 from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
@@ -13,6 +14,8 @@ __all__ = [
     "Review",
     "ItemRevision",
     "Annotation",
+    "CurationRun",
+    "DuplicatePair",
     "Assignment",
     "IdempotencyRecord",
     "Item",

@@ -6,7 +6,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.errors import InvalidInput, NotFound
+from annotation.errors import InvalidInput
 from annotation.release import duplicates, splits
 from annotation.release.runs import item_brief
 from api import serializers as s
@@ -197,15 +197,15 @@ class SplitsView(APIView):
 LeakReport = inline_serializer(
     "LeakReport",
     {
-        "threshold": serializers.FloatField(),
-        "count": serializers.IntegerField(help_text="Item pairs in different splits above the threshold."),
+        "threshold": serializers.FloatField(allow_null=True, help_text="null before any check"),
+        "count": serializers.IntegerField(allow_null=True, help_text="Item pairs in different splits above the threshold."),
         "by_splits": serializers.DictField(child=serializers.IntegerField()),
         "examples": serializers.ListField(
             child=inline_serializer("LeakExample", {"a": ItemBrief, "b": ItemBrief, "similarity": serializers.FloatField()})
         ),
-        "items": serializers.IntegerField(),
-        "groups_across_splits": serializers.IntegerField(),
-        "computed_at": serializers.DateTimeField(),
+        "items": serializers.IntegerField(allow_null=True),
+        "groups_across_splits": serializers.IntegerField(allow_null=True),
+        "computed_at": serializers.DateTimeField(allow_null=True),
         "job": serializers.IntegerField(allow_null=True),
     },
 )
@@ -216,10 +216,7 @@ class LeaksView(APIView):
 
     @extend_schema(summary="The latest leak check", responses={200: LeakReport, **ERRORS})
     def get(self, request, slug):
-        report = splits.leak_report_for_project(user=request.user, slug=slug)
-        if report is None:
-            raise NotFound("No leak check has been run for this project yet.")
-        return Response(report)
+        return Response(splits.leak_report_for_project(user=request.user, slug=slug))
 
     @extend_schema(
         summary="Check the current splits for leaks (on the worker)",

@@ -181,12 +181,14 @@ def leaks_compute_job(job: Job) -> dict:
     return result
 
 
-def leak_report_for_project(*, user, slug: str) -> dict | None:
-    """The latest leak check (supervisors and reviewers) with its example items, or None."""
+def leak_report_for_project(*, user, slug: str) -> dict:
+    """The latest leak check (supervisors and reviewers) with its example items; before any
+    check, its fields are null."""
     project = access_project_for_staff(user, slug)
     run = curation_run_latest(project, LEAKS_JOB)
     if run is None:
-        return None
+        return {"threshold": None, "count": None, "by_splits": {}, "examples": [], "items": None,
+                "groups_across_splits": None, "computed_at": None, "job": None}  # fmt: skip
     result = dict(run.result)
     ids = {example[side] for example in result.get("examples", []) for side in ("a", "b")}
     items = {item.pk: item for item in Item.objects.filter(project=project, pk__in=ids)}

@@ -21,6 +21,7 @@ items in groups of their own, one word of the premise dropped and the hypothesis
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -34,6 +35,11 @@ sys.path.insert(0, str(ROOT))
 from annotation.metrics.similarity import grouped_split, leak_pairs, near_duplicates, vectorize  # noqa: E402
 
 LETTERS = list("ابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی")
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def peak_rss_mb() -> float:
@@ -87,6 +93,7 @@ def section_curation(args) -> dict:
     premises, hypotheses, groups, copies = synthetic_nli(args.items, args.planted)
     generated = time.perf_counter()
     rss_after_generation = peak_rss_mb()
+    cpu_before = cpu_seconds()
     found = near_duplicates(premises, hypotheses, groups, 0.8, vectorize)
     deduplicated = time.perf_counter()
     edges = leak_pairs(premises, hypotheses, 0.9, vectorize)
@@ -109,6 +116,7 @@ def section_curation(args) -> dict:
         "largest component (items)": plan.largest_component,
         "realised shares": {name: round(count / len(premises), 4) for name, count in plan.counts.items()},
         "near-duplicates + split (s)": round(split - generated, 2),
+        "near-duplicates + split, CPU time of the process (s)": round(cpu_seconds() - cpu_before, 2),
     }
 
 
@@ -128,6 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         for key, value in figures.items():
             print(f"  {key}: {value}")
         print(f"  section time (s): {time.perf_counter() - started:.2f}")
+        print(f"  load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(f"  peak RSS of the process so far (MB): {peak_rss_mb():.0f}")
 
 

@@ -344,3 +344,17 @@ def test_qa_projects_split_by_article_ninety_five_five(make_user, client_for):
     for item in Item.objects.filter(project=project):
         by_title.setdefault(item.payload["title"], set()).add(item.split)
     assert all(len(splits) == 1 for splits in by_title.values())
+
+
+@pytest.mark.django_db
+def test_the_supervisor_import_page_takes_the_split_and_final_labels(nli_project, client, django_user_model):
+    client.force_login(django_user_model.objects.get(username="sup"))
+    data = (FARSTAIL / "Test-word.csv").read_bytes()
+    page = client.get(f"/p/{SLUG}/")
+    assert b'name="labels_final"' in page.content and b'name="split"' in page.content and b"/release/" in page.content
+    response = client.post(f"/p/{SLUG}/import/", {"file": upload("Test-word.csv", data), "format": "farstail", "split": "gold", "labels_final": "true"})
+    assert response.status_code == 302
+    assert {(item.split, item.status) for item in items()} == {("gold", "accepted")}
+    bad = client.post(f"/p/{SLUG}/import/", {"file": upload("x.csv", data), "format": "farstail", "labels_final": "perhaps"}, follow=True)
+    assert "labels_final" in bad.content.decode()
+    assert items().count() == len(farstail_rows("Test-word.csv"))

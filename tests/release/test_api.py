@@ -198,20 +198,30 @@ def test_remove_all_removes_the_later_item_of_each_undecided_pair(sup):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("body", "field"),
+    ("path", "body", "field"),
     [
-        ({"threshold": 1.5}, "threshold"),
-        ({"threshold": 0}, "threshold"),
-        ({"threshold": "0.8"}, "threshold"),
-        ({"threshold": True}, "threshold"),
-        ({"representation": "words"}, "representation"),
-        ({"other": 1}, "body"),
+        ("duplicates", {"threshold": 1.5}, "threshold"),
+        ("duplicates", {"threshold": 0}, "threshold"),
+        ("duplicates", {"threshold": "0.8"}, "threshold"),
+        ("duplicates", {"threshold": True}, "threshold"),
+        ("duplicates", {"representation": "words"}, "representation"),
+        ("duplicates", {"other": 1}, "body"),
+        ("splits", {"shares": {"train": 0.5, "test": 0.4}}, "shares"),
+        ("splits", {"shares": {"train": 1.5, "test": -0.5}}, "shares.train"),
+        ("splits", {"shares": {}}, "shares"),
+        ("splits", {"shares": {"x" * 33: 1}}, "shares.<key>"),
+        ("splits", {"shares": []}, "shares"),
+        ("splits", {"seed": 2**64}, "seed"),
+        ("splits", {"seed": 1.5}, "seed"),
+        ("splits", {"leak_threshold": 2}, "leak_threshold"),
+        ("leaks", {"threshold": -0.1}, "threshold"),
+        ("leaks", {"seed": 1}, "body"),
     ],
 )
-def test_bad_duplicate_parameters_are_400_and_start_nothing(sup, body, field):
+def test_bad_parameters_are_400_naming_the_field_and_start_nothing(sup, path, body, field):
     from annotation.models import Job
 
-    response = sup.post(f"/api/projects/{SLUG}/duplicates/", body, format="json")
+    response = sup.post(f"/api/projects/{SLUG}/{path}/", body, format="json")
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == field
     assert not Job.objects.exists()
@@ -225,6 +235,18 @@ def test_embeddings_without_the_package_is_400_saying_what_to_install(sup, monke
     response = sup.post(f"/api/projects/{SLUG}/duplicates/", {"representation": "embedding"}, format="json")
     assert response.status_code == 400
     assert "requirements-embeddings.txt" in response.json()["errors"][0]["message"]
+
+
+@pytest.mark.django_db
+@pytest.mark.embeddings
+def test_the_embedding_representation_finds_the_planted_copy(sup):
+    """With requirements-embeddings.txt installed: sentence embeddings (all-MiniLM-L6-v2, an
+    English model, so other Persian pairs may score high too; the copy must be among them)."""
+    assert import_file(sup, "v.jsonl", jsonl(planted_rows()), fmt="jsonl").status_code == 201
+    result = run(sup, "duplicates", {"representation": "embedding"})
+    assert result["representation"] == "embedding"
+    pairs = sup.get(f"/api/projects/{SLUG}/duplicates/?page_size=1000").json()["results"]
+    assert ("v4", "copy") in {(p["a"]["external_id"], p["b"]["external_id"]) for p in pairs}
 
 
 @pytest.mark.django_db
@@ -299,29 +321,6 @@ def test_leak_check_on_imported_splits_finds_the_planted_copy(sup):
     from annotation.models import Item
 
     assert Item.objects.get(external_id="copy").split == Item.objects.get(external_id="v4").split
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"shares": {"train": 0.5, "test": 0.4}}, "shares"),
-        ({"shares": {"train": 1.5, "test": -0.5}}, "shares.train"),
-        ({"shares": {}}, "shares"),
-        ({"shares": {"x" * 33: 1}}, "shares.<key>"),
-        ({"shares": []}, "shares"),
-        ({"seed": 2**64}, "seed"),
-        ({"seed": 1.5}, "seed"),
-        ({"leak_threshold": 2}, "leak_threshold"),
-    ],
-)
-def test_bad_split_parameters_are_400_naming_the_field(sup, body, field):
-    from annotation.models import Job
-
-    response = sup.post(f"/api/projects/{SLUG}/splits/", body, format="json")
-    assert response.status_code == 400
-    assert response.json()["errors"][0]["field"] == field
-    assert not Job.objects.exists()
 
 
 @pytest.mark.django_db

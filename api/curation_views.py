@@ -105,6 +105,7 @@ class DuplicateDecisionView(APIView):
 
     @extend_schema(
         summary="Keep or remove a near-duplicate pair",
+        operation_id="projects_duplicates_decide",
         description=(
             "Supervisors. `remove` removes the pair's later item `b` (it leaves the queue and the default exports, with "
             "the reason recorded); `keep` leaves both, restoring `b` if this pair had removed it."

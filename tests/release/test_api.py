@@ -357,3 +357,14 @@ def test_the_supervisor_import_page_takes_the_split_and_final_labels(nli_project
     bad = client.post(f"/p/{SLUG}/import/", {"file": upload("x.csv", data), "format": "farstail", "labels_final": "perhaps"}, follow=True)
     assert "labels_final" in bad.content.decode()
     assert items().count() == len(farstail_rows("Test-word.csv"))
+
+
+@pytest.mark.django_db
+def test_import_items_command_takes_the_split_and_final_labels(nli_project, tmp_path):
+    from django.core.management import call_command
+
+    path = tmp_path / "Train-word.csv"
+    path.write_bytes((FARSTAIL / "Val-word.csv").read_bytes())
+    call_command("import_items", SLUG, str(path), "--format", "farstail", "--labels-final", stdout=io.StringIO())
+    assert {(item.split, item.status) for item in items()} == {("train", "accepted")}
+    assert all(item.gold_label == item.reference_label != "" for item in items())

@@ -1,4 +1,5 @@
-"""`manage.py import_items SLUG FILE --format jsonl|csv|farstail`: the API's import, from the shell."""
+"""`manage.py import_items SLUG FILE --format jsonl|csv|farstail [--split NAME] [--labels-final]`:
+the API's import, from the shell."""
 
 from pathlib import Path
 
@@ -6,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ApplicationError
 from annotation.models import Job, Project
-from annotation.services.imports import items_import
+from annotation.services.imports import import_options_clean, items_import
 
 
 class Command(BaseCommand):
@@ -16,8 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("slug")
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", required=True, dest="fmt")
+        parser.add_argument("--split", default="", help="every row gets this split (FarsTail's Train/Val/Test file names give one)")
+        parser.add_argument("--labels-final", action="store_true", help="the file's labels are gold as published")
 
-    def handle(self, *args, slug, file, fmt, **options):
+    def handle(self, *args, slug, file, fmt, split="", labels_final=False, **options):
         project = Project.objects.filter(slug=slug).first()
         if project is None:
             raise CommandError(f"no project {slug!r}")
@@ -26,7 +29,8 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"cannot read {file}: {exc.strerror}") from None
         try:
-            result = items_import(project=project, data=data, fmt=fmt, filename=file.name)
+            import_options = import_options_clean(split, labels_final)
+            result = items_import(project=project, data=data, fmt=fmt, filename=file.name, options=import_options)
         except ApplicationError as exc:
             for error in exc.errors:
                 where = f"row {error.row}: " if error.row is not None else ""

@@ -22,7 +22,6 @@ from django.utils import timezone
 from annotation.access import access_project_for_staff, access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
-from annotation.metrics.similarity import near_duplicates
 from annotation.models import DuplicatePair, Item, Job
 from annotation.release.runs import (
     check_representation,
@@ -55,6 +54,8 @@ def duplicates_request(*, user, slug: str, body) -> Job:
 
 def duplicates_compute_job(job: Job) -> dict:
     """The worker's search; returns the job's result. Same items and parameters, same pairs."""
+    from annotation.metrics.similarity import near_duplicates  # scipy: on the worker only (tests/test_startup_memory.py)
+
     project = job.project
     kind = get_kind(project.kind)
     threshold, representation = job.params["threshold"], job.params["representation"]

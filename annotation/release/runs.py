@@ -15,7 +15,6 @@ from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, FieldError, InvalidInput
 from annotation.kinds.base import SEED_RANGE, Kind
 from annotation.kinds.registry import get_kind
-from annotation.metrics.similarity import normalize_dense, vectorize
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.models import CurationRun, Item, Job, Project
 from annotation.services.embeddings import embeddings_installed, load_encoder_or_none
@@ -96,7 +95,10 @@ def curation_job_start(*, user, slug: str, job_kind: str, params_of) -> Job:
 
 
 def vectorizer_for(representation: str, *, fold_letters: bool):
-    """texts → L2-normalised vectors: sparse counts or TF-IDF, or sentence embeddings."""
+    """texts → L2-normalised vectors: sparse counts or TF-IDF, or sentence embeddings (on the
+    worker: scipy is not loaded by web processes, tests/test_startup_memory.py)."""
+    from annotation.metrics.similarity import normalize_dense, vectorize
+
     if representation == "embedding":
         encoder = load_encoder_or_none()
         if encoder is None:

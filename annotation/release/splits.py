@@ -28,7 +28,6 @@ from django.db import transaction
 from annotation.access import access_project_for_staff
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import get_kind
-from annotation.metrics.similarity import grouped_split, leak_pairs
 from annotation.models import Item, Job
 from annotation.release.runs import (
     curation_job_start,
@@ -75,6 +74,8 @@ def _vectorizer(project):
 
 
 def splits_compute_job(job: Job) -> dict:
+    from annotation.metrics.similarity import grouped_split, leak_pairs  # scipy: on the worker only
+
     project = job.project
     kind = get_kind(project.kind)
     shares, seed, leak_threshold = job.params["shares"], job.params["seed"], job.params.get("leak_threshold")
@@ -146,6 +147,8 @@ def leaks_request(*, user, slug: str, body) -> Job:
 def leaks_compute_job(job: Job) -> dict:
     """Cross-split pairs above the threshold among items that have a split, and groups whose
     items are in more than one split."""
+    from annotation.metrics.similarity import leak_pairs  # scipy: on the worker only
+
     project = job.project
     kind = get_kind(project.kind)
     threshold = job.params["threshold"]

@@ -17,10 +17,12 @@ features of every vector ordered rarest first, a pair whose cosine exceeds t mus
 feature in the shortest prefix whose remaining suffix has norm <= t (otherwise the product is
 at most |suffix| * |y| <= t). With one global order, the rarest feature two such vectors
 share lies in *both* prefixes (every shared feature after it would be in the first one's
-suffix), so prefixes × prefixes gives every candidate, and few others; each candidate's
-cosine is then computed exactly. No pair above the threshold is
-missed, and no dense N × N array is ever built. Dense vectors (sentence embeddings) are
-compared block by block.
+suffix), so prefixes × prefixes gives every candidate. A cheaper bound then drops most
+candidates: x·y <= |x_head| |y_head| + x_tail · y_tail (Cauchy-Schwarz on the head), the head
+being the features in many rows (function words) and the tail product a second, sparse,
+product over the same block; the cosine of the candidates left is computed exactly. No pair
+above the threshold is missed, and no dense N × N array is ever built. Dense vectors
+(sentence embeddings) are compared block by block.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ REPRESENTATIONS = ("bow", "tfidf", "embedding")
 BLOCK_ROWS = 4096
 # Candidate pairs whose exact cosine is computed at once.
 PAIR_CHUNK = 200_000
+# Features in more rows than this (a share of them, or a count) are the "head" of the
+# head/tail bound (_split_head_tail).
+HEAD_SHARE = 0.001
+HEAD_ROWS = 50
 # Slack on the prefix bound, so that rounding never drops a pair right above the threshold.
 EPSILON = 1e-9
 
@@ -170,18 +176,42 @@ def pairs_above(
     return _dense_pairs_above(np.asarray(matrix, dtype=np.float32), threshold, block_rows, progress)
 
 
+def _split_head_tail(matrix: sparse.csr_matrix) -> tuple[np.ndarray, sparse.csr_matrix]:
+    """Each row's norm over the frequent ("head") features, and the rows over the others:
+    x·y <= |head x| |head y| + tail x · tail y (Cauchy-Schwarz on the head), a bound that
+    drops most candidates before their exact cosine is computed. Head: features in more
+    than HEAD_SHARE of the rows, or in more than HEAD_ROWS."""
+    document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
+    head = document_frequency > min(HEAD_ROWS, max(2, HEAD_SHARE * matrix.shape[0]))
+    in_head = head[matrix.indices]
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    head_norm = np.sqrt(np.bincount(rows[in_head], weights=matrix.data[in_head] ** 2, minlength=matrix.shape[0]))
+    tail = sparse.csr_matrix(
+        (matrix.data[~in_head], (rows[~in_head], matrix.indices[~in_head])), shape=matrix.shape, dtype=matrix.dtype
+    )
+    return head_norm, tail
+
+
 def _sparse_pairs_above(matrix, threshold, block_rows, progress) -> Pairs:
     n = matrix.shape[0]
     prefixes = prefix_matrix(matrix, threshold)
     transposed = prefixes.T.tocsc()
+    head_norm, tail = _split_head_tail(matrix)
+    tail_transposed = tail.T.tocsc()
     found_i, found_j, found_s = [], [], []
     for start in range(0, n, block_rows):
-        block = (prefixes[start : start + block_rows] @ transposed).tocoo()
-        rows = block.row.astype(np.int64) + start
-        cols = block.col.astype(np.int64)
-        del block
+        pattern = prefixes[start : start + block_rows] @ transposed
+        pattern.data[:] = 1.0
+        # 1 + the tail product on every candidate (the tail product elsewhere is dropped).
+        bounded = (pattern + (tail[start : start + block_rows] @ tail_transposed).multiply(pattern)).tocoo()
+        del pattern
+        rows = bounded.row.astype(np.int64) + start
+        cols = bounded.col.astype(np.int64)
         upper = cols > rows  # the product is symmetric: each pair once
-        rows, cols = rows[upper], cols[upper]
+        bound = bounded.data - 1.0 + head_norm[rows] * head_norm[cols]
+        del bounded
+        keep = upper & (bound > threshold - EPSILON)
+        rows, cols = rows[keep], cols[keep]
         similarity = _rowwise_dot(matrix, rows, cols)
         above = similarity > threshold
         found_i.append(rows[above])

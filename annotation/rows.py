@@ -83,6 +83,26 @@ def require_text(record: dict, name: str, problems: RowProblems, *, required: bo
     return value
 
 
+MAX_ITEM_IDS = 10_000
+
+
+def check_item_ids(value: Any, *, field: str) -> list[int]:
+    """A request's non-empty list of at most 10,000 item ids (64-bit, positive), or a 400
+    naming the list or each bad entry (`field[i]`); nothing is looked up here."""
+    if not isinstance(value, list) or not value:
+        raise InvalidInput("must be a non-empty list of item ids", field=field)
+    if len(value) > MAX_ITEM_IDS:
+        raise InvalidInput(f"at most {MAX_ITEM_IDS} items at a time", field=field)
+    errors = [
+        FieldError(f"{field}[{i}]", "must be an item id")
+        for i, entry in enumerate(value)
+        if isinstance(entry, bool) or not isinstance(entry, int) or not 0 < entry < 2**63
+    ]
+    if errors:
+        raise InvalidInput("invalid item ids; nothing was changed", errors=errors)
+    return value
+
+
 def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | None]]:
     """(line number, parsed value, None, None) for every non-blank line of a JSONL file, or
     (line number, None, why, member) for a line that is not JSON or is JSON that safe_json

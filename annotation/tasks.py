@@ -22,6 +22,9 @@ def _handlers():
     from annotation.services.agreement import agreement_compute_job
     from annotation.services.imports import items_import_job
 
+    from annotation.release.duplicates import duplicates_compute_job
+    from annotation.release.splits import leaks_compute_job, splits_compute_job
+
     handlers = {
         "import": items_import_job,
         "agreement": agreement_compute_job,
@@ -29,6 +32,8 @@ def _handlers():
         "bias": bias_analysis_job,
         "aggregation": aggregation_compute_job,
     }
+    # The release stage's curation jobs (near-duplicates, splits, leak check).
+    handlers.update(duplicates=duplicates_compute_job, splits=splits_compute_job, leaks=leaks_compute_job)
     handlers.update((job_kind, import_string(path)) for job_kind, path in job_handlers().items())
     return handlers
 

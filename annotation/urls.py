@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("annotation.release.urls")),
     path("", include("annotation.release.bias_urls")),
     path("", include("annotation.console.urls")),
+    path("", include("annotation.release.curation_urls")),
     # Each kind's own pages.
     *(path("", include(module)) for module in page_url_modules()),
 ]

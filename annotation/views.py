@@ -120,8 +120,14 @@ def project_import(request, slug):
             raise InvalidInput("a file is required", field="file")
         if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
             raise InvalidInput(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+        options = import_services.import_options_clean(request.POST.get("split"), request.POST.get("labels_final"))
         result = import_services.items_import(
-            project=project, data=upload.read(), fmt=request.POST.get("format", ""), filename=upload.name or "", user=request.user
+            project=project,
+            data=upload.read(),
+            fmt=request.POST.get("format", ""),
+            filename=upload.name or "",
+            user=request.user,
+            options=options,
         )
         if result.job:
             return _("The file is being imported in the background (job %(job)s).") % {"job": result.job}
@@ -154,6 +160,7 @@ def project_overview(request, slug):
             "statuses": Membership.Status.choices,
             "formats": get_kind(project.kind).formats,
             "evaluable": get_kind(project.kind).evaluation_scorer() is not None,
+            "release_page": get_kind(project.kind).release_split_shares is not None,
         },
     )
 

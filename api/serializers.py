@@ -115,6 +115,14 @@ class MembershipSerializer(serializers.ModelSerializer):
 class ImportRequestSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.CharField()
+    split = serializers.CharField(
+        required=False,
+        help_text="Every row of the file gets this split; left out, FarsTail's Train-/Val-/Test- file names give train/dev/test.",
+    )
+    labels_final = serializers.BooleanField(
+        required=False,
+        help_text="The file's labels are gold as published: items arrive accepted with their gold label, never relabeled.",
+    )
 
 
 class ImportResultSerializer(serializers.Serializer):

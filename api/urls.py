@@ -31,6 +31,7 @@ urlpatterns = [
     path("", include("api.quality_urls")),
     path("", include("api.evaluation_urls")),
     path("", include("api.bias_urls")),
+    path("", include("api.curation_urls")),
     # Each kind's own operations.
     *(path("", include(module)) for module in api_url_modules()),
 ]

@@ -193,8 +193,9 @@ class ImportView(APIView):
         fmt = request.data.get("format") or ""
         if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
             raise PayloadTooLarge(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+        options = import_services.import_options_clean(request.data.get("split"), request.data.get("labels_final"))
         result = import_services.items_import(
-            project=project, data=upload.read(), fmt=fmt, filename=upload.name or "", user=request.user
+            project=project, data=upload.read(), fmt=fmt, filename=upload.name or "", user=request.user, options=options
         )
         code = status.HTTP_202_ACCEPTED if result.job else status.HTTP_201_CREATED
         return Response({"created": result.created, "skipped": result.skipped, "job": result.job}, status=code)

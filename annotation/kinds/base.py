@@ -327,6 +327,9 @@ class KindRelease:
     # The labels gold takes and a model predicts, in the kind's order; () for kinds whose
     # gold is not one label of a closed set.
     release_labels: tuple[str, ...] = ()
+    # The shares of items a leak-free grouped split gives each split by default (FarsTail
+    # §3.2: 70/15/15; HeQ §3.3: 90/5/5 by article), or None for kinds that are not split.
+    release_split_shares: dict[str, float] | None = None
 
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         """The (premise, hypothesis) of a sentence-pair item, compared for near-duplicates

@@ -24,7 +24,9 @@ their word. static/qa/annotate.js computes the same overlap live in the page
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -99,12 +101,14 @@ def words(text: str, *, fold_letters: bool = False) -> list[str]:
     >>> words("Tel-Aviv, 1948! “שלום”")
     ['telaviv', '1948', 'שלום']
     """
-    tokens = []
-    for raw in fold_for_matching(text, persian_letters=fold_letters).lower().split():
-        token = "".join(ch for ch in raw if not unicodedata.category(ch).startswith("P"))
-        if token:
-            tokens.append(token)
-    return tokens
+    return fold_for_matching(text, persian_letters=fold_letters).lower().translate(_punctuation_table()).split()
+
+
+@functools.cache
+def _punctuation_table() -> dict[int, None]:
+    """Every code point of a Unicode punctuation category (P*), to delete with str.translate
+    (what `words` removes, at C speed: near-duplicate search tokenises 100,000s of texts)."""
+    return {code: None for code in range(sys.maxunicode + 1) if unicodedata.category(chr(code)).startswith("P")}
 
 
 def question_overlap(question: str, paragraph: str, *, fold_letters: bool = False) -> float:

@@ -2,6 +2,7 @@ from .adjudication import Adjudication
 from .aggregation import AnnotatorCompetence, ItemAggregate
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .evaluations import Evaluation
+from .curation import CurationRun, DuplicatePair
 from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
@@ -20,6 +21,8 @@ __all__ = [
     "ItemRevision",
     "Annotation",
     "Evaluation",
+    "CurationRun",
+    "DuplicatePair",
     "Assignment",
     "IdempotencyRecord",
     "Item",

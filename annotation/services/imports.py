@@ -5,8 +5,11 @@ every bad row by number and field, and nothing is written. Text is stored exactl
 arrives (DESIGN.md §6): no normalisation, no trimming."""
 
 import codecs
+import dataclasses
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -17,7 +20,7 @@ from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
 from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
-from annotation.metrics.text import first_forbidden_string
+from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Item, Job, Project
 from annotation.rows import ItemRow, read_csv_rows, read_jsonl_objects
 from annotation.services.jobs import job_create, job_set_progress
@@ -31,6 +34,72 @@ class ImportResult:
     created: int
     skipped: int
     job: int | None = None
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """Form fields for published datasets (API.md "Dataset release"): `split` given to every
+    row of the file, and `labels_final`: the file's labels are gold as published, so its
+    items arrive decided (accepted, gold label set) and are never relabeled."""
+
+    split: str = ""
+    labels_final: bool = False
+
+
+# FarsTail's files are named Train-*, Val-*, Test-* (../shared/data/farstail/README.md).
+SPLIT_OF_FILE_NAME = {"train": "train", "val": "dev", "test": "test"}
+_SPLIT_FILE_NAME = re.compile(r"^(train|val|test)(?=$|[-_. ])", re.IGNORECASE)
+SPLIT_LENGTH = 32  # Item.split
+_TRUE, _FALSE = ("true", "1", "on", "yes"), ("false", "0", "off", "no", "")
+
+
+def import_options_clean(split, labels_final) -> ImportOptions:
+    """The form's `split` and `labels_final`, checked: 400 naming the field."""
+    split = "" if split is None else split
+    if not isinstance(split, str):
+        raise InvalidInput("must be a string", field="split")
+    reason = forbidden_character(split) or bidi_control(split)
+    if reason:
+        raise InvalidInput(reason, field="split")
+    if len(split) > SPLIT_LENGTH or split != split.strip():
+        raise InvalidInput(f"must be at most {SPLIT_LENGTH} characters, without spaces around", field="split")
+    if isinstance(labels_final, bool):
+        final = labels_final
+    elif labels_final is None or (isinstance(labels_final, str) and labels_final.lower() in _FALSE):
+        final = False
+    elif isinstance(labels_final, str) and labels_final.lower() in _TRUE:
+        final = True
+    else:
+        raise InvalidInput("must be true or false", field="labels_final")
+    return ImportOptions(split=split, labels_final=final)
+
+
+def split_from_file_name(filename: str) -> str:
+    """train / dev / test for FarsTail's Train-, Val-, Test- file names, else "".
+
+    >>> split_from_file_name("Val-word.csv"), split_from_file_name("validation.jsonl")
+    ('dev', '')
+    """
+    match = _SPLIT_FILE_NAME.match(PurePath(filename or "").name)
+    return SPLIT_OF_FILE_NAME[match.group(1).lower()] if match else ""
+
+
+def apply_import_options(rows: list[ItemRow], options: ImportOptions, filename: str) -> tuple[list[ItemRow], list[FieldError]]:
+    """Rows with the file's split (the form's, else the one the file name gives, for rows
+    that name none), and with `labels_final` a check that every row has its label. A row
+    whose own split differs from the form's is an error: the file and the form disagree."""
+    file_split = options.split or split_from_file_name(filename)
+    errors: list[FieldError] = []
+    out = []
+    for row in rows:
+        if options.split and row.split and row.split != options.split:
+            errors.append(FieldError("split", f"the row says {row.split!r}, the form says {options.split!r}", row.position))
+            continue
+        if options.labels_final and not row.reference_label:
+            errors.append(FieldError("label", "is required: labels_final makes every row's label its gold label", row.position))
+            continue
+        out.append(row if row.split or not file_split else dataclasses.replace(row, split=file_split))
+    return out, errors
 
 
 def decode_upload(data: bytes) -> str:
@@ -186,7 +255,7 @@ def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[I
     return new_rows, authors, errors
 
 
-def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = None) -> ImportResult:
+def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = None, labels_final: bool = False) -> ImportResult:
     """Store validated rows in one transaction, or raise listing every row that cannot be."""
     new_rows, authors, errors = check_against_project(project, rows)
     if errors:
@@ -209,6 +278,8 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
                     derived_group="" if row.group else kind.derived_group(row.payload),
                     split=row.split,
                     author=authors.get(row.author),
+                    # Published labels are gold as they are: decided, never relabeled.
+                    **({"status": Item.Status.ACCEPTED, "gold_label": row.reference_label} if labels_final else {}),
                     position=offset + row.position,
                 )
                 for row in batch
@@ -220,8 +291,11 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
     return ImportResult(created=len(new_rows), skipped=len(rows) - len(new_rows))
 
 
-def items_import(*, project: Project, data: bytes, fmt: str, filename: str = "", user=None) -> ImportResult:
-    """Validate and store a file, or hand a large one to a Job on the worker."""
+def items_import(
+    *, project: Project, data: bytes, fmt: str, filename: str = "", user=None, options: ImportOptions = ImportOptions()
+) -> ImportResult:
+    """Validate and store a file, or hand a large one to a Job on the worker (`options`:
+    the published dataset's split and final labels, ImportOptions)."""
     if len(data) > settings.MASHOV_MAX_IMPORT_BYTES:
         raise PayloadTooLarge(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
     kind = get_kind(project.kind)
@@ -230,15 +304,21 @@ def items_import(*, project: Project, data: bytes, fmt: str, filename: str = "",
     text = decode_upload(data)
     if row_count_bound(text) > settings.MASHOV_IMPORT_JOB_ROWS:
         job = job_create(
-            kind="import", project=project, user=user, params={"format": fmt, "filename": filename}, input_data=data
+            kind="import",
+            project=project,
+            user=user,
+            params={"format": fmt, "filename": filename, "split": options.split, "labels_final": options.labels_final},
+            input_data=data,
         )
         return ImportResult(created=0, skipped=0, job=job.pk)
     rows, errors = validate_rows(project, kind, read_records(kind, fmt, text, filename, kind.settings_for(project.settings)))
+    rows, option_errors = apply_import_options(rows, options, filename)
+    errors = sorted([*errors, *option_errors], key=lambda e: (e.row or 0))
     if errors:
         # List the database checks' findings too, so one round trip shows every bad row.
         errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: (e.row or 0))
         raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
-    return store_rows(project, rows)
+    return store_rows(project, rows, labels_final=options.labels_final)
 
 
 def items_import_job(job: Job) -> dict:
@@ -250,10 +330,13 @@ def items_import_job(job: Job) -> dict:
             kind, job.params["format"], text, job.params.get("filename", ""), kind.settings_for(job.project.settings)
         )
         rows, errors = validate_rows(job.project, kind, records)
+        options = import_options_clean(job.params.get("split", ""), job.params.get("labels_final", False))
+        rows, option_errors = apply_import_options(rows, options, job.params.get("filename", ""))
+        errors = sorted([*errors, *option_errors], key=lambda e: (e.row or 0))
         job_set_progress(job.pk, 0.5)
         if errors:
             raise InvalidInput("invalid rows", errors=errors[:MAX_LISTED_ERRORS])
-        result = store_rows(job.project, rows, job_id=job.pk)
+        result = store_rows(job.project, rows, job_id=job.pk, labels_final=options.labels_final)
     except InvalidInput as exc:
         return {"errors": [error.as_dict() for error in exc.errors]}
     return {"created": result.created, "skipped": result.skipped}

@@ -56,6 +56,9 @@ ACCEPTED = {
     ("draft-save", "value", "object"),  # a draft is any JSON object
     ("bias", "smoothing", "int-10^12"),
     ("bias", "smoothing", "fraction"),
+    ("splits", "seed", "int-10^12"),
+    ("splits", "seed", "negative"),
+    ("splits", "shares", "object"),  # {"a": 1}: one split with every item
 }
 
 
@@ -113,7 +116,22 @@ def world(make_user, client_for, nli_project):
     removal = {"reason": "low", "system": "a", "premise": 0.1, "hypothesis": 0.9, "threshold": 0.75, "previous_status": "open"}
     Item.objects.filter(project=mt).update(status="removed", computed={"back_translation": {"candidates": [], "removed": removal}})
 
+    # A near-duplicate pair of two NLI items, and a third item removed as a near-duplicate.
+    from django.utils import timezone
+
+    from annotation.models import DuplicatePair
+
+    n0, n1, n2 = (
+        Item.objects.create(project=nli_project, external_id=f"d{k}", payload={"premise": "p", "hypothesis": "h"}, status="accepted")
+        for k in range(3)
+    )
+    pair = DuplicatePair.objects.create(project=nli_project, item_a=n0, item_b=n1, premise_similarity=1.0, hypothesis_similarity=1.0,
+                                        representation="bow", threshold=0.8, found_at=timezone.now())
+    Item.objects.filter(pk=n2.pk).update(status="removed", computed={"duplicate": {"removed": {"reason": "near-duplicate", "pair": pair.pk, "previous_status": "open"}}})
+
     return {
+        "pair": pair.pk,
+        "removed_duplicate": n2.pk,
         "mt_item": Item.objects.get(project=mt).pk,
         "client": client,
         "assignment": assignment,
@@ -147,6 +165,11 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "back-translation-restore": ("sup", "post", "/api/projects/he-mt/back-translation/restore/", {"items": [world["mt_item"]]}),
         # before submit, which closes the claim
         "draft-save": ("ann1", "put", f"/api/assignments/{world['assignment']}/draft/", {"value": {}}),
+        "duplicates": ("sup", "post", "/api/projects/fa-nli/duplicates/", {"threshold": 0.8, "representation": "bow"}),
+        "duplicate-decision": ("sup", "post", f"/api/projects/fa-nli/duplicates/{world['pair']}/", {"decision": "remove"}),
+        "duplicates-restore": ("sup", "post", "/api/projects/fa-nli/duplicates/restore/", {"items": [world["removed_duplicate"]]}),
+        "splits": ("sup", "post", "/api/projects/fa-nli/splits/", {"shares": {"train": 0.7, "dev": 0.15, "test": 0.15}, "seed": 7, "leak_threshold": 0.9}),
+        "leaks": ("sup", "post", "/api/projects/fa-nli/leaks/", {"threshold": 0.9}),
         "submit": ("ann1", "post", f"/api/assignments/{world['assignment']}/submit/", {"value": {"label": "entailment"}}),
         "annotation-edit": ("ann2", "patch", f"/api/annotations/{world['own_annotation']}/", {"value": {"label": "entailment"}}),
         "revise": ("ann1", "post", f"/api/items/{world['nli_item']}/revise/", {"premise": "p", "hypothesis": "h", "withdraw": False}),
@@ -190,10 +213,16 @@ FIELDS = {
     "bias": ["split", "smoothing"],
     "back-translation-restore": ["items"],
     "adjudicate": ["label", "comment"],
+    "duplicates": ["threshold", "representation"],
+    "duplicate-decision": ["decision"],
+    "duplicates-restore": ["items"],
+    "splits": ["shares", "shares.train", "shares.dev", "shares.test", "seed", "leak_threshold"],
+    "leaks": ["threshold"],
 }
 
 STORED_MODELS = ("Project", "Membership", "Item", "Assignment", "Annotation", "Review", "Feedback", "QuestionValidation", "Job",
-                 "ItemRevision", "IdempotencyRecord", "Adjudication", "Evaluation")
+                 "ItemRevision", "IdempotencyRecord", "Adjudication", "Evaluation",
+                 "DuplicatePair", "CurationRun")
 
 
 def _counts() -> dict[str, int]:
@@ -227,7 +256,8 @@ def _send(world, operation: str, text: str, content_type: str = "application/jso
 def test_every_body_operation_succeeds_with_its_valid_body(world):
     """The corpus probes operations that work: each valid body is accepted as it stands."""
     expected = {"token": 200, "member-update": 200, "draft-save": 200, "annotation-edit": 200, "project-update": 200, "password-reset": 204,
-                "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200, "bias": 202}
+                "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200, "bias": 202,
+                "duplicates": 202, "duplicate-decision": 200, "duplicates-restore": 200, "splits": 202, "leaks": 202}
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         response = _send(world, operation, json.dumps(body))
         assert response.status_code == expected.get(operation, 201), (operation, response.content[:300])
@@ -252,7 +282,8 @@ def test_the_corpus_covers_every_writable_operation_of_the_schema(world):
 def _templated(path: str, world) -> str:
     for collection, key, name in (("assignments", "assignment", "assignment_id"), ("items", "nli_item", "item_id"),
                                   ("annotations", "annotation", "annotation_id"),
-                                  ("annotations", "own_annotation", "annotation_id")):
+                                  ("annotations", "own_annotation", "annotation_id"),
+                                  ("duplicates", "pair", "pair_id")):
         path = path.replace(f"/{collection}/{world[key]}/", f"/{collection}/{{{name}}}/")
     path = path.replace("/members/ann2/", "/members/{username}/").replace("/users/ann2/", "/users/{username}/")
     return re.sub(r"^/api/projects/[a-z0-9-]+/", "/api/projects/{slug}/", path)

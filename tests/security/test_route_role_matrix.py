@@ -126,6 +126,7 @@ ROUTES = {
     "console-items": {"GET": Rule(STAFF, slugs=ALL)},
     "console-item": {"GET": Rule(STAFF)},
     "console-preview": {"GET": Rule(STAFF, slugs=ALL)},
+    "release": {"GET": Rule(STAFF, slugs=(NLI, LABEL, QA))},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
@@ -182,6 +183,15 @@ ROUTES = {
     "api-back-translation-restore": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(400,), body={"items": [1]})},
     "api-ratings-export": {"GET": Rule(STAFF, slugs=(MT,), query="?format=jsonl")},
     "api-export-phrasis": {"GET": Rule(STAFF, slugs=(PHRASE,))},
+    # Dataset release, curation (api/curation_urls.py).
+    "api-duplicates": {"GET": Rule(STAFF, slugs=(NLI, LABEL)), "POST": Rule(SUPERVISOR, slugs=(NLI, LABEL), ok=(202,))},
+    "api-duplicates-remove-all": {"POST": Rule(SUPERVISOR, slugs=(NLI,))},
+    # The world's items were not removed as near-duplicates: refused after the access check.
+    "api-duplicates-restore": {"POST": Rule(SUPERVISOR, slugs=(NLI,), ok=(400,), body={"items": [1]})},
+    # The world has no pair: the supervisor's answer is the 404 of a missing pair.
+    "api-duplicate": {"POST": Rule(SUPERVISOR, slugs=(NLI,), ok=(404,), body={"decision": "keep"}, kwargs={"pair_id": 987654321})},
+    "api-splits": {"GET": Rule(STAFF, slugs=(NLI, QA)), "POST": Rule(SUPERVISOR, slugs=(NLI, QA), ok=(202,))},
+    "api-leaks": {"GET": Rule(STAFF, slugs=(NLI, QA)), "POST": Rule(SUPERVISOR, slugs=(NLI, QA), ok=(202,))},
     "api-intrinsic": {"GET": Rule(STAFF, slugs=(SUM,)), "POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(202,))},
     "api-annotators": {"GET": Rule(SUPERVISOR, slugs=ALL)},
     "api-adjudication": {"GET": Rule(SUPERVISOR, slugs=ALL)},

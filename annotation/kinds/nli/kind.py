@@ -21,6 +21,7 @@ class NliKind(Kind):
     template = "nli/annotate.html"
     extra_formats = ("farstail",)
     release_labels = LABELS
+    release_split_shares = {"train": 0.7, "dev": 0.15, "test": 0.15}  # FarsTail §3.2
     vote_labels = LABELS
     aggregation_labels = LABELS
 

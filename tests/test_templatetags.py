@@ -25,4 +25,4 @@ def test_kinds_statuses_levels_and_languages_translated():
     with translation.override("en"):
         assert template.render(context) == "Question authoring|queued|ordinal|Persian|GPT-4"
     with translation.override("he"):
-        assert template.render(context) == "כתיבת שאלות|בתור|סדר|פרסית|GPT-4"
+        assert template.render(context) == "כתיבת שאלות|בתור|אורדינלי|פרסית|GPT-4"

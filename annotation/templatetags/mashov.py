@@ -34,6 +34,7 @@ STATUSES = {
     "queued": _("queued"),
     "running": _("running"),
     "done": _("done"),
+    "total": _("total"),  # the row under the status counts
 }
 JOB_KINDS = {
     "import": _("import"),

@@ -32,9 +32,13 @@
     if (buffer) { parent.appendChild(document.createTextNode(buffer)); }
   }
 
-  function bdi(className, text) {
+  const itemLanguage = el("reviews").dataset.lang || "";
+
+  // Isolated text; `lang` for the item's own texts (question, answer, title: the project's language).
+  function bdi(className, text, lang) {
     const node = document.createElement("bdi");
     node.className = className;
+    if (lang) { node.lang = lang; }
     appendVisible(node, text);
     return node;
   }
@@ -46,12 +50,12 @@
     block.dataset.question = String(index);
     const head = document.createElement("p");
     head.appendChild(document.createTextNode((index + 1) + ". "));
-    head.appendChild(bdi("q-text", question.question));
+    head.appendChild(bdi("q-text", question.question, itemLanguage));
     block.appendChild(head);
     const answer = document.createElement("p");
     answer.appendChild(document.createTextNode(message("msg-answer") + " "));
     if (question.answerable && question.answer) {
-      answer.appendChild(bdi("q-answer", question.answer.text));
+      answer.appendChild(bdi("q-answer", question.answer.text, itemLanguage));
       const where = document.createElement("span");
       where.className = "hint";
       where.dir = "ltr";
@@ -108,7 +112,7 @@
     section.className = "card review-card";
     section.dataset.annotation = String(entry.annotation);
     const title = document.createElement("h2");
-    title.appendChild(bdi("title", entry.item.payload.title || entry.item.external_id));
+    title.appendChild(bdi("title", entry.item.payload.title || entry.item.external_id, itemLanguage));
     const by = document.createElement("small");
     by.appendChild(document.createTextNode(" · " + message("msg-by") + " "));
     by.appendChild(bdi("annotator", entry.annotator));

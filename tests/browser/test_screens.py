@@ -4,9 +4,11 @@
 - the page's `lang` and `dir` are the interface language's (not the project's);
 - item text blocks carry the project's language and direction;
 - nothing makes the page scroll sideways at 390 px (tables scroll inside their card);
+- no Content-Security-Policy violation;
 - the known mixed-direction cases are isolated: dates (`<time>`), counts and numbers
   (`.num`, `.badge`, the progress line), chart tick labels (SVG text, where "-0.2" once read
-  "0.2-") and user names (`<bdi>`).
+  "0.2-") and user names (`<bdi>`); interface text (labels, hints, headings) keeps the
+  interface's direction, where ":Answer" came from an English label in an RTL block.
 
 The data is the security suite's world (one project of every kind with work in every state),
 with Hebrew text that carries Latin words and numbers, and Latin system names."""
@@ -15,6 +17,7 @@ import re
 
 import pytest
 
+from tests.browser.fixtures import _CSP_LISTENER
 from tests.browser.helpers import login
 from tests.security.world import KIND_SLUGS, USERNAMES, build_world
 
@@ -78,10 +81,17 @@ _CHECK = r"""(project) => {
   for (const el of document.querySelectorAll('.who')) {
     if (!el.querySelector('bdi')) problems.push('user name not in <bdi>');
   }
-  for (const el of document.querySelectorAll('#task .text:not(.source .text), .feedback-entry')) {
+  for (const el of document.querySelectorAll('#task .text:not(.source .text), .feedback-message, .q-text')) {
     const holder = el.closest('[lang]');
     if (holder === document.documentElement || holder.lang !== project.lang) problems.push('item text without the project language: ' + describe(el));
+    if (el.tagName === 'BDI') continue;  // <bdi> takes the direction of its own text
     if (!el.closest('[dir]') || el.closest('[dir]') === document.documentElement) problems.push('item text without its direction: ' + describe(el));
+  }
+  // Interface text keeps the interface's direction: no block of the page's chrome is turned
+  // by the project's language (":Answer" came from an English label inside an RTL block).
+  for (const el of document.querySelectorAll('.feedback-entry, .answer-line, .hint, h1, h2')) {
+    const own = el.closest('[dir]');  // a direction set on purpose: the element's own, or dir=auto
+    if (style(el).direction !== style(document.documentElement).direction && !(own && own !== document.documentElement && (own === el || own.dir === 'auto'))) problems.push('interface text turned: ' + describe(el));
   }
   const root = document.scrollingElement;
   return {problems, lang: document.documentElement.lang, dir: document.documentElement.dir,
@@ -119,6 +129,7 @@ def test_every_page_in_every_language_and_width(world, browser, artifacts_dir, s
                 context = browser.new_context(locale=locale, viewport=viewport)
                 context.set_default_timeout(15_000)
                 page = context.new_page()
+                page.add_init_script(_CSP_LISTENER)  # the strict CSP holds: no page is refused a script or a style
                 page.route(re.compile(r".*/__server_error__/$"), lambda route: route.fulfill(
                     status=500, body=error_page, content_type="text/html; charset=utf-8",
                     headers={"Content-Security-Policy": settings.CONTENT_SECURITY_POLICY}))
@@ -138,8 +149,10 @@ def test_every_page_in_every_language_and_width(world, browser, artifacts_dir, s
             if width_name == "phone" and state["scrollWidth"] > state["innerWidth"]:
                 failures.append(f"{where}: scrolls sideways ({state['scrollWidth']} > {state['innerWidth']})")
             failures.extend(f"{where}: {problem}" for problem in state["problems"])
+            failures.extend(f"{where}: CSP {v}" for v in page.evaluate("() => window.__mashovCspViolations"))
         for context, _page in contexts.values():
             context.close()
+    (out / f"{language}-problems.txt").write_text("\n".join(failures) + "\n", encoding="utf-8")
     assert failures == []
 
 
@@ -178,4 +191,29 @@ def test_language_switcher_changes_on_one_click_and_names_languages_in_their_own
     html = page.locator("html")
     assert (html.get_attribute("lang"), html.get_attribute("dir")) == ("fa", "rtl")
     assert page.locator(".lang-switch button[aria-current]").inner_text() == "فارسی"
+    context.close()
+
+
+_ACTIVE_IN_VIEW = """(selector) => {
+  const box = document.querySelector(selector).getBoundingClientRect();
+  return {inView: box.top >= 0 && box.bottom <= window.innerHeight + 1, top: box.top, bottom: box.bottom, height: window.innerHeight, y: window.scrollY};
+}"""
+
+
+@pytest.mark.parametrize(("slug", "active"), [(MT, ".criterion.active"), (SUM, ".rating.active")])
+def test_rating_by_keyboard_keeps_the_highlighted_criterion_in_view(world, browser, slug, active):
+    """At phone size the rating pages are several screens long: each key that moves the
+    highlight scrolls it into view (translation: 1-5 and Y; summary: 1-5)."""
+    base = world["url"]
+    context = browser.new_context(locale="he-IL", viewport=VIEWPORTS["phone"])
+    page = context.new_page()
+    login(page, base, USERNAMES["annotator"])
+    page.goto(f"{base}/p/{slug}/annotate/")
+    page.wait_for_selector(active)
+    for step in range(7):
+        on_label = page.evaluate("(s) => document.querySelector(s).dataset.criterion === 'label_valid'", active)
+        page.keyboard.press("KeyY" if on_label else "Digit3")
+        page.wait_for_timeout(50)
+        where = page.evaluate(_ACTIVE_IN_VIEW, active)
+        assert where["inView"], f"step {step}: the highlighted criterion is off screen: {where}"
     context.close()

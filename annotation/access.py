@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from annotation.errors import NotFound, PermissionDenied
 from annotation.models import Assignment, Evaluation, Item, Job, Membership, Project
@@ -54,7 +55,7 @@ def access_project_for_user(user: AbstractBaseUser, slug: str, roles: tuple[str,
     if membership is None:
         raise NotFound()
     if roles is not None and membership.role not in roles:
-        raise PermissionDenied("Your role in this project does not allow this.")
+        raise PermissionDenied(_("Your role in this project does not allow this."))
     return project
 
 
@@ -72,9 +73,9 @@ def access_membership_for_annotator(user: AbstractBaseUser, slug: str) -> Member
     project = access_project_for_user(user, slug)
     membership = membership_of(user, project)
     if membership is None or membership.role != Role.ANNOTATOR:
-        raise PermissionDenied("Only annotators of this project receive items.")
+        raise PermissionDenied(_("Only annotators of this project receive items."))
     if membership.status == Membership.Status.DISQUALIFIED:
-        raise PermissionDenied("You no longer receive items in this project.")
+        raise PermissionDenied(_("You no longer receive items in this project."))
     return membership
 
 
@@ -165,7 +166,7 @@ class AuthorStanding:
         via_source = self.sources.get(_source_slug(item))
         for membership in (self.member, via_source):
             if membership is not None and membership.status == Membership.Status.DISQUALIFIED:
-                return PermissionDenied("You no longer revise items in this project.")
+                return PermissionDenied(_("You no longer revise items in this project."))
         if self.member is None and via_source is None and not self.admin:
             return NotFound()
         return None
@@ -192,7 +193,7 @@ def access_project_for_author(user: AbstractBaseUser, slug: str) -> AuthorStandi
     if (standing.member is not None and standing.member.status == disqualified) or (
         standing.member is None and not standing.admin and all(m.status == disqualified for m in sources.values())
     ):
-        raise PermissionDenied("You no longer revise items in this project.")
+        raise PermissionDenied(_("You no longer revise items in this project."))
     return standing
 
 

@@ -17,6 +17,7 @@ from annotation.errors import ApplicationError
 from annotation.models import Job
 from annotation.selectors.reports import report_for_project
 from annotation.services.agreement import JOB_KIND, agreement_request
+from annotation.templatetags.mashov import scope_name
 
 BAR_WIDTH = 360  # px, the drawing width of every bar chart
 BAR_HEIGHT = 22
@@ -98,11 +99,8 @@ def _alpha_chart(reports: list[dict]) -> dict:
 
 
 def _scope_label(scope) -> str:
-    if isinstance(scope, dict) and "round" in scope:
-        if scope["round"] == "all":
-            return _("All rounds")
-        return _("Round %(round)s") % {"round": scope["round"]}
-    return str(scope)
+    """"Round 2", "system A · accuracy": a stored scope in people's words, never a dict."""
+    return scope_name(scope)
 
 
 def _access(request, slug, supervisor: bool = False):

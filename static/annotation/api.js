@@ -8,6 +8,15 @@ window.MashovApi = (function () {
     return match ? decodeURIComponent(match[1]) : "";
   }
 
+  const LOGIN_URL = "/login/";  // the "login" route of annotation/urls.py
+
+  // A 401 means the session has ended (expired, or logged out in another tab): on to the login
+  // page, which brings the user back here (?next=). A 403 is a refusal of a signed-in user and
+  // stays on the page with its message.
+  function toLogin() {
+    window.location.assign(LOGIN_URL + "?next=" + encodeURIComponent(window.location.pathname + window.location.search));
+  }
+
   // `extra.keepalive`: the request outlives the page (a draft saved as the tab closes).
   async function request(method, url, body, headers, extra) {
     const options = {
@@ -21,6 +30,7 @@ window.MashovApi = (function () {
       options.body = JSON.stringify(body);
     }
     const response = await fetch(url, options);
+    if (response.status === 401) { toLogin(); }
     let data = null;
     if (response.status !== 204) {
       try { data = await response.json(); } catch (e) { data = null; }

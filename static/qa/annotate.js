@@ -89,8 +89,37 @@ window.MashovSpan = (function () {
       while (s < e && isSpace(text.slice(s, next(edges, s)))) { s = next(edges, s); }
       while (e > s && isSpace(text.slice(previous(edges, e), e))) { e = previous(edges, e); }
       if (s >= e || isBlank(text.slice(s, e))) { return null; }
-      return { start: codePoints(text, s), text: text.slice(s, e), u16Start: s, u16End: e };
+      return { start: codePoints(text, s), text: text.slice(s, e), u16Start: s, u16End: e, variants: variants(s, e) };
     }
+
+    // The same span with and without its Hebrew prefix letters (morphology.js), longest first.
+    function variants(s, e) {
+      if (!window.MashovMorphology) { return []; }
+      return window.MashovMorphology.spanVariants(text, s, e).map(function (v) {
+        return { start: codePoints(text, v[0]), text: text.slice(v[0], v[1]), u16Start: v[0], u16End: v[1] };
+      });
+    }
+
+    // One keypress (P) or a click moves to the next variant; what is selected is what is stored.
+    function nextVariant() {
+      const span = state.span;
+      if (!span || span.variants.length < 2) { return; }
+      const i = span.variants.findIndex(function (v) { return v.u16Start === span.u16Start && v.u16End === span.u16End; });
+      const v = span.variants[(i + 1) % span.variants.length];
+      select(v.u16Start, v.u16End);
+    }
+
+    // A mouse selection's edges move to word edges (morphology.js), and the browser's
+    // selection with them: the highlighted span is the one sent.
+    function onMouseUp() {
+      if (!window.MashovMorphology || state.anchor === null || state.anchor === state.focus) { return; }
+      const forward = state.anchor < state.focus;
+      const s = Math.min(state.anchor, state.focus), e = Math.max(state.anchor, state.focus);
+      const snapped = window.MashovMorphology.snapSelection(text, s, e);
+      if (snapped[0] === s && snapped[1] === e) { return; }
+      if (forward) { select(snapped[0], snapped[1]); } else { select(snapped[1], snapped[0]); }
+    }
+    element.addEventListener("mouseup", onMouseUp);
 
     function highlight(span) {
       if (!window.CSS || !CSS.highlights || typeof window.Highlight !== "function") { return; }
@@ -134,6 +163,11 @@ window.MashovSpan = (function () {
     function onKeyDown(event) {
       const key = event.key;
       if (key === "Escape") { event.preventDefault(); clear(); return; }
+      if (event.code === "KeyP" && !event.ctrlKey && !event.metaKey && !event.altKey && !event.shiftKey) {
+        event.preventDefault();
+        nextVariant();
+        return;
+      }
       const arrows = key === "ArrowLeft" || key === "ArrowRight";
       const ends = key === "Home" || key === "End";
       if (!arrows && !ends) { return; }
@@ -164,6 +198,7 @@ window.MashovSpan = (function () {
       document.removeEventListener("selectionchange", onSelectionChange);
       element.removeEventListener("keydown", onKeyDown);
       element.removeEventListener("focus", onFocus);
+      element.removeEventListener("mouseup", onMouseUp);
       element.mashovDetach = null;
     };
 
@@ -186,7 +221,7 @@ window.MashovSpan = (function () {
       update();
     }
 
-    return { clear: clear, show: show, span: function () { return state.span; } };
+    return { clear: clear, show: show, nextVariant: nextVariant, span: function () { return state.span; } };
   }
 
   return { attach: attach, codePoints: codePoints };
@@ -228,11 +263,23 @@ window.MashovOverlap = (function () {
 
   function message(id) { return el(id).textContent; }
 
+  // The offer of the span with or without its prefix letters: the variant P would select.
+  function showVariant(s) {
+    const offer = el("prefix-offer");
+    if (!offer) { return; }
+    const many = s && s.variants && s.variants.length > 1;
+    offer.hidden = !many;
+    if (!many) { return; }
+    const i = s.variants.findIndex(function (v) { return v.u16Start === s.u16Start && v.u16End === s.u16End; });
+    el("prefix-variant").textContent = s.variants[(i + 1) % s.variants.length].text;
+  }
+
   function showSpan(s) {
     span = s;
     el("answer-text").textContent = s ? s.text : "";
     el("answer-position").textContent = s ? "(" + message("msg-start") + " " + s.start + ")" : "";
     el("clear-answer").hidden = !s;
+    showVariant(s);
     if (s) { el("answerable-yes").checked = true; }
   }
 
@@ -420,6 +467,7 @@ window.MashovOverlap = (function () {
   });
   el("answerable-no").addEventListener("change", function () { if (selector) { selector.clear(); } showSpan(null); });
   el("clear-answer").addEventListener("click", function () { if (selector) { selector.clear(); } });
+  el("prefix-toggle").addEventListener("click", function () { if (selector) { selector.nextVariant(); } });
   el("cancel-edit").addEventListener("click", resetForm);
   el("done-paragraph").addEventListener("click", function () {
     // The submit ends the claim and its draft: no save of these questions may follow it.

@@ -46,9 +46,13 @@
     if (buffer) { parent.appendChild(document.createTextNode(buffer)); }
   }
 
-  function bdi(className, text) {
+  const itemLanguage = el("reviews").dataset.lang || "";
+
+  // Isolated text; `lang` for the item's own texts (question, answer, title: the project's language).
+  function bdi(className, text, lang) {
     const node = document.createElement("bdi");
     node.className = className;
+    if (lang) { node.lang = lang; }
     appendVisible(node, text);
     return node;
   }
@@ -93,13 +97,13 @@
     block.dataset.question = String(index);
     const head = document.createElement("p");
     head.appendChild(document.createTextNode((index + 1) + ". "));
-    head.appendChild(bdi("q-text", question.question));
+    head.appendChild(bdi("q-text", question.question, itemLanguage));
     block.appendChild(head);
     const answerLine = document.createElement("p");
     answerLine.appendChild(document.createTextNode(message("msg-answer") + " "));
     const answer = question.answerable && question.answer ? question.answer : null;
     if (answer) {
-      answerLine.appendChild(bdi("q-answer", answer.text));
+      answerLine.appendChild(bdi("q-answer", answer.text, itemLanguage));
       const where = document.createElement("span");
       where.className = "hint";
       where.dir = "ltr";
@@ -215,7 +219,7 @@
     section.className = "card review-card";
     section.dataset.annotation = String(entry.annotation);
     const title = document.createElement("h2");
-    title.appendChild(bdi("title", entry.item.payload.title || entry.item.external_id));
+    title.appendChild(bdi("title", entry.item.payload.title || entry.item.external_id, itemLanguage));
     const by = document.createElement("small");
     by.appendChild(document.createTextNode(" · " + message("msg-by") + " "));
     by.appendChild(bdi("annotator", entry.annotator));

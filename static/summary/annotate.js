@@ -51,7 +51,8 @@
     render();
     if (scroll) {
       const f = all[active];
-      fieldset(f.d, f.c).closest(".summary-card").scrollIntoView({ block: "nearest" });
+      // The highlighted criterion itself: a long summary's card can be taller than the screen.
+      fieldset(f.d, f.c).scrollIntoView({ block: "nearest" });
     }
   }
 

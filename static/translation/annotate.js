@@ -36,6 +36,12 @@
     });
   }
 
+  // The keyboard moved the highlight: keep that criterion on screen (issue 13 §12).
+  function showActive() {
+    const row = document.querySelector(".criterion.active");
+    if (row) { row.scrollIntoView({ block: "nearest" }); }
+  }
+
   function setValue(d, c, value) {
     ratings[d][c] = value;
     cursor = Math.min(cellCount() - 1, d * CRITERIA.length + CRITERIA.indexOf(c) + 1);
@@ -121,13 +127,16 @@
     if (digit >= 1 && digit <= 5 && c !== "label_valid") {
       event.preventDefault();
       setValue(d, c, digit);
+      showActive();
     } else if ((code === "KeyY" || code === "KeyN") && c === "label_valid") {
       event.preventDefault();
       setValue(d, c, code === "KeyY");
+      showActive();
     } else if (code === "ArrowDown" || code === "ArrowUp") {
       event.preventDefault();
       cursor = Math.max(0, Math.min(cellCount() - 1, cursor + (code === "ArrowDown" ? 1 : -1)));
       render();
+      showActive();
     } else if (code === "Enter" || code === "NumpadEnter") {
       event.preventDefault();
       submit();

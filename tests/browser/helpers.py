@@ -7,7 +7,11 @@ import re
 PASSWORD = "browser-pass-123"
 
 
-def login(page, base_url: str, username: str) -> None:
+def login(page, base_url: str, username: str, language: str | None = None) -> None:
+    """Sign in through the login page; with `language`, the interface is in that language
+    (Django's language cookie) instead of the browser's (en-US in the fixtures)."""
+    if language:
+        page.context.add_cookies([{"name": "django_language", "value": language, "url": base_url}])
     page.goto(f"{base_url}/login/")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)

@@ -42,6 +42,10 @@ def _system_rows(report: dict) -> list[dict]:
                 cell["dot"] = _x(figure["mean"])
             if figure["ci_low"] is not None:
                 cell["low_x"], cell["high_x"] = _x(figure["ci_low"]), _x(figure["ci_high"])
+                # A t interval over few summaries can reach past the scale: shown clipped, and said so.
+                low, high = SCALE
+                cell["shown_low"], cell["shown_high"] = max(figure["ci_low"], low), min(figure["ci_high"], high)
+                cell["clipped"] = figure["ci_low"] < low or figure["ci_high"] > high
             cells.append(cell)
         rows.append({**system, "cells": cells})
     return rows

@@ -97,7 +97,11 @@ def summary_agreement_compute(project, job) -> dict:
             if isinstance(score, int) and not isinstance(score, bool):
                 units[criterion][(item_id, stored)].append(float(score))
                 coders[criterion][(item_id, stored)].add(annotator_id)
-    scopes = [({"criterion": c}, {(c, *key): v for key, v in units[c].items()}, coders[c]) for c in CRITERIA]
+    # Units and their coders under the same keys ((criterion, item, summary)) in every scope.
+    scopes = [
+        ({"criterion": c}, {(c, *key): v for key, v in units[c].items()}, {(c, *key): v for key, v in coders[c].items()})
+        for c in CRITERIA
+    ]
     scopes.append(
         (
             {"criterion": "all"},

@@ -268,7 +268,7 @@ def test_annotator_labels_rtl_items_with_the_keyboard(rtl_setup, page, artifacts
     annotator = rtl_setup["annotator"]
     source = {item["id"]: item for item in ITEMS[lang]}
     total = len(source)
-    login(page, rtl_setup["url"], ANNOTATOR)
+    login(page, rtl_setup["url"], ANNOTATOR, language=lang)  # the interface in the project's language
 
     with page.expect_response(_is_next) as first_next:
         response = page.goto(f"{rtl_setup['url']}/p/{project.slug}/annotate/")

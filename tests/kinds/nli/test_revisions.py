@@ -183,7 +183,8 @@ def test_revision_page_lists_the_authors_items(relabel, django_capture_on_commit
     response = client.get("/p/fa-rev/revisions/")
     assert response.status_code == 200
     html = response.content.decode()
-    assert 'dir="rtl"' in html and 'lang="fa"' in html
+    # The page in the interface language (English here); the pairs' text boxes in Persian.
+    assert '<html lang="en" dir="ltr">' in html and 'lang="fa"' in html
     assert " style=" not in html
     config = json.loads(html.split('<script id="revisions-config" type="application/json">', 1)[1].split("</script>", 1)[0])
     assert {row["external_id"] for row in config["items"]} == {"fail-then-revise", "fail-then-withdraw", "fail-then-pass"}

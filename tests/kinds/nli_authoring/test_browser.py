@@ -226,7 +226,7 @@ def test_revision_page_revises_and_withdraws(authoring_setup, page, artifacts_di
     with page.expect_navigation():
         page.click("#revisions-link")
     assert page.url == f"{base}/p/fa-relabel-br/revisions/"
-    assert page.locator("html").get_attribute("dir") == "rtl"
+    assert page.locator("html").get_attribute("dir") == "ltr"  # the interface's (English), not the project's
     cards = page.locator(".revision-item")
     assert cards.count() == 2
     first = page.locator(f'.revision-item[data-item="{items["r-1"].pk}"]')

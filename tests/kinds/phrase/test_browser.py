@@ -64,7 +64,7 @@ def test_hebrew_page_is_rtl_and_labels_by_keyboard_probes_included(phrase_setup,
 
     base = phrase_setup["url"]
     by_pair = {(row["left"], row["right"]): row for row in HEBREW}
-    login(page, base, "noa")
+    login(page, base, "noa", language="he")  # a Hebrew annotator, Hebrew interface
     with page.expect_response(_is("GET", r"/next/$")):
         response = page.goto(f"{base}/p/he-phrase/annotate/")
     assert response.status == 200

@@ -164,7 +164,7 @@ def test_the_page_is_rtl_svg_without_inline_style_and_isolates_names(filled, mak
     response = page(filled["users"]["rev"])
     assert response.status_code == 200
     html = response.content.decode("utf-8")
-    assert re.search(r'<html lang="he" dir="rtl"', html)
+    assert re.search(r'<html lang="en" dir="ltr"', html)  # the interface's language (English here), not the project's
     assert "<style" not in html and " style=" not in html and "<script" not in html.split("</main>")[0]
     assert re.search(r"\son[a-z]+=", html) is None  # no inline handlers
     assert html.count("<svg") >= 2 + 2 + 2  # trends, bars, histograms …

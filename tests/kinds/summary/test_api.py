@@ -438,7 +438,8 @@ def test_report_matches_an_independent_computation(setup):
     assert alphas["completeness"]["alpha"] == pytest.approx(expected_alpha(["completeness"]), abs=1e-9)
     assert alphas["all"]["alpha"] == pytest.approx(expected_alpha(list(CRITERIA)), abs=1e-9)
     assert alphas["all"]["units"] == 2 * len(ARTICLES) * len(SYSTEMS)
-    assert alphas["all"]["coders"] == 3
+    # Every scope counts the raters of its pairable units (the per-criterion rows once said 0).
+    assert {criterion: row["coders"] for criterion, row in alphas.items()} == {"coherence": 3, "completeness": 3, "all": 3}
     for row in alphas.values():
         assert row["ci_low"] <= row["alpha"] <= row["ci_high"]
 
@@ -598,7 +599,7 @@ def test_results_page_for_staff_only(setup, client):
     page = client.get("/p/he-sum/summaries/")
     assert page.status_code == 200
     html = page.content.decode()
-    assert 'dir="rtl"' in html and 'lang="he"' in html
+    assert '<html lang="en" dir="ltr">' in html  # the interface's language (English here), not the project's
     assert 'id="system-table"' in html and 'data-tag="incorrect_gender"' in html and "Incorrect gender" in html
     assert "mlongt5" in html
     queued = client.post("/p/he-sum/summaries/intrinsic/")

@@ -68,15 +68,18 @@ def test_rating_a_long_article_with_the_keyboard(summary_setup, page, artifacts_
     assert response.status == 200
     page.wait_for_function("() => !document.getElementById('task').hidden && document.querySelectorAll('.summary-card').length === 3")
 
-    # RTL page in Hebrew; the article's text is exactly the stored one.
-    assert page.locator("html").get_attribute("dir") == "rtl"
-    assert page.locator("html").get_attribute("lang") == "he"
+    # The page in the interface language (English here), the article in Hebrew, right to left,
+    # exactly the stored text.
+    assert page.locator("html").get_attribute("dir") == "ltr"
+    assert page.locator("html").get_attribute("lang") == "en"
+    assert page.locator("#article").get_attribute("lang") == "he"
     assert page.evaluate("() => getComputedStyle(document.getElementById('article')).direction") == "rtl"
     assert page.evaluate("() => document.getElementById('article').textContent") == ARTICLE
-    # In RTL the article (first in the DOM) sits to the right of the summaries.
+    # The article (first in the DOM) sits at the interface's inline start: left of the
+    # summaries in this English page (right of them in a Hebrew one, see tests/browser/test_screens.py).
     article_box = page.locator(".article-pane").bounding_box()
     summaries_box = page.locator(".summaries-pane").bounding_box()
-    assert article_box["x"] > summaries_box["x"] + summaries_box["width"] - 1
+    assert article_box["x"] + article_box["width"] - 1 < summaries_box["x"]
 
     # Summaries in the stored display order, text only; no system name or score anywhere.
     item = Item.objects.get(external_id="long-1")
@@ -199,7 +202,7 @@ def test_supervisor_results_page(summary_setup, page, artifacts_dir):
     login(page, summary_setup["url"], username="sum-sup")
     response = page.goto(f"{summary_setup['url']}/p/{project.slug}/summaries/")
     assert response.status == 200
-    assert page.locator("html").get_attribute("dir") == "rtl"
+    assert page.locator("html").get_attribute("dir") == "ltr"  # the interface's (English), not the project's
     systems = page.evaluate("() => [...document.querySelectorAll('#system-table tbody tr')].map(r => r.dataset.system)")
     assert systems == [s["system"] for s in SUMMARIES]
     repeated = SUMMARIES[project.items.get().payload["order"][2]]["system"]

@@ -44,7 +44,7 @@ def setup(transactional_db, live_server):
 def test_rating_with_the_keyboard_and_mixed_direction_layout(setup, page, artifacts_dir):
     from annotation.models import Annotation, Item
 
-    login(page, setup["url"], "mt-rater")
+    login(page, setup["url"], "mt-rater", language="he")  # a Hebrew rater, Hebrew interface
     page.goto(f"{setup['url']}/p/he-mt-browser/annotate/")
     page.locator("#task").wait_for(state="visible")
     assert page.locator("html").get_attribute("dir") == "rtl" and page.locator("html").get_attribute("lang") == "he"

@@ -1,0 +1,131 @@
+"""People's words for the codes that pages show (issue 13 §10): project kinds, item, member
+and job statuses, agreement scopes, levels of measurement, criteria and labels, each in the
+interface language. A code without a name here is shown as it is (a label a project defined,
+a system name), never as a Python structure.
+
+    {% load mashov %}
+    {{ project.kind|kind_name }}  {{ report.scope|scope_name }}  {{ report.level|level_name }}
+"""
+
+from django import template
+from django.utils.translation import get_language_info
+from django.utils.translation import gettext_lazy as _
+
+register = template.Library()
+
+KINDS = {
+    "nli_relabel": _("NLI relabeling"),
+    "nli_authoring": _("NLI authoring"),
+    "qa_authoring": _("Question authoring"),
+    "translation_rating": _("Translation rating"),
+    "phrase_pair": _("Phrase pairs"),
+    "summary_rating": _("Summary rating"),
+    "label_test": _("Label test"),
+}
+STATUSES = {
+    # items
+    "open": _("open"),
+    "complete": _("complete"),
+    "accepted": _("accepted"),
+    "needs_revision": _("needs revision"),
+    "removed": _("removed"),
+    "failed": _("failed"),
+    # jobs
+    "queued": _("queued"),
+    "running": _("running"),
+    "done": _("done"),
+    "total": _("total"),  # the row under the status counts
+}
+JOB_KINDS = {
+    "import": _("import"),
+    "agreement": _("agreement"),
+    "sample": _("sample"),
+    "back_translation": _("back-translation"),
+    "summary_intrinsic": _("intrinsic measures"),
+}
+LEVELS = {
+    "nominal": _("nominal"),
+    "ordinal": _("ordinal"),
+    "interval": _("interval"),
+    "ratio": _("ratio"),
+}
+# Criteria, labels and the other words agreement scopes and tables are made of.
+WORDS = {
+    "accuracy": _("accuracy"),
+    "fluency": _("fluency"),
+    "cultural_fit": _("cultural fit"),
+    "label_valid": _("label still holds"),
+    "coherence": _("coherence"),
+    "completeness": _("completeness"),
+    "entailment": _("entailment"),
+    "neutral": _("neutral"),
+    "contradiction": _("contradiction"),
+    "EQUIVALENT": _("equivalent"),
+    "FORWARD": _("forward entailment"),
+    "BACKWARD": _("backward entailment"),
+    "OPPOSITION": _("opposition"),
+    "SIMILAR": _("similar"),
+    "RELATED": _("related"),
+    "UNRELATED": _("unrelated"),
+    # strata of the translation sample
+    "split": _("split"),
+    "group": _("group"),
+    "label": _("label"),
+}
+# The order of a scope's parts: who or what first, then the criterion.
+SCOPE_ORDER = ("system", "source", "round", "criterion", "label")
+
+
+def _name_in(table: dict):
+    """A filter naming a code by `table` in the interface language; other values unchanged."""
+
+    def name(code):
+        return str(table[code]) if isinstance(code, str) and code in table else code
+
+    return name
+
+
+kind_name = register.filter("kind_name", _name_in(KINDS))
+status_name = register.filter("status_name", _name_in(STATUSES))
+job_kind_name = register.filter("job_kind_name", _name_in(JOB_KINDS))
+level_name = register.filter("level_name", _name_in(LEVELS))
+word = register.filter("word", _name_in(WORDS))  # a criterion or label
+
+
+@register.filter
+def language_name(code) -> str:
+    """A project language's name in the interface language ("Hebrew", "עברית", "عبری")."""
+    try:
+        return str(get_language_info(code)["name_translated"])
+    except KeyError:
+        return code
+
+
+def scope_parts(scope) -> list[str]:
+    """A stored agreement scope ({"system": "A", "criterion": "accuracy"}) as its parts in
+    people's words, in SCOPE_ORDER: ["A", "accuracy"]. "all" of a part reads "all …".
+
+    >>> from django.utils import translation
+    >>> with translation.override("en"):
+    ...     scope_parts({"criterion": "accuracy", "system": "system A"})
+    ['system A', 'accuracy']
+    """
+    if not isinstance(scope, dict):
+        return [str(scope)]
+    keys = sorted(scope, key=lambda k: (SCOPE_ORDER.index(k) if k in SCOPE_ORDER else len(SCOPE_ORDER), k))
+    parts = []
+    for key in keys:
+        value = scope[key]
+        if key == "round":
+            parts.append(str(_("All rounds")) if value == "all" else str(_("Round %(round)s") % {"round": value}))
+        elif value == "all":
+            parts.append(str(_("all criteria")) if key == "criterion" else str(_("all")))
+        else:
+            parts.append(str(word(str(value))))
+    return parts
+
+
+@register.filter
+def scope_name(scope) -> str:
+    """A scope as one line, its parts joined by " · "."""
+    return " · ".join(scope_parts(scope))

@@ -6,8 +6,12 @@ Sections (run all, or name some with --sections):
   on 100,000 items, through annotation.metrics.similarity — the computation the "duplicates"
   and "splits" jobs run once the items are loaded.
 
-More sections (bias analysis, scoring predictions) are added to SECTIONS: a function taking
-the parsed arguments and returning {figure: value}; main() times each, with the peak RSS.
+- bias: the bias analysis (FarsTail §4.3) on 10,000 items (--bias-items), bench/curation_bias.py.
+- scoring: validating and scoring 100,000 predictions with every figure's bootstrap interval
+  (--scoring-items), bench/curation_scoring.py.
+
+A section is a function taking the parsed arguments and returning {figure: value}; main()
+times each, with the peak RSS.
 
 The text is generated, not taken from any dataset: Persian-letter pseudo-words, 45 % of the
 tokens drawn from 150 function words (Zipf, s = 0.8) and the rest from 200,000 content words
@@ -15,7 +19,7 @@ tokens drawn from 150 function words (Zipf, s = 0.8) and the rest from 200,000 c
 group (FarsTail's shape), hypotheses of ~60 characters. Planted near-duplicates: copies of
 items in groups of their own, one word of the premise dropped and the hypothesis kept.
 
-    .venv/bin/python bench/curation.py [--items 100000] [--planted 200] [--sections curation]
+    .venv/bin/python bench/curation.py [--items 100000] [--planted 200] [--sections curation bias scoring]
 """
 
 from __future__ import annotations
@@ -120,13 +124,27 @@ def section_curation(args) -> dict:
     }
 
 
-SECTIONS = {"curation": section_curation}
+def section_bias(args) -> dict:
+    from curation_bias import run
+
+    return run(args.bias_items)
+
+
+def section_scoring(args) -> dict:
+    from curation_scoring import run
+
+    return run(args.scoring_items)
+
+
+SECTIONS = {"curation": section_curation, "bias": section_bias, "scoring": section_scoring}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--planted", type=int, default=200, help="near-duplicate copies planted")
+    parser.add_argument("--bias-items", type=int, default=10_000, help="items of the bias section")
+    parser.add_argument("--scoring-items", type=int, default=100_000, help="predictions of the scoring section")
     parser.add_argument("--sections", nargs="*", choices=sorted(SECTIONS), default=list(SECTIONS))
     args = parser.parse_args(argv)
     for name in args.sections:

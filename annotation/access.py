@@ -110,7 +110,7 @@ def access_project_for_adjudicator(user: AbstractBaseUser, slug: str) -> Project
     other members PermissionDenied."""
     project = access_project_for_user(user, slug)
     if not adjudicates(user, project):
-        raise PermissionDenied("Only supervisors and adjudicators of this project decide adjudicated items.")
+        raise PermissionDenied(_("Only supervisors and adjudicators of this project decide adjudicated items."))
     return project
 
 

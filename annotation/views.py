@@ -63,7 +63,7 @@ def _redirect_with_message(request, slug: str, message: str, *, error: bool = Fa
 
 def _error_text(exc: ApplicationError) -> str:
     return "; ".join(
-        (f"row {e.row}: " if e.row is not None else "") + (f"{e.field}: " if e.field else "") + e.message for e in exc.errors[:20]
+        (_("row %(row)s") % {"row": e.row} + ": " if e.row is not None else "") + (f"{e.field}: " if e.field else "") + e.message for e in exc.errors[:20]
     )
 
 

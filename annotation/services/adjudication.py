@@ -2,6 +2,7 @@
 is the item's gold, kept with who, when and why (annotation.models.Adjudication)."""
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from annotation import access
 from annotation.errors import Conflict, FieldError, InvalidInput, PermissionDenied
@@ -33,7 +34,7 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     if errors:
         raise InvalidInput("invalid decision", errors=errors)
     if not access.supervises(user, item.project) and Annotation.objects.filter(item=item, annotator=user).exists():
-        raise PermissionDenied("You labeled this item yourself; another adjudicator decides it.")
+        raise PermissionDenied(_("You labeled this item yourself; another adjudicator decides it."))
     reasons = adjudication_reasons_for_item(item)
     try:
         with transaction.atomic():

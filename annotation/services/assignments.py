@@ -14,6 +14,7 @@ from datetime import timedelta
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.access import access_membership_for_annotator
 from annotation.errors import Conflict, NotFound, PermissionDenied
@@ -48,9 +49,9 @@ def _annotator_membership_locked(user, slug: str) -> Membership:
         # Not a member (404), an admin or a member in another role (403): let the access
         # layer give the standard answer.
         access_membership_for_annotator(user, slug)
-        raise PermissionDenied("Only annotators of this project receive items.")
+        raise PermissionDenied(_("Only annotators of this project receive items."))
     if membership.status == Membership.Status.DISQUALIFIED:
-        raise PermissionDenied("You no longer receive items in this project.")
+        raise PermissionDenied(_("You no longer receive items in this project."))
     return membership
 
 
@@ -149,7 +150,7 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
             settings = kind.settings_for(project.settings)
             cleaned = kind.clean_value(value, item)
             if member_status is None or member_status == Membership.Status.DISQUALIFIED:
-                raise PermissionDenied("You no longer annotate in this project.")
+                raise PermissionDenied(_("You no longer annotate in this project."))
             if assignment.status == Assignment.Status.SUBMITTED:
                 raise Conflict("This assignment was already submitted.", field="assignment")
             if assignment.status == Assignment.Status.SKIPPED:

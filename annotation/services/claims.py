@@ -10,6 +10,7 @@ import json
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, PermissionDenied
 from annotation.kinds.registry import get_kind
@@ -27,7 +28,7 @@ def _still_annotating(user, project_id: int) -> None:
     """Refuse (403) a caller who left the project or was disqualified, as submit does."""
     status = Membership.objects.filter(project_id=project_id, user_id=user.pk).values_list("status", flat=True).first()
     if status is None or status == Membership.Status.DISQUALIFIED:
-        raise PermissionDenied("You no longer annotate in this project.")
+        raise PermissionDenied(_("You no longer annotate in this project."))
 
 
 def _own_claim_locked(user, assignment_id: int) -> Assignment:

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor, can_manage_users, is_admin
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, PermissionDenied
@@ -35,7 +36,7 @@ def _text(value, field: str, *, max_length: int, required: bool = True, identifi
 
 def user_create(*, actor, username, password, email=None):
     if not can_manage_users(actor):
-        raise PermissionDenied("Only supervisors and admins create users.")
+        raise PermissionDenied(_("Only supervisors and admins create users."))
     return user_create_by_operator(username=username, password=password, email=email)
 
 
@@ -61,7 +62,7 @@ def user_create_by_operator(*, username, password, email=None, is_staff=False):
 
 def project_create(*, actor, slug, name, kind, language, settings=None, guidelines="") -> Project:
     if not can_manage_users(actor):
-        raise PermissionDenied("Only supervisors and admins create projects.")
+        raise PermissionDenied(_("Only supervisors and admins create projects."))
     slug = _text(slug, "slug", max_length=64, identifier=True)
     if not SLUG_RE.match(slug):
         raise InvalidInput("must be 2-63 lower-case letters, digits or hyphens", field="slug")
@@ -225,7 +226,7 @@ def user_password_reset(*, actor, username, password):
     """Set a new password for `username` (Django's validators, as at creation). The user's
     API token ends (annotation/passwords.py) and their sessions with it."""
     if not can_manage_users(actor):
-        raise PermissionDenied("Only supervisors and admins reset passwords.")
+        raise PermissionDenied(_("Only supervisors and admins reset passwords."))
     user = _manageable_user(actor, username)
     password = _text(password, "password", max_length=128)
     try:

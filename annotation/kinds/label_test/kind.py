@@ -11,7 +11,7 @@ class LabelTestKind(NliKind):
     """The same page with the gold label hidden; results are scored against the gold."""
 
     name = "label_test"
-    title = "NLI labeling test"
+    title = _("NLI labeling test")
     # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
     # Aggregation: the testers' labels are aggregated like any crowd's and the aggregates
     # scored against the hidden gold; the gold itself is never changed.

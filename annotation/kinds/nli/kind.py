@@ -168,7 +168,7 @@ class NliKind(Kind):
 
 class NliRelabelKind(NliKind):
     name = "nli_relabel"
-    title = "NLI relabeling"
+    title = _("NLI relabeling")
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1, **AGGREGATION_SETTINGS}
     settings_help = {
         "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),

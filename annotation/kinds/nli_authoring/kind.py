@@ -75,7 +75,7 @@ MAX_TEXT_LENGTH = 20_000
 
 class NliAuthoringKind(Kind):
     name = "nli_authoring"
-    title = "NLI authoring from multiple-choice questions"
+    title = _("NLI authoring from multiple-choice questions")
     template = "nli_authoring/annotate.html"
     default_settings = {"relabel_project": "", "authors_per_question": 1}
     settings_help = {

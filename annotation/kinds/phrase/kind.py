@@ -46,7 +46,7 @@ MAX_PHRASE_LENGTH = 5_000
 
 class PhrasePairKind(Kind):
     name = "phrase_pair"
-    title = "Fine-grained phrase pairs (PhrasIS)"
+    title = _("Fine-grained phrase pairs (PhrasIS)")
     template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
     # probe_seed 0: probe draws keyed by the server's secret; any other value makes them

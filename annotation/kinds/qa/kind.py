@@ -47,7 +47,7 @@ from .questions import SPLITS, clean_questions, questions_of
 
 class QaAuthoringKind(Kind):
     name = "qa_authoring"
-    title = "Question authoring with answer spans (HeQ)"
+    title = _("Question authoring with answer spans (HeQ)")
     template = "qa/annotate.html"
     extra_formats = ("squad", "articles")
     # HeQ §3.3: "randomly split into train (90%), development (5%), and test (5%) sets, with

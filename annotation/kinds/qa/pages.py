@@ -88,7 +88,7 @@ def validate(request, slug):
     if project.kind != "qa_authoring":
         raise Http404
     if membership is not None and membership.role == Membership.Role.ANNOTATOR and membership.status != Membership.Status.ACTIVE:
-        raise PermissionDenied("Only active annotators, reviewers and supervisors validate questions.")
+        raise PermissionDenied(_("Only active annotators, reviewers and supervisors validate questions."))
     config = {
         "slug": project.slug,
         "nextUrl": f"/api/projects/{project.slug}/validations/next/",

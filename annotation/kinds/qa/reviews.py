@@ -16,6 +16,7 @@ import hashlib
 from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation import access
 from annotation.errors import FieldError, InvalidInput, NotFound, PermissionDenied
@@ -67,7 +68,7 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
     exactly as typed. One transaction: the review and its feedback are stored together."""
     annotation = access_annotation_for_reviewer(user, annotation_id)
     if annotation.annotator_id == user.pk:
-        raise PermissionDenied("You cannot review your own work.")
+        raise PermissionDenied(_("You cannot review your own work."))
     errors = []
     if grade not in GRADES:
         errors.append(FieldError("grade", f"must be one of {', '.join(GRADES)}"))

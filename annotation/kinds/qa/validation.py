@@ -11,6 +11,7 @@ import random
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from annotation import access
 from annotation.errors import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -30,7 +31,7 @@ def _validator_project(user, slug: str):
         return project
     membership = access.membership_of(user, project)
     if membership.role == Membership.Role.ANNOTATOR and membership.status != Membership.Status.ACTIVE:
-        raise PermissionDenied("Only active annotators, reviewers and supervisors validate questions.")
+        raise PermissionDenied(_("Only active annotators, reviewers and supervisors validate questions."))
     return project
 
 
@@ -146,7 +147,7 @@ def validation_submit(*, user, annotation_id=None, question=None, item_id=None, 
         raise NotFound()
     _validator_project(user, annotation.item.project.slug)
     if annotation.annotator_id == user.pk:
-        raise PermissionDenied("You cannot validate your own question.")
+        raise PermissionDenied(_("You cannot validate your own question."))
     count = len(questions_of(annotation.value))
     if not isinstance(question, int) or isinstance(question, bool) or not 0 <= question < count:
         raise InvalidInput(f"must be an index between 0 and {count - 1}", field="question")
@@ -210,7 +211,7 @@ def _imported_validation_submit(*, user, item_id, question_key, answerable, answ
         raise NotFound()
     _validator_project(user, item.project.slug)
     if item.author_id == user.pk:
-        raise PermissionDenied("You cannot validate a question of your own paragraph.")
+        raise PermissionDenied(_("You cannot validate a question of your own paragraph."))
     if not isinstance(question_key, str) or not question_key:
         raise InvalidInput("is required: the id of the file's question", field="question_key")
     found = [index for index, question in imported_questions_of(item.payload) if question["id"] == question_key]

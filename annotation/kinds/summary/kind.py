@@ -90,7 +90,7 @@ def _mean(values: list[float]) -> float | None:
 
 class SummaryRatingKind(Kind):
     name = "summary_rating"
-    title = "Summary rating"
+    title = _("Summary rating")
     template = "summary/annotate.html"
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS, **RATING_OVERLAP_SETTINGS}
     settings_help = {

@@ -87,7 +87,7 @@ def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
 
 class TranslationRatingKind(Kind):
     name = "translation_rating"
-    title = "Translation rating"
+    title = _("Translation rating")
     template = "translation/annotate.html"
     # LCHAIM §2.2: two raters per sample, a stratified sample of 200, samples whose released
     # translation back-translates below 0.75 similarity removed. `released_system` names

@@ -71,7 +71,7 @@ def bias_request(*, user, slug: str, data) -> Job:
     project = access_project_for_supervisor(user, slug)
     params = clean_bias_params(data)
     kind = get_kind(project.kind)
-    if not kind.release_labels:
+    if not kind.labels:
         raise InvalidInput(f"the bias analysis is for NLI projects, not {project.kind}", field="kind")
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
@@ -149,7 +149,7 @@ def bias_analysis_job(job: Job) -> dict:
         split=split,
         smoothing=smoothing,
         stoplist=bias.stopwords(project.language),
-        label_order=kind.release_labels,
+        label_order=kind.labels,
         imported_flags={column: [_imported_flag(item, column) for item in test_items] for column in bias.FLAG_MODELS},
         progress=lambda fraction: job_set_progress(job.pk, 0.2 + 0.7 * fraction),
     )

@@ -17,7 +17,7 @@ from annotation.release.bias import DEFAULTS, SPLITS, bias_latest_job
 @require_GET
 def bias_page(request, slug):
     project = access.access_project_for_staff(request.user, slug)
-    if not get_kind(project.kind).release_labels:
+    if not get_kind(project.kind).labels:
         raise Http404
     membership = access.membership_of(request.user, project)
     context = {

@@ -230,7 +230,7 @@ def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple
     aggregates of the current round, for kinds that aggregate labels."""
     pseudonyms: dict[int, str] = {}
     kind = get_kind(project.kind)
-    aggregation = kind.project_settings(project).get("aggregation") if kind.aggregation_labels else None
+    aggregation = kind.project_settings(project).get("aggregation") if kind.labels else None
 
     def pseudonym(user_id: int | None) -> str | None:
         if user_id is None:

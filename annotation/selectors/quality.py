@@ -38,7 +38,7 @@ from annotation.models import (
     Membership,
     Review,
 )
-from annotation.services.exports import annotator_pseudonym
+from annotation.services.exports import shown_name
 
 COMPETENCE_METHODS = ("dawid_skene", "mace")
 GRADE_POINTS = {"rejected": 0, "verified": 1, "good": 2, "gold": 3}  # HeQ §3.3's order
@@ -265,7 +265,7 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     usernames = dict(get_user_model().objects.filter(pk__in=people).values_list("pk", "username")) if names else {}
 
     def who(annotator_id: int) -> str:
-        return usernames.get(annotator_id, str(annotator_id)) if names else annotator_pseudonym(project.pk, annotator_id)
+        return shown_name(project.pk, annotator_id, usernames.get(annotator_id, str(annotator_id)), names=names)
 
     out = []
     for item in Item.objects.filter(pk__in=ids).order_by("position", "id"):

@@ -31,16 +31,6 @@ class NliKind(Kind):
 
         return categorical_wants_another_vote(self, item, settings, submitted)
 
-    def pair_texts(self, payload: dict) -> tuple[str, str] | None:
-        return payload["premise"], payload["hypothesis"]
-
-    def evaluation_scorer(self):
-        from .evaluation import NliScorer
-
-        # A model is scored against the decided gold, or the imported label where that is
-        # the gold (label_test's hidden gold; the testers' majority is not gold there).
-        return NliScorer(self.labels, "reference_label" if self.reference_label_is_gold else "gold_label")
-
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         problems = RowProblems(row)
         common = self.common_fields(record, problems)
@@ -153,6 +143,18 @@ class NliKind(Kind):
         if fmt != "farstail":
             return super().export_table_row(fmt, item, header)
         return farstail_row(item, header)
+
+    # Release: bias analysis, near-duplicates and leaks read the pair; model evaluation.
+
+    def pair_texts(self, payload: dict) -> tuple[str, str] | None:
+        return payload["premise"], payload["hypothesis"]
+
+    def evaluation_scorer(self):
+        from .evaluation import NliScorer
+
+        # A model is scored against the decided gold, or the imported label where that is
+        # the gold (label_test's hidden gold; the testers' majority is not gold there).
+        return NliScorer(self.labels, "reference_label" if self.reference_label_is_gold else "gold_label")
 
     # Krippendorff's alpha per round (nominal), against the consensus gold or the hidden one.
     computes_agreement = True

@@ -120,6 +120,16 @@ def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | 
             yield number, None, str(reason), member
 
 
+def read_jsonl_records(text: str) -> Iterator[tuple[int, dict]]:
+    """(line number, record) for every non-blank line of a JSONL file of objects; a line that
+    cannot be read, or holds something other than an object, is {"_error": why, "_field":
+    the member at fault or None}."""
+    for number, record, error, member in read_jsonl_objects(text):
+        if error is None and not isinstance(record, dict):
+            error = "must be a JSON object"
+        yield number, {"_error": error, "_field": member} if error else record
+
+
 _JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -190,6 +200,21 @@ def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) 
         if cells or not skip_blank:
             yield row, cells
             row += 1
+
+
+def read_csv_records(text: str, required: tuple[str, ...], missing: str) -> Iterator[tuple[int, dict]]:
+    """(row number, {header name: cell}) for every non-blank row of a CSV file after its
+    header, rows numbered from 1; a row with more cells than the header is {"_error"}. A
+    header without every `required` name is a 400 for the file saying `missing`."""
+    rows = read_csv_rows(text, skip_blank=True)
+    _, header = next(rows, (0, []))
+    if not all(name in header for name in required):
+        raise InvalidInput(missing, field="file")
+    for number, cells in rows:
+        if len(cells) > len(header):
+            yield number, {"_error": "has more fields than the header"}
+        else:
+            yield number, dict(zip(header, cells))
 
 
 class _LinesRead:

@@ -155,7 +155,7 @@ def project_overview(request, slug):
             "is_supervisor": is_supervisor,
             # The annotators' figures (the quality page's, compact): names are for supervisors.
             "quality": annotator_quality_for_project(project) if is_supervisor else None,
-            "adjudicates": access.adjudicates(request.user, project) and bool(get_kind(project.kind).vote_labels),
+            "adjudicates": access.adjudicates(request.user, project) and bool(get_kind(project.kind).labels),
             "roles": Membership.Role.choices,
             "statuses": Membership.Status.choices,
             "formats": get_kind(project.kind).formats,

@@ -34,7 +34,7 @@ def quality_page(request, slug):
             "rows": rows,
             "has_coherence": any(row["coherence"] for row in rows),
             "threshold": kind.project_settings(project)["quality_flag_below"],
-            "categorical": bool(kind.vote_labels),
+            "categorical": bool(kind.labels),
             "trial": Membership.Status.TRIAL,
         },
     )
@@ -54,7 +54,7 @@ def adjudication_page(request, slug):
         {
             "project": project,
             "page": page,
-            "labels": kind.vote_labels,
+            "labels": kind.labels,
             "agreement": agreement_with_and_without_adjudicated(project),
             "supervisor": supervisor,
         },

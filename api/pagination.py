@@ -7,6 +7,17 @@ class PageNumberPagination(pagination.PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 1000
 
+    def __init__(self, **summary):
+        """`summary`: fields the page carries after `results` (a list's summary, such as an
+        inbox's unread count), as `page_of`'s `extra` describe them."""
+        super().__init__()
+        self.summary = summary
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        response.data.update(self.summary)
+        return response
+
 
 def page_of(name: str, serializer, **extra):
     """The paginated envelope of API.md lists, for the schema; `extra` fields sit beside

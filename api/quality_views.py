@@ -109,13 +109,6 @@ class AdjudicationAgreementSerializer(serializers.Serializer):
     without_adjudicated = AgreementPartSerializer(allow_null=True)
 
 
-class QueuePagination(PageNumberPagination):
-    def get_paginated_response(self, data):
-        response = super().get_paginated_response(data)
-        response.data["agreement"] = self.agreement
-        return response
-
-
 class AdjudicationQueueView(APIView):
     @extend_schema(
         summary="Items waiting for an adjudicator (supervisors and adjudicators)",
@@ -130,8 +123,7 @@ class AdjudicationQueueView(APIView):
     def get(self, request, slug):
         project = access.access_project_for_adjudicator(request.user, slug)
         queue = adjudication_queue_for_project(project, request.user, names=access.supervises(request.user, project))
-        paginator = QueuePagination()
-        paginator.agreement = agreement_with_and_without_adjudicated(project)
+        paginator = PageNumberPagination(agreement=agreement_with_and_without_adjudicated(project))
         page = paginator.paginate_queryset(queue, request, view=self)
         return paginator.get_paginated_response(page)
 

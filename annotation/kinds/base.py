@@ -1,11 +1,13 @@
-"""The shape every workflow kind has, in four parts that each have defaults, so that a kind
+"""The shape every workflow kind has, in parts that each have defaults, so that a kind
 implements only what it has and a reader sees the interface at a glance:
 
 - KindSettings: the protocol numbers a project of the kind takes, with the papers' defaults;
-- KindRules: what annotating means (what an annotator sees, what a valid answer is, how
-  many votes an item needs, what a submit or an import sets off);
+- KindRules: what annotating means (the closed label set, if any; what an annotator sees,
+  what a valid answer is, how many votes an item needs, what a submit or an import sets off);
+- KindRelease: what the release stage needs (sentence pairs, split shares, model evaluation);
 - KindFormats: the files the kind reads and writes (imports, exports);
-- KindReports: the figures the kind computes (agreement, report sections).
+- KindReports: the figures the kind computes (agreement, report sections);
+- KindQuality: annotator quality and adjudication (probes' coherence, adjudicated exports).
 
 A kind's URL modules and background jobs are declared on it too (KindWiring), and
 registry.py mounts them; the core never imports a particular kind."""
@@ -192,6 +194,19 @@ class KindSettings:
 class KindRules:
     # The annotate page's template.
     template: str = ""
+    # The closed label set of a kind whose vote is one label (`{"label": one of them}`) and
+    # whose gold is one of them, in the kind's order; () for the other kinds. One set serves
+    # every stage: the labels an annotator chooses from and an adjudicator decides
+    # (annotator quality, the adjudication queue), that every method of
+    # annotation.metrics.aggregation aggregates (annotation.services.aggregation), and that
+    # gold takes and a model predicts (bias analysis, model evaluation). Kinds with () get
+    # none of these figures.
+    labels: tuple[str, ...] = ()
+    # Whether an item's imported label (`Item.reference_label`) is gold (an expert's or the
+    # dataset's hidden answer) rather than an author's intended label: annotators are then
+    # scored against it (annotator quality) and, where the kind's scorer says so, models
+    # too (label_test's model evaluation scores against this hidden gold alone).
+    reference_label_is_gold: bool = False
 
     def label_guide(self, language: str | None = None, settings: dict | None = None) -> tuple:
         """The meaning of each label and of each point of every scale the annotator uses
@@ -206,30 +221,22 @@ class KindRules:
         with translation.override(language):
             return tuple(guide_with_overrides(self.guide_sections(self.settings_for(settings)), None))
 
-    def browser_text(self, payload: dict) -> str:
-        """The text that stands for an item in the console's item list: by default the
-        payload's first text field in its stored order, "" when it has none."""
-        if isinstance(payload, dict):
-            for value in payload.values():
-                if isinstance(value, str) and value:
-                    return value
-        return ""
-
     def guide_sections(self, settings: dict) -> tuple:
         """`label_guide`'s sections (lazy strings allowed) for a project's `settings`, the
         defaults filled in; kinds with labels or scales override this."""
         return ()
+
     # Whether a complete round goes through the k-of-n consensus step.
     aggregates_by_consensus: bool = False
-    # The labels of a kind whose vote is one label of a closed set ({"label": ...}), in the
-    # kind's order: its items are aggregated by every method of annotation.metrics.
-    # aggregation (annotation.services.aggregation). () for the other kinds.
-    aggregation_labels: tuple[str, ...] = ()
 
     def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
         """The paper's k-of-n rule as (k, n), votes counted as `aggregates_by_consensus`
         says (the author's or original label one of them there)."""
         raise NotImplementedError
+
+    def adaptive_overlap(self, settings: dict) -> bool:
+        """Whether adaptive overlap is on: `overlap_min` is set."""
+        return settings.get("overlap_min") is not None
 
     def adaptive_votes(self, item, settings: dict) -> int | None:
         """With adaptive overlap on (`overlap_min` set), the votes the item needs now: what
@@ -246,9 +253,6 @@ class KindRules:
         kind's own step owns the gold for that method, or its gold is given."""
         return ()
 
-    def adaptive_overlap(self, settings: dict) -> bool:
-        return settings.get("overlap_min") is not None
-
     def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
         """With adaptive overlap on, called in the submit transaction (item locked) once the
         item holds the `submitted` votes it needed: whether to ask for one more rather than
@@ -261,6 +265,15 @@ class KindRules:
     def annotator_payload(self, item) -> dict:
         """What the annotator may see of an item: never gold, author labels or system names."""
         raise NotImplementedError
+
+    def browser_text(self, payload: dict) -> str:
+        """The text that stands for an item in the console's item list: by default the
+        payload's first text field in its stored order, "" when it has none."""
+        if isinstance(payload, dict):
+            for value in payload.values():
+                if isinstance(value, str) and value:
+                    return value
+        return ""
 
     def clean_value(self, value: Any, item) -> dict:
         """The submitted value, validated; raise InvalidInput naming the field."""
@@ -324,9 +337,6 @@ class KindRelease:
     """What the release stage (near-duplicates, leak-free splits, bias analysis, model
     evaluation; FarsTail §3.2 and §4.3) needs to know of a kind."""
 
-    # The labels gold takes and a model predicts, in the kind's order; () for kinds whose
-    # gold is not one label of a closed set.
-    release_labels: tuple[str, ...] = ()
     # The shares of items a leak-free grouped split gives each split by default (FarsTail
     # §3.2: 70/15/15; HeQ §3.3: 90/5/5 by article), or None for kinds that are not split.
     release_split_shares: dict[str, float] | None = None
@@ -464,7 +474,6 @@ class KindFormats:
         raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
 
 
-
 class KindReports:
     # Kinds whose agreement scopes differ from nli's (per round) set this and implement
     # compute_agreement; the "agreement" job then calls it.
@@ -484,12 +493,6 @@ class KindQuality:
     """What the annotator-quality figures and the adjudication queue (issue 14, items 2 and
     4) need to know of a kind."""
 
-    # The labels an annotator chooses from, for kinds whose value is `{"label": one of
-    # them}`; () for the others (they get no agreement figures and no adjudication).
-    vote_labels: tuple[str, ...] = ()
-    # Whether an item's imported label (`Item.reference_label`) is gold (an expert's or the
-    # dataset's hidden answer) rather than an author's intended label.
-    reference_label_is_gold: bool = False
 
     def annotator_coherence(self, project) -> dict[int, dict]:
         """{annotator user id: {"probes", "soft", "hard"}} over the reversed-pair probes
@@ -514,7 +517,6 @@ class KindQuality:
         }
 
 
-
 class KindWiring:
     # Dotted names of the kind's URL modules: pages mounted at the site's root, API
     # operations under /api/.
@@ -537,7 +539,7 @@ class ExportFacts:
     is undecided. `annotations` are (pseudonymous annotator id, value) of the current round
     in the order they were stored; `author` is the author's pseudonymous id, if any.
     `aggregates` is {method: {"label", "confidence"}} of the current round for kinds with
-    `aggregation_labels` (annotation.services.aggregation), `aggregation` the project's
+    `labels` (annotation.services.aggregation), `aggregation` the project's
     chosen method (None for other kinds)."""
 
     outcome: Any = None

@@ -111,7 +111,6 @@ def decide(
     """
     _validate_k_n(k, n)
     votes, n_votes, top_count, leaders = _tally(labels, author_label)
-    agreement = top_count / n_votes if n_votes else 0.0
 
     gold: str | None = None
     if n_votes < n:
@@ -121,16 +120,7 @@ def decide(
         gold = leaders[0]
     else:
         outcome = FAILED
-
-    return ConsensusResult(
-        outcome=outcome,
-        gold=gold,
-        votes=votes,
-        n_votes=n_votes,
-        top_count=top_count,
-        agreement=agreement,
-        label_changed=gold is not None and author_label is not None and gold != author_label,
-    )
+    return _result(outcome, gold, votes, n_votes, top_count, author_label)
 
 
 def decide_majority(labels: Sequence[str | None], n: int = 1, author_label: str | None = None) -> ConsensusResult:
@@ -153,6 +143,11 @@ def decide_majority(labels: Sequence[str | None], n: int = 1, author_label: str 
         outcome, gold = ACCEPTED, leaders[0]
     else:
         outcome = FAILED
+    return _result(outcome, gold, votes, n_votes, top_count, author_label)
+
+
+def _result(outcome: Outcome, gold: str | None, votes, n_votes: int, top_count: int, author_label: str | None) -> ConsensusResult:
+    """The decision of either rule with the figures every rule reports alike."""
     return ConsensusResult(
         outcome=outcome,
         gold=gold,

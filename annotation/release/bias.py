@@ -21,6 +21,7 @@ from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics import bias
 from annotation.models import Item, Job, Project
+from annotation.release.runs import pair_kind
 from annotation.services.jobs import job_create, job_set_progress
 
 JOB_KIND = "bias"
@@ -66,12 +67,18 @@ def _check_split(project: Project, split: str) -> None:
         raise InvalidInput(f"the split {split!r} has gold labels of one class only; the biased models need two or more", field="split")
 
 
+def analysable(kind) -> bool:
+    """Whether the bias analysis applies to a kind: its gold is one of a closed label set
+    and its items are premise/hypothesis pairs (the NLI kinds; phrase pairs have labels but
+    no sentence pair to read)."""
+    return bool(kind.labels) and pair_kind(kind)
+
+
 def bias_request(*, user, slug: str, data) -> Job:
     """Queue a bias analysis. Supervisors of NLI projects; a 409 while one is queued or running."""
     project = access_project_for_supervisor(user, slug)
     params = clean_bias_params(data)
-    kind = get_kind(project.kind)
-    if not kind.release_labels:
+    if not analysable(get_kind(project.kind)):
         raise InvalidInput(f"the bias analysis is for NLI projects, not {project.kind}", field="kind")
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
@@ -149,7 +156,7 @@ def bias_analysis_job(job: Job) -> dict:
         split=split,
         smoothing=smoothing,
         stoplist=bias.stopwords(project.language),
-        label_order=kind.release_labels,
+        label_order=kind.labels,
         imported_flags={column: [_imported_flag(item, column) for item in test_items] for column in bias.FLAG_MODELS},
         progress=lambda fraction: job_set_progress(job.pk, 0.2 + 0.7 * fraction),
     )

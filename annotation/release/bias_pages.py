@@ -10,14 +10,14 @@ from django.views.decorators.http import require_GET
 
 from annotation import access
 from annotation.kinds.registry import get_kind
-from annotation.release.bias import DEFAULTS, SPLITS, bias_latest_job
+from annotation.release.bias import DEFAULTS, SPLITS, analysable, bias_latest_job
 
 
 @login_required
 @require_GET
 def bias_page(request, slug):
     project = access.access_project_for_staff(request.user, slug)
-    if not get_kind(project.kind).release_labels:
+    if not analysable(get_kind(project.kind)):
         raise Http404
     membership = access.membership_of(request.user, project)
     context = {

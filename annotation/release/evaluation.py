@@ -40,7 +40,7 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics import evaluation as metrics
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Evaluation, Item, Job, Project
-from annotation.rows import read_csv_rows, read_jsonl_objects
+from annotation.rows import read_csv_records, read_jsonl_records
 from annotation.services.imports import decode_upload
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -212,15 +212,7 @@ def _squad_records(text: str) -> Iterator[tuple[int, dict]]:
 
 
 def _csv_records(text: str, scorer: EvaluationScorer) -> Iterator[tuple[int, dict]]:
-    rows = read_csv_rows(text, skip_blank=True)
-    _, header = next(rows, (0, []))
-    if "id" not in header or "prediction" not in header:
-        raise InvalidInput("a CSV predictions file needs a header row naming id and prediction", field="file")
-    for number, cells in rows:
-        if len(cells) > len(header):
-            yield number, {"_error": "has more fields than the header"}
-            continue
-        record = dict(zip(header, cells))
+    for number, record in read_csv_records(text, ("id", "prediction"), "a CSV predictions file needs a header row naming id and prediction"):
         # An empty optional cell is no value (a reversed pair not predicted).
         for name in scorer.fields[1:]:
             if record.get(name) == "":
@@ -232,7 +224,7 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict]]:
     """JSONL rows as objects. The whole file is first parsed as one JSON array of its
     non-blank lines (one C-level parse instead of 100,000): when that gives one object per
     line — a line holding anything else, or a fault, breaks the array — the rows are those
-    objects; otherwise every line is read on its own (read_jsonl_objects) to name the bad ones."""
+    objects; otherwise every line is read on its own (read_jsonl_records) to name the bad ones."""
     numbered = [(number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
     try:
         values = json.loads("[" + ",".join(line for _number, line in numbered) + "]", parse_constant=safe_json._refuse_constant, parse_float=safe_json._finite_float)
@@ -240,14 +232,7 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict]]:
         values = None
     if values is not None and len(values) == len(numbered) and all(type(value) is dict for value in values):
         return zip((number for number, _line in numbered), values)
-    return _jsonl_records_one_by_one(text)
-
-
-def _jsonl_records_one_by_one(text: str) -> Iterator[tuple[int, dict]]:
-    for number, record, error, member in read_jsonl_objects(text):
-        if error is None and not isinstance(record, dict):
-            error = "must be a JSON object"
-        yield number, {"_error": error, "_field": member} if error else record
+    return read_jsonl_records(text)
 
 
 def read_predictions(data: bytes, filename: str, fmt: str, scorer: EvaluationScorer) -> Iterable[tuple[int, dict]]:

@@ -13,7 +13,7 @@ from django.db.models.functions import Cast
 
 from annotation.errors import InvalidInput
 from annotation.models import Annotation, ConsensusOutcome, Item, ItemRevision, Membership, Project, Review
-from annotation.services.exports import annotator_pseudonym
+from annotation.services.exports import shown_name
 
 MAX_SEARCH = 200
 
@@ -42,7 +42,7 @@ def annotator_label(project: Project, user, *, names: bool) -> str:
     pseudonym the project's exports give them."""
     if user is None:
         return ""
-    return user.username if names else annotator_pseudonym(project.pk, user.pk)
+    return shown_name(project.pk, user.pk, user.username, names=names)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ and 4; issue 13, item 7): `GET /api/projects/{slug}/annotators/`, `GET .../adjud
 the quality and adjudication pages and the project page. A bounded number of queries each,
 whatever the number of items or annotators.
 
-Words as used here, for a kind with `vote_labels` (a closed label set):
+Words as used here, for a kind with `labels` (a closed label set):
 - an item's **votes** are the labels cast in its current round (coherence probes are not
   items of the dataset and are left out);
 - its **consensus** is the adjudicator's label if it was adjudicated, else its decided gold
@@ -38,7 +38,7 @@ from annotation.models import (
     Membership,
     Review,
 )
-from annotation.services.exports import annotator_pseudonym
+from annotation.services.exports import shown_name
 
 COMPETENCE_METHODS = ("dawid_skene", "mace")
 GRADE_POINTS = {"rejected": 0, "verified": 1, "good": 2, "gold": 3}  # HeQ §3.3's order
@@ -57,7 +57,7 @@ class _Votes:
 
 def _votes(project, kind) -> _Votes:
     """Three queries: the votes, the items' decided labels, the adjudications."""
-    labels = set(kind.vote_labels)
+    labels = set(kind.labels)
     votes = _Votes()
     rows = (
         Annotation.objects.filter(item__project=project, item__probe_of__isnull=True, round=F("item__round"))
@@ -141,7 +141,7 @@ def annotator_quality_for_project(project) -> list[dict]:
     ).values_list("annotator_id", "claimed_at", "submitted_at"):
         durations[annotator_id].append(max(0.0, (submitted - claimed).total_seconds()))
     annotators = {m.user_id for m in memberships.values() if m.role == Membership.Role.ANNOTATOR} | set(durations)
-    votes = _votes(project, kind) if kind.vote_labels else _Votes()
+    votes = _votes(project, kind) if kind.labels else _Votes()
     against: dict[str, dict[int, list[tuple[str, str]]]] = {name: defaultdict(list) for name in ("consensus", "clean", "gold")}
     for item_id, cast in votes.by_item.items():
         consensus, gold = votes.consensus.get(item_id), votes.gold.get(item_id)
@@ -163,9 +163,9 @@ def annotator_quality_for_project(project) -> list[dict]:
     rows = []
     for annotator_id in annotators:
         membership = memberships.get(annotator_id)
-        with_consensus = compare_with_reference(against["consensus"].get(annotator_id, []), labels=kind.vote_labels)
-        clean = compare_with_reference(against["clean"].get(annotator_id, []), labels=kind.vote_labels)
-        with_gold = compare_with_reference(against["gold"].get(annotator_id, []), labels=kind.vote_labels)
+        with_consensus = compare_with_reference(against["consensus"].get(annotator_id, []), labels=kind.labels)
+        clean = compare_with_reference(against["clean"].get(annotator_id, []), labels=kind.labels)
+        with_gold = compare_with_reference(against["gold"].get(annotator_id, []), labels=kind.labels)
         competence = competences.get(annotator_id)
         rows.append(
             {
@@ -223,7 +223,7 @@ def _queue_reasons(project, kind) -> dict[int, list[str]]:
 def adjudication_reasons_for_item(item) -> list[str]:
     """Why `item` is in its project's queue ([] if it is not)."""
     kind = get_kind(item.project.kind)
-    if not kind.vote_labels:
+    if not kind.labels:
         return []
     return _queue_reasons(item.project, kind).get(item.pk, [])
 
@@ -235,7 +235,7 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     the annotator's two labels. Items `user` voted on are left out of their own queue
     unless they supervise the project (nobody decides over their own vote)."""
     kind = get_kind(project.kind)
-    if not kind.vote_labels:
+    if not kind.labels:
         return []
     reasons = _queue_reasons(project, kind)
     if not reasons:
@@ -265,7 +265,7 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     usernames = dict(get_user_model().objects.filter(pk__in=people).values_list("pk", "username")) if names else {}
 
     def who(annotator_id: int) -> str:
-        return usernames.get(annotator_id, str(annotator_id)) if names else annotator_pseudonym(project.pk, annotator_id)
+        return shown_name(project.pk, annotator_id, usernames.get(annotator_id, str(annotator_id)), names=names)
 
     out = []
     for item in Item.objects.filter(pk__in=ids).order_by("position", "id"):
@@ -302,11 +302,11 @@ def agreement_with_and_without_adjudicated(project) -> dict:
     to their item's consensus (the adjudicated label for adjudicated items)."""
     kind = get_kind(project.kind)
     result = {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
-    if not kind.vote_labels:
+    if not kind.labels:
         return result
     votes = _votes(project, kind)
     result["adjudicated"] = len(votes.adjudicated)
-    codes = {label: index for index, label in enumerate(kind.vote_labels)}
+    codes = {label: index for index, label in enumerate(kind.labels)}
     for name, keep in (("with_adjudicated", lambda _i: True), ("without_adjudicated", lambda i: i not in votes.adjudicated)):
         items = [item_id for item_id in sorted(votes.by_item) if keep(item_id)]
         coders = sorted({a for item_id in items for a, _ in votes.by_item[item_id]})

@@ -26,10 +26,10 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     kind = get_kind(item.project.kind)
     errors = [FieldError(name, f"is not a field of a decision; known: {', '.join(FIELDS)}") for name in sorted(set(data) - set(FIELDS))]
     label = data.get("label")
-    if not kind.vote_labels:
+    if not kind.labels:
         errors.append(FieldError("label", f"{kind.name} items have no label to decide"))
-    elif label not in kind.vote_labels:
-        errors.append(FieldError("label", f"must be one of {', '.join(kind.vote_labels)}"))
+    elif label not in kind.labels:
+        errors.append(FieldError("label", f"must be one of {', '.join(kind.labels)}"))
     comment = clean_comment(data.get("comment"), errors)
     if errors:
         raise InvalidInput("invalid decision", errors=errors)

@@ -80,7 +80,7 @@ def aggregation_request(project_id: int) -> Job | None:
     debounce = timedelta(seconds=django_settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS)
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).only("pk", "kind").first()
-        if project is None or not get_kind(project.kind).aggregation_labels:
+        if project is None or not get_kind(project.kind).labels:
             return None
         jobs = Job.objects.filter(project_id=project_id, kind=JOB_KIND)
         if jobs.filter(Q(status=Job.Status.QUEUED) | Q(created_at__gte=timezone.now() - debounce)).exists():
@@ -95,7 +95,7 @@ def aggregation_sweep(limit: int = 100) -> int:
     many projects were requested."""
     from annotation.kinds.registry import available_kinds
 
-    kinds = [name for name in available_kinds() if get_kind(name).aggregation_labels]
+    kinds = [name for name in available_kinds() if get_kind(name).labels]
     current = ItemAggregate.objects.filter(item_id=OuterRef("pk"), round=OuterRef("round"), method="majority")
     stale = (
         Item.objects.filter(project__kind__in=kinds, probe_of__isnull=True)
@@ -135,14 +135,14 @@ def project_votes(project: Project, kind, *, author_votes: bool) -> tuple[list[t
     )
     for item_id, round_, status, reference, author_id in rows.iterator(chunk_size=10_000):
         items[item_id] = (round_, status)
-        if author_votes and reference in kind.aggregation_labels:
+        if author_votes and reference in kind.labels:
             votes.append((item_id, _author_key(author_id), reference))
     annotations = Annotation.objects.filter(item__project=project, item__probe_of__isnull=True).values_list(
         "item_id", "round", "annotator_id", "value"
     )
     for item_id, round_, annotator_id, value in annotations.iterator(chunk_size=20_000):
         label = value.get("label") if isinstance(value, dict) else None
-        if item_id in items and items[item_id][0] == round_ and label in kind.aggregation_labels:
+        if item_id in items and items[item_id][0] == round_ and label in kind.labels:
             votes.append((item_id, annotator_id, label))
     return votes, items
 
@@ -151,7 +151,7 @@ def aggregation_compute_for_project(project: Project, *, progress=None) -> dict:
     """Compute every method on the project's pool and store the results (module docstring).
     Idempotent: a second run on the same votes writes the same rows."""
     kind = get_kind(project.kind)
-    labels = tuple(kind.aggregation_labels)
+    labels = tuple(kind.labels)
     if not labels:
         return {"items": 0, "methods": []}
     settings = kind.project_settings(project)
@@ -262,7 +262,7 @@ def categorical_wants_another_vote(kind, item: Item, settings: dict, submitted: 
     confidence = None
     if target is not None:
         if settings["aggregation"] in ("dawid_skene", "mace"):
-            confidence = _pool_confidence(item, settings, cast, tuple(kind.aggregation_labels))
+            confidence = _pool_confidence(item, settings, cast, tuple(kind.labels))
         if confidence is None:
             confidence = vote_confidence(labels)
     return needs_another_vote(

@@ -179,7 +179,7 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                     item.save(update_fields=["status"])
                     if kind.aggregates_by_consensus:
                         consensus_enqueue_on_commit(item.pk)
-                    elif kind.aggregation_labels:
+                    elif kind.labels:
                         aggregation_request_on_commit(project.pk)
     except IntegrityError:
         # The unique (item, annotator, round) key caught a double label the checks above missed.

@@ -115,6 +115,12 @@ def annotator_pseudonym(project_id: int, user_id: int) -> str:
     ]
 
 
+def shown_name(project_id: int, user_id: int, username: str, *, names: bool) -> str:
+    """How a person appears to the project's staff: the username where `names` (supervisors
+    see names), else the pseudonym the project's exports give them."""
+    return username if names else annotator_pseudonym(project_id, user_id)
+
+
 def csv_neutralise(cell: str) -> str:
     """A cell a spreadsheet could run as a formula (`=`, `+`, `-`, `@`, TAB or CR first)
     gets a `'`."""
@@ -230,7 +236,7 @@ def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple
     aggregates of the current round, for kinds that aggregate labels."""
     pseudonyms: dict[int, str] = {}
     kind = get_kind(project.kind)
-    aggregation = kind.project_settings(project).get("aggregation") if kind.aggregation_labels else None
+    aggregation = kind.project_settings(project).get("aggregation") if kind.labels else None
 
     def pseudonym(user_id: int | None) -> str | None:
         if user_id is None:

@@ -22,7 +22,7 @@ from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Item, Job, Project
-from annotation.rows import ItemRow, read_csv_rows, read_jsonl_objects
+from annotation.rows import ItemRow, read_csv_records, read_jsonl_records
 from annotation.services.jobs import job_create, job_set_progress
 
 MAX_LISTED_ERRORS = 1000
@@ -163,30 +163,18 @@ def read_records(kind: Kind, fmt: str, text: str, filename: str, project_setting
     that cannot be read is {"_error": why, "_field"?: the field at fault, if one is}.
     `project_settings` (the project's, defaults filled in) reach the kind's own formats."""
     if fmt == "jsonl":
-        for number, record, error, member in read_jsonl_objects(text):
-            if error is None and not isinstance(record, dict):
-                error = "must be a JSON object"
-            yield number, {"_error": error, "_field": member} if error else record
+        yield from read_jsonl_records(text)
     elif fmt == "csv":
-        rows = read_csv_rows(text, skip_blank=True)
-        _, header = next(rows, (0, []))
-        if "id" not in header:
-            raise InvalidInput("a CSV file needs a header row with an id column", field="file")
-        for number, cells in rows:
-            if len(cells) > len(header):
-                yield number, {"_error": "has more fields than the header"}
-                continue
-            record = {}
-            for key, value in zip(header, cells):
-                if key in kind.csv_json_fields and value != "":
-                    try:
-                        value = safe_json.loads(value)
-                    except safe_json.UnsafeJSON as exc:
-                        yield number, {"_error": str(exc), "_field": key}
-                        break
-                record[key] = value
-            else:
-                yield number, record
+        for number, record in read_csv_records(text, ("id",), "a CSV file needs a header row with an id column"):
+            if "_error" not in record:
+                for key in list(record):
+                    if key in kind.csv_json_fields and record[key] != "":
+                        try:
+                            record[key] = safe_json.loads(record[key])
+                        except safe_json.UnsafeJSON as exc:
+                            record = {"_error": str(exc), "_field": key}
+                            break
+            yield number, record
     elif fmt in kind.formats:
         yield from kind.read_format_with_settings(fmt, text, filename, project_settings or kind.settings_for(None))
     else:

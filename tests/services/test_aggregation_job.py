@@ -90,7 +90,7 @@ def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(trans
     assert aggregation_sweep() == 0  # nothing left without an aggregate
     kind = get_kind("phrase_pair")
     votes, _items = project_votes(project, kind, author_votes=False)
-    expected = aggregate(votes, "dawid_skene", labels=kind.aggregation_labels)
+    expected = aggregate(votes, "dawid_skene", labels=kind.labels)
     by_id = dict(Item.objects.filter(project=project).values_list("external_id", "pk"))
     for external_id, method, _round, label, confidence in stored(project):
         if method == "dawid_skene":
@@ -171,7 +171,7 @@ def test_with_dawid_skene_chosen_the_job_sets_the_gold_of_complete_phrase_pairs(
     result = aggregation_compute_for_project(project)
     kind = get_kind("phrase_pair")
     votes, _items = project_votes(project, kind, author_votes=False)
-    expected = aggregate(votes, "dawid_skene", labels=kind.aggregation_labels)
+    expected = aggregate(votes, "dawid_skene", labels=kind.labels)
     assert result["gold_changed"] == sum(1 for label, _c in expected.items.values() if label != "RELATED")
     for item in Item.objects.filter(project=project):
         assert item.gold_label == expected.items[item.pk][0]

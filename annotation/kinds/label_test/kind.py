@@ -16,10 +16,9 @@ class LabelTestKind(NliKind):
     # Aggregation: the testers' labels are aggregated like any crowd's and the aggregates
     # scored against the hidden gold; the gold itself is never changed.
     default_settings = {"labels_per_item": 4, "sample_size": 200, **AGGREGATION_SETTINGS}
-    # The imported label is the hidden gold the testers are scored against.
+    # The imported label is the hidden gold the testers (annotator quality) and models
+    # (model evaluation) are scored against.
     reference_label_is_gold = True
-    # The hidden gold is the imported label.
-    evaluation_gold_field = "reference_label"
     settings_help = {
         "labels_per_item": _("Testers who label each item (LCHAIM: four)."),
         "sample_size": _("Items drawn for the test (LCHAIM: 200)."),

@@ -20,10 +20,8 @@ from .labels import LABELS, canonical_label
 class NliKind(Kind):
     template = "nli/annotate.html"
     extra_formats = ("farstail",)
-    release_labels = LABELS
+    labels = LABELS
     release_split_shares = {"train": 0.7, "dev": 0.15, "test": 0.15}  # FarsTail §3.2
-    vote_labels = LABELS
-    aggregation_labels = LABELS
 
     def guide_sections(self, settings: dict) -> tuple:
         return NLI_LABEL_GUIDE
@@ -32,17 +30,6 @@ class NliKind(Kind):
         from annotation.services.aggregation import categorical_wants_another_vote
 
         return categorical_wants_another_vote(self, item, settings, submitted)
-
-    def pair_texts(self, payload: dict) -> tuple[str, str] | None:
-        return payload["premise"], payload["hypothesis"]
-
-    # The item field holding the gold a model is scored against.
-    evaluation_gold_field = "gold_label"
-
-    def evaluation_scorer(self):
-        from .evaluation import NliScorer
-
-        return NliScorer(self.release_labels, self.evaluation_gold_field)
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         problems = RowProblems(row)
@@ -156,6 +143,18 @@ class NliKind(Kind):
         if fmt != "farstail":
             return super().export_table_row(fmt, item, header)
         return farstail_row(item, header)
+
+    # Release: bias analysis, near-duplicates and leaks read the pair; model evaluation.
+
+    def pair_texts(self, payload: dict) -> tuple[str, str] | None:
+        return payload["premise"], payload["hypothesis"]
+
+    def evaluation_scorer(self):
+        from .evaluation import NliScorer
+
+        # A model is scored against the decided gold, or the imported label where that is
+        # the gold (label_test's hidden gold; the testers' majority is not gold there).
+        return NliScorer(self.labels, "reference_label" if self.reference_label_is_gold else "gold_label")
 
     # Krippendorff's alpha per round (nominal), against the consensus gold or the hidden one.
     computes_agreement = True

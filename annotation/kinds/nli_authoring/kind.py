@@ -84,12 +84,13 @@ class NliAuthoringKind(Kind):
     }
     round_bound_settings = {"authors_per_question": _("questions being authored would need a different number of authors")}
 
-    def guide_sections(self, settings: dict) -> tuple:
-        return AUTHORING_GUIDE
     csv_json_fields = ("choices",)
     # A submit creates three relabel items from the value: changing it afterwards would leave
     # them describing another text.
     editable_annotations = False
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return AUTHORING_GUIDE
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["authors_per_question"] <= 20:

@@ -49,6 +49,7 @@ class PhrasePairKind(Kind):
     title = _("Fine-grained phrase pairs (PhrasIS)")
     template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
+    labels = LABELS
     # probe_seed 0: probe draws keyed by the server's secret; any other value makes them
     # reproducible from the settings alone (tests, demos). probe_labels: the annotator's
     # labels whose pairs are reversed as probes (§5 reverses these three).
@@ -59,7 +60,6 @@ class PhrasePairKind(Kind):
         "probe_labels": list(REVERSED_PAIR_LABELS),
         **AGGREGATION_SETTINGS,
     }
-    aggregation_labels = LABELS
     settings_help = {
         "labels_per_item": _("Annotators who label each pair."),
         "probe_rate": _("Share of reversed copies mixed in as coherence probes (0 to 0.5)."),
@@ -72,14 +72,15 @@ class PhrasePairKind(Kind):
         "probe_rate": _("the probes already mixed in were drawn at the old rate"),
     }
 
-    def guide_sections(self, settings: dict) -> tuple:
-        return PHRASE_LABEL_GUIDE
     computes_agreement = True
-    vote_labels = LABELS
-    # An imported PhrasIS label is the experts' (the paper's gold).
+    # An imported PhrasIS label is the experts' (the paper's gold). Model evaluation scores
+    # against the stored majority first and this label where none is stored (PhraseScorer).
     reference_label_is_gold = True
     page_urls = ("annotation.kinds.phrase.urls",)
     api_urls = ("annotation.kinds.phrase.api_urls",)
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return PHRASE_LABEL_GUIDE
 
     # --- settings ---------------------------------------------------------------------------
 
@@ -212,14 +213,6 @@ class PhrasePairKind(Kind):
         item.gold_label = gold or ""
         item.save(update_fields=["gold_label"])
 
-    # --- release ----------------------------------------------------------------------------
-
-    release_labels = LABELS
-
-    def evaluation_scorer(self):
-        from .evaluation import PhraseScorer
-
-        return PhraseScorer()
     # A changed label changes the majority: the same step again.
     after_edit = after_submit
 
@@ -228,6 +221,13 @@ class PhrasePairKind(Kind):
 
     def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
         return probes_remaining_for_annotator(project, user, settings, ordinary_remaining=ordinary_remaining)
+
+    # --- release ----------------------------------------------------------------------------
+
+    def evaluation_scorer(self):
+        from .evaluation import PhraseScorer
+
+        return PhraseScorer()
 
     # --- results ----------------------------------------------------------------------------
 

@@ -193,13 +193,6 @@ class ReviewView(APIView):
         return idempotent(request, produce)
 
 
-class FeedbackPagination(PageNumberPagination):
-    def get_paginated_response(self, data):
-        response = super().get_paginated_response(data)
-        response.data["unread"] = self.unread
-        return response
-
-
 class FeedbackListView(APIView):
     @extend_schema(
         summary="The caller's feedback inbox, newest first, with the unread count",
@@ -212,8 +205,7 @@ class FeedbackListView(APIView):
         messages = review_services.feedback_list_for_user(request.user)
         if request.query_params.get("unread") in ("1", "true"):
             messages = messages.filter(read_at__isnull=True)
-        paginator = FeedbackPagination()
-        paginator.unread = review_services.feedback_unread_count(request.user)
+        paginator = PageNumberPagination(unread=review_services.feedback_unread_count(request.user))
         page = paginator.paginate_queryset(messages, request, view=self)
         return paginator.get_paginated_response(FeedbackSerializer(page, many=True).data)
 

@@ -89,10 +89,11 @@ class QaAuthoringKind(Kind):
         "authors_per_paragraph": _("paragraphs being authored would need a different number of authors"),
     }
 
-    def guide_sections(self, settings: dict) -> tuple:
-        return QA_GUIDE
     page_urls = ("annotation.kinds.qa.urls",)
     api_urls = ("annotation.kinds.qa.api_urls",)
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return QA_GUIDE
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["min_questions"] <= settings["max_questions"] <= 20:

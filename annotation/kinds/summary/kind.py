@@ -102,13 +102,14 @@ class SummaryRatingKind(Kind):
         "error_tags": _("ratings already given chose among the old tags, so tag counts would compare different lists"),
     }
 
-    def guide_sections(self, settings: dict) -> tuple:
-        return summary_guide(settings["error_tags"])
     csv_json_fields = ("summaries",)
     computes_agreement = True
     page_urls = ("annotation.kinds.summary.urls",)
     api_urls = ("annotation.kinds.summary.api_urls",)
     job_handlers = {"summary_intrinsic": "annotation.kinds.summary.measures.summary_measures_job"}
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return summary_guide(settings["error_tags"])
 
     # --- settings -----------------------------------------------------------------------
 

@@ -111,14 +111,15 @@ class TranslationRatingKind(Kind):
         "raters_per_item": _("items being rated would need a different number of raters than their ratings were collected for"),
     }
 
-    def guide_sections(self, settings: dict) -> tuple:
-        return TRANSLATION_GUIDE
     staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
     page_urls = ("annotation.kinds.translation.urls",)
     api_urls = ("annotation.kinds.translation.api_urls",)
     job_handlers = {"back_translation": "annotation.kinds.translation.back_translation.back_translation_compute_job"}
+
+    def guide_sections(self, settings: dict) -> tuple:
+        return TRANSLATION_GUIDE
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["raters_per_item"] <= 50:

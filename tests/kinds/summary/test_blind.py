@@ -144,6 +144,8 @@ def test_nothing_an_annotator_reaches_names_a_system(admin, make_user, client_fo
         "assignment_id": last_assignment,
         "annotation_id": stored.pk,
         "feedback_id": 987654321,
+        "evaluation_id": 987654321,
+        "pair_id": 987654321,
         "job_id": 987654321,
         "table": "table1",
         "fmt": "json",

@@ -90,6 +90,8 @@ def test_nothing_an_annotator_reaches_names_a_system_or_the_candidate_order(blin
         "assignment_id": last_assignment,
         "annotation_id": stored.pk,
         "feedback_id": 987654321,
+        "evaluation_id": 987654321,
+        "pair_id": 987654321,
         "job_id": blind["job"],
         "table": "table1",
         "fmt": "json",

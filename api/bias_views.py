@@ -30,19 +30,19 @@ ConfusionSerializer = inline_serializer(
 )
 
 
-def baseline_split_serializer():
+class BiasBaselineSplitSerializer(serializers.Serializer):
     """A biased model's figures on one split (absent for the split it was fitted on)."""
-    return inline_serializer(
-        "BiasBaselineSplit", {"accuracy": serializers.FloatField(allow_null=True), "confusion": ConfusionSerializer}, required=False
-    )
+
+    accuracy = serializers.FloatField(allow_null=True)
+    confusion = ConfusionSerializer
 
 
 BaselineSerializer = inline_serializer(
     "BiasBaseline",
     {
         "train_split": serializers.CharField(),
-        "dev": baseline_split_serializer(),
-        "test": baseline_split_serializer(),
+        "dev": BiasBaselineSplitSerializer(required=False),
+        "test": BiasBaselineSplitSerializer(required=False),
     },
 )
 FlagSerializer = inline_serializer(

@@ -369,9 +369,10 @@ window.MashovOverlap = (function () {
   let draftTimer = null;
   let draftDirty = false;
 
+  // No draftUrl in the config (the console's preview claims nothing): no drafts.
   function draftUrl() {
     const claim = page.current();
-    return claim ? page.config.draftUrl.replace("{id}", String(claim.assignment)) : null;
+    return claim && page.config.draftUrl ? page.config.draftUrl.replace("{id}", String(claim.assignment)) : null;
   }
 
   function saveDraft(keepalive) {
@@ -406,6 +407,7 @@ window.MashovOverlap = (function () {
   }
 
   async function restoreDraft(claim) {
+    if (!page.config.draftUrl) { return; }
     const result = await api.get(page.config.draftUrl.replace("{id}", String(claim.assignment)));
     // Another paragraph by now, or questions added meanwhile: keep what is on screen.
     if (result.status !== 200 || page.current() !== claim || questions.length) { return; }

@@ -43,7 +43,7 @@ def test_release_page_finds_shows_and_removes_a_near_duplicate_rtl(release_setup
     from annotation.models import Item
 
     base = release_setup["url"]
-    login(page, base, "release-sup")
+    login(page, base, "release-sup", language="fa")
     response = page.goto(f"{base}/p/fa-release/release/")
     assert response.status == 200
     assert "unsafe-inline" not in response.headers.get("content-security-policy", "")

@@ -104,6 +104,12 @@ def check_range(settings: dict, name: str, low, high) -> None:
 COMMON_SETTINGS_HELP = {
     "claim_ttl": _("Seconds an annotator's claim on an item lasts before the item goes back to others."),
     "fold_letter_variants": _("Count Arabic yeh and kaf as their Persian forms when texts are matched (on by default for Persian)."),
+    "quality_flag_below": _("Annotators whose kappa against the consensus is below this are flagged on the quality page (-1 to 1)."),
+    "aggregation": _("Which method makes gold: k_of_n (the paper's rule), majority, dawid_skene or mace."),
+    "overlap_min": _("Adaptive overlap: votes every item gets first (empty: off, every item gets the fixed number)."),
+    "overlap_max": _("Adaptive overlap: the most votes an item may get."),
+    "confidence_target": _("Adaptive overlap: one more vote while the chosen method's confidence is below this (0 to 1; empty: the k-of-n rule alone)."),
+    "spread": _("Adaptive overlap for ratings: one more rater while two ratings of one candidate differ by more than this many points."),
 }
 
 

@@ -1,4 +1,4 @@
-"""The error pages (issue 13 §11): 403, 404 and 500 in the interface language, styled, each
+"""The error pages: 403, 404 and 500 in the interface language, styled, each
 with a way forward; the 500 page renders without the database or a request context (it is
 what shows when either has failed)."""
 

@@ -1,4 +1,4 @@
-"""People's words for codes on the dashboards (annotation/templatetags/mashov.py, issue 13 §10)."""
+"""People's words for codes on the dashboards (annotation/templatetags/mashov.py)."""
 
 from django.template import Context, Template
 from django.utils import translation

@@ -496,8 +496,9 @@ class KindReports:
 
 
 class KindQuality:
-    """What the annotator-quality figures and the adjudication queue (issue 14, items 2 and
-    4) need to know of a kind."""
+    """What the annotator-quality figures and the adjudication queue need to know of a kind:
+    each annotator's coherence on reversed-pair probes and the probes answered incoherently
+    (coherence paper §3), and how an adjudicated gold shows in an export."""
 
 
     def annotator_coherence(self, project) -> dict[int, dict]:

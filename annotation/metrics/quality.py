@@ -1,4 +1,4 @@
-"""Per-annotator quality figures over plain data (issue 14, item 2): how often an annotator's
+"""Per-annotator quality figures over plain data: how often an annotator's
 labels equal a reference (the consensus, or gold), Cohen's kappa against it, and the median
 time an item took. No Django here.
 

@@ -6,7 +6,8 @@ from .items import Item
 
 class Adjudication(models.Model):
     """An adjudicator's decision on an item from the adjudication queue: the item's gold
-    becomes `label`, whatever its votes said (issue 14, item 4). One per item: a second
+    becomes `label`, whatever its votes said (a supervisor's decision beside the papers'
+    k-of-n rule, for items that rule could not settle). One per item: a second
     decision is a conflict, so two adjudicators never overwrite each other silently.
 
     `reasons` keeps why the item was in the queue when it was decided ("failed",

@@ -6,8 +6,8 @@ from .projects import Project
 
 
 class Evaluation(models.Model):
-    """One model's predictions scored against a project's gold (issue 11 item 4;
-    annotation/release/evaluation.py). Its state is its job's: queued, running, done
+    """One model's predictions scored against a project's gold, with FarsTail Table 5's easy
+    and hard subsets for NLI (annotation/release/evaluation.py). Its state is its job's: queued, running, done
     (figures stored) or failed (the job's error says why)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="evaluations")

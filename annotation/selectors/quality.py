@@ -1,5 +1,6 @@
-"""Reads behind the annotator-quality figures and the adjudication queue (issue 14, items 2
-and 4; issue 13, item 7): `GET /api/projects/{slug}/annotators/`, `GET .../adjudication/`,
+"""Reads behind the annotator-quality figures and the adjudication queue (failed k-of-n
+rounds, methods that disagree, reversed-pair probes answered incoherently as in the
+coherence paper §3): `GET /api/projects/{slug}/annotators/`, `GET .../adjudication/`,
 the quality and adjudication pages and the project page. A bounded number of queries each,
 whatever the number of items or annotators.
 

@@ -1,4 +1,4 @@
-"""Adjudication (issue 14, item 4): an adjudicator decides an item of the queue; the decision
+"""Adjudication: for an item the k-of-n rule left undecided, an adjudicator decides an item of the queue; the decision
 is the item's gold, kept with who, when and why (annotation.models.Adjudication)."""
 
 from django.db import IntegrityError, transaction

@@ -1,4 +1,4 @@
-"""People's words for the codes that pages show (issue 13 §10): project kinds, item, member
+"""People's words for the codes that pages show: project kinds, item, member
 and job statuses, agreement scopes, levels of measurement, criteria and labels, each in the
 interface language. A code without a name here is shown as it is (a label a project defined,
 a system name), never as a Python structure.

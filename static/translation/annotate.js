@@ -36,7 +36,7 @@
     });
   }
 
-  // The keyboard moved the highlight: keep that criterion on screen (issue 13 §12).
+  // The keyboard moved the highlight: keep that criterion on screen.
   function showActive() {
     const row = document.querySelector(".criterion.active");
     if (row) { row.scrollIntoView({ block: "nearest" }); }

@@ -1,4 +1,4 @@
-"""`GET /api/projects/{slug}/annotators/` (issue 14, item 2) on a small project whose figures
+"""`GET /api/projects/{slug}/annotators/` on a small project whose figures
 are checked by hand: three testers label four items of a label_test project through
 next/submit, their claim-to-submit times are set to known values, one annotation is graded,
 and Dawid-Skene/MACE competences are stored as the aggregation job stores them.

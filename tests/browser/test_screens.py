@@ -1,4 +1,4 @@
-"""The screenshot matrix (issue 13): every page opened in Hebrew, Persian and English at
+"""The screenshot matrix: every page opened in Hebrew, Persian and English at
 1366×900 and 390×844, a screenshot of each kept under the artifacts folder, and on each:
 
 - the page's `lang` and `dir` are the interface language's (not the project's);

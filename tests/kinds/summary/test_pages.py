@@ -1,5 +1,5 @@
 """The results page's number lines: an interval past the 1-5 scale is drawn and written cut at
-the scale's end, and marked so (issue 13 §10)."""
+the scale's end, and marked so."""
 
 from annotation.kinds.summary.pages import _system_rows
 

@@ -1,15 +1,18 @@
 from .adjudication import Adjudication
 from .aggregation import AnnotatorCompetence, ItemAggregate
+from .audit import AuditEntry
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .evaluations import Evaluation
 from .curation import CurationRun, DuplicatePair
 from .items import Item
 from .jobs import Job
-from .projects import LANGUAGES, RTL_LANGUAGES, Membership, Project
+from .projects import LANGUAGES, RTL_LANGUAGES, AccountInvitation, Membership, Project
 from .results import AgreementReport, ConsensusOutcome, ItemRevision
 from .reviews import Feedback, QuestionValidation, Review
 
 __all__ = [
+    "AccountInvitation",
+    "AuditEntry",
     "Adjudication",
     "AnnotatorCompetence",
     "ItemAggregate",

@@ -1,3 +1,5 @@
+import secrets
+
 from django.conf import settings as django_settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -19,6 +21,10 @@ LANGUAGES = {
 }
 
 
+def _new_draw_secret() -> str:
+    return secrets.token_hex(32)
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -32,6 +38,12 @@ class Project(models.Model):
     # Protocol numbers; the kind fills in the papers' defaults for omitted keys.
     settings = models.JSONField(default=dict)
     created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    # The supervisor who answers for the project: its creator, until the owner or an admin
+    # hands it on. Only the owner or an admin changes another supervisor's role or status.
+    owner = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Keys the project's random draws (review sampling, probes) so that members cannot
+    # predict them from what they can read; never leaves the server.
+    draw_secret = models.CharField(max_length=64, default=_new_draw_secret, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -73,3 +85,12 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}@{self.project_id}:{self.role}"
+
+
+class AccountInvitation(models.Model):
+    """An account a supervisor created: until its first login it is an invitation, and its
+    creator may still set its password (services.projects.user_password_reset)."""
+
+    user = models.OneToOneField(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitation")
+    invited_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -83,6 +83,7 @@ def project_create(*, actor, slug, name, kind, language, settings=None, guidelin
                 settings=cleaned_settings,
                 guidelines=guidelines,
                 created_by=actor,
+                owner=actor,
             )
             Membership.objects.create(
                 project=project, user=actor, role=Membership.Role.SUPERVISOR, status=Membership.Status.ACTIVE

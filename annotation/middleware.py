@@ -1,3 +1,5 @@
+import logging
+
 from django.conf import settings
 
 
@@ -89,3 +91,24 @@ class RequestLimitsMiddleware:
                 if reason:
                     return _refusal(400, name, reason)
         return None
+
+
+class EmbeddedSweepMiddleware:
+    """The embedded default has no beat: after each request, run the aggregations the
+    debounce skipped whose delay has passed (services.aggregation.aggregation_run_due; no
+    query when none is due), so that no aggregate stays stale. Inactive with a broker: beat
+    sweeps there."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            from annotation.services.aggregation import aggregation_run_due
+
+            try:
+                aggregation_run_due()
+            except Exception:  # the page was served; what failed stays due for the next request
+                logging.getLogger(__name__).exception("embedded aggregation run failed")
+        return response

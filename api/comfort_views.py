@@ -53,7 +53,9 @@ class MineEntrySerializer(serializers.Serializer):
             "value": kind.annotator_value(annotation.value, item),
             "created_at": serializers.DateTimeField().to_representation(annotation.created_at),
             "edited_at": serializers.DateTimeField().to_representation(annotation.edited_at) if annotation.edited_at else None,
-            "editable": claims.annotation_editable(annotation, item, reviewed=annotation.reviewed),
+            "editable": claims.annotation_editable(
+                annotation, item, reviewed=annotation.reviewed, round_has_decision=annotation.round_has_decision
+            ),
         }
 
 

@@ -131,6 +131,9 @@ class AdjudicationQueueView(APIView):
 class AdjudicateRequestSerializer(serializers.Serializer):
     label = serializers.CharField(help_text="one of the kind's labels")
     comment = serializers.CharField(required=False, trim_whitespace=False)
+    override = serializers.BooleanField(
+        required=False, help_text="supervisors only: decide an item outside the queue (a comment saying why is required)"
+    )
 
 
 class AdjudicationSerializer(serializers.Serializer):
@@ -150,7 +153,11 @@ class AdjudicationSerializer(serializers.Serializer):
 class AdjudicateView(APIView):
     @extend_schema(
         summary="Decide an item as adjudicated gold (supervisors and adjudicators)",
-        description="A second decision on the same item is a 409: the first stands.",
+        description=(
+            "Only items in the queue; a supervisor decides another item with `override: true` and a comment (409 "
+            "without). The decision outranks every method: no aggregation run changes it; a supervisor's reopen starts "
+            "a new round. A second decision in the same round is a 409: the first stands."
+        ),
         request=AdjudicateRequestSerializer,
         parameters=IDEMPOTENCY_KEY,
         responses={201: AdjudicationSerializer, 409: ERRORS[400], **ERRORS},

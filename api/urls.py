@@ -29,6 +29,7 @@ urlpatterns = [
     path("", include("api.export_urls")),
     path("", include("api.results_urls")),
     path("", include("api.quality_urls")),
+    path("", include("api.decision_urls")),
     path("", include("api.evaluation_urls")),
     path("", include("api.bias_urls")),
     path("", include("api.curation_urls")),

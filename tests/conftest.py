@@ -66,6 +66,16 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: "celery_worker" in getattr(item, "fixturenames", ()))
 
 
+@pytest.fixture(autouse=True)
+def _no_embedded_aggregation_due_across_tests():
+    """The embedded default remembers skipped aggregations in the process
+    (services.aggregation); one test's must not run inside the next one's requests."""
+    yield
+    from annotation.services import aggregation
+
+    aggregation._due_in_process.clear()
+
+
 @pytest.fixture
 def make_user(db):
     from django.contrib.auth import get_user_model

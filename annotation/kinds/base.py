@@ -259,6 +259,19 @@ class KindRules:
         kind's own step owns the gold for that method, or its gold is given."""
         return ()
 
+    def round_rule_decision(self, item, labels: list, settings: dict) -> tuple[str, Any] | None:
+        """For a kind with `labels` and no consensus step: how its rule decides a round at
+        the round's last vote, from the round's labels, as (method, value) — the value a
+        label, or None for no gold (services.decisions records it). None: the kind's rounds
+        end without a decision (no gold to decide)."""
+        return None
+
+    def status_after_round(self, *, accepted: bool, author_id: int | None, round_: int, settings: dict) -> str:
+        """Where a decided round leaves an item: by default `complete` whatever the outcome
+        (a failed round waits in the adjudication queue); consensus kinds add their
+        revision loop."""
+        return "complete"
+
     def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
         """With adaptive overlap on, called in the submit transaction (item locked) once the
         item holds the `submitted` votes it needed: whether to ask for one more rather than
@@ -333,10 +346,6 @@ class KindRules:
     # Whether an annotator may change a submitted value while its round is open (PATCH
     # /api/annotations/{id}/); False where a submit created work elsewhere (authoring).
     editable_annotations: bool = True
-
-    def after_edit(self, annotation, item, settings: dict) -> None:
-        """Called inside the edit transaction, with the item locked, after the annotation's
-        value was replaced: kinds that derived something from the values redo it here."""
 
 
 class KindRelease:
@@ -556,6 +565,10 @@ class ExportFacts:
     adjudication: "AdjudicationFact | None" = None
     aggregates: Any = None
     aggregation: str | None = None
+    # The effective Decision of the current round (services.decisions), or None; and, when
+    # the export asked for it (`?history=1`), every decision of the item as exported dicts.
+    decision: Any = None
+    history: Any = None
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
-from .adjudication import Adjudication
+from .adjudication import Adjudication, QueueSighting
 from .aggregation import AnnotatorCompetence, ItemAggregate
 from .audit import AuditEntry
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .evaluations import Evaluation
+from .decisions import Decision
 from .curation import CurationRun, DuplicatePair
 from .items import Item
 from .jobs import Job
@@ -25,6 +26,7 @@ __all__ = [
     "Annotation",
     "Evaluation",
     "CurationRun",
+    "Decision",
     "DuplicatePair",
     "Assignment",
     "IdempotencyRecord",
@@ -33,5 +35,6 @@ __all__ = [
     "LANGUAGES",
     "Membership",
     "Project",
+    "QueueSighting",
     "RTL_LANGUAGES",
 ]

@@ -15,6 +15,9 @@ class Item(models.Model):
     class Status(models.TextChoices):
         OPEN = "open", _("open")  # collecting annotations in its current round
         COMPLETE = "complete", _("complete")  # every needed annotation of the round is in
+        # The round's votes are in and the project's pool method (Dawid-Skene, MACE) decides
+        # it on the worker's next aggregation run.
+        DECIDING = "deciding", _("deciding")
         ACCEPTED = "accepted", _("accepted")
         NEEDS_REVISION = "needs_revision", _("needs revision")
         REMOVED = "removed", _("removed")
@@ -26,7 +29,7 @@ class Item(models.Model):
     # The author's intended label or the dataset's original label. It counts as one vote
     # where the kind says so and never reaches an annotator's page.
     reference_label = models.CharField(max_length=64, blank=True, default="")
-    # The consensus label once the item is accepted.
+    # The label of the item's effective decision (services.decisions, its only writer).
     gold_label = models.CharField(max_length=64, blank=True, default="")
     group = models.CharField(max_length=200, blank=True, default="")
     # The group the assignment engine keeps apart when the file gave none, derived by the

@@ -44,6 +44,11 @@ class Project(models.Model):
     # Keys the project's random draws (review sampling, probes) so that members cannot
     # predict them from what they can read; never leaves the server.
     draw_secret = models.CharField(max_length=64, default=_new_draw_secret, editable=False)
+    # The aggregation's change counter: `aggregation_requested` counts the changes to the
+    # project's votes and decisions that asked for a run, `aggregation_done` the count the
+    # last finished run had read. The sweep runs a project only while they differ.
+    aggregation_requested = models.PositiveBigIntegerField(default=0, editable=False)
+    aggregation_done = models.PositiveBigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

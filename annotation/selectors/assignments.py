@@ -85,6 +85,7 @@ WHERE i.project_id = %(project)s
   AND NOT EXISTS (
     SELECT 1 FROM annotation_assignment mine
     WHERE mine.item_id = i.id AND mine.round = i.round AND mine.annotator_id = %(user)s AND mine.status <> 'expired')
+  {sighted_filter}
   AND (SELECT COUNT(*) FROM annotation_assignment live
        WHERE live.item_id = i.id AND live.round = i.round
          AND (live.status = 'submitted' OR (live.status = 'claimed' AND live.expires_at > %(now)s)))
@@ -95,6 +96,9 @@ LIMIT 1
 """
 
 
+_SIGHTED_FILTER = """AND NOT EXISTS (
+    SELECT 1 FROM annotation_queuesighting seen WHERE seen.item_id = i.id AND seen.user_id = %(user)s)"""
+
 # The votes an item needs: the kind's count by reference label; with adaptive overlap on, the
 # engine's current target for the item where it asked for more (Item.votes_target).
 _NEEDED_FIXED = "CASE WHEN i.reference_label = '' THEN CAST(%(needed_without)s AS integer) ELSE CAST(%(needed_with)s AS integer) END"
@@ -102,12 +106,21 @@ _NEEDED_ADAPTIVE = f"COALESCE(i.votes_target, {_NEEDED_FIXED})"
 
 
 def claim_candidate(
-    project_id: int, user_id: int, needed: tuple[int, int], *, pivot: float, avoid_group: str | None, now, adaptive: bool = False
+    project_id: int,
+    user_id: int,
+    needed: tuple[int, int],
+    *,
+    pivot: float,
+    avoid_group: str | None,
+    now,
+    adaptive: bool = False,
+    adjudicator: bool = False,
 ) -> Item | None:
     """Lock and return one item the caller may claim now — of another assignment group than
     `avoid_group` while there is one (`Item.assignment_group`), open, in the sample, not a probe
     (kinds hand out probes themselves through `Kind.probe_for_annotator`), not the caller's
-    own, not already held or labeled by the caller in its current round, and still short of
+    own, not already held or labeled by the caller in its current round, not seen by an
+    `adjudicator` caller in the adjudication queue (QueueSighting), and still short of
     votes (`needed` = (without a reference label, with one); with `adaptive` overlap, the
     item's `votes_target` where set) — starting at `pivot` in the shuffled order and wrapping around,
     skipping rows other claimers hold (SKIP LOCKED). Call inside a transaction; the lock
@@ -138,6 +151,9 @@ def claim_candidate(
                 group_filter=group_filter,
                 lock=lock,
                 needed=_NEEDED_ADAPTIVE if adaptive else _NEEDED_FIXED,
+                # Only an annotator who adjudicates can have seen items in the queue: the
+                # others' query stays as it was.
+                sighted_filter=_SIGHTED_FILTER if adjudicator else "",
             )
             found = fetch_models(sql, params, Item)
             if found is not None:

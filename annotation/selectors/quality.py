@@ -37,6 +37,7 @@ from annotation.models import (
     ItemAggregate,
     ItemRevision,
     Membership,
+    QueueSighting,
     Review,
 )
 from annotation.services.exports import shown_name
@@ -69,7 +70,9 @@ def _votes(project, kind) -> _Votes:
     for item_id, annotator_id, label in rows:
         if label in labels:
             votes.by_item[item_id].append((annotator_id, label))
-    votes.adjudicated = dict(Adjudication.objects.filter(item__project=project).values_list("item_id", "label"))
+    votes.adjudicated = dict(
+        Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", "label")
+    )
     items = Item.objects.filter(project=project, probe_of__isnull=True).values_list("pk", "gold_label", "reference_label")
     for item_id, gold_label, reference in items:
         cast = [label for _annotator, label in votes.by_item.get(item_id, ())]
@@ -217,7 +220,7 @@ def _queue_reasons(project, kind) -> dict[int, list[str]]:
             reasons[item_id].append("methods_disagree")
     for item_id in sorted({original for original, *_rest in kind.incoherent_probes(project)}):
         reasons[item_id].append("incoherent_probe")
-    adjudicated = set(Adjudication.objects.filter(item__project=project).values_list("item_id", flat=True))
+    adjudicated = set(Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", flat=True))
     return {item_id: why for item_id, why in reasons.items() if item_id not in adjudicated}
 
 
@@ -233,8 +236,13 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     """The items waiting for an adjudicator, in source order, each with its votes of the
     current round (who — usernames when `names`, else the export's pseudonyms — the label
     and that annotator's competences), the methods' labels, and for an incoherent probe
-    the annotator's two labels. Items `user` voted on are left out of their own queue
-    unless they supervise the project (nobody decides over their own vote)."""
+    the annotator's two labels. `names` is given to supervisors (and admins) only.
+
+    An adjudicator who does not supervise sees only items that can no longer be served
+    to them: closed rounds, never an open item, and not the items they voted on (nobody
+    decides over their own vote); never a hidden gold (label_test's reference label). What
+    such an adjudicator is shown is remembered (QueueSighting), so that the assignment
+    engine never serves it to them in a later round either."""
     kind = get_kind(project.kind)
     if not kind.labels:
         return []
@@ -242,6 +250,9 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     if not reasons:
         return []
     ids = list(reasons)
+    if not names:
+        still_open = set(Item.objects.filter(pk__in=ids, status=Item.Status.OPEN).values_list("pk", flat=True))
+        ids = [item_id for item_id in ids if item_id not in still_open]
     votes: dict[int, list[tuple[int, str | None]]] = defaultdict(list)
     for item_id, annotator_id, label in (
         Annotation.objects.filter(item_id__in=ids, round=F("item__round"))
@@ -261,6 +272,8 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     probes: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
     for original, annotator_id, label, reversed_label in kind.incoherent_probes(project):
         probes[original].append((annotator_id, label, reversed_label))
+    if not names and ids:
+        QueueSighting.objects.bulk_create([QueueSighting(item_id=item_id, user=user) for item_id in ids], ignore_conflicts=True)
     competences = _competences(project)
     people = {a for cast in votes.values() for a, _ in cast} | {a for rows in probes.values() for a, *_ in rows}
     usernames = dict(get_user_model().objects.filter(pk__in=people).values_list("pk", "username")) if names else {}
@@ -268,6 +281,7 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     def who(annotator_id: int) -> str:
         return shown_name(project.pk, annotator_id, usernames.get(annotator_id, str(annotator_id)), names=names)
 
+    hidden_gold = kind.reference_label_is_gold and not names
     out = []
     for item in Item.objects.filter(pk__in=ids).order_by("position", "id"):
         out.append(
@@ -277,7 +291,7 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
                 "payload": kind.annotator_payload(item),
                 "status": item.status,
                 "round": item.round,
-                "reference_label": item.reference_label or None,
+                "reference_label": None if hidden_gold else (item.reference_label or None),
                 "gold": item.gold_label or None,
                 "reasons": reasons[item.pk],
                 "votes": [

@@ -1,5 +1,9 @@
-"""Adjudication: for an item the k-of-n rule left undecided, an adjudicator decides an item of the queue; the decision
-is the item's gold, kept with who, when and why (annotation.models.Adjudication)."""
+"""Adjudication: an adjudicator decides an item of the adjudication queue (a failed round,
+methods that disagree, an incoherent probe); a supervisor may decide any other item only
+as an override, with a comment. The decision is the ledger's highest rank
+(services.decisions): no method run afterwards changes it, only a supervisor's reopen
+starts a new round. The adjudication keeps who, when and why (annotation.models.Adjudication)
+and the audit log records it."""
 
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -7,21 +11,26 @@ from django.utils.translation import gettext as _
 from annotation import access
 from annotation.errors import Conflict, FieldError, InvalidInput, PermissionDenied
 from annotation.kinds.registry import get_kind
-from annotation.models import Adjudication, Annotation, Assignment, Item
+from annotation.models import Adjudication, Annotation, Item
 from annotation.rows import clean_comment
 from annotation.selectors.quality import adjudication_reasons_for_item
+from annotation.services.aggregation import aggregation_request_on_commit
+from annotation.services.audit import audit_record
+from annotation.services.decisions import ADJUDICATION, RANK_ADJUDICATION, decision_record
 
-FIELDS = ("label", "comment")
+FIELDS = ("label", "comment", "override")
 
 
 def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     """Decide `item_id` as `data["label"]` (one of the kind's labels) with an optional
-    `data["comment"]`. The item's gold becomes the label and its status the kind's finished
-    one (what its exports give by default: `accepted` for nli_relabel, `complete` for the
-    others), so it leaves the queue and its author's revision list; open claims on it stop
-    holding slots. A second decision on the same item is a 409 (decisions are not
-    overwritten; the first stands). A member who is not a supervisor may not decide an item
-    they labeled themselves (403). Bad input is a 400 naming each field; nothing is stored."""
+    `data["comment"]`. The item must be in the queue; outside it, a supervisor decides with
+    `data["override"]` true and a comment (409 without them; 403 for a non-supervisor). An
+    adjudicator who is not a supervisor decides only closed rounds they did not label (as
+    their queue shows). The item's gold becomes the label and its status the kind's
+    decided one, so it leaves the queue and its author's revision list; open claims on it
+    stop holding slots. A second decision in the same round is a 409 (decisions are not
+    overwritten; the first stands). Bad input is a 400 naming each field; nothing is
+    stored."""
     item = access.access_item_for_adjudicator(user, item_id)
     kind = get_kind(item.project.kind)
     errors = [FieldError(name, f"is not a field of a decision; known: {', '.join(FIELDS)}") for name in sorted(set(data) - set(FIELDS))]
@@ -31,24 +40,55 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     elif label not in kind.labels:
         errors.append(FieldError("label", f"must be one of {', '.join(kind.labels)}"))
     comment = clean_comment(data.get("comment"), errors)
+    override = data.get("override", False)
+    if not isinstance(override, bool):
+        errors.append(FieldError("override", "must be true or false"))
     if errors:
         raise InvalidInput("invalid decision", errors=errors)
-    if not access.supervises(user, item.project) and Annotation.objects.filter(item=item, annotator=user).exists():
+    supervisor = access.supervises(user, item.project)
+    if not supervisor and Annotation.objects.filter(item=item, annotator=user).exists():
         raise PermissionDenied(_("You labeled this item yourself; another adjudicator decides it."))
     reasons = adjudication_reasons_for_item(item)
+    if not reasons:
+        if not override:
+            raise Conflict(_("This item is not in the adjudication queue; a supervisor may decide it as an override."), field="item")
+        if not supervisor:
+            raise PermissionDenied(_("Only supervisors decide items outside the adjudication queue."))
+        if not comment:
+            raise InvalidInput("an override needs a comment saying why", field="comment")
+    elif not supervisor and item.status == Item.Status.OPEN:
+        raise Conflict(_("This item is still being labelled; it can be adjudicated once its round closes."), field="item")
     try:
         with transaction.atomic():
-            item = Item.objects.select_for_update().get(pk=item.pk)
-            if Adjudication.objects.filter(item=item).exists():
+            item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+            if Adjudication.objects.filter(item=item, round=item.round).exists():
                 raise Conflict("This item was already adjudicated.", field="item")
-            adjudication = Adjudication.objects.create(
-                item=item, round=item.round, label=label, comment=comment, reasons=reasons, adjudicator=user
+            before = {"gold": item.gold_label or None, "status": item.status}
+            settings = kind.settings_for(item.project.settings)
+            decision = decision_record(
+                item=item,
+                method=ADJUDICATION,
+                rank=RANK_ADJUDICATION,
+                value=label,
+                status=kind.status_after_round(accepted=True, author_id=item.author_id, round_=item.round, settings=settings),
+                user=user,
+                comment=comment,
+                override=not reasons,
             )
-            item.gold_label = label
-            item.status = kind.default_export_status
-            item.save(update_fields=["gold_label", "status"])
-            Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(status=Assignment.Status.EXPIRED)
+            adjudication = Adjudication.objects.create(
+                item=item, round=item.round, label=label, comment=comment, reasons=reasons, adjudicator=user, decision=decision
+            )
+            audit_record(
+                actor=user,
+                action="adjudication" if reasons else "override",
+                project=item.project,
+                target=f"item:{item.external_id}",
+                before=before,
+                after={"gold": label, "status": item.status, "reasons": reasons},
+                comment=comment,
+            )
+            aggregation_request_on_commit(item.project_id)
     except IntegrityError:
-        # Two decisions raced past the check: the one-per-item key keeps the first.
+        # Two decisions raced past the check: the one-per-round key keeps the first.
         raise Conflict("This item was already adjudicated.", field="item") from None
     return adjudication

@@ -4,37 +4,40 @@ rule of the categorical kinds (API.md "Aggregation, annotator quality, adjudicat
 
 When it runs. Dawid-Skene and MACE estimate every annotator from the whole pool, so the
 four methods are computed together per project by the `aggregation` job, requested each
-time rounds complete (the consensus step for kinds that have one, the submit that completes
-an item for the others). Requests are debounced: a request while the project already has a
-queued aggregation job, or one queued in the last MASHOV_AGGREGATION_DEBOUNCE_SECONDS
-(30), adds nothing; the periodic sweep (every 60 s with the jobs' sweep) requests the
-projects that have a closed item without an aggregate of its current round, so a stream of
-completions costs about one job per half minute and the last ones are never left out.
+time the project's votes or decisions change (a round closes or is decided, an
+adjudication, a reopen). Each request counts the change (`Project.aggregation_requested`)
+and is debounced: while the project has a queued aggregation job, or one queued in the
+last MASHOV_AGGREGATION_DEBOUNCE_SECONDS (30), it adds no job; the periodic sweep (every 60
+s with the jobs' sweep; on the embedded default, the first request after the delay)
+queues the projects whose change count is ahead of the one their last run read. A
+project where nothing changed is never run again.
 
 What it writes. One ItemAggregate per (item, method) for every item whose current round is
 closed (not `open`), and one AnnotatorCompetence per (annotator, method); both upserted.
 
-How gold follows. The project's `aggregation` setting chooses the method. The per-round
-rules decide when the round closes: the k-of-n consensus step (`nli_relabel`) decides each
-round by k-of-n, or by majority when that is chosen; accepted items take that label. When
-Dawid-Skene or MACE is chosen, the round is still decided by k-of-n when it closes (the
-revision loop needs an answer then) and each job run then sets the gold of every accepted
-item to the pool method's label; for kinds without a consensus step (`phrase_pair`), the
-job sets the gold of every complete item to the chosen method's label unless the chosen
-method is the kind's own rule. Kinds whose gold is given (`label_test`: the hidden label
-under test) keep it: their aggregates are reported against it.
+How gold follows. Gold is written only through the decision ledger (services.decisions).
+The project's `aggregation` setting chooses the method. k-of-n and majority are rules of
+the round: the consensus step (`nli_relabel`) or the kind's own rule at the last vote
+decides each round. Dawid-Skene and MACE decide on the worker: a round that has its
+votes waits as `deciding`, and this job accepts it with the method's label once the
+posterior reaches `confidence_target` (0.9 by default), or sends it down the protocol's
+failure path. Where the kind lets the chosen method own the gold of decided items
+(`Kind.gold_statuses_from_aggregation`), a later run relabels them with a confident label
+of its own — never an adjudicated item. Kinds whose gold is given (`label_test`: the
+hidden label under test) keep it: their aggregates are reported against it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+import time
+from collections import Counter, defaultdict
 
 from datetime import timedelta
 
 from django.conf import settings as django_settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.kinds.registry import get_kind
@@ -46,7 +49,7 @@ from annotation.metrics.aggregation import (
     ratings_spread,
     vote_confidence,
 )
-from annotation.models import Annotation, AnnotatorCompetence, Item, ItemAggregate, Job, Project
+from annotation.models import Annotation, AnnotatorCompetence, ConsensusOutcome, Item, ItemAggregate, Job, Project
 from annotation.services.tasks_queue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -65,16 +68,18 @@ DISAGREEMENTS_LISTED = 500
 
 
 def aggregation_request_on_commit(project_id: int) -> None:
-    """Ask for the project's aggregation once the surrounding transaction commits. Costs the
-    caller no query: the worker decides whether a job is needed (`aggregation_request`)."""
+    """Ask for the project's aggregation once the surrounding transaction commits: its
+    votes or decisions changed. Costs the caller no query: the worker counts the change
+    and decides whether a job is needed (`aggregation_request`)."""
     enqueue_on_commit("annotation.tasks.request_aggregation", project_id)
 
 
-def aggregation_request(project_id: int) -> Job | None:
-    """Queue an aggregation job for the project unless one is already queued (it will read
-    the votes stored by now when it starts) or one was queued less than
-    MASHOV_AGGREGATION_DEBOUNCE_SECONDS ago (the periodic sweep, `aggregation_sweep`, then
-    finds what it missed). Returns the new job, or None."""
+def aggregation_request(project_id: int, *, change: bool = True) -> Job | None:
+    """Count a change of the project's votes or decisions (`change`) and queue an
+    aggregation job unless one is already queued (it will read the votes stored by now when
+    it starts) or one was queued less than MASHOV_AGGREGATION_DEBOUNCE_SECONDS ago: the
+    change counter keeps what the debounce skipped, and the sweep (`aggregation_sweep`)
+    runs it. Returns the new job, or None."""
     from annotation.services.jobs import job_create
 
     debounce = timedelta(seconds=django_settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS)
@@ -82,32 +87,55 @@ def aggregation_request(project_id: int) -> Job | None:
         project = Project.objects.select_for_update().filter(pk=project_id).only("pk", "kind").first()
         if project is None or not get_kind(project.kind).labels:
             return None
+        if change:
+            Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)
         jobs = Job.objects.filter(project_id=project_id, kind=JOB_KIND)
         if jobs.filter(Q(status=Job.Status.QUEUED) | Q(created_at__gte=timezone.now() - debounce)).exists():
+            if django_settings.CELERY_TASK_ALWAYS_EAGER:
+                # No beat to sweep: the next request after the delay runs it (`aggregation_run_due`).
+                _due_in_process.setdefault(project_id, time.monotonic() + debounce.total_seconds())
             return None
         return job_create(kind=JOB_KIND, project=project)
 
 
+# The embedded default (tasks in-process, no broker, no beat): projects whose aggregation
+# the debounce skipped, with when it falls due. Process-local, as the runserver is one process.
+_due_in_process: dict[int, float] = {}
+
+
+def aggregation_run_due() -> int:
+    """On the embedded default, after a request: ask again for every skipped aggregation
+    whose delay has passed (annotation.middleware.EmbeddedSweepMiddleware). No query when
+    nothing is due. Returns how many jobs ran."""
+    now = time.monotonic()
+    due = [project_id for project_id, when in list(_due_in_process.items()) if when <= now]
+    ran = 0
+    for project_id in due:
+        when = _due_in_process.pop(project_id, now)
+        try:
+            ran += aggregation_request(project_id, change=False) is not None
+        except Exception:
+            _due_in_process.setdefault(project_id, when)  # due again at the next request
+            raise
+    return ran
+
+
 def aggregation_sweep(limit: int = 100) -> int:
-    """Periodic (with the jobs' sweep): request the aggregation of every project of an
-    aggregating kind that has a closed item without an aggregate of its current round (its
-    round closed after the last run, or while a debounced request was skipped). Returns how
-    many projects were requested."""
+    """Periodic (with the jobs' sweep): queue the aggregation of every project whose votes or decisions
+    changed since its last finished run (`Project.aggregation_requested` ahead of
+    `aggregation_done`) and that has no job queued. A project where nothing changed is
+    never run again, whatever its items hold. Returns how many jobs were queued."""
     from annotation.kinds.registry import available_kinds
 
     kinds = [name for name in available_kinds() if get_kind(name).labels]
-    current = ItemAggregate.objects.filter(item_id=OuterRef("pk"), round=OuterRef("round"), method="majority")
     stale = (
-        Item.objects.filter(project__kind__in=kinds, probe_of__isnull=True)
-        .exclude(status=Item.Status.OPEN)
-        .filter(~Exists(current))
-        .order_by()
-        .values_list("project_id", flat=True)
-        .distinct()[:limit]
+        Project.objects.filter(kind__in=kinds, aggregation_requested__gt=F("aggregation_done"))
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
     )
     requested = 0
     for project_id in list(stale):
-        requested += aggregation_request(project_id) is not None
+        requested += aggregation_request(project_id, change=False) is not None
     return requested
 
 
@@ -117,7 +145,7 @@ def aggregation_sweep(limit: int = 100) -> int:
 def aggregation_compute_job(job: Job) -> dict:
     from annotation.services.jobs import job_set_progress
 
-    return aggregation_compute_for_project(job.project, progress=lambda share: job_set_progress(job.pk, share))
+    return aggregation_compute_for_project(job.project, job=job, progress=lambda share: job_set_progress(job.pk, share))
 
 
 def _author_key(item_author_id: int | None):
@@ -147,13 +175,17 @@ def project_votes(project: Project, kind, *, author_votes: bool) -> tuple[list[t
     return votes, items
 
 
-def aggregation_compute_for_project(project: Project, *, progress=None) -> dict:
-    """Compute every method on the project's pool and store the results (module docstring).
-    Idempotent: a second run on the same votes writes the same rows."""
+def aggregation_compute_for_project(project: Project, *, job: Job | None = None, progress=None) -> dict:
+    """Compute every method on the project's pool, store the results (module docstring)
+    and let the chosen method decide what it owns through the ledger. Idempotent: a second
+    run on the same votes writes the same aggregates and decides nothing new."""
     kind = get_kind(project.kind)
     labels = tuple(kind.labels)
     if not labels:
         return {"items": 0, "methods": []}
+    # The change count this run answers for: changes counted after this read ask for
+    # another run (`aggregation_sweep`).
+    seen = Project.objects.filter(pk=project.pk).values_list("aggregation_requested", flat=True).first() or 0
     settings = kind.project_settings(project)
     k, n = kind.k_of_n_rule(settings)
     if kind.adaptive_overlap(settings):
@@ -163,13 +195,14 @@ def aggregation_compute_for_project(project: Project, *, progress=None) -> dict:
     for position, method in enumerate(METHODS):
         results[method] = aggregate(votes, method, labels=labels, k=k, n=n, seed=0)
         if progress is not None:
-            progress(0.8 * (position + 1) / len(METHODS))
+            progress(0.7 * (position + 1) / len(METHODS))
     now = timezone.now()
     closed = {item_id for item_id, (_round, status) in items.items() if status != Item.Status.OPEN}
     with transaction.atomic():
         _write_aggregates(project, results, items, closed, now)
         _write_competences(project, results, now)
-        changed = _gold_follows(project, kind, settings, results[settings["aggregation"]])
+    decided = decide_by_chosen_method(project, kind, settings, results[settings["aggregation"]], votes, job=job)
+    Project.objects.filter(pk=project.pk, aggregation_done__lt=seen).update(aggregation_done=seen)
     if progress is not None:
         progress(1.0)
     return {
@@ -177,7 +210,7 @@ def aggregation_compute_for_project(project: Project, *, progress=None) -> dict:
         "votes": len(votes),
         "methods": list(METHODS),
         "chosen": settings["aggregation"],
-        "gold_changed": changed,
+        **decided,
     }
 
 
@@ -222,23 +255,86 @@ def _write_competences(project: Project, results: dict, now) -> None:
     )
 
 
-def _gold_follows(project: Project, kind, settings: dict, result) -> int:
-    """Set the gold of decided items to the chosen method's label where the job owns it
-    (module docstring). Returns how many items changed."""
+def decide_by_chosen_method(project: Project, kind, settings: dict, result, votes: list[tuple], *, job: Job | None = None) -> dict:
+    """The chosen method's decisions, through the ledger (services.decisions), in chunks of
+    WRITE_BATCH items, each chunk one transaction with the items locked:
+
+    - a `deciding` item (its round waits for the chosen pool method) is accepted with the
+      method's label when its confidence reaches the project's `confidence_target` (0.9
+      by default), otherwise it takes the protocol's failure path (back to its author while
+      revisions remain, else the adjudication queue); its round's outcome is stored as the
+      consensus step stores one;
+    - a decided item whose gold the chosen method owns (`Kind.gold_statuses_from_aggregation`)
+      takes the method's label where it differs from its gold (a pool method: only with the
+      target confidence) — unless an adjudicator decided its round, which no method
+      overrides.
+
+    Returns {"decided": deciding items decided, "gold_changed": decided items relabelled}."""
+    from annotation.services.decisions import RANK_ADJUDICATION, RANK_CHOSEN_METHOD, Verdict, confidence_target
+    from annotation.services.decisions import decisions_record_bulk, effective_decisions, pool_method_deciding
+
     method = settings["aggregation"]
-    statuses = kind.gold_statuses_from_aggregation(method)
+    pool = pool_method_deciding(kind, settings)
+    owned = tuple(kind.gold_statuses_from_aggregation(method))
+    statuses = ((Item.Status.DECIDING,) if pool else ()) + owned
+    counts = {"decided": 0, "gold_changed": 0}
     if not statuses:
-        return 0
-    current = dict(Item.objects.filter(project=project, status__in=statuses, probe_of__isnull=True).values_list("pk", "gold_label"))
-    by_label: dict[str, list[int]] = defaultdict(list)
-    for item_id, gold in current.items():
-        label = (result.items.get(item_id) or (None, 0.0))[0]
-        if label is not None and label != gold:
-            by_label[label].append(item_id)
-    for label, pks in by_label.items():
-        for start in range(0, len(pks), WRITE_BATCH):
-            Item.objects.filter(pk__in=pks[start : start + WRITE_BATCH]).update(gold_label=label)
-    return sum(len(pks) for pks in by_label.values())
+        return counts
+    target = confidence_target(settings)
+    tallies = _vote_tallies(votes)
+    candidates = list(
+        Item.objects.filter(project=project, probe_of__isnull=True, status__in=statuses).order_by("pk").values_list("pk", flat=True)
+    )
+    for start in range(0, len(candidates), WRITE_BATCH):
+        with transaction.atomic():
+            rows = list(
+                Item.objects.select_for_update()
+                .filter(pk__in=candidates[start : start + WRITE_BATCH], status__in=statuses)
+                .order_by("pk")
+                .values_list("pk", "round", "status", "gold_label", "author_id", "reference_label")
+            )
+            standing = effective_decisions((pk, round_) for pk, round_, *_rest in rows)
+            verdicts, outcomes = [], []
+            for pk, round_, status, gold, author_id, reference in rows:
+                label, confidence = result.items.get(pk) or (None, 0.0)
+                confident = label is not None and (confidence >= target or not pool)
+                if status == Item.Status.DECIDING:
+                    after = kind.status_after_round(accepted=confident, author_id=author_id, round_=round_, settings=settings)
+                    verdicts.append(Verdict(pk, label if confident else None, after, confidence))
+                    outcomes.append(_outcome_of(pk, round_, label if confident else None, tallies.get(pk, {}), reference))
+                    counts["decided"] += 1
+                    continue
+                current = standing.get(pk)
+                if not confident or label == gold or (current is not None and current.rank >= RANK_ADJUDICATION):
+                    continue
+                verdicts.append(Verdict(pk, label, status, confidence))
+                counts["gold_changed"] += 1
+            decisions_record_bulk(verdicts, method=method, rank=RANK_CHOSEN_METHOD, job=job)
+            ConsensusOutcome.objects.bulk_create(outcomes, batch_size=WRITE_BATCH, ignore_conflicts=True)
+    return counts
+
+
+def _vote_tallies(votes: list[tuple]) -> dict[int, dict[str, int]]:
+    tallies: dict[int, Counter] = defaultdict(Counter)
+    for item_id, _annotator, label in votes:
+        tallies[item_id][label] += 1
+    return {item_id: dict(sorted(counts.items())) for item_id, counts in tallies.items()}
+
+
+def _outcome_of(item_id: int, round_: int, gold: str | None, tally: dict[str, int], reference: str) -> ConsensusOutcome:
+    """The round's record as the consensus step keeps one (votes by label, the share of
+    the top label), for a round a pool method decided."""
+    n_votes = sum(tally.values())
+    return ConsensusOutcome(
+        item_id=item_id,
+        round=round_,
+        outcome=ConsensusOutcome.Outcome.ACCEPTED if gold is not None else ConsensusOutcome.Outcome.FAILED,
+        gold=gold or "",
+        votes=tally,
+        n_votes=n_votes,
+        agreement=max(tally.values()) / n_votes if n_votes else 0.0,
+        label_changed=bool(gold and reference and gold != reference),
+    )
 
 
 # --- adaptive overlap ----------------------------------------------------------------------------

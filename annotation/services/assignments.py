@@ -29,6 +29,7 @@ from annotation.selectors.assignments import (
 )
 from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.consensus import consensus_enqueue_on_commit
+from annotation.services.decisions import RANK_ROUND_RULE, decision_record, pool_method_deciding
 from annotation.sql import execute
 
 
@@ -91,6 +92,7 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
                     avoid_group=last_group or None,
                     now=now,
                     adaptive=kind.adaptive_overlap(settings),
+                    adjudicator=membership.adjudicator,
                 )
             if item is None or item.pk in skipped:
                 return None
@@ -175,16 +177,42 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                     item.votes_target = submitted + 1
                     item.save(update_fields=["votes_target"])
                 else:
-                    item.status = Item.Status.COMPLETE
-                    item.save(update_fields=["status"])
-                    if kind.aggregates_by_consensus:
-                        consensus_enqueue_on_commit(item.pk)
-                    elif kind.labels:
-                        aggregation_request_on_commit(project.pk)
+                    _round_close(item, kind, settings)
     except IntegrityError:
         # The unique (item, annotator, round) key caught a double label the checks above missed.
         raise Conflict("You already labeled this item in this round.", field="assignment") from None
     return annotation
+
+
+def _round_close(item: Item, kind, settings: dict) -> None:
+    """The item's round has its votes (submit transaction, item locked). A pool method
+    chosen for the project decides it on the worker (`deciding`); a consensus kind's step
+    decides it after the commit; other kinds with labels decide it here by their own
+    rule. Every decision goes through the ledger (services.decisions)."""
+    if item.probe_of_id is None and pool_method_deciding(kind, settings):
+        item.status = Item.Status.DECIDING
+        item.save(update_fields=["status"])
+        aggregation_request_on_commit(item.project_id)
+        return
+    item.status = Item.Status.COMPLETE
+    item.save(update_fields=["status"])
+    if kind.aggregates_by_consensus:
+        consensus_enqueue_on_commit(item.pk)
+        return
+    if not kind.labels:
+        return
+    if item.probe_of_id is None:
+        labels = [
+            value.get("label")
+            for value in Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
+            if isinstance(value, dict)
+        ]
+        rule = kind.round_rule_decision(item, labels, settings)
+        if rule is not None:
+            method, value = rule
+            status = kind.status_after_round(accepted=value is not None, author_id=item.author_id, round_=item.round, settings=settings)
+            decision_record(item=item, method=method, rank=RANK_ROUND_RULE, value=value, status=status)
+    aggregation_request_on_commit(item.project_id)
 
 
 def _store_annotation(

@@ -15,13 +15,14 @@ from django.utils.translation import gettext as _
 from annotation.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Assignment, Item, Membership, Review
+from annotation.services.decisions import round_decided
 
 # A draft holds unsubmitted work (a paragraph's questions): generous for that, small enough
 # that a page saving it on every pause costs the database nothing to speak of.
 DRAFT_MAX_BYTES = 64 * 1024
 
 CLAIM_CLOSED = "The claim is no longer open: it was submitted, skipped or has expired."
-ROUND_DECIDED = "This item's round is decided: the annotation can no longer be changed."
+ROUND_DECIDED = "This item's round is decided: the annotation can no longer be changed (a supervisor may reopen the item)."
 
 
 def _still_annotating(user, project_id: int) -> None:
@@ -99,17 +100,19 @@ def assignment_skip(*, user, assignment_id: int) -> None:
             Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SKIPPED, draft=None)
 
 
-def annotation_editable(annotation: Annotation, item: Item, *, reviewed: bool) -> bool:
+def annotation_editable(annotation: Annotation, item: Item, *, reviewed: bool, round_has_decision: bool | None = None) -> bool:
     """Whether the annotator may still change `annotation`: its round is the item's current
-    one and is not decided yet (the item is open or complete but not accepted, sent back or
-    removed; the consensus step moves it on in the transaction that writes the outcome), the
-    kind allows edits, and no reviewer has graded it."""
-    return (
-        get_kind(item.project.kind).editable_annotations
-        and item.round == annotation.round
-        and item.status in (Item.Status.OPEN, Item.Status.COMPLETE)
-        and not reviewed
-    )
+    one and is not decided yet (services.decisions.round_decided: the item is open, or
+    complete while a consensus step has still to decide it), the kind allows edits, and no
+    reviewer has graded it. `round_has_decision`, when the caller read it in bulk, spares
+    the query for a complete item."""
+    if not get_kind(item.project.kind).editable_annotations or item.round != annotation.round or reviewed:
+        return False
+    if item.status == Item.Status.OPEN:
+        return True
+    if item.status != Item.Status.COMPLETE:
+        return False
+    return not (round_decided(item) if round_has_decision is None else round_has_decision)
 
 
 def annotation_edit(*, user, annotation_id: int, value) -> Annotation:
@@ -136,5 +139,4 @@ def annotation_edit(*, user, annotation_id: int, value) -> Annotation:
         annotation.edited_at = timezone.now()
         annotation.save(update_fields=["value", "edited_at"])
         annotation.item = item
-        kind.after_edit(annotation, item, kind.settings_for(item.project.settings))
     return annotation

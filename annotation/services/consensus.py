@@ -1,6 +1,8 @@
 """The k-of-n consensus step of `nli_relabel` (FarsTail §3): when an item's round has all
-its votes, decide it, write the outcome once, and move the item on — accepted, back to
-its author for revision, or removed.
+its votes, decide it, write the outcome once, and record the decision in the ledger
+(services.decisions), which moves the item on — accepted, back to its author for
+revision, or removed. With a pool method chosen (Dawid-Skene, MACE), the item waits as
+`deciding` for the aggregation job, which decides it.
 
 Two paths with the same semantics:
 
@@ -10,8 +12,8 @@ Two paths with the same semantics:
   enqueues in chunks (a lost message, a broker that was down, a bulk load). Per chunk it
   locks the complete items it can get (SKIP LOCKED: an item another worker holds is that
   worker's), reads their votes in one query, decides them in memory with
-  `metrics.consensus.decide`, writes the outcomes in bulk and the item statuses with a
-  few set-based UPDATEs. One transaction per chunk, so a killed worker loses at most a
+  `metrics.consensus.decide`, writes the outcomes in bulk and records the decisions in
+  the ledger (services.decisions, which moves the items). One transaction per chunk, so a killed worker loses at most a
   chunk's work and the redelivery redoes it; already decided items are skipped.
 """
 
@@ -29,6 +31,7 @@ from annotation.kinds.registry import get_kind, kinds_aggregating_by_consensus
 from annotation.metrics.consensus import ACCEPTED, PENDING, ConsensusResult, decide_round
 from annotation.models import Annotation, ConsensusOutcome, Item, Project
 from annotation.services.aggregation import aggregation_request_on_commit
+from annotation.services.decisions import RANK_ROUND_RULE, Verdict, decision_record, decisions_record_bulk, pool_method_deciding
 from annotation.services.tasks_queue import enqueue_on_commit, enqueue_rollback_unsafe
 
 # Items per transaction in the batch path, and per message the sweep sends. 10K items
@@ -57,16 +60,6 @@ def _decide(labels, rule: tuple, reference: str | None) -> ConsensusResult:
     return decide_round(labels, method=method, k=k, n=n, adaptive=adaptive, author_label=reference or None)
 
 
-def _status_after(outcome: str, *, author_id, round_: int, revision_rounds: int) -> str:
-    """Where a decided item goes: accepted stays accepted; a failed round goes back to its
-    author while revisions remain (FarsTail: one), otherwise the item is removed."""
-    if outcome == ConsensusOutcome.Outcome.ACCEPTED:
-        return Item.Status.ACCEPTED
-    if author_id is not None and round_ <= revision_rounds:
-        return Item.Status.NEEDS_REVISION
-    return Item.Status.REMOVED
-
-
 def _outcome_row(item_id: int, round_: int, result: ConsensusResult) -> ConsensusOutcome:
     return ConsensusOutcome(
         item_id=item_id,
@@ -83,7 +76,9 @@ def _outcome_row(item_id: int, round_: int, result: ConsensusResult) -> Consensu
 def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
     """Decide the item's current round. Idempotent: an item that is not waiting for a
     decision, or whose round already has an outcome, is left as it is. Two racing calls
-    serialise on the item's row lock; the unique (item, round) key backs that up."""
+    serialise on the item's row lock; the unique (item, round) key backs that up. When the
+    project's chosen method is a pool method, the round waits (`deciding`) for the
+    aggregation job instead (services.decisions)."""
     with transaction.atomic():
         item = Item.objects.select_for_update().select_related("project").filter(pk=item_id).first()
         if item is None:
@@ -93,6 +88,10 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
             return existing
         kind = get_kind(item.project.kind)
         settings = kind.settings_for(item.project.settings)
+        if pool_method_deciding(kind, settings):
+            Item.objects.filter(pk=item.pk).update(status=Item.Status.DECIDING)
+            aggregation_request_on_commit(item.project_id)
+            return None
         labels = [
             value.get("label")
             for value in Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
@@ -109,12 +108,15 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
                 outcome.save(force_insert=True)
         except IntegrityError:
             return ConsensusOutcome.objects.get(item=item, round=item.round)
-        item.status = _status_after(
-            outcome.outcome, author_id=item.author_id, round_=item.round, revision_rounds=settings["revision_rounds"]
+        accepted = result.outcome == ACCEPTED
+        decision_record(
+            item=item,
+            method=settings["aggregation"],
+            rank=RANK_ROUND_RULE,
+            value=result.gold if accepted else None,
+            status=kind.status_after_round(accepted=accepted, author_id=item.author_id, round_=item.round, settings=settings),
+            confidence=result.agreement,
         )
-        if result.outcome == ACCEPTED:
-            item.gold_label = result.gold
-        item.save(update_fields=["status", "gold_label"])
         aggregation_request_on_commit(item.project_id)
         return outcome
 
@@ -142,26 +144,34 @@ def _compute_chunk(ids: list[int]) -> int:
         if not locked:
             return 0
         consensus_kinds = set(kinds_aggregating_by_consensus())
-        settings_by_project = {}
+        projects = {}
         for project in Project.objects.filter(pk__in={row[1] for row in locked}).only("pk", "kind", "settings"):
             if project.kind in consensus_kinds:
-                settings_by_project[project.pk] = get_kind(project.kind).settings_for(project.settings)
-        labels = store.current_labels([(row[0], row[2]) for row in locked if row[1] in settings_by_project and row[5] is None])
+                kind = get_kind(project.kind)
+                projects[project.pk] = (kind, kind.settings_for(project.settings))
+        deciding = {row[0] for row in locked if row[1] in projects and pool_method_deciding(*projects[row[1]])}
+        labels = store.current_labels(
+            [(row[0], row[2]) for row in locked if row[1] in projects and row[5] is None and row[0] not in deciding]
+        )
 
         decisions: dict[tuple, ConsensusResult] = {}
         outcomes: list[tuple[int, int, ConsensusResult]] = []
-        moves: list[tuple[int, str, str | None]] = []  # (item, status, gold label or None = unchanged)
+        verdicts: dict[str, list[Verdict]] = defaultdict(list)  # by method: the rule of each project's round
+        reopened: list[int] = []
         for item_id, project_id, round_, reference, author_id, stored, stored_gold in locked:
-            settings = settings_by_project.get(project_id)
-            if settings is None:
+            if project_id not in projects:
                 continue  # not a consensus kind: not this step's item
+            if item_id in deciding:
+                continue  # the chosen pool method decides it on the worker
+            kind, settings = projects[project_id]
             if stored is not None:
                 # An outcome already stored for the current round: the item follows it and
-                # nothing is decided again. (Outcome and status are written in one
+                # nothing is decided again. (Outcome and decision are written in one
                 # transaction, so this only repairs a hand edit; it keeps the sweep from
                 # finding the same item forever.)
-                status = _status_after(stored, author_id=author_id, round_=round_, revision_rounds=settings["revision_rounds"])
-                moves.append((item_id, status, stored_gold if stored == ConsensusOutcome.Outcome.ACCEPTED else None))
+                accepted = stored == ConsensusOutcome.Outcome.ACCEPTED
+                status = kind.status_after_round(accepted=accepted, author_id=author_id, round_=round_, settings=settings)
+                verdicts[settings["aggregation"]].append(Verdict(item_id, stored_gold if accepted else None, status))
                 continue
             rule = _round_rule(settings)
             # With 3 labels and 5 votes there are a few dozen distinct vote patterns (the
@@ -172,19 +182,18 @@ def _compute_chunk(ids: list[int]) -> int:
                 result = decisions[key] = _decide(list(key[2]), rule, reference)
             if result.outcome == PENDING:
                 # Fewer votes than needed (e.g. settings changed): collect more.
-                moves.append((item_id, Item.Status.OPEN, None))
+                reopened.append(item_id)
                 continue
             outcomes.append((item_id, round_, result))
             accepted = result.outcome == ACCEPTED
-            status = _status_after(
-                ConsensusOutcome.Outcome.ACCEPTED if accepted else ConsensusOutcome.Outcome.FAILED,
-                author_id=author_id,
-                round_=round_,
-                revision_rounds=settings["revision_rounds"],
-            )
-            moves.append((item_id, status, result.gold if accepted else None))
-        store.write(outcomes, moves)
-        for project_id in {row[1] for row in locked if row[1] in settings_by_project} if outcomes else ():
+            status = kind.status_after_round(accepted=accepted, author_id=author_id, round_=round_, settings=settings)
+            verdicts[settings["aggregation"]].append(Verdict(item_id, result.gold if accepted else None, status, result.agreement))
+        store.write_outcomes(outcomes)
+        for method, decided in verdicts.items():
+            decisions_record_bulk(decided, method=method, rank=RANK_ROUND_RULE)
+        Item.objects.filter(pk__in=reopened).update(status=Item.Status.OPEN)
+        Item.objects.filter(pk__in=deciding).update(status=Item.Status.DECIDING)
+        for project_id in {row[1] for row in locked if row[1] in projects} if (outcomes or deciding) else ():
             aggregation_request_on_commit(project_id)
         return len(outcomes)
 
@@ -227,19 +236,12 @@ class _OrmStore:
                 labels[item_id].append(label)
         return {item_id: tuple(sorted(values, key=lambda v: (type(v).__name__, str(v)))) for item_id, values in labels.items()}
 
-    def write(self, outcomes: list[tuple[int, int, ConsensusResult]], moves: list[tuple[int, str, str | None]]) -> None:
+    def write_outcomes(self, outcomes: list[tuple[int, int, ConsensusResult]]) -> None:
         ConsensusOutcome.objects.bulk_create(
             [_outcome_row(item_id, round_, result) for item_id, round_, result in outcomes],
             batch_size=2_000,
             ignore_conflicts=True,
         )
-        grouped: dict[tuple[str, str | None], list[int]] = defaultdict(list)
-        for item_id, status, gold in moves:
-            grouped[(status, gold)].append(item_id)
-        for (status, gold), pks in grouped.items():
-            for start in range(0, len(pks), 2_000):
-                fields = {"status": status} if gold is None else {"status": status, "gold_label": gold}
-                Item.objects.filter(pk__in=pks[start : start + 2_000]).update(**fields)
 
 
 # Separates labels in string_agg; a control character no label may contain.
@@ -256,8 +258,7 @@ class _PostgresStore:
     spends longer building 10K-element IN lists and 10K model instances than PostgreSQL
     spends on the rows. One statement each: the lock (FOR UPDATE OF the item SKIP LOCKED,
     with the round's stored outcome if any), the labels (aggregated per item in SQL, so
-    10K rows come back instead of 50K), the outcomes (COPY) and the statuses (UPDATE …
-    FROM unnest)."""
+    10K rows come back instead of 50K) and the outcomes (COPY)."""
 
     def __init__(self):
         quote = connection.ops.quote_name
@@ -305,21 +306,9 @@ class _PostgresStore:
             result[item_id] = labels
         return result
 
-    def write(self, outcomes: list[tuple[int, int, ConsensusResult]], moves: list[tuple[int, str, str | None]]) -> None:
+    def write_outcomes(self, outcomes: list[tuple[int, int, ConsensusResult]]) -> None:
         if outcomes:
             self._write_outcomes(outcomes)
-        # One UPDATE per (status, gold) pair, a handful per chunk: `id = ANY(…)` is an
-        # index scan, where a join with an unnest of the moves makes the planner hash the
-        # whole item table.
-        grouped: dict[tuple[str, str | None], list[int]] = defaultdict(list)
-        for item_id, status, gold in moves:
-            grouped[(str(status), gold)].append(item_id)
-        with connection.cursor() as cursor:
-            for (status, gold), pks in grouped.items():
-                if gold is None:
-                    cursor.execute(f"UPDATE {self.item} SET status = %s WHERE id = ANY(%s)", [status, pks])
-                else:
-                    cursor.execute(f"UPDATE {self.item} SET status = %s, gold_label = %s WHERE id = ANY(%s)", [status, gold, pks])
 
     def _write_outcomes(self, outcomes: list[tuple[int, int, ConsensusResult]]) -> None:
         now = timezone.now().isoformat()

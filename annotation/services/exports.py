@@ -30,6 +30,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
+from annotation.services.decisions import decision_histories, effective_decisions
 
 CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
@@ -58,13 +59,17 @@ class ExportSpec:
     split: str | None
     content_type: str
     filename: str
+    # JSONL only: each record carries the item's whole decision history (`decisions`).
+    history: bool = False
 
 
-def export_prepare(*, project: Project, fmt: str | None, status: str | None = None, split: str | None = None) -> ExportSpec:
-    """Validate the parameters (every problem reported at once, naming `format` or
-    `status`). `status` defaults to the kind's finished state (`accepted` where items go
+def export_prepare(
+    *, project: Project, fmt: str | None, status: str | None = None, split: str | None = None, history=None
+) -> ExportSpec:
+    """Validate the parameters (every problem reported at once, naming `format`, `status`
+    or `history`). `status` defaults to the kind's finished state (`accepted` where items go
     through consensus, `complete` where they are rated); an empty or missing `split`
-    exports every split."""
+    exports every split; `history` ("1"/"true", JSONL only) adds each item's decisions."""
     kind = get_kind(project.kind)
     status = status or kind.default_export_status
     errors = []
@@ -74,6 +79,11 @@ def export_prepare(*, project: Project, fmt: str | None, status: str | None = No
         errors.append(FieldError("format", f"must be one of {', '.join(known)} for {kind.name}"))
     if status not in EXPORT_STATUSES:
         errors.append(FieldError("status", f"must be one of {', '.join(EXPORT_STATUSES)}"))
+    with_history = history in ("1", "true")
+    if history not in (None, "", "0", "false", "1", "true"):
+        errors.append(FieldError("history", "must be 1 or 0"))
+    elif with_history and fmt != "jsonl":
+        errors.append(FieldError("history", "is available for the jsonl format only"))
     if errors:
         raise InvalidInput("invalid export parameters", errors=errors)
     if streamed:
@@ -92,6 +102,7 @@ def export_prepare(*, project: Project, fmt: str | None, status: str | None = No
         split=split or None,
         content_type=options["content_type"],
         filename=f"{'-'.join(parts)}.{options['extension']}",
+        history=with_history,
     )
 
 
@@ -146,7 +157,7 @@ def export_stream(spec: ExportSpec) -> Iterator[bytes]:
 
 
 def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
-    for chunk, facts in chunks_with_facts(spec.project, items):
+    for chunk, facts in chunks_with_facts(spec.project, items, history=spec.history):
         lines = []
         for item in chunk:
             line = json.dumps(record_of(spec.kind, item, facts[item.pk]), ensure_ascii=False)
@@ -156,7 +167,7 @@ def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
 
 
 def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
-    columns = spec.kind.export_csv_columns()
+    columns = (*spec.kind.export_csv_columns(), *(("decided_by",) if spec.kind.labels else ()))
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow([csv_neutralise(column) for column in columns])
@@ -168,10 +179,16 @@ def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
 
 
 def record_of(kind: Kind, item: Item, facts: ExportFacts) -> dict:
-    """The kind's export record, with the adjudicator's gold and flag where there is one."""
+    """The kind's export record, with the adjudicator's gold and flag where there is one;
+    for kinds with labels, `decided_by` (the method of the round's effective decision, or
+    null) and, when asked for, the item's decision history."""
     record = kind.export_record(item, facts)
     if facts.adjudication is not None:
         record = kind.adjudicated_record(record, facts.adjudication)
+    if kind.labels:
+        record["decided_by"] = facts.decision.method if facts.decision is not None else None
+    if facts.history is not None:
+        record["decisions"] = facts.history
     return record
 
 
@@ -230,10 +247,13 @@ def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
-    """Items in chunks, each with its items' facts read in three queries (outcomes of the
-    current round, annotations of the current round, adjudications), and a fourth, the
-    aggregates of the current round, for kinds that aggregate labels."""
+def chunks_with_facts(
+    project: Project, items: QuerySet[Item], *, history: bool = False
+) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
+    """Items in chunks, each with its items' facts read in four queries (outcomes,
+    annotations, adjudication and effective decisions of the current round), a fifth, the
+    aggregates of the current round, for kinds that aggregate labels, and with `history`
+    a sixth, every decision of the chunk's items."""
     pseudonyms: dict[int, str] = {}
     kind = get_kind(project.kind)
     aggregation = kind.project_settings(project).get("aggregation") if kind.labels else None
@@ -266,8 +286,14 @@ def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple
                 at=adjudication.created_at.isoformat(),
                 comment=adjudication.comment,
             )
-            for adjudication in Adjudication.objects.filter(item_id__in=ids)
+            for adjudication in Adjudication.objects.filter(item_id__in=ids, round=F("item__round"))
         }
+        decisions = effective_decisions((item.pk, item.round) for item in chunk)
+        histories = (
+            {item_id: [_decision_record(d, pseudonym) for d in rows] for item_id, rows in decision_histories(ids).items()}
+            if history
+            else None
+        )
         aggregates: dict[int, dict] = defaultdict(dict)
         if aggregation is not None:
             stored = (
@@ -285,7 +311,27 @@ def chunks_with_facts(project: Project, items: QuerySet[Item]) -> Iterator[tuple
                 adjudication=adjudications.get(item.pk),
                 aggregates=aggregates.get(item.pk, {}),
                 aggregation=aggregation,
+                decision=decisions.get(item.pk),
+                history=None if histories is None else histories.get(item.pk, []),
             )
             for item in chunk
         }
         yield chunk, facts
+
+
+def _decision_record(decision, pseudonym) -> dict:
+    """A decision as exports and `GET /api/items/{id}/decisions/` for reviewers give it:
+    a person by their pseudonym."""
+    return {
+        "round": decision.round,
+        "method": decision.method,
+        "value": decision.value,
+        "status": decision.status,
+        "confidence": decision.confidence,
+        "by": pseudonym(decision.decided_by_id),
+        "job": decision.job_id,
+        "override": decision.override,
+        "comment": decision.comment,
+        "supersedes": decision.supersedes_id,
+        "at": decision.created_at.isoformat(),
+    }

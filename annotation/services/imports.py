@@ -23,6 +23,7 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Item, Job, Project
 from annotation.rows import ItemRow, read_csv_records, read_jsonl_records
+from annotation.services.decisions import imported_decisions_record
 from annotation.services.jobs import job_create, job_set_progress
 
 MAX_LISTED_ERRORS = 1000
@@ -256,7 +257,7 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
         kind = get_kind(project.kind)
         for start in range(0, len(new_rows), BATCH_SIZE):
             batch = new_rows[start : start + BATCH_SIZE]
-            Item.objects.bulk_create(
+            created = Item.objects.bulk_create(
                 Item(
                     project=project,
                     external_id=row.external_id,
@@ -266,12 +267,15 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
                     derived_group="" if row.group else kind.derived_group(row.payload),
                     split=row.split,
                     author=authors.get(row.author),
-                    # Published labels are gold as they are: decided, never relabeled.
+                    # Published labels are gold as they are: decided (the ledger's `import`
+                    # decisions below), never relabeled.
                     **({"status": Item.Status.ACCEPTED, "gold_label": row.reference_label} if labels_final else {}),
                     position=offset + row.position,
                 )
                 for row in batch
             )
+            if labels_final:
+                imported_decisions_record(created)
             if job_id is not None:
                 job_set_progress(job_id, 0.5 + 0.5 * (start + len(batch)) / max(1, len(new_rows)))
         # Kinds that compute figures from imported text (summary measures) queue that here.

@@ -57,6 +57,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation.middleware.AccessErrorPageMiddleware",
+    "annotation.middleware.EmbeddedSweepMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -225,7 +225,9 @@ def test_a_reviewed_annotation_is_not_editable(make_project):
     )[0]["message"]
 
 
-def test_phrase_gold_follows_an_edit(make_project):
+def test_a_decided_phrase_pair_refuses_an_edit_and_keeps_its_gold(make_project):
+    """Once the last label closes a phrase pair's round, the kind's rule has decided it:
+    an edit would change gold behind the decision, so it is a 409 (a supervisor reopens)."""
     from annotation.models import Annotation, Item
 
     project, team = make_project("ph", annotators=1, kind="phrase_pair", settings={"labels_per_item": 1, "probe_rate": 0.0})
@@ -233,8 +235,11 @@ def test_phrase_gold_follows_an_edit(make_project):
     label(team["a1"], "ph", "OPPOSITION")
     assert Item.objects.get().gold_label == "OPPOSITION"
     annotation = Annotation.objects.get()
-    assert team["a1"].patch(f"/api/annotations/{annotation.pk}/", {"value": {"label": "SIMILAR"}}, format="json").status_code == 200
-    assert Item.objects.get().gold_label == "SIMILAR"
+    response = team["a1"].patch(f"/api/annotations/{annotation.pk}/", {"value": {"label": "SIMILAR"}}, format="json")
+    assert response.status_code == 409
+    assert "reopen" in response.json()["errors"][0]["message"]
+    assert Item.objects.get().gold_label == "OPPOSITION"
+    assert Annotation.objects.get().value == {"label": "OPPOSITION"}
 
 
 def test_mine_reads_a_page_in_a_fixed_number_of_queries(make_project):

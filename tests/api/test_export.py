@@ -135,13 +135,13 @@ def expected_jsonl_accepted(project, users) -> str:
         '"votes": {"entailment": 2, "neutral": 1, "contradiction": 0}, "n": 3, "round": 1, "group": "g1", '
         '"split": "dev", "status": "accepted", "label_changed": false, "agreement": 0.6666666666666666, '
         f'"author": "{sup}", "annotators": ["{ann1}", "{ann2}"], "annotator_labels": ["entailment", "neutral"], '
-        '"extra": {}, "aggregates": ' + stored_aggregates("he-1") + '}\n'
+        '"extra": {}, "aggregates": ' + stored_aggregates("he-1") + ', "decided_by": "k_of_n"}\n'
         '{"id": "fa-2", "premise": "او می\u200cخواهد به خانه برود.\\tسپس می\u200cخوابد.", '
         '"hypothesis": "-او نمی\u200cخواهد \\"هرگز\\" برود", "gold_label": "neutral", "author_label": "contradiction", '
         '"votes": {"entailment": 0, "neutral": 2, "contradiction": 1}, "n": 3, "round": 1, "group": "g2", '
         '"split": "test", "status": "accepted", "label_changed": true, "agreement": 0.6666666666666666, '
         f'"author": null, "annotators": ["{ann1}", "{ann2}"], "annotator_labels": ["neutral", "neutral"], '
-        '"extra": {"hard(hypothesis)": "1", "hard(overlap)": "0"}, "aggregates": ' + stored_aggregates("fa-2") + '}\n'
+        '"extra": {"hard(hypothesis)": "1", "hard(overlap)": "0"}, "aggregates": ' + stored_aggregates("fa-2") + ', "decided_by": "k_of_n"}\n'
     )
 
 
@@ -201,12 +201,12 @@ def test_csv_exact_output_bom_and_neutralised_cells(small_project, users, client
     assert body.startswith(b"\xef\xbb\xbf")
     assert body.decode("utf-8") == (
         BOM + "id,premise,hypothesis,gold_label,author_label,votes_entailment,votes_neutral,votes_contradiction,"
-        "n,round,group,split,status,label_changed,agreement,author,annotators,annotator_labels,extra\r\n"
+        "n,round,group,split,status,label_changed,agreement,author,annotators,annotator_labels,extra,decided_by\r\n"
         "he-1,הילד\u200f קרא ספר בספרייה.  ,'=SUM(A1:A2) הילד קרא,entailment,entailment,2,1,0,3,1,g1,dev,"
-        f"accepted,false,0.6666666666666666,{sup},{ann1} {ann2},entailment neutral,\r\n"
+        f"accepted,false,0.6666666666666666,{sup},{ann1} {ann2},entailment neutral,,k_of_n\r\n"
         "fa-2,او می\u200cخواهد به خانه برود.\tسپس می\u200cخوابد.,\"'-او نمی\u200cخواهد \"\"هرگز\"\" برود\","
         f"neutral,contradiction,0,2,1,3,1,g2,test,accepted,true,0.6666666666666666,,{ann1} {ann2},neutral neutral,"
-        '"{""hard(hypothesis)"": ""1"", ""hard(overlap)"": ""0""}"\r\n'
+        '"{""hard(hypothesis)"": ""1"", ""hard(overlap)"": ""0""}",k_of_n\r\n'
     )
 
 
@@ -399,7 +399,9 @@ def test_query_count_does_not_grow_with_items(small_project, users, client_for, 
     large, large_lines = count_queries()
     assert large_lines >= small_lines + 60
     assert large == small
-    with django_assert_max_num_queries(8):
+    # auth, project, membership, items, and per chunk: outcomes, annotations, adjudications,
+    # effective decisions, aggregates
+    with django_assert_max_num_queries(9):
         export(client, small_project.slug, format=fmt, status="all")
 
 

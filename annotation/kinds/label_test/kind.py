@@ -48,6 +48,11 @@ class LabelTestKind(NliKind):
         # The gold is hidden and is not a vote.
         return settings["labels_per_item"]
 
+    def round_rule_decision(self, item, labels: list, settings: dict) -> tuple[str, None]:
+        # The round ends once every tester labelled; the gold is the hidden one the file
+        # gave, never changed by the votes: the decision closes the round with no gold of its own.
+        return "reference", None
+
     def report_sections(self, project) -> dict:
         """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator, their
         mean as the group, and the majority line) against the hidden gold; see results.py."""

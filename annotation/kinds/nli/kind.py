@@ -197,6 +197,16 @@ class NliRelabelKind(NliKind):
     def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
         return settings["consensus_k"], settings["consensus_n"]
 
+    def status_after_round(self, *, accepted: bool, author_id: int | None, round_: int, settings: dict) -> str:
+        """Accepted stays accepted; a failed round goes back to its author while revisions
+        remain (FarsTail §3.2: one), otherwise the item is removed (and waits in the
+        adjudication queue)."""
+        if accepted:
+            return "accepted"
+        if author_id is not None and round_ <= settings["revision_rounds"]:
+            return "needs_revision"
+        return "removed"
+
     def gold_statuses_from_aggregation(self, method: str) -> tuple[str, ...]:
         # k-of-n and majority decide the round and its gold in the consensus step; the pool
         # methods set the gold of the accepted items (annotation.services.aggregation).

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import PurePath
 
 from annotation.errors import InvalidInput
 
-from .labels import LABEL_TO_CODE, canonical_label, majority_gold
+from .labels import LABEL_TO_CODE, canonical_label
 
 PHRASIS_COLUMNS = ("score", "label", "left_positions", "right_positions", "pair")
 PHRASIS_NAME = re.compile(r"^PhrasIS\.(?P<split>[^.]+)\.(?P<source>[^.]+)\.(?P<polarity>[^.]+)$")
@@ -92,16 +91,16 @@ def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
         yield number, record
 
 
-def phrasis_row(item, cast: list[str], adjudicated: str | None = None) -> list[str]:
+def phrasis_row(item) -> list[str]:
     """One line of PhrasIS's layout: the imported cells as stored, the label cell
-    replaced by the gold's code when the annotators decided a gold other than the
-    imported label, or an adjudicator decided one (`adjudicated`); the raw imported cell,
-    spaces and all, otherwise."""
+    replaced by the gold's code when the item's decided gold (`Item.gold_label`, from the
+    decision ledger: the round's rule, the chosen method or an adjudicator) differs from
+    the imported label; the raw imported cell, spaces and all, otherwise."""
     payload = item.payload
     cells = payload.get("phrasis") or {}
-    gold, how, _tie = (adjudicated, "adjudicated", False) if adjudicated else majority_gold(cast, item.reference_label)
     label_cell = cells.get("label", LABEL_TO_CODE.get(item.reference_label, ""))
-    if gold and how != "imported" and gold != canonical_label(label_cell):
+    gold = item.gold_label
+    if gold and gold != canonical_label(label_cell):
         label_cell = LABEL_TO_CODE[gold]
     score = cells.get("score")
     if score is None:
@@ -140,23 +139,9 @@ def phrasis_export_prepare(project, *, file: str | None = None, status: str | No
 def phrasis_export_stream(items) -> Iterator[bytes]:
     """PhrasIS lines as UTF-8 chunks: no header, no BOM, LF endings, cells joined with tabs
     exactly as stored (csv.writer would quote a cell holding `"`, which PhrasIS never
-    does). One query for the items and two for each chunk (annotations, adjudications)."""
+    does). One query for each chunk of items."""
     from itertools import islice
-
-    from django.db.models import F
-
-    from annotation.models import Adjudication, Annotation
 
     iterator = items.iterator(chunk_size=EXPORT_CHUNK)
     while chunk := list(islice(iterator, EXPORT_CHUNK)):
-        ids = [item.pk for item in chunk]
-        cast: dict[int, list[str]] = defaultdict(list)
-        for item_id, value in (
-            Annotation.objects.filter(item_id__in=ids, round=F("item__round")).order_by("id").values_list("item_id", "value")
-        ):
-            if isinstance(value, dict) and isinstance(value.get("label"), str):
-                cast[item_id].append(value["label"])
-        adjudicated = dict(Adjudication.objects.filter(item_id__in=ids).values_list("item_id", "label"))
-        yield "".join(
-            "\t".join(phrasis_row(item, cast[item.pk], adjudicated.get(item.pk))) + "\n" for item in chunk
-        ).encode("utf-8")
+        yield "".join("\t".join(phrasis_row(item)) + "\n" for item in chunk).encode("utf-8")

@@ -195,26 +195,11 @@ class PhrasePairKind(Kind):
             raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
         return {"label": label}
 
-    def after_submit(self, annotation, item, settings: dict) -> None:
-        """Once an ordinary item has all its labels, store its majority gold (the items
-        list and exports show it). Runs inside the submit transaction, item locked."""
-        if item.probe_of_id:
-            return
-        from annotation.models import Annotation
-
-        labels = [
-            value.get("label")
-            for value in Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
-            if isinstance(value, dict)
-        ]
-        if len(labels) < self.votes_needed(item, settings):
-            return
-        gold, _how, _tie = majority_gold(labels, item.reference_label)
-        item.gold_label = gold or ""
-        item.save(update_fields=["gold_label"])
-
-    # A changed label changes the majority: the same step again.
-    after_edit = after_submit
+    def round_rule_decision(self, item, labels: list, settings: dict) -> tuple[str, str | None]:
+        """The majority of the round's labels, a tie broken by the imported label
+        (labels.majority_gold); the method names how it was reached."""
+        gold, how, _tie = majority_gold(labels, item.reference_label)
+        return how or "majority", gold
 
     def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
         return probe_next_for_annotator(project, user, settings, last_group=last_group)
@@ -252,16 +237,16 @@ class PhrasePairKind(Kind):
     # --- export -----------------------------------------------------------------------------
 
     def adjudicated_record(self, record: dict, adjudication) -> dict:
-        return {**super().adjudicated_record(record, adjudication), "gold_source": "adjudicated", "tie": False}
+        return {**super().adjudicated_record(record, adjudication), "gold_source": "adjudicated"}
 
     def export_record(self, item, facts) -> dict:
-        """left and right as stored; the imported label; the gold (labels.majority_gold)
-        with how it was decided; votes per label of the current round."""
+        """left and right as stored; the imported label; the decided gold (the decision
+        ledger's: `Item.gold_label`) with the method that decided it, and whether the
+        round's votes tied for the top; votes per label of the current round."""
         cast = [value.get("label") for _annotator, value in facts.annotations if isinstance(value, dict)]
-        gold, how, tie = majority_gold(cast, item.reference_label)
-        if facts.aggregation not in (None, "k_of_n") and item.gold_label:
-            # Another method chosen: the gold the aggregation job set (services.aggregation).
-            gold, how = item.gold_label, facts.aggregation
+        _majority, _how, tie = majority_gold(cast, item.reference_label)
+        gold = item.gold_label or None
+        how = facts.decision.method if facts.decision is not None and gold else None
         counts = Counter(label for label in cast if isinstance(label, str))
         payload = item.payload
         return {

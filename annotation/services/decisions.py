@@ -1,0 +1,234 @@
+"""The decision ledger: the one writer of an item's outcome (its gold and its status once a
+round closes). Every path that decides an item — the rule of the round at its last vote
+(k-of-n, majority, a kind's own rule), the project's chosen pool method on the worker,
+an adjudicator, an import of final labels, a supervisor's reopen — records a
+`Decision` here, under the item's row lock, and the item's `gold_label` and `status`
+follow the round's effective decision.
+
+Precedence, within one round (a reopen starts a new round, and the earlier decisions stay
+in the history):
+
+    adjudication (3)  >  the project's chosen method on the worker (2)
+                      >  the rule of the round, or an import (1)  >  reopen (0)
+
+A decision of a lower rank than the round's effective one is not recorded; one of the
+same rank replaces it (a later run of the same method, recorded with what it supersedes).
+The history is append-only: nothing here updates or deletes a decision."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from annotation.errors import Conflict, FieldError, InvalidInput
+from annotation.models import Assignment, Decision, Item
+from annotation.rows import clean_comment
+
+RANK_REOPEN = 0
+RANK_ROUND_RULE = 1
+RANK_CHOSEN_METHOD = 2
+RANK_ADJUDICATION = 3
+
+ADJUDICATION = "adjudication"
+IMPORT = "import"
+REOPEN = "reopen"
+# Statuses in which an item's round is closed and decided whatever its decisions say
+# (`complete` is decided only once a decision of the round says so: the consensus kinds
+# wait there for their consensus step).
+DECIDED_STATUSES = (Item.Status.ACCEPTED, Item.Status.NEEDS_REVISION, Item.Status.REMOVED, Item.Status.DECIDING)
+# Rows per bulk statement.
+WRITE_BATCH = 2_000
+# The methods that estimate annotators from the whole pool and so decide on the worker.
+POOL_METHODS = ("dawid_skene", "mace")
+# The posterior a pool method needs to accept an item, when the project sets no
+# `confidence_target`.
+DEFAULT_CONFIDENCE_TARGET = 0.9
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a method concluded for one item of a bulk decision: the value (None: no
+    gold), the status it moves the item to, and the method's confidence if it has one."""
+
+    item_id: int
+    value: object
+    status: str
+    confidence: float | None = None
+
+
+def pool_method_deciding(kind, settings: dict) -> str | None:
+    """The pool method that decides the project's rounds on the worker, or None when the
+    rule of the round decides them at their last vote (k-of-n, majority, the kind's own
+    rule) or the kind's gold is given (its reference label)."""
+    method = settings.get("aggregation")
+    if kind.labels and not kind.reference_label_is_gold and method in POOL_METHODS:
+        return method
+    return None
+
+
+def confidence_target(settings: dict) -> float:
+    target = settings.get("confidence_target")
+    return DEFAULT_CONFIDENCE_TARGET if target is None else float(target)
+
+
+def _gold_of(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def effective_decision(item: Item) -> Decision | None:
+    """The decision that stands for the item's current round, or None. One query."""
+    return Decision.objects.filter(item_id=item.pk, round=item.round).order_by("-rank", "-id").first()
+
+
+def effective_decisions(items: Iterable[tuple[int, int]]) -> dict[int, Decision]:
+    """{item id: its effective decision} for (item id, current round) pairs; items without
+    one are absent. One query per WRITE_BATCH items."""
+    round_of = dict(items)
+    found: dict[int, Decision] = {}
+    ids = list(round_of)
+    for start in range(0, len(ids), WRITE_BATCH):
+        for decision in Decision.objects.filter(item_id__in=ids[start : start + WRITE_BATCH]).order_by("item_id", "rank", "id"):
+            if decision.round == round_of[decision.item_id]:
+                found[decision.item_id] = decision  # ascending order: the last one stands
+    return found
+
+
+def round_decided(item: Item) -> bool:
+    """Whether the item's current round is decided (edits of its votes are then refused):
+    a closed status, or a decision of the round above a reopen."""
+    if item.status in DECIDED_STATUSES:
+        return True
+    if item.status == Item.Status.COMPLETE:
+        return Decision.objects.filter(item_id=item.pk, round=item.round, rank__gte=RANK_ROUND_RULE).exists()
+    return False
+
+
+def decision_record(
+    *,
+    item: Item,
+    method: str,
+    rank: int,
+    value,
+    status: str,
+    confidence: float | None = None,
+    user=None,
+    job=None,
+    comment: str = "",
+    override: bool = False,
+) -> Decision | None:
+    """Record a decision of the item's current round and make the item follow it. The
+    caller holds the item's row lock (select_for_update) in the surrounding transaction.
+    Returns None, recording nothing, when a decision of a higher rank stands."""
+    current = effective_decision(item)
+    if current is not None and current.rank > rank:
+        return None
+    decision = Decision.objects.create(
+        item=item, round=item.round, method=method, rank=rank, value=value, status=status, confidence=confidence,
+        decided_by=user if getattr(user, "pk", None) else None, job=job, comment=comment, override=override,
+        supersedes=current,
+    )  # fmt: skip
+    item.gold_label = _gold_of(value)
+    item.status = status
+    item.save(update_fields=["gold_label", "status"])
+    if status != Item.Status.OPEN:
+        # A decided item takes no more votes: open claims stop holding slots.
+        Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(status=Assignment.Status.EXPIRED, draft=None)
+    return decision
+
+
+def decisions_record_bulk(verdicts: list[Verdict], *, method: str, rank: int, job=None) -> int:
+    """Record one method's decisions on many items of one project in a few statements:
+    the decisions (bulk insert), then the items' gold and status (one UPDATE per
+    (status, gold) pair). The caller holds the items' row locks. Items whose round has a
+    decision of a higher rank are left alone. Returns how many decisions were recorded."""
+    if not verdicts:
+        return 0
+    rounds = dict(Item.objects.filter(pk__in=[v.item_id for v in verdicts]).values_list("pk", "round"))
+    standing = effective_decisions(rounds.items())
+    rows = []
+    moves: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for verdict in verdicts:
+        current = standing.get(verdict.item_id)
+        if verdict.item_id not in rounds or (current is not None and current.rank > rank):
+            continue
+        rows.append(
+            Decision(
+                item_id=verdict.item_id, round=rounds[verdict.item_id], method=method, rank=rank, value=verdict.value,
+                status=verdict.status, confidence=verdict.confidence, job=job, supersedes=current,
+            )
+        )  # fmt: skip
+        moves[(verdict.status, _gold_of(verdict.value))].append(verdict.item_id)
+    Decision.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    for (status, gold), pks in moves.items():
+        for start in range(0, len(pks), WRITE_BATCH):
+            chunk = pks[start : start + WRITE_BATCH]
+            Item.objects.filter(pk__in=chunk).update(status=status, gold_label=gold)
+            Assignment.objects.filter(item_id__in=chunk, status=Assignment.Status.CLAIMED).update(
+                status=Assignment.Status.EXPIRED, draft=None
+            )
+    return len(rows)
+
+
+def imported_decisions_record(items: list[Item]) -> None:
+    """The decisions of items created with final labels (an import's `labels_final`):
+    their gold is the file's label, recorded as method `import`. The items were just
+    created with that gold and status, inside the import's transaction."""
+    Decision.objects.bulk_create(
+        [
+            Decision(item_id=item.pk, round=item.round, method=IMPORT, rank=RANK_ROUND_RULE, value=item.gold_label or None, status=item.status)
+            for item in items
+        ],
+        batch_size=WRITE_BATCH,
+    )
+
+
+def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
+    """Start a new round of a decided item (a supervisor's; the caller checked the right):
+    the item is open again with no gold, its votes of earlier rounds and every decision
+    stay in the history, and the reopen is a decision of the new round with the reason,
+    recorded in the audit log too."""
+    from annotation.services.aggregation import aggregation_request_on_commit
+    from annotation.services.audit import audit_record
+
+    errors: list[FieldError] = []
+    reason = clean_comment(reason, errors)
+    if errors:
+        raise InvalidInput(errors[0].message, field="reason")
+    if not reason.strip():
+        raise InvalidInput("say why the item is reopened", field="reason")
+    with transaction.atomic():
+        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+        if not round_decided(item):
+            raise Conflict(_("This item's round is not decided yet: there is nothing to reopen."), field="item")
+        before = {"round": item.round, "gold": item.gold_label or None, "status": item.status}
+        item.round += 1
+        item.votes_target = None  # adaptive overlap starts the new round at overlap_min
+        item.save(update_fields=["round", "votes_target"])
+        decision = decision_record(
+            item=item, method=REOPEN, rank=RANK_REOPEN, value=None, status=Item.Status.OPEN, user=user, comment=reason
+        )
+        Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(status=Assignment.Status.EXPIRED, draft=None)
+        audit_record(
+            actor=user, action=REOPEN, project=item.project, target=f"item:{item.external_id}", before=before,
+            after={"round": item.round, "gold": None, "status": item.status}, comment=reason,
+        )  # fmt: skip
+        # The item leaves the closed set the pool methods decide and report on.
+        aggregation_request_on_commit(item.project_id)
+    return decision
+
+
+def decision_history(item: Item) -> list[Decision]:
+    """Every decision of the item, oldest first, with who decided."""
+    return list(Decision.objects.filter(item=item).select_related("decided_by").order_by("id"))
+
+
+def decision_histories(item_ids: list[int]) -> dict[int, list[Decision]]:
+    """{item id: its decisions, oldest first} in one query (exports' `history`)."""
+    histories: dict[int, list[Decision]] = defaultdict(list)
+    for decision in Decision.objects.filter(item_id__in=item_ids).order_by("item_id", "id"):
+        histories[decision.item_id].append(decision)
+    return histories

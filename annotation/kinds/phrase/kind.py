@@ -49,6 +49,8 @@ class PhrasePairKind(Kind):
     title = _("Fine-grained phrase pairs (PhrasIS)")
     template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
+    # The CSV export writes these as JSON; the CSV import reads them back.
+    csv_json_fields = ("phrasis", "extra")
     labels = LABELS
     # probe_seed: with the project's secret, keys the probe draws (kinds.base.keyed_draw);
     # another seed draws anew. probe_labels: the annotator's labels whose pairs are

@@ -13,6 +13,8 @@ class AnnotationConfig(AppConfig):
 
         register_converter(IdConverter, "id")
 
+        from annotation import checks  # noqa: F401  (registers the deployment checks)
+
         # The tasks join the Celery app's registry in every process, so that services can
         # enqueue them by name (annotation/services/tasks_queue.py) without importing them.
         from annotation import tasks  # noqa: F401

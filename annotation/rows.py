@@ -181,6 +181,13 @@ def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) 
     left out and not counted with skip_blank. Quoting is read strictly: a quoted cell never
     closed, or text after a closing quote, is a 400 for the file naming the row and the line
     where its record starts."""
+    for row, _line, cells in read_csv_lines(text, delimiter=delimiter, skip_blank=skip_blank):
+        yield row, cells
+
+
+def read_csv_lines(text: str, *, delimiter: str = ",", skip_blank: bool = False) -> Iterator[tuple[int, int, list[str]]]:
+    """`read_csv_rows` with the line each record starts on (from 1): a quoted cell may hold
+    line ends, so records and lines are counted apart."""
     csv_field_size_limit()
     lines = _LinesRead(text)
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
@@ -198,8 +205,58 @@ def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) 
                 message = f"row {row} (line {line}): the quoting is malformed ({exc})"
             raise InvalidInput(message, errors=[FieldError("file", message, row)]) from None
         if cells or not skip_blank:
-            yield row, cells
+            yield row, line, cells
             row += 1
+
+
+def delimited_cell(cell: str, delimiter: str, *, quote_any_quote: bool = True) -> str:
+    r'''A cell of a delimited file (CSV, TSV) as csv.reader and pandas.read_csv read it back:
+    quoted, with `"` doubled, when it holds the delimiter, a CR or an LF, or a `"` — anywhere
+    with `quote_any_quote` (csv.writer's QUOTE_MINIMAL, which FarsTail's files follow), else
+    only a leading one (a `"` inside an unquoted cell is read as it is: PhrasIS's files are
+    written without quoting). Otherwise the cell is written exactly. csv.writer alone would
+    leave a CR bare when the line ends with LF, and a reader would end the row there.
+
+    >>> [delimited_cell(c, "\t") for c in ("a b", "a\tb", "a\rb", 'say "hi"')]
+    ['a b', '"a\tb"', '"a\rb"', '"say ""hi"""']
+    >>> [delimited_cell(c, "\t", quote_any_quote=False) for c in ('say "hi"', '"hi"')]
+    ['say "hi"', '"""hi"""']
+    '''
+    special = delimiter in cell or "\r" in cell or "\n" in cell or (cell.startswith('"') or (quote_any_quote and '"' in cell))
+    return '"' + cell.replace('"', '""') + '"' if special else cell
+
+
+def delimited_line(cells: list[str], delimiter: str, lineterminator: str, *, quote_any_quote: bool = True) -> str:
+    """One record of a delimited file (`delimited_cell` for each cell)."""
+    return delimiter.join(delimited_cell(cell, delimiter, quote_any_quote=quote_any_quote) for cell in cells) + lineterminator
+
+
+# A spreadsheet may run a cell as a formula when it begins with one of = + - @ (OWASP "CSV
+# Injection"), their fullwidth forms, or TAB or CR, even after spaces, NBSP and the
+# invisible direction and joining marks (LRM, RLM, ZWNJ) that spreadsheets skip. `'*` in
+# front: a cell that already begins with the mark gets one more, so that reading the mark
+# off again (`csv_restore`) gives back exactly the text written.
+_FORMULA_CELL = re.compile("'*(?:[ \u00a0\u200e\u200f\u200c]*[=+@\uff1d\uff0b\uff0d\uff20-]|[\t\r])")
+
+
+def csv_neutralise(cell: str) -> str:
+    r"""A cell a spreadsheet could run as a formula, with a `'` in front (the spreadsheets'
+    own mark of literal text); any other cell as it is.
+
+    >>> [csv_neutralise(c) for c in ("=1+1", " \u200f@SUM(1)", "\uff1d1", "'=1", "a=1", "'a")]
+    ["'=1+1", "' \u200f@SUM(1)", "'＝1", "''=1", 'a=1', "'a"]
+    """
+    return "'" + cell if _FORMULA_CELL.match(cell) else cell
+
+
+def csv_restore(cell: str) -> str:
+    r"""The text `csv_neutralise` marked, unmarked: a CSV cell read on import loses the `'`
+    the CSV export put in front of it, so an exported file imports to the same text.
+
+    >>> all(csv_restore(csv_neutralise(c)) == c for c in ("=1", "'=1", "''@x", "'a", "a", " -1"))
+    True
+    """
+    return cell[1:] if cell.startswith("'") and _FORMULA_CELL.match(cell, 1) else cell
 
 
 def read_csv_records(text: str, required: tuple[str, ...], missing: str) -> Iterator[tuple[int, dict]]:

@@ -28,8 +28,9 @@ settings.MASHOV_TRUSTED_PROXIES — the nearest address in X-Forwarded-For that 
 proxy (each proxy appends the address it received from; what is left of it the client wrote).
 IPv6 addresses count by their /64, which one host usually holds whole.
 
-The counts live in the default cache (Redis when CACHE_URL is set: shared by every web
-process). When the cache fails, logins go on unthrottled and each one logs a warning: a broken
+The counts live in the default cache (Redis when CACHE_URL is set, in production else the
+broker's Redis: shared by every web process; `check --deploy` refuses a per-process cache,
+annotation/checks.py). When the cache fails, logins go on unthrottled and each one logs a warning: a broken
 cache must not lock everyone out. authenticate() without a request (createsuperuser, shell,
 the test client's login()) is not throttled.
 """

@@ -30,10 +30,12 @@ class ExportView(APIView):
         description=(
             "Supervisors and reviewers. One record per item in source order: external id, premise, hypothesis, "
             "gold label, author's label, votes per label, n, round, group, split, status, label_changed, agreement, "
-            "pseudonymous author and annotator ids. `csv` starts with a UTF-8 BOM and neutralises cells beginning "
-            "with = + - @; `farstail` writes FarsTail's own TSV (gold label for accepted items, the reference label "
-            "otherwise). Text is exported byte for byte as stored. Kinds with labels add `decided_by`: the method of "
-            "the item's effective decision (k_of_n, majority, dawid_skene, mace, adjudication, import, the kind's rule)."
+            "pseudonymous author and annotator ids. `csv` starts with a UTF-8 BOM and puts a `'` before cells beginning "
+            "with = + - @ (or fullwidth ＝ ＋ － ＠, also after spaces, NBSP, LRM, RLM or ZWNJ), TAB or CR; the CSV import "
+            "takes it off again. `farstail` writes FarsTail's own TSV (gold label for accepted items, the reference label "
+            "otherwise), quoting cells that hold a TAB, CR, LF or a quote. Text is exported byte for byte as stored, "
+            "and every export imports back to the same texts. Kinds with labels add `decided_by`: the method of the "
+            "item's effective decision (k_of_n, majority, dawid_skene, mace, adjudication, import, the kind's rule)."
         ),
         parameters=[
             OpenApiParameter("format", str, required=True, enum=["jsonl", "csv", "farstail"],

@@ -62,14 +62,12 @@ class ProjectSerializer(serializers.ModelSerializer):
         return counts if counts is not None else {}
 
     def to_representation(self, project):
-        """Callers who are not staff of the project (context `staff_of`: the ids of the
-        projects they supervise or review; absent or None: every project) do not see the
-        kind's staff-only settings."""
+        """The settings the caller's role may read (Kind.settings_shown_to); context
+        `roles`: {project id: the caller's role}, absent or None for a supervisor's view."""
         data = super().to_representation(project)
-        staff_of = self.context.get("staff_of")
-        if staff_of is not None and project.pk not in staff_of:
-            hidden = get_kind(project.kind).staff_only_settings
-            data["settings"] = {key: value for key, value in data["settings"].items() if key not in hidden}
+        roles = self.context.get("roles")
+        if roles is not None:
+            data["settings"] = get_kind(project.kind).settings_shown_to(data["settings"], roles.get(project.pk))
         return data
 
 

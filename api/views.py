@@ -17,6 +17,7 @@ from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership
 from annotation.selectors.assignments import progress_for_annotator
 from annotation.selectors.items import item_preview_after
+from annotation.selectors.projects import project_roles_of_user
 from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
@@ -92,7 +93,7 @@ class ProjectListView(generics.ListAPIView):
         return access.projects_visible_to(self.request.user).order_by("slug")
 
     def get_serializer_context(self):
-        return {**super().get_serializer_context(), "staff_of": access.project_ids_staffed_by(self.request.user)}
+        return {**super().get_serializer_context(), "roles": project_roles_of_user(self.request.user)}
 
     @extend_schema(request=s.ProjectRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.ProjectSerializer, **ERRORS})
     @idempotent_write
@@ -115,14 +116,14 @@ class ProjectDetailView(APIView):
     @extend_schema(responses={200: s.ProjectSerializer, **ERRORS})
     def get(self, request, slug):
         project = access.access_project_for_user(request.user, slug)
-        context = {"counts": status_counts_for_project(project), "staff_of": access.project_ids_staffed_by(request.user)}
+        context = {"counts": status_counts_for_project(project), "roles": project_roles_of_user(request.user)}
         return Response(s.ProjectSerializer(project, context=context).data)
 
     @extend_schema(request=s.ProjectUpdateSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ProjectSerializer, **ERRORS})
     @idempotent_write
     def patch(self, request, slug):
         project = project_services.project_update(actor=request.user, slug=slug, changes=body_of(request))
-        context = {"counts": status_counts_for_project(project), "staff_of": access.project_ids_staffed_by(request.user)}
+        context = {"counts": status_counts_for_project(project), "roles": project_roles_of_user(request.user)}
         return Response(s.ProjectSerializer(project, context=context).data)
 
 

@@ -30,7 +30,11 @@ def test_production_refuses_to_start_without_a_real_secret_key():
 
 
 def test_production_passes_the_deployment_checks():
-    result = manage("check", "--deploy", DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY=secrets.token_urlsafe(60))
+    # A shared cache for login throttling: production's deployment checks refuse one per process.
+    result = manage(
+        "check", "--deploy", DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY=secrets.token_urlsafe(60),
+        CACHE_URL="redis://127.0.0.1:6379/1",
+    )
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
 

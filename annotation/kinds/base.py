@@ -12,6 +12,8 @@ implements only what it has and a reader sees the interface at a glance:
 A kind's URL modules and background jobs are declared on it too (KindWiring), and
 registry.py mounts them; the core never imports a particular kind."""
 
+import hashlib
+import hmac
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -100,6 +102,19 @@ def check_range(settings: dict, name: str, low, high) -> None:
         raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
 
 
+def keyed_draw(secret: str, seed: int, key: str) -> int:
+    """A project's random draw of `key`, as a 64-bit integer: HMAC-SHA256 keyed by the
+    project's `draw_secret` together with the `seed` setting, over `key`. Members may know
+    the seed and every name in `key`; without the secret, which never leaves the server,
+    they cannot work the draw out. The server replays it exactly (same secret, seed, key).
+
+    >>> keyed_draw("00" * 32, 13, "a") == keyed_draw("00" * 32, 13, "a") != keyed_draw("00" * 32, 14, "a")
+    True
+    """
+    digest = hmac.new(f"{secret}\x00{seed}".encode(), key.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
 # What each common setting means, for the console's settings forms.
 COMMON_SETTINGS_HELP = {
     "claim_ttl": _("Seconds an annotator's claim on an item lasts before the item goes back to others."),
@@ -124,6 +139,21 @@ class KindSettings:
     # Settings only supervisors and reviewers see (a released system's name would tell an
     # annotator which system a blind candidate may be).
     staff_only_settings: tuple[str, ...] = ()
+    # Settings only supervisors (and admins) see: the seeds of the random draws.
+    supervisor_only_settings: tuple[str, ...] = ()
+    # The settings a member who is neither supervisor nor reviewer sees: what their pages
+    # read (static/<kind>/annotate.js), never a seed, a rate or a blind system's name.
+    member_settings: tuple[str, ...] = ("fold_letter_variants",)
+
+    def settings_shown_to(self, settings: dict, role: str | None) -> dict:
+        """The part of a project's `settings` its member in `role` may read: everything for
+        "supervisor" (admins count as supervisors), all but `supervisor_only_settings` for
+        "reviewer", `member_settings` for anyone else (annotators, disqualified members)."""
+        if role == "supervisor":
+            return dict(settings)
+        if role == "reviewer":
+            return {key: value for key, value in settings.items() if key not in self.supervisor_only_settings}
+        return {key: value for key, value in settings.items() if key in self.member_settings}
 
     def settings_for(self, settings: dict | None, language: str | None = None) -> dict:
         """The project's settings with the papers' defaults filled in; pass the project's

@@ -9,8 +9,11 @@
   JSON escapes, so that line-splitting readers keep one record per line; the decoded
   text is unchanged).
 - CSV begins with a UTF-8 BOM and neutralises every cell that begins with `=`, `+`, `-`,
-  `@`, TAB or CR by prefixing `'` (DESIGN.md §7; OWASP "CSV Injection"). Only CSV: JSONL
-  and the kinds' own layouts carry the text unchanged.
+  `@` (or their fullwidth forms, also after spaces, NBSP, LRM, RLM or ZWNJ), TAB or CR by
+  prefixing `'` (DESIGN.md §7; OWASP "CSV Injection"; rows.csv_neutralise); the CSV import
+  takes that mark off again, so the file imports to the same text. Only CSV: JSONL and the
+  kinds' own layouts carry the text unchanged, quoting a cell that holds a TAB, CR, LF or
+  `"` as their readers expect (rows.delimited_cell), so every export imports back.
 - Annotators appear only as pseudonyms, stable within a project and not reversible to a
   user without the server's SECRET_KEY (`annotator_pseudonym`)."""
 
@@ -30,14 +33,13 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
+from annotation.rows import csv_neutralise, delimited_line
 from annotation.services.decisions import decision_histories, effective_decisions
 
 CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
 EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "all")
 UTF8_BOM = "\ufeff"
-# OWASP's "CSV Injection" list: a spreadsheet may run a cell starting with any of these.
-CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
 COMMON_FORMATS = {
     "jsonl": {"content_type": "application/x-ndjson; charset=utf-8", "extension": "jsonl"},
@@ -132,12 +134,6 @@ def shown_name(project_id: int, user_id: int, username: str, *, names: bool) -> 
     return username if names else annotator_pseudonym(project_id, user_id)
 
 
-def csv_neutralise(cell: str) -> str:
-    """A cell a spreadsheet could run as a formula (`=`, `+`, `-`, `@`, TAB or CR first)
-    gets a `'`."""
-    return "'" + cell if cell.startswith(CSV_FORMULA_PREFIXES) else cell
-
-
 def export_stream(spec: ExportSpec) -> Iterator[bytes]:
     """The file, as UTF-8 byte chunks (one per CHUNK_SIZE items). A generator: nothing is
     read until the first chunk is asked for."""
@@ -194,17 +190,15 @@ def record_of(kind: Kind, item: Item, facts: ExportFacts) -> dict:
 
 def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     """A kind's own layout, such as FarsTail's TSV. Written exactly: no BOM, no neutralising
-    (the file must round-trip byte for byte)."""
+    (the file must round-trip byte for byte); a cell holding the delimiter, a `"`, a CR or
+    an LF is quoted as csv.writer's QUOTE_MINIMAL does, the CR included (rows.delimited_cell)."""
     options = spec.kind.export_extra_formats[spec.fmt]
     header = spec.kind.export_table_header(spec.fmt, items)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter=options["delimiter"], lineterminator=options["lineterminator"])
-    writer.writerow(header)
-    yield _drain(buffer).encode("utf-8")
+    delimiter, end = options["delimiter"], options["lineterminator"]
+    yield delimited_line(header, delimiter, end).encode("utf-8")
     for chunk in _chunked(items.iterator(chunk_size=CHUNK_SIZE), CHUNK_SIZE):
-        for item in chunk:
-            writer.writerow(spec.kind.export_table_row(spec.fmt, item, header))
-        yield _drain(buffer).encode("utf-8")
+        rows = (delimited_line(spec.kind.export_table_row(spec.fmt, item, header), delimiter, end) for item in chunk)
+        yield "".join(rows).encode("utf-8")
 
 
 def _drain(buffer: io.StringIO) -> str:

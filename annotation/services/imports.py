@@ -22,7 +22,7 @@ from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Item, Job, Project
-from annotation.rows import ItemRow, read_csv_records, read_jsonl_records
+from annotation.rows import ItemRow, csv_restore, read_csv_records, read_jsonl_records
 from annotation.services.decisions import imported_decisions_record
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -168,8 +168,12 @@ def read_records(kind: Kind, fmt: str, text: str, filename: str, project_setting
     elif fmt == "csv":
         for number, record in read_csv_records(text, ("id",), "a CSV file needs a header row with an id column"):
             if "_error" not in record:
+                # The `'` the CSV export puts before a formula-like cell comes off again.
+                record = {key: csv_restore(value) for key, value in record.items()}
                 for key in list(record):
-                    if key in kind.csv_json_fields and record[key] != "":
+                    if key in kind.csv_json_fields and record[key] == "":
+                        del record[key]  # an empty cell of a JSON field: the field is absent
+                    elif key in kind.csv_json_fields:
                         try:
                             record[key] = safe_json.loads(record[key])
                         except safe_json.UnsafeJSON as exc:

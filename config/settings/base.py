@@ -5,6 +5,7 @@ import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -186,18 +187,45 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Cache: Redis when configured (shared by every web process, so login throttling holds
-# across them); otherwise process-local memory. A Redis that is down or unreachable must fail
-# a login's throttle check within a second, not hang it (the login then goes on unthrottled).
-if os.environ.get("CACHE_URL"):
-    CACHES = {
+# across them); otherwise process-local memory, which production replaces with the broker's
+# Redis (config/settings/production.py) and `check --deploy` refuses (annotation/checks.py).
+# A Redis that is down or unreachable must fail a login's throttle check within a second,
+# not hang it (the login then goes on unthrottled).
+
+
+def caches_for(cache_url: str) -> dict:
+    """CACHES for a Redis URL, or process-local memory when it is empty."""
+    if not cache_url:
+        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    return {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": os.environ["CACHE_URL"],
+            "LOCATION": cache_url,
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+def cache_url_beside_broker(broker_url: str) -> str:
+    """The broker's Redis on another database number (the next one; 14 for 15, the last of
+    Redis's 16), so that cache keys never mix with Celery's queues; "" when the broker is
+    not Redis.
+
+    >>> cache_url_beside_broker("redis://redis:6379/0"), cache_url_beside_broker("rediss://:pw@r:6380/15?ssl_cert_reqs=none")
+    ('redis://redis:6379/1', 'rediss://:pw@r:6380/14?ssl_cert_reqs=none')
+    >>> cache_url_beside_broker("redis://redis:6379"), cache_url_beside_broker("amqp://guest@rabbit//")
+    ('redis://redis:6379/1', '')
+    """
+    parts = urlsplit(broker_url)
+    if parts.scheme not in ("redis", "rediss"):
+        return ""
+    path = parts.path.strip("/")
+    database = int(path) if path.isdigit() else 0
+    return urlunsplit(parts._replace(path=f"/{database + 1 if database < 15 else database - 1}"))
+
+
+
+CACHES = caches_for(os.environ.get("CACHE_URL", ""))
 
 # Celery (STYLE.md "Celery the safe way"). No CELERY_BROKER_URL → tasks run in-process.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

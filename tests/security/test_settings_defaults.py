@@ -98,3 +98,43 @@ def test_compose_defaults_redirect_pages_to_https_but_not_the_health_check():
     )
     result = run([sys.executable, "-c", code], **env)
     assert result.stdout.split() == ["200", "301", "https://127.0.0.1/login/"], result.stderr
+
+
+# Login throttling counts failures in the default cache: a per-process cache lets every
+# gunicorn worker count its own (two workers passed 20 wrong passwords for a limit of 10).
+PRINT_CACHE = (
+    "import django; django.setup(); from django.conf import settings as s; "
+    "print(s.CACHES['default']['BACKEND'], s.CACHES['default'].get('LOCATION', '-'))"
+)
+PRODUCTION = {"DJANGO_SETTINGS_MODULE": "config.settings.production"}
+
+
+@pytest.mark.parametrize(
+    ("broker", "cache"),
+    [
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/1"),
+        ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379/1"),
+        ("redis://:pw@redis.internal:6380/13?socket_timeout=2", "redis://:pw@redis.internal:6380/14?socket_timeout=2"),
+        ("rediss://redis.internal:6379/15", "rediss://redis.internal:6379/14"),
+    ],
+)
+def test_production_without_cache_url_shares_the_brokers_redis_on_another_database(broker, cache):
+    env = {**PRODUCTION, "SECRET_KEY": secrets.token_urlsafe(50), "CELERY_BROKER_URL": broker}
+    result = run([sys.executable, "-c", PRINT_CACHE], **{**env, "CACHE_URL": ""})
+    assert result.stdout.split() == ["django.core.cache.backends.redis.RedisCache", cache], result.stderr
+
+
+def test_production_cache_url_wins_over_the_broker():
+    env = {**PRODUCTION, "SECRET_KEY": secrets.token_urlsafe(50), "CELERY_BROKER_URL": "redis://a:6379/0", "CACHE_URL": "redis://b:6379/3"}
+    result = run([sys.executable, "-c", PRINT_CACHE], **env)
+    assert result.stdout.split() == ["django.core.cache.backends.redis.RedisCache", "redis://b:6379/3"], result.stderr
+
+
+@pytest.mark.parametrize("broker", ["", "amqp://guest@rabbit//"])
+def test_production_with_a_per_process_cache_fails_the_deployment_checks(broker):
+    env = {**PRODUCTION, "SECRET_KEY": secrets.token_urlsafe(50), "CELERY_BROKER_URL": broker, "CACHE_URL": ""}
+    result = run([sys.executable, "manage.py", "check", "--deploy"], **env)
+    assert result.returncode != 0
+    assert "mashov.E001" in result.stderr and "CACHE_URL" in result.stderr, result.stdout + result.stderr
+    # The plain check (no --deploy) stays quiet: development and tests use process memory.
+    assert run([sys.executable, "manage.py", "check"], **env).returncode == 0

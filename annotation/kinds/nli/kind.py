@@ -20,6 +20,8 @@ from .labels import LABELS, canonical_label
 class NliKind(Kind):
     template = "nli/annotate.html"
     extra_formats = ("farstail",)
+    # The CSV export writes `extra` as JSON; the CSV import reads it back.
+    csv_json_fields = ("extra",)
     labels = LABELS
     release_split_shares = {"train": 0.7, "dev": 0.15, "test": 0.15}  # FarsTail §3.2
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import PurePath
 
 from annotation.errors import InvalidInput
+from annotation.rows import delimited_line, read_csv_lines
 
 from .labels import LABEL_TO_CODE, canonical_label
 
@@ -49,8 +50,11 @@ def finite_score(score: int | float | str, *, text_must_be_number: bool = False)
 
 
 def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
-    """PhrasIS's TSV: seven tab-separated columns, no header, no quoting (a `"` is an
-    ordinary character). Lines are split on LF only; blank lines are skipped."""
+    """PhrasIS's TSV: seven tab-separated columns, no header, read as pandas.read_csv(sep="\t")
+    reads it (PhrasIS's own loader): a cell that begins with `"` is quoted (CSV-style, `""`
+    for a quote, and it may hold TABs and line ends), any other `"` is an ordinary
+    character. Blank lines are skipped; external ids count lines, the line a record starts
+    on (the published files, which quote nothing, have one record a line)."""
     parts = phrasis_name(filename)
     if parts is None:
         raise InvalidInput(
@@ -58,15 +62,13 @@ def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
             field="file",
         )
     stem = PurePath(filename).name.removesuffix(".txt")
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line == "":
-            continue
-        cells = line.split("\t")
+    for _row, number, cells in read_csv_lines(text, delimiter="\t", skip_blank=True):
         if len(cells) != 7:
             yield number, {"_error": f"has {len(cells)} tab-separated columns; PhrasIS lines have 7"}
             continue
         score, label, left, right, left_positions, right_positions, pair = cells
-        if not finite_score(score, text_must_be_number=True):
+        # An empty score is a pair without one (Mashov writes so for pairs imported without).
+        if score != "" and not finite_score(score, text_must_be_number=True):
             yield number, {"_error": f"column 1 (similarity score) {score!r} is not a finite number"}
             continue
         record = {
@@ -138,10 +140,11 @@ def phrasis_export_prepare(project, *, file: str | None = None, status: str | No
 
 def phrasis_export_stream(items) -> Iterator[bytes]:
     """PhrasIS lines as UTF-8 chunks: no header, no BOM, LF endings, cells joined with tabs
-    exactly as stored (csv.writer would quote a cell holding `"`, which PhrasIS never
-    does). One query for each chunk of items."""
+    exactly as stored, except a cell holding a TAB, CR or LF or beginning with `"`, which is
+    quoted as `read_phrasis` and pandas read it (csv.writer would also quote a `"` inside a
+    cell, which PhrasIS's files never do). One query for each chunk of items."""
     from itertools import islice
 
     iterator = items.iterator(chunk_size=EXPORT_CHUNK)
     while chunk := list(islice(iterator, EXPORT_CHUNK)):
-        yield "".join("\t".join(phrasis_row(item)) + "\n" for item in chunk).encode("utf-8")
+        yield "".join(delimited_line(phrasis_row(item), "\t", "\n", quote_any_quote=False) for item in chunk).encode("utf-8")

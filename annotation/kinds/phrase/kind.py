@@ -49,10 +49,12 @@ class PhrasePairKind(Kind):
     title = _("Fine-grained phrase pairs (PhrasIS)")
     template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
+    # The CSV export writes these as JSON; the CSV import reads them back.
+    csv_json_fields = ("phrasis", "extra")
     labels = LABELS
-    # probe_seed 0: probe draws keyed by the server's secret; any other value makes them
-    # reproducible from the settings alone (tests, demos). probe_labels: the annotator's
-    # labels whose pairs are reversed as probes (§5 reverses these three).
+    # probe_seed: with the project's secret, keys the probe draws (kinds.base.keyed_draw);
+    # another seed draws anew. probe_labels: the annotator's labels whose pairs are
+    # reversed as probes (§5 reverses these three).
     default_settings = {
         "labels_per_item": 3,
         "probe_rate": 0.1,
@@ -60,6 +62,7 @@ class PhrasePairKind(Kind):
         "probe_labels": list(REVERSED_PAIR_LABELS),
         **AGGREGATION_SETTINGS,
     }
+    supervisor_only_settings = ("probe_seed",)
     settings_help = {
         "labels_per_item": _("Annotators who label each pair."),
         "probe_rate": _("Share of reversed copies mixed in as coherence probes (0 to 0.5)."),

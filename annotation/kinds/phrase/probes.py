@@ -22,16 +22,11 @@ import random
 from dataclasses import dataclass
 from datetime import datetime
 
+from annotation.kinds.base import keyed_draw
 from annotation.metrics.coherence import reverse_label
 
 PROBE_MARK = "~rev~"
 MAX_EXTERNAL_ID = 200
-
-
-def _secret_seed() -> str:
-    from django.conf import settings as django_settings
-
-    return hashlib.sha256(f"mashov.probes:{django_settings.SECRET_KEY}".encode()).hexdigest()
 
 
 def probe_external_id(original_external_id: str, user_id: int) -> str:
@@ -151,10 +146,9 @@ def _originals_due(project, user, settings: dict, rows: list[HeldRow]) -> tuple[
     if owed <= 0:
         return None
     # One draw per (annotator, position): asking again at the same point gives the same
-    # answer, so "nothing left" never turns into a probe on reload. Without a seed the
-    # draws are keyed by the server's secret, so annotators cannot work them out.
-    seed = settings.get("probe_seed") or _secret_seed()
-    rng = random.Random(f"{seed}:{project.pk}:{user.pk}:{len(rows)}")
+    # answer, so "nothing left" never turns into a probe on reload. The draws are keyed by
+    # the project's secret (with the seed), so annotators cannot work them out.
+    rng = random.Random(keyed_draw(project.draw_secret, settings.get("probe_seed", 0), f"{project.pk}:{user.pk}:{len(rows)}"))
     if owed < 1 and rng.random() >= owed:
         return None
     originals = eligible_originals(rows, settings["probe_labels"], latest_item=_latest_item(rows))

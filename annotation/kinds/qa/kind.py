@@ -7,8 +7,8 @@ dev/test questions to blind validation (reviews.py, validation.py).
 
 Settings (HeQ's numbers as defaults): `min_questions` 3, `max_questions` 5; `review_rate`
 0.2 (share of a trusted member's paragraphs sent to review; trial and untrusted members are
-always reviewed, HeQ §3.3 "Crowdsource Monitoring"; the draw is seeded by `review_seed`, so
-it can be replayed); `validators_per_question` 2 (HeQ §3.3:
+always reviewed, HeQ §3.3 "Crowdsource Monitoring"; the draw is keyed by the project's
+secret and `review_seed`, so the server can replay it and members cannot predict it); `validators_per_question` 2 (HeQ §3.3:
 several correct spans for dev/test); `validate_splits` ["dev", "test"]; `authors_per_paragraph`
 1; `split_seed`, `dev_share` 0.05 and `test_share` 0.05 (90/5/5 of the questions, each article
 whole in one split, HeQ §3.3: questions.project_article_splits);
@@ -68,6 +68,9 @@ class QaAuthoringKind(Kind):
         "pool_rules": POOL_RULES,
         "pool_default_source": "wikipedia",
     }
+    # The qa page reads the question counts and the overlap warning (static/qa/annotate.js).
+    member_settings = ("min_questions", "max_questions", "overlap_warning", "fold_letter_variants")
+    supervisor_only_settings = ("review_seed", "split_seed")
     settings_help = {
         "min_questions": _("Fewest questions an author writes per paragraph (HeQ: 3)."),
         "max_questions": _("Most questions an author writes per paragraph (HeQ: 5)."),
@@ -186,8 +189,9 @@ class QaAuthoringKind(Kind):
 
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Route the paragraph to review: always for trial and untrusted members, for
-        trusted ones a seeded draw with probability `review_rate` (HeQ §3.3: experienced
-        annotators were randomly selected for feedback; reviews.review_sampled)."""
+        trusted ones a draw keyed by the project's secret with probability `review_rate`
+        (HeQ §3.3: experienced annotators were randomly selected for feedback;
+        reviews.review_sampled)."""
         from annotation.models import Membership
 
         from .reviews import review_key, review_sampled
@@ -199,7 +203,9 @@ class QaAuthoringKind(Kind):
             required = True
         else:
             key = review_key(item.project.slug, item.external_id, membership.user.get_username(), annotation.round)
-            required = review_sampled(seed=settings["review_seed"], key=key, rate=settings["review_rate"])
+            required = review_sampled(
+                secret=item.project.draw_secret, seed=settings["review_seed"], key=key, rate=settings["review_rate"]
+            )
         if required != annotation.review_required:
             annotation.review_required = required
             annotation.save(update_fields=["review_required"])

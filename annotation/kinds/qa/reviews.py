@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
@@ -20,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from annotation import access
 from annotation.errors import FieldError, InvalidInput, NotFound, PermissionDenied
+from annotation.kinds.base import keyed_draw
 from annotation.models import Annotation, Feedback, Review
 from annotation.rows import clean_comment
 
@@ -28,23 +27,23 @@ from .questions import GRADES, questions_of
 QUESTION_KINDS = ("qa_authoring",)
 
 
-def review_sampled(*, seed: int, key: str, rate: float) -> bool:
+def review_sampled(*, secret: str, seed: int, key: str, rate: float) -> bool:
     """Whether a trusted member's annotation is drawn for review (HeQ §3.3: experienced
-    annotators' work was randomly selected for feedback): a seeded hash of `key` read as a
-    uniform number in [0, 1), drawn when below `rate`. The same seed and key always draw the
-    same way, so the routing of a project can be replayed; over many keys the share drawn is
-    `rate`.
+    annotators' work was randomly selected for feedback): the project's keyed draw of `key`
+    (`keyed_draw`: HMAC-SHA256 keyed by the project's `draw_secret` and the `review_seed`
+    setting) read as a uniform number in [0, 1), drawn when below `rate`. The server
+    replays the routing of a project exactly; an annotator, who can know every name in the
+    key but not the secret, cannot predict it; over many keys the share drawn is `rate`.
 
-    >>> [review_sampled(seed=13, key=k, rate=r) for k, r in (("a", 0.0), ("a", 1.0))]
+    >>> [review_sampled(secret="00" * 32, seed=13, key="a", rate=r) for r in (0.0, 1.0)]
     [False, True]
     """
-    digest = hashlib.sha256(f"{seed}\x00{key}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+    return keyed_draw(secret, seed, key) / 2**64 < rate
 
 
 def review_key(project_slug: str, item_external_id: str, username: str, round_number: int) -> str:
-    """What the review draw of one annotation hashes: names that stay the same in any copy
-    of the database (row ids do not)."""
+    """What the review draw of one annotation is keyed over: names that stay the same in
+    any copy of the database (row ids do not)."""
     return f"{project_slug}\x00{item_external_id}\x00{username}\x00{round_number}"
 
 

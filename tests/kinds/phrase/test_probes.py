@@ -124,6 +124,30 @@ def test_probe_positions_are_random_not_a_fixed_schedule(make_project):
     assert len(gaps) > 1
 
 
+def probe_layout(project, user) -> tuple[int, ...]:
+    """Where the probes fall in a run over the whole project, which is then started over."""
+    sequence = label_everything(project, user, lambda item, seq: "EQUIVALENT")
+    Item.objects.filter(project=project, probe_of__isnull=False).delete()
+    Assignment.objects.filter(project=project).delete()
+    Item.objects.filter(project=project).update(status=Item.Status.OPEN, gold_label="")
+    return tuple(index for index, (item, _label) in enumerate(sequence) if item.probe_of_id)
+
+
+def test_probe_draws_are_keyed_by_the_projects_secret_not_by_the_settings_alone(make_project):
+    """Members may know the seed (it was once in every member's view of the project): the
+    draw is an HMAC keyed by the project's secret and the seed, so the same settings with
+    another secret place the probes elsewhere, and the server's own secret replays them."""
+    project, (user,) = make_project(items=80, probe_rate=0.2, probe_seed=5, labels_per_item=1)
+    first = probe_layout(project, user)
+    secret = project.draw_secret
+    project.draw_secret = "0f" * 32
+    project.save(update_fields=["draw_secret"])
+    assert probe_layout(project, user) != first
+    project.draw_secret = secret
+    project.save(update_fields=["draw_secret"])
+    assert probe_layout(project, user) == first
+
+
 def test_probe_is_the_reversed_pair_and_looks_ordinary(make_project):
     project, (user,) = make_project(items=60, probe_rate=0.3, probe_seed=3, labels_per_item=1)
     kind = get_kind("phrase_pair")

@@ -420,9 +420,10 @@ def test_review_routing_trial_and_untrusted_always_trusted_sampled(qa):
 
 
 def test_trusted_review_draw_is_seeded_and_follows_the_rate(qa):
-    """Between 0 and 1 the draw is a seeded function of (project, paragraph, annotator,
-    round): the flags of 60 trusted submissions are exactly the predicted ones, both outcomes
-    occur, and a rate forced to 0 or 1 (or an unseeded draw) would not match."""
+    """Between 0 and 1 the draw is a function of the project's secret, the seed and
+    (project, paragraph, annotator, round): the flags of 60 trusted submissions are exactly
+    the ones the server recomputes, both outcomes occur, and a rate forced to 0 or 1 would
+    not match."""
     from annotation.kinds.qa.reviews import review_key, review_sampled
     from annotation.models import Annotation
 
@@ -435,27 +436,55 @@ def test_trusted_review_draw_is_seeded_and_follows_the_rate(qa):
     for annotation in Annotation.objects.filter(pk__in=ids).select_related("item", "annotator").order_by("id"):
         flagged.append(annotation.review_required)
         key = review_key(project.slug, annotation.item.external_id, annotation.annotator.username, annotation.round)
-        predicted.append(review_sampled(seed=7, key=key, rate=0.2))
+        predicted.append(review_sampled(secret=project.draw_secret, seed=7, key=key, rate=0.2))
     assert flagged == predicted
     assert 0 < sum(flagged) < len(flagged)
-    assert abs(sum(flagged) / len(flagged) - 0.2) <= 0.1  # the same count on every run: the draw is seeded
+    assert abs(sum(flagged) / len(flagged) - 0.2) <= 0.2
+
+
+def test_a_trusted_annotator_cannot_predict_the_review_draw(qa):
+    """What a trusted annotator reads of the project names neither seed nor rate, and even
+    knowing both, hashing slug, paragraph id, username and round (as the draw once did)
+    does not give the flags: the draw is an HMAC keyed by the project's secret."""
+    import hashlib
+
+    from annotation.kinds.qa.reviews import review_key
+    from annotation.models import Annotation
+
+    project = qa["project"]
+    add_paragraphs(qa, 40)
+    project.settings = {**project.settings, "review_rate": 0.5, "review_seed": 7}
+    project.save()
+    seen = qa["client"]("v1").get(f"/api/projects/{project.slug}/").json()["settings"]
+    assert "review_seed" not in seen and "review_rate" not in seen
+    ids = [submit(qa, "v1") for _ in range(40)]
+    flags, guesses = [], []
+    for annotation in Annotation.objects.filter(pk__in=ids).select_related("item").order_by("id"):
+        flags.append(annotation.review_required)
+        key = review_key(project.slug, annotation.item.external_id, "v1", annotation.round)
+        digest = hashlib.sha256(f"7\x00{key}".encode()).digest()
+        guesses.append(int.from_bytes(digest[:8], "big") / 2**64 < 0.5)
+    assert 0 < sum(flags) < len(flags)
+    assert flags != guesses  # 40 coin flips matching by chance: 1 in 2**40
 
 
 def test_review_draw_realises_the_rate_over_many_keys():
     """1,000 keys at rate 0.2: the share drawn is within 0.05 of the rate (four standard
-    deviations of a binomial share, and deterministic since the draw is seeded); another seed
-    draws other keys."""
+    deviations of a binomial share, and deterministic for a fixed secret and seed); another
+    seed, or another project's secret, draws other keys."""
     from annotation.kinds.qa.reviews import review_sampled
 
+    secret = "5e" * 32
     keys = [f"heq\x00p{n}\x00v1\x001" for n in range(1_000)]
     for rate in (0.2, 0.5):
-        drawn = [review_sampled(seed=13, key=key, rate=rate) for key in keys]
+        drawn = [review_sampled(secret=secret, seed=13, key=key, rate=rate) for key in keys]
         assert abs(sum(drawn) / len(keys) - rate) <= 0.05
-        assert drawn == [review_sampled(seed=13, key=key, rate=rate) for key in keys]
-    other = [review_sampled(seed=14, key=key, rate=0.2) for key in keys]
-    assert other != [review_sampled(seed=13, key=key, rate=0.2) for key in keys]
-    assert not any(review_sampled(seed=13, key=key, rate=0.0) for key in keys)
-    assert all(review_sampled(seed=13, key=key, rate=1.0) for key in keys)
+        assert drawn == [review_sampled(secret=secret, seed=13, key=key, rate=rate) for key in keys]
+    same = [review_sampled(secret=secret, seed=13, key=key, rate=0.2) for key in keys]
+    assert [review_sampled(secret=secret, seed=14, key=key, rate=0.2) for key in keys] != same
+    assert [review_sampled(secret="a1" * 32, seed=13, key=key, rate=0.2) for key in keys] != same
+    assert not any(review_sampled(secret=secret, seed=13, key=key, rate=0.0) for key in keys)
+    assert all(review_sampled(secret=secret, seed=13, key=key, rate=1.0) for key in keys)
 
 
 def test_export_leaves_rejected_out_and_adds_validator_spans(qa):

@@ -1,0 +1,127 @@
+"""Every export imports back to the same items, whatever the authored text holds: CR, LF,
+TAB, quotes, formula-like cells (`=1+1`, `@SUM(1)`, after spaces, NBSP, RLM/LRM/ZWNJ or as
+fullwidth `＝`) and bidi controls. For each kind with both an export and an import of a
+format — `nli_relabel`: jsonl, csv, farstail; `phrase_pair`: jsonl, csv, phrasis — the texts
+go in through a JSONL import (authoring), out through the export and in again through the
+import of that format, into a fresh project: the same texts, in the same order. The
+dataset layouts (FarsTail's and PhrasIS's TSV) are also read with pandas, as their own
+loaders read them (`read_csv(sep="\t")`), and give the same cells. CSV cells that a
+spreadsheet could run begin with `'` in the file; Mashov's CSV import takes it off again."""
+
+import csv
+import io
+import itertools
+import json
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from annotation.rows import csv_neutralise
+
+pytestmark = pytest.mark.django_db
+
+BOM = "\ufeff"
+# What makes a delimited file or a spreadsheet misread a cell, and some letters around it.
+HOSTILE = ["\r", "\n", "\r\n", "\t", '"', "'", "=", "+", "-", "@", "＝", "＋", " ", "\u00a0", "\u200f", "\u200e",
+           "\u200c", "\u202e", "\u2066", "\u2028", "\x85", ",", ";", "=1+1", "@SUM(1)", "-2", "א", "ب", "x", "۱"]  # fmt: skip
+hostile_text = st.lists(st.sampled_from(HOSTILE), min_size=1, max_size=8).map("".join)
+texts = st.lists(st.tuples(hostile_text, hostile_text), min_size=1, max_size=4)
+_projects = itertools.count()
+
+
+@pytest.fixture
+def admin(make_user):
+    return make_user("root", staff=True)
+
+
+def new_project(admin, kind: str):
+    from annotation.services.projects import project_create
+
+    n = next(_projects)
+    return project_create(actor=admin, slug=f"round-trip-{n}", name=f"Round trip {n}", kind=kind, language="fa")
+
+
+def import_file(project, data: bytes, fmt: str, filename: str) -> None:
+    from annotation.services.imports import items_import
+
+    result = items_import(project=project, data=data, fmt=fmt, filename=filename)
+    assert result.job is None and result.created > 0
+
+
+def export_file(project, fmt: str) -> bytes:
+    from annotation.kinds.phrase.formats import phrasis_export_prepare, phrasis_export_stream
+    from annotation.services.exports import export_prepare, export_stream
+
+    if fmt == "phrasis":
+        return b"".join(phrasis_export_stream(phrasis_export_prepare(project)))
+    return b"".join(export_stream(export_prepare(project=project, fmt=fmt, status="all")))
+
+
+def texts_of(project, fields: tuple[str, str]) -> list[tuple[str, str]]:
+    from annotation.models import Item
+
+    return [tuple(payload[name] for name in fields) for payload in Item.objects.filter(project=project).order_by("position", "id").values_list("payload", flat=True)]
+
+
+def authored(admin, kind: str, pairs: list[tuple[str, str]], fields: tuple[str, str], label: str):
+    """A project of `kind` whose items carry `pairs`, imported as JSONL."""
+    project = new_project(admin, kind)
+    rows = [{"id": f"r{i}", fields[0]: a, fields[1]: b, "label": label} for i, (a, b) in enumerate(pairs)]
+    import_file(project, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode(), "jsonl", "a.jsonl")
+    assert texts_of(project, fields) == pairs
+    return project
+
+
+def pandas_cells(data: bytes, header: bool) -> list[list[str]]:
+    frame = pd.read_csv(io.BytesIO(data), sep="\t", header=0 if header else None, dtype=str, keep_default_na=False, encoding="utf-8")
+    return frame.values.tolist()
+
+
+CASES = {
+    # kind, payload fields, a label of the kind, the formats, the file name each is imported as
+    "nli_relabel": (("premise", "hypothesis"), "entailment", {"jsonl": "x.jsonl", "csv": "x.csv", "farstail": "x.tsv"}),
+    "phrase_pair": (("left", "right"), "EQUIVALENT", {"jsonl": "x.jsonl", "csv": "x.csv", "phrasis": "PhrasIS.train.images.positives.txt"}),
+}
+
+
+@pytest.mark.parametrize(("kind", "fmt"), [(kind, fmt) for kind, (_f, _l, formats) in CASES.items() for fmt in formats])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(pairs=texts)
+def test_every_export_imports_back_to_the_same_items(admin, kind, fmt, pairs):
+    fields, label, formats = CASES[kind]
+    source = authored(admin, kind, pairs, fields, label)
+    data = export_file(source, fmt)
+    copy = new_project(admin, kind)
+    import_file(copy, data, fmt, formats[fmt])
+    assert texts_of(copy, fields) == pairs
+    if fmt == "farstail":
+        assert [row[:2] for row in pandas_cells(data, header=True)] == [list(pair) for pair in pairs]
+    elif fmt == "phrasis":
+        assert [row[2:4] for row in pandas_cells(data, header=False)] == [list(pair) for pair in pairs]
+    elif fmt == "csv":
+        # What a spreadsheet reads: no cell it could run, every text there with at most a `'` in front.
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8").removeprefix(BOM), newline="")))
+        assert [(row[fields[0]], row[fields[1]]) for row in rows] == [tuple(map(csv_neutralise, pair)) for pair in pairs]
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ["=1+1", "@SUM(1)", "+1", "-1", " =1", "\u00a0=1", "\u200f=1", "\u200e@x", "\u200c+1", "  \u200f -1", "＝1+1", "＋1", "\t=1", "\r=1"],
+)
+def test_the_csv_export_neutralises_formulas_behind_invisible_characters(admin, cell):
+    project = authored(admin, "nli_relabel", [(cell, "x")], ("premise", "hypothesis"), "entailment")
+    data = export_file(project, "csv").decode("utf-8").removeprefix(BOM)
+    [row] = list(csv.DictReader(io.StringIO(data, newline="")))
+    assert row["premise"] == "'" + cell
+
+
+def test_a_cr_or_a_tab_in_the_farstail_and_phrasis_files_is_quoted_not_a_new_row(admin):
+    nli = authored(admin, "nli_relabel", [("a\rb", "c\td"), ("=1+1", "@SUM(1)")], ("premise", "hypothesis"), "entailment")
+    assert export_file(nli, "farstail") == b'premise\thypothesis\tlabel\n"a\rb"\t"c\td"\te\n=1+1\t@SUM(1)\te\n'
+    phrase = authored(admin, "phrase_pair", [("a\rb", 'say "hi"'), ('"q"', "c\td")], ("left", "right"), "EQUIVALENT")
+    assert export_file(phrase, "phrasis") == (
+        b'\tEQUI\t"a\rb"\tsay "hi"\t\t\t\n'
+        b'\tEQUI\t"""q"""\t"c\td"\t\t\t\n'
+    )

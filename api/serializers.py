@@ -4,6 +4,7 @@ the request serializers here describe the bodies for the OpenAPI schema."""
 from rest_framework import serializers
 
 from annotation.kinds.registry import get_kind
+from annotation.selectors.items import annotator_label
 from annotation.models import Annotation, Item, Job, Membership, Project
 
 
@@ -52,10 +53,14 @@ class ProjectRequestSerializer(serializers.Serializer):
 class ProjectSerializer(serializers.ModelSerializer):
     direction = serializers.CharField(read_only=True)
     counts = serializers.SerializerMethodField()
+    owner = serializers.CharField(
+        source="owner.username", default=None, read_only=True, allow_null=True, required=False,
+        help_text="the supervisor who answers for the project; shown to its supervisors and admins only",
+    )  # fmt: skip
 
     class Meta:
         model = Project
-        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "label_guide", "settings", "created_at", "counts"]
+        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "label_guide", "settings", "created_at", "counts", "owner"]
 
     def get_counts(self, project) -> dict[str, int]:
         counts = self.context.get("counts")
@@ -64,12 +69,16 @@ class ProjectSerializer(serializers.ModelSerializer):
     def to_representation(self, project):
         """Callers who are not staff of the project (context `staff_of`: the ids of the
         projects they supervise or review; absent or None: every project) do not see the
-        kind's staff-only settings."""
+        kind's staff-only settings; callers who do not supervise it (context `supervisor_of`,
+        likewise) do not see its owner."""
         data = super().to_representation(project)
         staff_of = self.context.get("staff_of")
         if staff_of is not None and project.pk not in staff_of:
             hidden = get_kind(project.kind).staff_only_settings
             data["settings"] = {key: value for key, value in data["settings"].items() if key not in hidden}
+        supervisor_of = self.context.get("supervisor_of")
+        if supervisor_of is not None and project.pk not in supervisor_of:
+            del data["owner"]
         return data
 
 
@@ -78,6 +87,7 @@ class ProjectUpdateSerializer(serializers.Serializer):
     guidelines = serializers.CharField(required=False, trim_whitespace=False, help_text="markdown; raw HTML is shown as text")
     settings = serializers.DictField(required=False, help_text="merged over the stored settings; a change that would corrupt running rounds is a 400 naming the setting")
     label_guide = serializers.DictField(required=False, help_text="section key → label or point → the project's own wording")
+    owner = serializers.CharField(required=False, help_text="hand the project on: the username of an active supervisor of it (its owner or an admin only)")
 
 
 class PasswordResetSerializer(serializers.Serializer):
@@ -105,11 +115,18 @@ class MemberUpdateSerializer(serializers.Serializer):
 
 
 class MembershipSerializer(serializers.ModelSerializer):
-    username = serializers.CharField(source="user.username")
+    username = serializers.CharField(source="user.username", help_text="the export's pseudonym for callers who do not supervise the project")
 
     class Meta:
         model = Membership
         fields = ["username", "role", "status", "trusted", "adjudicator", "created_at", "updated_at"]
+
+    def to_representation(self, membership):
+        """Context `names` False (reviewers): the member's export pseudonym for their username."""
+        data = super().to_representation(membership)
+        if self.context.get("names") is False:
+            data["username"] = annotator_label(membership.project, membership.user, names=False)
+        return data
 
 
 class ImportRequestSerializer(serializers.Serializer):
@@ -134,13 +151,18 @@ class ImportResultSerializer(serializers.Serializer):
 class ItemSerializer(serializers.ModelSerializer):
     """An item as supervisors and reviewers see it, with its reference label and votes."""
 
-    author = serializers.CharField(source="author.username", default=None)
+    author = serializers.SerializerMethodField(help_text="the username to supervisors, the export's pseudonym to reviewers")
     gold = serializers.SerializerMethodField()
     votes = serializers.SerializerMethodField()
 
     class Meta:
         model = Item
         fields = ["id", "external_id", "payload", "status", "split", "group", "round", "author", "reference_label", "gold", "votes", "probe_of"]
+
+    def get_author(self, item) -> str | None:
+        if item.author_id is None:
+            return None
+        return annotator_label(item.project, item.author, names=self.context.get("names", True))
 
     def get_gold(self, item) -> str | None:
         return item.gold_label or None

@@ -20,32 +20,54 @@ def is_admin(user: AbstractBaseUser) -> bool:
     return bool(user.is_authenticated and (user.is_staff or user.is_superuser))
 
 
+STAFF_ROLES = (Role.SUPERVISOR, Role.REVIEWER)
+
+
+def standing_memberships(user: AbstractBaseUser) -> QuerySet[Membership]:
+    """The memberships that give `user` a standing in their project: all but those of a
+    disqualified supervisor or reviewer, who sees the project as an outsider does (a
+    disqualified annotator still reads their own work and is told why they get no items)."""
+    return Membership.objects.filter(user=user).exclude(role__in=STAFF_ROLES, status=Membership.Status.DISQUALIFIED)
+
+
 def projects_visible_to(user: AbstractBaseUser) -> QuerySet[Project]:
     if is_admin(user):
         return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
+    return Project.objects.filter(pk__in=standing_memberships(user).values("project_id"))
 
 
 def project_ids_staffed_by(user: AbstractBaseUser) -> set[int] | None:
-    """The projects `user` supervises or reviews; None for admins (every project)."""
+    """The projects `user` supervises or reviews (not disqualified); None for admins (every project)."""
     if is_admin(user):
         return None
-    return set(Membership.objects.filter(user=user, role__in=(Role.SUPERVISOR, Role.REVIEWER)).values_list("project_id", flat=True))
+    return set(standing_memberships(user).filter(role__in=STAFF_ROLES).values_list("project_id", flat=True))
+
+
+def project_ids_supervised_by(user: AbstractBaseUser) -> set[int] | None:
+    """The projects `user` supervises (not disqualified); None for admins (every project)."""
+    if is_admin(user):
+        return None
+    return set(standing_memberships(user).filter(role=Role.SUPERVISOR).values_list("project_id", flat=True))
 
 
 def membership_of(user: AbstractBaseUser, project: Project) -> Membership | None:
-    return Membership.objects.filter(project=project, user=user).first()
+    """`user`'s membership in `project` if it gives them a standing (`standing_memberships`)."""
+    if not user.is_authenticated:
+        return None
+    return standing_memberships(user).filter(project=project).first()
 
 
 def can_manage_users(user: AbstractBaseUser) -> bool:
-    """Admins and supervisors of any project create users and projects (no open sign-up)."""
-    return is_admin(user) or Membership.objects.filter(user=user, role=Role.SUPERVISOR).exists()
+    """Admins and supervisors of any project (not disqualified) create users and projects
+    (no open sign-up)."""
+    return is_admin(user) or standing_memberships(user).filter(role=Role.SUPERVISOR).exists()
 
 
 def access_project_for_user(user: AbstractBaseUser, slug: str, roles: tuple[str, ...] | None = None) -> Project:
     """The project `slug` if `user` is a member (or an admin), checking `roles` when given.
 
-    Non-members get NotFound; members without one of `roles` get PermissionDenied."""
+    Non-members and disqualified supervisors and reviewers get NotFound; members without
+    one of `roles` get PermissionDenied."""
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise NotFound()
@@ -85,11 +107,7 @@ def supervises(user: AbstractBaseUser | None, project: Project) -> bool:
         return False
     if is_admin(user):
         return True
-    return (
-        Membership.objects.filter(project=project, user=user, role=Role.SUPERVISOR)
-        .exclude(status=Membership.Status.DISQUALIFIED)
-        .exists()
-    )
+    return standing_memberships(user).filter(project=project, role=Role.SUPERVISOR).exists()
 
 
 def adjudicates(user: AbstractBaseUser, project: Project) -> bool:
@@ -181,8 +199,8 @@ def access_project_for_author(user: AbstractBaseUser, slug: str) -> AuthorStandi
     if project is None:
         raise NotFound()
     sources = {}
-    for membership in Membership.objects.filter(
-        user=user, project__kind="nli_authoring", project__settings__relabel_project=project.slug
+    for membership in standing_memberships(user).filter(
+        project__kind="nli_authoring", project__settings__relabel_project=project.slug
     ).select_related("project__created_by"):
         if relabel_link_holds(membership.project, project):
             sources[membership.project.slug] = membership
@@ -213,15 +231,19 @@ def access_item_for_staff(user: AbstractBaseUser, item_id: int) -> Item:
 
 
 def access_job_for_user(user: AbstractBaseUser, job_id: int) -> Job:
-    """A job is visible to whoever started it and to the supervisors of its project."""
+    """A job is visible to the supervisors of its project, and to whoever started it while
+    they are still a member of that project in standing (a job of no project: its starter)."""
     job = Job.objects.select_related("project").filter(pk=job_id).first()
     if job is None:
         raise NotFound()
-    if is_admin(user) or job.created_by_id == user.pk:
+    if is_admin(user):
         return job
-    if job.project is not None and Membership.objects.filter(
-        project=job.project, user=user, role=Role.SUPERVISOR
-    ).exists():
+    if job.project is None:
+        if job.created_by_id == user.pk:
+            return job
+        raise NotFound()
+    membership = membership_of(user, job.project)
+    if membership is not None and (job.created_by_id == user.pk or membership.role == Role.SUPERVISOR):
         return job
     raise NotFound()
 

@@ -16,6 +16,7 @@ urlpatterns = [
     path("p/<slug:slug>/import/", views.project_import, name="project-import"),
     path("", include("annotation.urls_dashboard")),
     path("", include("annotation.urls_quality")),
+    path("", include("annotation.urls_audit")),
     path("", include("annotation.release.urls")),
     path("", include("annotation.release.bias_urls")),
     path("", include("annotation.console.urls")),

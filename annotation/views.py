@@ -15,6 +15,7 @@ from annotation.errors import ApplicationError, InvalidInput, NotFound, Permissi
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
 from annotation.selectors.guides import guide_for_project
+from annotation.selectors.items import annotator_label
 from annotation.selectors.quality import annotator_quality_for_project
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
@@ -143,6 +144,7 @@ def project_overview(request, slug):
     members = Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
     jobs = Job.objects.filter(project=project).order_by("-id")[:10]
     is_supervisor = access.supervises(request.user, project)
+    kind = get_kind(project.kind)
     return render(
         request,
         "annotation/project.html",
@@ -150,17 +152,19 @@ def project_overview(request, slug):
             "project": project,
             "counts": [(label, counts.get(status, 0)) for status, label in Item.Status.choices],
             "total": sum(counts.values()),
-            "members": members,
+            # Names are for supervisors; reviewers see the exports' pseudonyms.
+            "members": [(m, annotator_label(project, m.user, names=is_supervisor)) for m in members],
             "jobs": jobs,
             "is_supervisor": is_supervisor,
+            "notices": kind.supervisor_notices(project) if is_supervisor else [],
             # The annotators' figures (the quality page's, compact): names are for supervisors.
             "quality": annotator_quality_for_project(project) if is_supervisor else None,
-            "adjudicates": access.adjudicates(request.user, project) and bool(get_kind(project.kind).labels),
+            "adjudicates": access.adjudicates(request.user, project) and bool(kind.labels),
             "roles": Membership.Role.choices,
             "statuses": Membership.Status.choices,
-            "formats": get_kind(project.kind).formats,
-            "evaluable": get_kind(project.kind).evaluation_scorer() is not None,
-            "release_page": get_kind(project.kind).release_split_shares is not None,
+            "formats": kind.formats,
+            "evaluable": kind.evaluation_scorer() is not None,
+            "release_page": kind.release_split_shares is not None,
         },
     )
 

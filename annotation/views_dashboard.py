@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import access
 from annotation.errors import ApplicationError
 from annotation.models import Job
-from annotation.selectors.reports import report_for_project
+from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_KIND, agreement_request
 from annotation.templatetags.mashov import scope_name
 
@@ -113,13 +113,12 @@ def _access(request, slug, supervisor: bool = False):
 @require_GET
 def dashboard(request, slug):
     project = _access(request, slug)
-    report = report_for_project(project)
+    report = report_for_viewer(project, request.user)
     rtl = get_language_bidi()
-    membership = access.membership_of(request.user, project)
     context = {
         "project": project,
         "report": report,
-        "can_recompute": access.is_admin(request.user) or (membership is not None and membership.role == "supervisor"),
+        "can_recompute": access.supervises(request.user, project),
         "last_job": Job.objects.filter(project=project, kind=JOB_KIND).order_by("-id").first(),
         "rtl": rtl,
         "bar_width": BAR_WIDTH,

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import access
-from annotation.selectors.reports import agreement_reports_for_project, report_for_project
+from annotation.selectors.reports import agreement_reports_for_project, report_for_viewer
 from annotation.services.agreement import agreement_request
 from api.idempotency import idempotent
 from api.views import ERRORS
@@ -124,5 +124,5 @@ class ReportView(APIView):
     @extend_schema(responses={200: ReportSerializer, **ERRORS})
     def get(self, request, slug):
         project = access.access_project_for_staff(request.user, slug)
-        return Response(report_for_project(project))
+        return Response(report_for_viewer(project, request.user))
 

@@ -4,6 +4,7 @@ the request serializers here describe the bodies for the OpenAPI schema."""
 from rest_framework import serializers
 
 from annotation.kinds.registry import get_kind
+from annotation.selectors.items import annotator_label
 from annotation.models import Annotation, Item, Job, Membership, Project
 
 
@@ -52,22 +53,30 @@ class ProjectRequestSerializer(serializers.Serializer):
 class ProjectSerializer(serializers.ModelSerializer):
     direction = serializers.CharField(read_only=True)
     counts = serializers.SerializerMethodField()
+    owner = serializers.CharField(
+        source="owner.username", default=None, read_only=True, allow_null=True, required=False,
+        help_text="the supervisor who answers for the project; shown to its supervisors and admins only",
+    )  # fmt: skip
 
     class Meta:
         model = Project
-        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "label_guide", "settings", "created_at", "counts"]
+        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "label_guide", "settings", "created_at", "counts", "owner"]
 
     def get_counts(self, project) -> dict[str, int]:
         counts = self.context.get("counts")
         return counts if counts is not None else {}
 
     def to_representation(self, project):
-        """The settings the caller's role may read (Kind.settings_shown_to); context
-        `roles`: {project id: the caller's role}, absent or None for a supervisor's view."""
+        """The settings the caller's role may read (Kind.settings_shown_to) and, to those
+        who supervise it, the project's owner; context `roles`: {project id: the caller's
+        role}, absent or None for a supervisor's view (admins)."""
         data = super().to_representation(project)
         roles = self.context.get("roles")
         if roles is not None:
-            data["settings"] = get_kind(project.kind).settings_shown_to(data["settings"], roles.get(project.pk))
+            role = roles.get(project.pk)
+            data["settings"] = get_kind(project.kind).settings_shown_to(data["settings"], role)
+            if role != "supervisor":
+                del data["owner"]
         return data
 
 
@@ -76,6 +85,7 @@ class ProjectUpdateSerializer(serializers.Serializer):
     guidelines = serializers.CharField(required=False, trim_whitespace=False, help_text="markdown; raw HTML is shown as text")
     settings = serializers.DictField(required=False, help_text="merged over the stored settings; a change that would corrupt running rounds is a 400 naming the setting")
     label_guide = serializers.DictField(required=False, help_text="section key → label or point → the project's own wording")
+    owner = serializers.CharField(required=False, help_text="hand the project on: the username of an active supervisor of it (its owner or an admin only)")
 
 
 class PasswordResetSerializer(serializers.Serializer):
@@ -103,11 +113,18 @@ class MemberUpdateSerializer(serializers.Serializer):
 
 
 class MembershipSerializer(serializers.ModelSerializer):
-    username = serializers.CharField(source="user.username")
+    username = serializers.CharField(source="user.username", help_text="the export's pseudonym for callers who do not supervise the project")
 
     class Meta:
         model = Membership
         fields = ["username", "role", "status", "trusted", "adjudicator", "created_at", "updated_at"]
+
+    def to_representation(self, membership):
+        """Context `names` False (reviewers): the member's export pseudonym for their username."""
+        data = super().to_representation(membership)
+        if self.context.get("names") is False:
+            data["username"] = annotator_label(membership.project, membership.user, names=False)
+        return data
 
 
 class ImportRequestSerializer(serializers.Serializer):
@@ -132,13 +149,18 @@ class ImportResultSerializer(serializers.Serializer):
 class ItemSerializer(serializers.ModelSerializer):
     """An item as supervisors and reviewers see it, with its reference label and votes."""
 
-    author = serializers.CharField(source="author.username", default=None)
+    author = serializers.SerializerMethodField(help_text="the username to supervisors, the export's pseudonym to reviewers")
     gold = serializers.SerializerMethodField()
     votes = serializers.SerializerMethodField()
 
     class Meta:
         model = Item
         fields = ["id", "external_id", "payload", "status", "split", "group", "round", "author", "reference_label", "gold", "votes", "probe_of"]
+
+    def get_author(self, item) -> str | None:
+        if item.author_id is None:
+            return None
+        return annotator_label(item.project, item.author, names=self.context.get("names", True))
 
     def get_gold(self, item) -> str | None:
         return item.gold_label or None

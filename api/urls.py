@@ -33,6 +33,7 @@ urlpatterns = [
     path("", include("api.evaluation_urls")),
     path("", include("api.bias_urls")),
     path("", include("api.curation_urls")),
+    path("", include("api.audit_urls")),
     # Each kind's own operations.
     *(path("", include(module)) for module in api_url_modules()),
 ]

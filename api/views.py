@@ -6,7 +6,6 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +16,7 @@ from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership
 from annotation.selectors.assignments import progress_for_annotator
 from annotation.selectors.items import item_preview_after
+from annotation.selectors.names import names_visible
 from annotation.selectors.projects import project_roles_of_user
 from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
@@ -53,8 +53,7 @@ class TokenView(APIView):
             raise exceptions.Throttled(wait=wait)
         if user is None:
             raise InvalidInput("unknown username or wrong password", field="password")
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        return Response({"token": user_services.user_token_issue(user=user, request=request)})
 
 
 class TokenRevokeView(APIView):
@@ -90,7 +89,7 @@ class ProjectListView(generics.ListAPIView):
     serializer_class = s.ProjectSerializer
 
     def get_queryset(self):
-        return access.projects_visible_to(self.request.user).order_by("slug")
+        return access.projects_visible_to(self.request.user).select_related("owner").order_by("slug")
 
     def get_serializer_context(self):
         return {**super().get_serializer_context(), "roles": project_roles_of_user(self.request.user)}
@@ -149,8 +148,14 @@ class MemberListView(generics.ListAPIView):
     serializer_class = s.MembershipSerializer
 
     def get_queryset(self):
-        project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
-        return Membership.objects.filter(project=project).select_related("user").order_by("user__username")
+        self.project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
+        return Membership.objects.filter(project=self.project).select_related("user", "project").order_by("user__username")
+
+    def get_serializer_context(self):
+        # Names are for supervisors and admins; reviewers read pseudonyms (selectors.names).
+        project = getattr(self, "project", None)
+        names = project is None or names_visible(self.request.user, project)
+        return {**super().get_serializer_context(), "names": names}
 
     @extend_schema(request=s.MemberRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.MembershipSerializer, **ERRORS})
     @idempotent_write
@@ -218,7 +223,8 @@ class ItemListView(generics.ListAPIView):
 
     def get_queryset(self):
         project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
-        items = Item.objects.filter(project=project).select_related("author").order_by("position", "id")
+        self.project = project
+        items = Item.objects.filter(project=project).select_related("author", "project").order_by("position", "id")
         # Filters come from an allow-list, never from request.GET wholesale.
         params = self.request.query_params
         if params.get("status"):
@@ -232,7 +238,8 @@ class ItemListView(generics.ListAPIView):
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
-        serializer = self.get_serializer(page, many=True, context={"votes": votes_for_items(page)})
+        names = names_visible(request.user, self.project)
+        serializer = self.get_serializer(page, many=True, context={"votes": votes_for_items(page), "names": names})
         return self.get_paginated_response(serializer.data)
 
 

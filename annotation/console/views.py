@@ -15,6 +15,7 @@ from annotation.kinds.registry import available_kinds, get_kind
 from annotation.models import LANGUAGES, Item
 from annotation.selectors.guides import guide_for_project
 from annotation.selectors.items import annotator_label, browser_choices_for_project, item_history, items_for_browser, value_leaves
+from annotation.selectors.names import names_visible
 
 PAGE_SIZE = 50
 FILTERS = ("status", "split", "round", "group", "flag", "annotator", "q")
@@ -97,16 +98,11 @@ def users(request):
     return render(request, "console/users.html", {"config": config, "is_admin": access.is_admin(request.user)})
 
 
-def _names_visible(user, project) -> bool:
-    """Supervisors (and admins) see usernames; reviewers see the exports' pseudonyms."""
-    return access.supervises(user, project)
-
-
 @login_required
 @require_GET
 def items(request, slug):
     project = access.access_project_for_staff(request.user, slug)
-    names = _names_visible(request.user, project)
+    names = names_visible(request.user, project)
     choices = browser_choices_for_project(project, names=names)
     params = {name: request.GET.get(name, "") for name in FILTERS}
     error, page = None, None
@@ -147,7 +143,7 @@ def item_detail(request, slug, item_id):
     item = Item.objects.filter(project=project, pk=item_id).select_related("author", "probe_of").first()
     if item is None:
         raise NotFound()
-    names = _names_visible(request.user, project)
+    names = names_visible(request.user, project)
     history = item_history(item, names=names)
     payload = value_leaves(item.payload)
     context = {

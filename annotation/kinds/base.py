@@ -533,6 +533,11 @@ class KindReports:
         with a bounded number of queries."""
         return {}
 
+    def supervisor_notices(self, project) -> list[str]:
+        """What the project's supervisors must know to keep it working (shown on the project
+        page to them only): reasons the project refuses its annotators' work."""
+        return []
+
 
 class KindQuality:
     """What the annotator-quality figures and the adjudication queue need to know of a kind:

@@ -21,7 +21,7 @@ from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics import bias
 from annotation.models import Item, Job, Project
-from annotation.release.runs import pair_kind
+from annotation.release.runs import pair_kind, release_run_audit
 from annotation.services.jobs import job_create, job_set_progress
 
 JOB_KIND = "bias"
@@ -85,7 +85,9 @@ def bias_request(*, user, slug: str, data) -> Job:
         if Job.objects.filter(project=project, kind=JOB_KIND, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)).exists():
             raise Conflict("a bias analysis of this project is already running", field="job")
         _check_split(project, params["split"])
-        return job_create(kind=JOB_KIND, project=project, user=user, params=params)
+        job = job_create(kind=JOB_KIND, project=project, user=user, params=params)
+        release_run_audit(user, project, job)
+        return job
 
 
 def bias_latest_job(project: Project) -> Job | None:

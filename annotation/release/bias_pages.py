@@ -19,13 +19,12 @@ def bias_page(request, slug):
     project = access.access_project_for_staff(request.user, slug)
     if not analysable(get_kind(project.kind)):
         raise Http404
-    membership = access.membership_of(request.user, project)
     context = {
         "project": project,
         "splits": SPLITS,
         "has_result": bias_latest_job(project) is not None,
         "defaults": DEFAULTS,
-        "can_run": access.is_admin(request.user) or (membership is not None and membership.role == "supervisor"),
+        "can_run": access.supervises(request.user, project),
         "strings": {
             "hypothesis_only": _("Hypothesis-only (TF-IDF + logistic regression)"),
             "overlap": _("Overlap-based (cosine + SVM)"),

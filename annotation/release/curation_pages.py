@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from annotation import access
 from annotation.kinds.registry import get_kind
-from annotation.models import Job, Membership
+from annotation.models import Job
 from annotation.release import duplicates, splits
 from annotation.release.runs import pair_kind
 
@@ -41,9 +41,7 @@ def release(request, slug):
         )
     }
     split_report = splits.split_report_for_project(user=request.user, slug=slug)
-    is_supervisor = access.is_admin(request.user) or Membership.objects.filter(
-        project=project, user=request.user, role=Membership.Role.SUPERVISOR
-    ).exists()
+    is_supervisor = access.supervises(request.user, project)
     return render(
         request,
         "release/release.html",

@@ -34,6 +34,7 @@ from annotation.release.runs import (
     vectorizer_for,
 )
 from annotation.rows import check_item_ids
+from annotation.services.audit import audit_record
 from annotation.services.jobs import job_set_progress
 
 JOB_KIND = "duplicates"
@@ -176,8 +177,12 @@ def duplicate_decide(*, user, slug: str, pair_id: int, decision) -> DuplicatePai
             _remove(pair.item_b, pair, user, now)
         elif _removed_by(pair.item_b, pair):
             _restore(pair.item_b, user, now)
+        before = pair.decision or None
         pair.decision, pair.decided_by, pair.decided_at = decision, user, timezone.now()
         pair.save(update_fields=["decision", "decided_by", "decided_at"])
+        action = "duplicate_remove" if decision == DuplicatePair.Decision.REMOVE else "duplicate_restore"
+        audit_record(actor=user, action=action, project=project, target=f"pair:{pair.pk}",
+                     before={"decision": before}, after={"decision": decision, "item": pair.item_b_id})  # fmt: skip
     return pair
 
 
@@ -195,6 +200,8 @@ def duplicates_remove_all(*, user, slug: str) -> dict:
             removed += _remove(pair.item_b, pair, user, now)
             pair.decision, pair.decided_by, pair.decided_at = DuplicatePair.Decision.REMOVE, user, timezone.now()
         DuplicatePair.objects.bulk_update(pairs, ["decision", "decided_by", "decided_at"], batch_size=1000)
+        audit_record(actor=user, action="duplicate_remove", project=project, target=f"project:{project.slug}",
+                     after={"pairs": len(pairs), "removed": removed})  # fmt: skip
     return {"pairs": len(pairs), "removed": removed}
 
 
@@ -221,4 +228,6 @@ def duplicates_restore(*, user, slug: str, item_ids) -> dict:
         DuplicatePair.objects.filter(project=project, pk__in=[p for p in pair_ids if isinstance(p, int)]).update(
             decision=DuplicatePair.Decision.KEEP, decided_by=user, decided_at=timezone.now()
         )
+        audit_record(actor=user, action="duplicate_restore", project=project, target=f"project:{project.slug}",
+                     after={"items": sorted(items)})  # fmt: skip
     return {"restored": len(items)}

@@ -40,6 +40,7 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics import evaluation as metrics
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Evaluation, Item, Job, Project
+from annotation.release.runs import release_run_audit
 from annotation.rows import read_csv_records, read_jsonl_records
 from annotation.services.imports import decode_upload
 from annotation.services.jobs import job_create, job_set_progress
@@ -378,6 +379,7 @@ def evaluation_start(*, project: Project, user, data: bytes, filename: str = "",
             params={"evaluation": evaluation.pk, "filename": filename[:200], "format": fmt or ""},
         )
         evaluation.save(update_fields=["job"])
+        release_run_audit(user, project, evaluation.job)
     return evaluation
 
 

@@ -18,6 +18,7 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.models import CurationRun, Item, Job, Project
 from annotation.services.embeddings import embeddings_installed, load_encoder_or_none
+from annotation.services.audit import audit_record
 from annotation.services.jobs import job_create
 
 EMBEDDINGS_MESSAGE = (
@@ -91,7 +92,16 @@ def curation_job_start(*, user, slug: str, job_kind: str, params_of) -> Job:
         Project.objects.select_for_update().filter(pk=project.pk).first()
         if Job.objects.filter(project=project, kind=job_kind, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)).exists():
             raise Conflict(f"a {job_kind} run is already queued or running for this project; wait for it to finish", field="job")
-        return job_create(kind=job_kind, project=project, user=user, params=params)
+        job = job_create(kind=job_kind, project=project, user=user, params=params)
+        release_run_audit(user, project, job)
+        return job
+
+
+def release_run_audit(user, project: Project, job: Job) -> None:
+    """Record the start of a release-stage run in the audit log (in the caller's transaction):
+    a split run as such, the other steps (duplicates, leaks, bias, evaluation) as "release"."""
+    action = "split_run" if job.kind == "splits" else "release"
+    audit_record(actor=user, action=action, project=project, target=f"job:{job.pk}", after={"step": job.kind, **(job.params or {})})
 
 
 def vectorizer_for(representation: str, *, fold_letters: bool):

@@ -101,3 +101,12 @@ def report_for_project(project) -> dict:
         report["agreement"] = agreement_reports_for_project(project)
     report.update(sections)
     return report
+
+
+def report_for_viewer(project, user) -> dict:
+    """`report_for_project` as `user` may read it: people named by username for the
+    project's supervisors and admins, by their export pseudonym for everyone else
+    (selectors.names)."""
+    from annotation.selectors.names import names_for_viewer
+
+    return names_for_viewer(report_for_project(project), project, user)

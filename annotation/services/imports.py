@@ -23,6 +23,7 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Item, Job, Project
 from annotation.rows import ItemRow, csv_restore, read_csv_records, read_jsonl_records
+from annotation.services.audit import audit_record
 from annotation.services.decisions import imported_decisions_record
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -299,13 +300,16 @@ def items_import(
         raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
     text = decode_upload(data)
     if row_count_bound(text) > settings.MASHOV_IMPORT_JOB_ROWS:
-        job = job_create(
-            kind="import",
-            project=project,
-            user=user,
-            params={"format": fmt, "filename": filename, "split": options.split, "labels_final": options.labels_final},
-            input_data=data,
-        )
+        with transaction.atomic():
+            job = job_create(
+                kind="import",
+                project=project,
+                user=user,
+                params={"format": fmt, "filename": filename, "split": options.split, "labels_final": options.labels_final},
+                input_data=data,
+            )
+            audit_record(actor=user, action="import", project=project, target=f"job:{job.pk}",
+                         after={"format": fmt, "filename": filename, "job": job.pk})  # fmt: skip
         return ImportResult(created=0, skipped=0, job=job.pk)
     rows, errors = validate_rows(project, kind, read_records(kind, fmt, text, filename, kind.settings_for(project.settings)))
     rows, option_errors = apply_import_options(rows, options, filename)
@@ -314,7 +318,11 @@ def items_import(
         # List the database checks' findings too, so one round trip shows every bad row.
         errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: (e.row or 0))
         raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
-    return store_rows(project, rows, labels_final=options.labels_final)
+    with transaction.atomic():
+        result = store_rows(project, rows, labels_final=options.labels_final)
+        audit_record(actor=user, action="import", project=project, target=f"project:{project.slug}",
+                     after={"format": fmt, "filename": filename, "created": result.created, "skipped": result.skipped})  # fmt: skip
+    return result
 
 
 def items_import_job(job: Job) -> dict:

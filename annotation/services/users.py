@@ -6,6 +6,7 @@ admin's user forms (annotation/admin.py). Passwords are checked by Django's vali
 import re
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import ValidationError
 from django.core.validators import EmailValidator
 from django.db.models.functions import Length
@@ -56,3 +57,12 @@ def user_token_revoke(*, user) -> None:
     `POST /api/auth/token/` issues a new key. Called on logout from the API and whenever
     the password changes (annotation/passwords.py)."""
     Token.objects.filter(user=user).delete()
+
+
+def user_token_issue(*, user, request) -> str:
+    """The key of `user`'s API token (a new one when they have none) for a login with their
+    password. A login like the session's: `user_logged_in` fires, which sets `last_login`
+    (an account a supervisor created stops being their invitation, services.projects)."""
+    token, _ = Token.objects.get_or_create(user=user)
+    user_logged_in.send(sender=user.__class__, request=request, user=user)
+    return token.key

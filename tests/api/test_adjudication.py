@@ -189,9 +189,10 @@ def test_who_may_adjudicate(nli, make_user, client_for):
     assert not Adjudication.objects.exists()
     decided = clients["rev"].post(url, {"label": "contradiction"}, format="json")
     assert decided.status_code == 201 and decided.json()["adjudicator"] == "rev"
-    # A disqualified adjudicator decides nothing.
+    # A disqualified adjudicator decides nothing: a disqualified reviewer sees the project as
+    # an outsider does.
     clients["sup"].patch(f"/api/projects/{SLUG}/members/rev/", {"status": "disqualified"}, format="json")
-    assert clients["rev"].get(f"/api/projects/{SLUG}/adjudication/").status_code == 403
+    assert clients["rev"].get(f"/api/projects/{SLUG}/adjudication/").status_code == 404
 
 
 def test_a_reversed_pair_answered_incoherently_waits_for_adjudication(make_user, client_for):

@@ -103,12 +103,12 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
     page.click("#user-create button[type=submit]")
     page.wait_for_selector("#user-create .form-notice:not([hidden])")
     annotator = get_user_model().objects.get(username=ANNOTATOR)
-    # Not yet a member of a project of hers: not hers to reset.
-    page.fill("#reset-username", ANNOTATOR)
-    page.fill("#reset-password", PASSWORD)
+    # An account she did not create is not hers to reset.
+    page.fill("#reset-username", "root")
+    page.fill("#reset-password", "another-Long-phrase-7")
     page.click("#password-reset button[type=submit]")
     page.wait_for_selector("#password-reset .form-error:not([hidden])")
-    assert not annotator.__class__.objects.get(pk=annotator.pk).check_password(PASSWORD)
+    assert annotator.__class__.objects.get(username="root").check_password(PASSWORD)
 
     # --- the member, through the project page's form ---
     page.goto(f"{base}/p/he-console/")
@@ -119,7 +119,7 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
         page.click('form[action$="/members/add/"] button[type=submit]')
     assert Membership.objects.get(project=project, user=annotator).status == "active"
 
-    # --- a member of her project: a weak password refused, then a reset ---
+    # --- the account she created, never logged in: a weak password refused, then a reset ---
     page.goto(f"{base}/console/users/")
     page.fill("#reset-username", ANNOTATOR)
     page.fill("#reset-password", "123")

@@ -144,26 +144,28 @@ def test_someone_elses_project_is_not_found_and_members_without_the_role_are_ref
 
 
 def test_password_reset(nli_project, client_for, make_user):
-    from annotation.models import Membership
+    """A supervisor sets the password of an account they created until its first login;
+    every other account's password is its owner's or an admin's (members of their projects
+    included: adding an account to a project must not hand its password over)."""
     from rest_framework.authtoken.models import Token
 
     users = _users()
     sup = client_for(users["sup"])
-    token = Token.objects.create(user=users["ann1"])
-    weak = sup.post("/api/users/ann1/password/", {"password": "123"}, format="json")
+    assert sup.post("/api/users/", {"username": "invited", "password": "a-first-pass-phrase-3"}, format="json").status_code == 201
+    invited = users["sup"].__class__.objects.get(username="invited")
+    token = Token.objects.create(user=invited)
+    weak = sup.post("/api/users/invited/password/", {"password": "123"}, format="json")
     assert weak.status_code == 400 and weak.json()["errors"][0]["field"] == "password"
-    assert sup.post("/api/users/ann1/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 204
-    users["ann1"].refresh_from_db()
-    assert users["ann1"].check_password("a-new-pass-phrase-7")
+    assert sup.post("/api/users/invited/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 204
+    invited.refresh_from_db()
+    assert invited.check_password("a-new-pass-phrase-7")
     assert not Token.objects.filter(pk=token.pk).exists()
-    # Not the supervisor's to reset: a co-supervisor, an admin, a member of another project, a stranger.
+    # Not the supervisor's to reset: a member of their project, a co-supervisor, an admin, a stranger.
     outsider = make_user("elsewhere")
-    for name in ("root", "elsewhere", "no-such-user"):
+    for name in ("ann1", "root", "elsewhere", "no-such-user"):
         assert sup.post(f"/api/users/{name}/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 404, name
-    other = nli_project.__class__.objects.create(slug="other2", name="O", kind="nli_relabel", language="he")
-    Membership.objects.create(project=other, user=users["ann2"], role="annotator")
-    assert sup.post("/api/users/ann2/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 404
-    assert client_for(users["ann3"]).post("/api/users/ann1/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 403
+    assert client_for(users["ann3"]).post("/api/users/invited/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 403
+    assert client_for(users["root"]).post("/api/users/ann1/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 204
     assert outsider.check_password("pass-word-123")
 
 

@@ -72,8 +72,14 @@ def world(make_user, client_for, nli_project):
     from annotation.models import Membership
     from annotation.services.projects import project_create
 
+    from annotation.models import AccountInvitation, Project
+
     users = {user.username: user for user in get_user_model().objects.all()}
     client = lambda name: client_for(users[name])  # noqa: E731
+    # sup owns fa-nli (it may hand it on) and created ann2's account, never used to log in
+    # (it may set its password).
+    Project.objects.filter(pk=nli_project.pk).update(owner=users["sup"])
+    AccountInvitation.objects.create(user=users["ann2"], invited_by=users["sup"])
     nli_rows = [{"id": f"n{i}", "premise": "پیش‌فرض", "hypothesis": "فرضیه", "label": "e"} for i in range(3)]
     imported = client("sup").post("/api/projects/fa-nli/import/", {"file": upload("n.jsonl", jsonl(nli_rows)), "format": "jsonl"})
     assert imported.status_code == 201, imported.content
@@ -156,7 +162,7 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "member-update": ("sup", "patch", "/api/projects/fa-nli/members/ann2/", {"status": "active", "trusted": False, "role": "annotator", "adjudicator": False}),
         "project-update": ("sup", "patch", "/api/projects/fa-nli/", {
             "name": "Renamed", "guidelines": "# Guide", "settings": {"claim_ttl": 600, "consensus_k": 4},
-            "label_guide": {"label": {"neutral": "neither"}},
+            "label_guide": {"label": {"neutral": "neither"}}, "owner": "sup",
         }),
         "password-reset": ("sup", "post", "/api/users/ann2/password/", {"password": "a-new-pass-phrase-9"}),
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
@@ -200,7 +206,7 @@ FIELDS = {
     "member-add": ["username", "role", "status", "trusted"],
     "member-update": ["status", "trusted", "role", "adjudicator"],
     "project-update": ["name", "guidelines", "settings", "settings.claim_ttl", "settings.consensus_k", "label_guide",
-                       "label_guide.label", "label_guide.label.neutral"],
+                       "label_guide.label", "label_guide.label.neutral", "owner"],
     "password-reset": ["password"],
     "submit": ["value", "value.label"],
     "draft-save": ["value"],

@@ -129,16 +129,27 @@ def test_a_link_stops_holding_when_its_maker_no_longer_supervises_the_target(wor
     assert author_submits(author, "a-author").status_code == 201
     assert items_in_a() == 3
 
-    # A's other supervisor takes sup-a's role away: the next submit is refused.
+    # A's owner (the admin who created it) takes sup-a's role away; another supervisor of A
+    # may not. The next submit is refused.
     other = make_user("sup-a2")
     Membership.objects.create(project=Project.objects.get(slug="proj-a"), user=other, role="supervisor", status="active")
-    demoted = client_for(other).patch("/api/projects/proj-a/members/sup-a/", {"role": "annotator"}, format="json")
+    assert client_for(other).patch("/api/projects/proj-a/members/sup-a/", {"role": "annotator"}, format="json").status_code == 403
+    demoted = world["admin"].patch("/api/projects/proj-a/members/sup-a/", {"role": "annotator"}, format="json")
     assert demoted.status_code == 200
     data = json.dumps({**QUESTION, "id": "q2"}, ensure_ascii=False) + "\n"
     assert sup_a.post("/api/projects/a-author/import/", {"file": upload("q.jsonl", data), "format": "jsonl"}).status_code == 201
     response = author_submits(author, "a-author")
     assert response.status_code == 409, response.content
     assert items_in_a() == 3 and Annotation.objects.filter(item__project__slug="a-author").count() == 1
+    # The author, no member of A, is not told A's name; the authoring project's supervisor
+    # reads the reason on its page.
+    assert "proj-a" not in response.content.decode()
+    assert "not accepting new pairs" in response.json()["errors"][0]["message"]
+    from django.test import Client
+
+    page = Client()
+    page.force_login(world["users"]["sup-a"])
+    assert "proj-a" in page.get("/p/a-author/").content.decode()
 
 
 def test_revisions_of_a_are_not_readable_from_b(world, client):

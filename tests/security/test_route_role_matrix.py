@@ -4,8 +4,9 @@ Routes are found by walking the URL resolver and the OpenAPI schema, so a new ro
 operation fails `test_every_route_and_operation_is_classified` until it has a row in ROUTES.
 Each row names a policy: what every caller gets. Callers are relative to the target project
 (tests/security/world.py): anonymous, a user with no membership, annotators on trial / active /
-disqualified, the reviewer, the supervisor of another project, the project's supervisor, and a
-staff user who is not a member.
+disqualified, the reviewer, the supervisor of another project, the project's supervisor, a
+staff user who is not a member, and a supervisor and a reviewer who were disqualified (who see
+the project as an outsider does).
 
 Outcomes:
 - ok        the route's success codes (per row; an allowed write may end in 409 or 400 when
@@ -16,7 +17,9 @@ Outcomes:
 - login-admin  a redirect to the admin site's login page
 
 And for every response: no marker string of a project the caller is not a member of (every
-stored text of every project carries `MARK-<slug>-`; staff are members of everything)."""
+stored text of every project carries `MARK-<slug>-`; staff are members of everything), and for
+callers who are not supervisors or admins no username of anyone else: people are named by
+username to supervisors and admins only, by their export pseudonym to everyone else."""
 
 import io
 import re
@@ -30,6 +33,7 @@ from tests.security.world import (
     OTHER_SLUG,
     PASSWORD,
     ROLES,
+    HELPER,
     USERNAMES,
     build_world,
 )
@@ -56,7 +60,7 @@ def policy(default, **by_role):
 PUBLIC = policy("ok")
 SIGNED_IN = policy("ok", anonymous="anon")
 MANAGER = policy("refused", anonymous="anon", other_supervisor="ok", supervisor="ok", admin="ok")
-MEMBER = policy("ok", anonymous="anon", outsider="hidden", other_supervisor="hidden")
+MEMBER = policy("ok", anonymous="anon", outsider="hidden", other_supervisor="hidden", dq_supervisor="hidden", dq_reviewer="hidden")
 STAFF = {**MEMBER, **dict.fromkeys(ANNOTATING, "refused")}
 SUPERVISOR = {**STAFF, "reviewer": "refused"}
 ANNOTATOR = {**MEMBER, "disqualified": "refused", "reviewer": "refused", "supervisor": "refused", "admin": "refused"}
@@ -123,6 +127,7 @@ ROUTES = {
     "console-project-new": {"GET": Rule(MANAGER)},
     "console-users": {"GET": Rule(MANAGER)},
     "console-project-settings": {"GET": Rule(SUPERVISOR, slugs=ALL)},
+    "audit": {"GET": Rule(SUPERVISOR, slugs=ALL)},
     "console-items": {"GET": Rule(STAFF, slugs=ALL)},
     "console-item": {"GET": Rule(STAFF)},
     "console-preview": {"GET": Rule(STAFF, slugs=ALL)},
@@ -141,8 +146,9 @@ ROUTES = {
         "POST": Rule(MANAGER, ok=(201,), body={"slug": "sec-new", "name": "New", "kind": "nli_relabel", "language": "he"}),
     },
     "api-project": {"GET": Rule(MEMBER, slugs=ALL), "PATCH": Rule(SUPERVISOR, slugs=ALL, body={"name": "Renamed"})},
-    # A supervisor resets the passwords of members of their projects only: the annotator is
-    # in every project of the supervisor, in none of the other supervisor's.
+    "api-audit": {"GET": Rule(SUPERVISOR, slugs=ALL, query="?action=settings_change")},
+    # A supervisor resets the passwords of the accounts they created that never logged in:
+    # the annotator's is the supervisor's invitation, not the other supervisor's.
     "api-user-password": {"POST": Rule({**MANAGER, "other_supervisor": "hidden"}, ok=(204,), body={"password": "a-Long-pass-phrase-42"})},
     "api-preview": {"GET": Rule(STAFF, slugs=ALL, ok=(200, 204))},
     "api-members": {"GET": Rule(STAFF, slugs=ALL), "POST": Rule(SUPERVISOR, ok=(201,), body={"username": "sec-helper", "role": "annotator"})},
@@ -368,19 +374,39 @@ def content_of(response) -> bytes:
 
 
 def member_slugs(world, role: str) -> set[str]:
+    """The projects whose texts `role` may read: all for the admin; for others those they
+    are a member of, except where they are a disqualified supervisor or reviewer."""
     from annotation.models import Membership
 
     if role == "anonymous":
         return set()
     if role == "admin":
         return set(world.projects)
-    return set(Membership.objects.filter(user=world.users[role]).values_list("project__slug", flat=True))
+    memberships = Membership.objects.filter(user=world.users[role]).exclude(
+        role__in=("supervisor", "reviewer"), status="disqualified")
+    return set(memberships.values_list("project__slug", flat=True))
 
 
 def assert_no_foreign_marker(world, role: str, body: bytes, what: str):
     text = body.decode("utf-8", "replace")
     for slug in set(world.projects) - member_slugs(world, role):
         assert marker(slug) not in text, f"{what}: {role} sees text of {slug}"
+
+
+NAMED_TO = ("supervisor", "other_supervisor", "admin")  # callers who see usernames
+
+
+def assert_no_other_username(role: str, body: bytes, url: str):
+    """Only supervisors and admins read other people's usernames; anyone else reads
+    pseudonyms (or nothing) where a person is shown. (The URL the caller asked for, which
+    an error page may repeat, is theirs.)"""
+    if role in NAMED_TO:
+        return
+    text = body.decode("utf-8", "replace").replace(url, "")
+    for other, name in [*USERNAMES.items(), ("helper", HELPER)]:
+        if other != role:
+            found = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)
+            assert found is None, f"{url}: {role} sees the username {name}"
 
 
 def check(outcome, response, body: bytes, rule: Rule, api: bool, missing_body=None):
@@ -423,6 +449,7 @@ def test_route_role_matrix(world, name, method, slug, role):
         missing_body = content_of(send(client_for(world, role, api), method, missing_url, body, api))
     check(outcome, response, content, rule, api, missing_body)
     assert_no_foreign_marker(world, role, content, f"{method} {url}")
+    assert_no_other_username(role, content, url)
 
 
 @pytest.mark.django_db

@@ -108,6 +108,7 @@ PAGES = {
         f"/p/{SUM}/summaries/",
         f"/p/{QA}/quality/",
         f"/p/{NLI}/bias/",  # PMI words drawn by script from the planted hypotheses
+        f"/p/{NLI}/audit/",
     ],
     "other_supervisor": ["/", f"/p/{OTHER_SLUG}/", "/login/"],
 }

@@ -22,6 +22,8 @@ ROLES = (
     "other_supervisor",  # supervisor of OTHER_SLUG only
     "supervisor",
     "admin",  # staff, member of nothing
+    "dq_supervisor",  # supervisor whose membership was set to disqualified
+    "dq_reviewer",  # reviewer whose membership was set to disqualified
 )
 USERNAMES = {
     "outsider": "sec-outsider",
@@ -32,7 +34,10 @@ USERNAMES = {
     "other_supervisor": "sec-othersup",
     "supervisor": "sec-sup",
     "admin": "sec-admin",
+    "dq_supervisor": "sec-dqsup",
+    "dq_reviewer": "sec-dqrev",
 }
+HELPER = "sec-helper"  # the annotator of OTHER_SLUG
 ANNOTATING = ("trial", "annotator", "disqualified")
 
 KIND_SLUGS = {
@@ -133,7 +138,7 @@ def build_world(text) -> World:
     from rest_framework.authtoken.models import Token
 
     from annotation.kinds.registry import get_kind
-    from annotation.models import Item, Job, Membership
+    from annotation.models import AccountInvitation, Item, Job, Membership
     from annotation.services.imports import items_import
     from annotation.services.projects import project_create
 
@@ -142,7 +147,10 @@ def build_world(text) -> World:
     for role, username in USERNAMES.items():
         world.users[role] = User.objects.create_user(username=username, password=PASSWORD, is_staff=role == "admin")
         Token.objects.get_or_create(user=world.users[role])
-    helper = User.objects.create_user(username="sec-helper", password=PASSWORD)
+    helper = User.objects.create_user(username=HELPER, password=PASSWORD)
+    # The supervisor created the annotator's account, which has never been used to log in:
+    # still the supervisor's invitation, whose password they may set.
+    AccountInvitation.objects.create(user=world.users["annotator"], invited_by=world.users["supervisor"])
     admin = world.users["admin"]
 
     def create(slug, kind, settings=None):
@@ -177,6 +185,8 @@ def build_world(text) -> World:
             ("annotator", "annotator", "active"),
             ("trial", "annotator", "trial"),
             ("disqualified", "annotator", "active"),
+            ("dq_supervisor", "supervisor", "disqualified"),
+            ("dq_reviewer", "reviewer", "disqualified"),
         ):
             Membership.objects.create(project=project, user=world.users[role], role=member_role, status=status)
         _import(project, kind, text)

@@ -227,6 +227,12 @@ class NliAuthoringKind(Kind):
             })  # fmt: skip
         return warnings
 
+    def supervisor_notices(self, project) -> list[str]:
+        from .pairs import relabel_link_problem
+
+        problem = relabel_link_problem(project, self.project_settings(project))
+        return [_("Authors' submissions are refused: %(reason)s.") % {"reason": problem}] if problem else []
+
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Create the three `nli_relabel` items of this annotation (see pairs.py); a refusal
         there rolls the whole submit back."""

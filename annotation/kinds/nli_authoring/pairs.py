@@ -60,25 +60,37 @@ def _pair_payload(value: dict, label: str) -> dict:
     return payload
 
 
-def linked_relabel_project(project, settings: dict):
-    """The `nli_relabel` project that receives `project`'s generated items, or Conflict
-    (409): no link set, or a link that does not hold (the target is missing, of another kind,
-    or no longer supervised by whoever made the link: `relabel_link_holds`). Checked at every
-    submit, so that a link stops working as soon as the target's supervisors revoke it."""
+def relabel_link_problem(project, settings: dict) -> str | None:
+    """Why `project` cannot put its generated items into its linked `nli_relabel` project,
+    naming that project (for its supervisors, never for authors), or None when the link
+    holds: no link set, or one that does not hold (the target is missing, of another kind,
+    or no longer supervised by whoever made the link: `relabel_link_holds`)."""
     from annotation.access import relabel_link_holds
     from annotation.models import Project
 
     slug = settings.get("relabel_project") or ""
     if not slug:
-        raise Conflict(
-            "this authoring project has no linked relabel project (settings.relabel_project); ask a supervisor to set it",
-            field="relabel_project",
-        )
+        return "this authoring project has no linked relabel project (settings.relabel_project); set one"
     target = Project.objects.filter(slug=slug).first()
     if target is None or not relabel_link_holds(project, target):
-        raise Conflict(
+        return (
             f"the linked relabel project {slug!r} does not take this project's items: it must be an nli_relabel project "
-            "supervised by whoever linked it",
+            "supervised by whoever linked it"
+        )
+    return None
+
+
+def linked_relabel_project(project, settings: dict):
+    """The `nli_relabel` project that receives `project`'s generated items, or Conflict
+    (409) when `relabel_link_problem` finds one. Checked at every submit, so that a link
+    stops working as soon as the target's supervisors revoke it. The refusal names no
+    project: the author may not be a member of the target; the supervisors read the reason
+    on the project's page."""
+    from annotation.models import Project
+
+    if relabel_link_problem(project, settings) is not None:
+        raise Conflict(
+            "this project is not accepting new pairs at the moment; its supervisors have been told why",
             field="relabel_project",
         )
-    return target
+    return Project.objects.get(slug=settings["relabel_project"])

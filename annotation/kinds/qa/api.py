@@ -12,6 +12,8 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
+from annotation.selectors.names import names_visible
+from annotation.services.exports import shown_name
 from api import serializers as s
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
@@ -47,11 +49,15 @@ class ReviewSerializer(serializers.Serializer):
 
 class PendingReviewSerializer(serializers.Serializer):
     annotation = serializers.IntegerField(source="pk")
-    annotator = serializers.CharField(source="annotator.username")
+    annotator = serializers.SerializerMethodField(help_text="the username to supervisors, the export's pseudonym to reviewers")
     item = serializers.SerializerMethodField()
     value = serializers.DictField()
     created_at = serializers.DateTimeField()
     graded = serializers.SerializerMethodField(help_text="Question index → {grade, comment} graded so far.")
+
+    def get_annotator(self, annotation) -> str:
+        names = self.context.get("names", False)
+        return shown_name(annotation.item.project_id, annotation.annotator_id, annotation.annotator.username, names=names)
 
     def get_item(self, annotation) -> dict:
         item = annotation.item
@@ -160,7 +166,8 @@ class PendingReviewsView(APIView):
         pending = review_services.annotations_pending_review(user=request.user, slug=slug)
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(pending, request, view=self)
-        return paginator.get_paginated_response(PendingReviewSerializer(page, many=True).data)
+        names = names_visible(request.user, access.access_project_for_staff(request.user, slug))
+        return paginator.get_paginated_response(PendingReviewSerializer(page, many=True, context={"names": names}).data)
 
 
 class ReviewView(APIView):

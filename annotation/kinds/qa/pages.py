@@ -242,12 +242,12 @@ def quality(request, slug):
     question-paragraph overlap, answer position, WH-word diversity, review backlog,
     validation progress and span agreement (EM, F1, TLNLS). Annotators are refused (403),
     non-members see nothing (404)."""
-    from annotation.selectors.reports import report_for_project
+    from annotation.selectors.reports import report_for_viewer
 
     project = access.access_project_for_staff(request.user, slug)
     if project.kind != "qa_authoring":
         raise Http404
-    report = report_for_project(project)
+    report = report_for_viewer(project, request.user)
     rtl = project.direction == "rtl"
     max_reviewed = max((p["reviewed"] for e in report["grades_per_annotator"] for p in e["series"]), default=0)
     overlap, positions = report["question_overlap"], report["answer_positions"]

@@ -15,7 +15,7 @@ from annotation import access
 from annotation.errors import ApplicationError
 from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB, KIND, summary_measures_request
 from annotation.models import Job
-from annotation.selectors.reports import report_for_project
+from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
 from annotation.views_dashboard import recompute_agreement_and_return
 
@@ -99,8 +99,7 @@ def _project_for(request, slug, *, supervisor=False):
 @require_GET
 def summary_results(request, slug):
     project = _project_for(request, slug)
-    report = report_for_project(project)
-    membership = access.membership_of(request.user, project)
+    report = report_for_viewer(project, request.user)
     ticks = [{"x": _x(v), "label": str(v)} for v in range(SCALE[0], SCALE[1] + 1)]
     context = {
         "project": project,
@@ -109,7 +108,7 @@ def summary_results(request, slug):
         "error_rows": _error_rows(report),
         "ticks": ticks,
         "axis_width": AXIS_WIDTH,
-        "can_recompute": access.is_admin(request.user) or (membership is not None and membership.role == "supervisor"),
+        "can_recompute": access.supervises(request.user, project),
         "intrinsic_job": Job.objects.filter(project=project, kind=INTRINSIC_JOB).order_by("-id").first(),
         "agreement_job": Job.objects.filter(project=project, kind=AGREEMENT_JOB).order_by("-id").first(),
         "intrinsic_rows": _intrinsic_rows(report),

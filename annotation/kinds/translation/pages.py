@@ -21,7 +21,8 @@ from annotation.kinds.registry import get_kind
 from annotation.kinds.translation.candidates import CRITERIA
 from annotation.kinds.translation.results import table1_csv_rows, translation_table1
 from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
-from annotation.models import Item, Membership
+from annotation.models import Item
+from annotation.selectors.names import names_for_viewer
 from annotation.services.exports import UTF8_BOM, csv_neutralise
 
 KINDS = ("translation_rating", "label_test")
@@ -34,17 +35,17 @@ def _project(request, slug):
     return project
 
 
-def _tables(project) -> dict:
+def _tables(project, user) -> dict:
     if project.kind == "translation_rating":
         return {"table1": translation_table1(project)}
-    return {"table2": label_test_results_for_project(project)}
+    return {"table2": names_for_viewer(label_test_results_for_project(project), project, user)}
 
 
 @login_required
 @require_GET
 def lchaim_results(request, slug):
     project = _project(request, slug)
-    tables = _tables(project)
+    tables = _tables(project, request.user)
     table1 = tables.get("table1")
     rows = []
     if table1:
@@ -66,9 +67,8 @@ def lchaim_results(request, slug):
             classes = [pct(r["per_class"].get(label, {}).get(f)) for label in table2["labels"] for f in ("precision", "recall", "f1")]
             table2_rows.append({"name": name, "n": r["n"], "accuracy": pct(r["accuracy"]), "f1": pct(r["f1"]), "classes": classes, "group": group})
     sampled = Item.objects.filter(project=project, in_sample=True).count()
-    is_supervisor = access.is_admin(request.user) or Membership.objects.filter(
-        project=project, user=request.user, role=Membership.Role.SUPERVISOR
-    ).exists()
+    settings = get_kind(project.kind).project_settings(project)
+    is_supervisor = access.supervises(request.user, project)
     return render(
         request,
         "translation/results.html",
@@ -82,7 +82,9 @@ def lchaim_results(request, slug):
             "strata": list(STRATUM_FIELDS),
             "sampled": sampled,
             "total": Item.objects.filter(project=project).count(),
-            "sample_size": get_kind(project.kind).settings_for(project.settings)["sample_size"],
+            "sample_size": settings["sample_size"],
+            # Staff (supervisors and reviewers, who are not blind raters) see which system is released.
+            "released_system": settings.get("released_system", ""),
             "is_supervisor": is_supervisor,
         },
     )
@@ -123,7 +125,7 @@ def lchaim_download(request, slug, table, fmt):
         project = _project(request, slug)
     except (NotFound, PermissionDenied):
         raise Http404 from None
-    tables = _tables(project)
+    tables = _tables(project, request.user)
     if table not in tables or fmt not in ("csv", "json"):
         raise Http404
     data = tables[table]

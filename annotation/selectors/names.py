@@ -1,0 +1,44 @@
+"""Who is named how: one rule for every page and API. Supervisors of the project and admins
+see usernames; everyone else (reviewers, annotators) sees the pseudonym the project's exports
+give each person (`shown_name`)."""
+
+from django.contrib.auth import get_user_model
+
+from annotation import access
+from annotation.models import Annotation, Membership, Project
+from annotation.services.exports import annotator_pseudonym
+
+
+def names_visible(user, project: Project) -> bool:
+    """Whether `user` sees the usernames of `project`'s people: its supervisors and admins."""
+    return access.supervises(user, project)
+
+
+def pseudonyms_for_project(project: Project) -> dict[str, str]:
+    """username → export pseudonym, for everyone who is or was in `project`: its members and
+    whoever annotated in it (two queries)."""
+    people = set(Membership.objects.filter(project=project).values_list("user_id", flat=True))
+    people |= set(Annotation.objects.filter(item__project=project).order_by().values_list("annotator_id", flat=True).distinct())
+    return {
+        username: annotator_pseudonym(project.pk, pk)
+        for pk, username in get_user_model().objects.filter(pk__in=people).values_list("pk", "username")
+    }
+
+
+def names_for_viewer(data, project: Project, user):
+    """`data` (a report: dicts, lists, strings, numbers) as `user` may see it: unchanged for
+    those who see names, else with every dict key and string that is the username of one of
+    the project's people replaced by that person's pseudonym."""
+    if names_visible(user, project):
+        return data
+    return _replaced(data, pseudonyms_for_project(project))
+
+
+def _replaced(value, names: dict[str, str]):
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, dict):
+        return {_replaced(key, names): _replaced(item, names) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_replaced(item, names) for item in value]
+    return value

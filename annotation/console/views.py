@@ -14,8 +14,16 @@ from annotation.errors import InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import available_kinds, get_kind
 from annotation.models import LANGUAGES, Item
 from annotation.selectors.guides import guide_for_project
-from annotation.selectors.items import annotator_label, browser_choices_for_project, item_history, items_for_browser, value_leaves
+from annotation.selectors.items import (
+    annotator_label,
+    browser_choices_for_project,
+    item_decisions,
+    item_history,
+    items_for_browser,
+    value_leaves,
+)
 from annotation.selectors.names import names_visible
+from annotation.services.decisions import round_decided
 
 PAGE_SIZE = 50
 FILTERS = ("status", "split", "round", "group", "flag", "annotator", "q")
@@ -145,6 +153,7 @@ def item_detail(request, slug, item_id):
         raise NotFound()
     names = names_visible(request.user, project)
     history = item_history(item, names=names)
+    decisions = item_decisions(item, names=names)
     payload = value_leaves(item.payload)
     context = {
         "project": project,
@@ -154,6 +163,12 @@ def item_detail(request, slug, item_id):
         "author": annotator_label(project, item.author, names=names) if item.author_id else "",
         "is_supervisor": names,
         "export_formats": get_kind(project.kind).export_formats,
+        "decisions": decisions,
+        "can_reopen": names and round_decided(item),
+        "reopen_config": {
+            "reopenUrl": f"/api/items/{item.pk}/reopen/",
+            "networkError": _("The server could not be reached. Check your connection and try again."),
+        },
     }
     return render(request, "console/item.html", context)
 

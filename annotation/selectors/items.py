@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, Q, TextField
 from django.db.models.functions import Cast
+from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
 from annotation.models import Annotation, ConsensusOutcome, Item, ItemRevision, Membership, Project, Review
@@ -184,3 +185,44 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
         for r in ItemRevision.objects.filter(item=item).select_related("created_by").order_by("failed_round")
     ]  # fmt: skip
     return history
+
+
+# How the item page names a decision's method; a kind's own rule shows its code.
+METHOD_LABELS = {
+    "k_of_n": _("k-of-n rule"),
+    "majority": _("majority"),
+    "majority_tiebreak_imported": _("majority, the imported label breaking a tie"),
+    "imported": _("imported label"),
+    "reference": _("the round closed (the gold is the hidden reference)"),
+    "dawid_skene": _("Dawid-Skene"),
+    "mace": _("MACE"),
+    "adjudication": _("adjudication"),
+    "import": _("import of final labels"),
+    "reopen": _("reopened"),
+}
+
+
+def item_decisions(item: Item, *, names: bool) -> list[dict]:
+    """The item's decision ledger for its page, oldest first, the one in effect marked;
+    people by username where `names`, else by the export's pseudonym."""
+    from annotation.services.decisions import decision_history, effective_decision
+
+    effective = effective_decision(item)
+    statuses = dict(Item.Status.choices)
+    return [
+        {
+            "round": decision.round,
+            "method_label": METHOD_LABELS.get(decision.method, decision.method),
+            "override": decision.override,
+            "effective": effective is not None and decision.pk == effective.pk,
+            "value": decision.value if isinstance(decision.value, str) else "",
+            "status_label": statuses.get(decision.status, decision.status),
+            "confidence": decision.confidence,
+            "by": shown_name(item.project_id, decision.decided_by_id, decision.decided_by.username, names=names)
+            if decision.decided_by_id
+            else "",
+            "at": decision.created_at,
+            "comment": decision.comment,
+        }
+        for decision in decision_history(item)
+    ]

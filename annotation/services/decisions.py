@@ -63,9 +63,10 @@ class Verdict:
 def pool_method_deciding(kind, settings: dict) -> str | None:
     """The pool method that decides the project's rounds on the worker, or None when the
     rule of the round decides them at their last vote (k-of-n, majority, the kind's own
-    rule) or the kind's gold is given (its reference label)."""
+    rule) or the kind's gold is given and no method owns it (label_test's hidden label:
+    `Kind.gold_statuses_from_aggregation` is empty)."""
     method = settings.get("aggregation")
-    if kind.labels and not kind.reference_label_is_gold and method in POOL_METHODS:
+    if method in POOL_METHODS and kind.gold_statuses_from_aggregation(method):
         return method
     return None
 

@@ -365,3 +365,26 @@ def test_the_sweep_queues_nothing_for_an_unchanged_project(make_user, client_for
     run_aggregation(project)
     Job.objects.filter(pk=job.pk).update(status="done")
     assert aggregation_sweep() == 0
+
+
+def test_without_a_broker_a_skipped_aggregation_runs_at_the_next_request_after_its_delay(transactional_db, make_user, client_for, settings):
+    """The embedded default (`make run`): tasks run in-process and there is no beat. A round
+    that closes within the debounce of the last run is aggregated by the first request
+    after the delay, not never."""
+    import time
+
+    from annotation.models import ItemAggregate
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS = 2
+    _project, _people, clients = project_with_members(
+        make_user, client_for, slug=SLUG, name="זוגות", kind="phrase_pair", settings={"labels_per_item": 1, "probe_rate": 0.0}
+    )
+    import_rows(clients["sup"], SLUG, [{"id": "w1", "left": "בית גדול", "right": "בית קטן"}, {"id": "w2", "left": "ספר", "right": "מחברת"}])
+    label_only(clients["a1"], {"w1": "OPPOSITION", "w2": "UNRELATED"})
+    first, second = item("w1"), item("w2")
+    assert ItemAggregate.objects.filter(item=first).exists()  # the first closed round ran a job at once
+    assert not ItemAggregate.objects.filter(item=second).exists()  # the second fell within the debounce
+    time.sleep(2.2)
+    assert clients["a1"].get("/api/projects/").status_code == 200
+    assert ItemAggregate.objects.filter(item=second, method="majority", label="UNRELATED").exists()

@@ -183,8 +183,10 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "validation-submit": ("v1", "post", "/api/validations/submit/", {
             "annotation": world["annotation"], "question": 1, "answerable": True, "answer": answer,
         }),
-        # Last: deciding the item ends its round (the submit above claims it).
-        "adjudicate": ("sup", "post", f"/api/items/{world['nli_item']}/adjudicate/", {"label": "neutral", "comment": "הוכרע"}),
+        # Last: deciding the item ends its round (the submit above claims it); the item is
+        # not in the queue, so the supervisor overrides. Then a reopen starts a new round.
+        "adjudicate": ("sup", "post", f"/api/items/{world['nli_item']}/adjudicate/", {"label": "neutral", "comment": "הוכרע", "override": True}),
+        "reopen": ("sup", "post", f"/api/items/{world['nli_item']}/reopen/", {"reason": "בדיקה חוזרת"}),
     }
 
 
@@ -218,7 +220,8 @@ FIELDS = {
     "intrinsic": ["all"],
     "bias": ["split", "smoothing"],
     "back-translation-restore": ["items"],
-    "adjudicate": ["label", "comment"],
+    "adjudicate": ["label", "comment", "override"],
+    "reopen": ["reason"],
     "duplicates": ["threshold", "representation"],
     "duplicate-decision": ["decision"],
     "duplicates-restore": ["items"],
@@ -228,7 +231,7 @@ FIELDS = {
 
 STORED_MODELS = ("Project", "Membership", "Item", "Assignment", "Annotation", "Review", "Feedback", "QuestionValidation", "Job",
                  "ItemRevision", "IdempotencyRecord", "Adjudication", "Evaluation",
-                 "DuplicatePair", "CurationRun")
+                 "DuplicatePair", "CurationRun", "Decision", "AuditEntry")
 
 
 def _counts() -> dict[str, int]:
@@ -415,6 +418,8 @@ BIG_IDS = [str(2**63), str(2**64), "9" * 40]
         ("rev", "post", "/api/annotations/{}/review/"),
         ("sup", "get", "/api/jobs/{}/"),
         ("sup", "post", "/api/items/{}/adjudicate/"),
+        ("sup", "get", "/api/items/{}/decisions/"),
+        ("sup", "post", "/api/items/{}/reopen/"),
         ("sup", "get", "/api/projects/fa-nli/evaluations/{}/"),
         ("t1", "post", "/api/me/feedback/{}/read/"),
         ("t1", "post", "/feedback/{}/read/"),

@@ -203,6 +203,10 @@ ROUTES = {
     "api-adjudication": {"GET": Rule(SUPERVISOR, slugs=ALL)},
     # The item is the failed pair waiting for its author in sec-nli.
     "api-item-adjudicate": {"POST": Rule(SUPERVISOR, ok=(201,), body={"label": "neutral", "comment": "הוכרע"})},
+    # The same item's decision ledger: reviewers read it (with pseudonyms); a supervisor's
+    # reopen starts a new round, so a second caller's finds nothing decided (409).
+    "api-item-decisions": {"GET": Rule(STAFF)},
+    "api-item-reopen": {"POST": Rule(SUPERVISOR, ok=(201, 409), body={"reason": "בדיקה חוזרת"})},
     # Model evaluation: the minimal bodies (no file; ids of no evaluation) are refused as bad
     # input only after the access check.
     "api-evaluations": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE, LABEL)),

@@ -138,7 +138,7 @@ def build_world(text) -> World:
     from rest_framework.authtoken.models import Token
 
     from annotation.kinds.registry import get_kind
-    from annotation.models import AccountInvitation, Item, Job, Membership
+    from annotation.models import AccountInvitation, ConsensusOutcome, Item, Job, Membership
     from annotation.services.imports import items_import
     from annotation.services.projects import project_create
 
@@ -209,6 +209,8 @@ def build_world(text) -> World:
         items_import(project=nli, data=_jsonl([row]), fmt="jsonl", filename="r.jsonl")
         item = Item.objects.get(project=nli, external_id=row["id"])
         Item.objects.filter(pk=item.pk).update(status=Item.Status.NEEDS_REVISION)
+        # A failed round, as the consensus step records one: the item is in the adjudication queue.
+        ConsensusOutcome.objects.create(item=item, round=1, outcome="failed", votes={"neutral": 1}, n_votes=1, agreement=1.0)
         world.revisable[role] = item.pk
     return world
 

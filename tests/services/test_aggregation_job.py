@@ -79,7 +79,8 @@ def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(trans
 
     project, users = build(make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 4, "probe_rate": 0.0})
     label_everything(project, users)
-    assert set(Item.objects.filter(project=project).values_list("status", flat=True)) == {"complete"}
+    # The chosen pool method decides the rounds: they wait for the job, visibly.
+    assert set(Item.objects.filter(project=project).values_list("status", flat=True)) <= {"deciding", "complete"}
     # The first completion requested a job; later ones within the debounce were folded in.
     wait_until(lambda: Job.objects.filter(project=project, kind="aggregation", status="done").exists(), timeout=120)
     # As if the debounce had passed: the periodic sweep requests the rest.
@@ -95,9 +96,11 @@ def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(trans
     for external_id, method, _round, label, confidence in stored(project):
         if method == "dawid_skene":
             assert (label, confidence) == pytest.approx(expected.items[by_id[external_id]])
-    # Gold follows the chosen method; the spammer's competence is the lowest.
+    # The chosen method decided every round; the spammer's competence is the lowest.
     for item in Item.objects.filter(project=project):
+        assert item.status == "complete"
         assert item.gold_label == expected.items[item.pk][0] == item.reference_label
+        assert item.decisions.get().method == "dawid_skene"
     competence = dict(
         AnnotatorCompetence.objects.filter(project=project, method="dawid_skene").values_list("annotator__username", "competence")
     )
@@ -157,22 +160,24 @@ def test_nli_rounds_are_decided_by_the_chosen_per_round_method(make_user, method
 
 
 @pytest.mark.django_db
-def test_with_dawid_skene_chosen_the_job_sets_the_gold_of_complete_phrase_pairs(make_user):
+def test_with_dawid_skene_chosen_the_job_decides_phrase_pairs(make_user):
     from annotation.metrics.aggregation import aggregate
     from annotation.models import Item, ItemAggregate
     from annotation.kinds.registry import get_kind
     from annotation.services.aggregation import aggregation_compute_for_project, project_votes
 
     project, users = build(make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 3, "probe_rate": 0.0}, items=8)
-    # A phrase-pair pool whose accepted gold the job owns under Dawid-Skene: the gold
-    # becomes the Dawid-Skene label of every complete item.
+    # A phrase-pair pool whose rounds Dawid-Skene decides: each waits for the job, which
+    # gives it the Dawid-Skene label where the posterior reaches the target (0.9), else none.
     label_everything(project, users[1:])  # the two careful ones and the spammer
-    Item.objects.filter(project=project).update(gold_label="RELATED")
+    assert set(Item.objects.filter(project=project).values_list("status", flat=True)) == {"deciding"}
     result = aggregation_compute_for_project(project)
     kind = get_kind("phrase_pair")
     votes, _items = project_votes(project, kind, author_votes=False)
     expected = aggregate(votes, "dawid_skene", labels=kind.labels)
-    assert result["gold_changed"] == sum(1 for label, _c in expected.items.values() if label != "RELATED")
+    assert result["decided"] == 8 and result["gold_changed"] == 0
     for item in Item.objects.filter(project=project):
-        assert item.gold_label == expected.items[item.pk][0]
+        label, confidence = expected.items[item.pk]
+        assert item.status == "complete"
+        assert item.gold_label == (label if confidence >= 0.9 else "")
     assert ItemAggregate.objects.filter(item__project=project).count() == 8 * len(METHODS)

@@ -48,6 +48,10 @@ class LabelTestKind(NliKind):
         # The gold is hidden and is not a vote.
         return settings["labels_per_item"]
 
+    def gold_statuses_from_aggregation(self, method: str) -> tuple[str, ...]:
+        # The hidden gold is given: no method's label ever replaces it.
+        return ()
+
     def round_rule_decision(self, item, labels: list, settings: dict) -> tuple[str, None]:
         # The round ends once every tester labelled; the gold is the hidden one the file
         # gave, never changed by the votes: the decision closes the round with no gold of its own.

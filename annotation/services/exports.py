@@ -38,7 +38,7 @@ from annotation.services.decisions import decision_histories, effective_decision
 
 CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
-EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "all")
+EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "deciding", "all")
 UTF8_BOM = "\ufeff"
 PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
 COMMON_FORMATS = {

@@ -137,6 +137,27 @@ def test_dawid_skene_decides_rounds_that_k_of_n_would_fail(ds_project):
     # A second run on the same votes decides nothing new.
     assert run_aggregation(project)["gold_changed"] == 0
     assert all(len(history(clients["sup"], key)) == 1 for key in [*SPLIT, *TORN])
+    assert_exports_agree_with_the_database(clients["sup"])
+
+
+def assert_exports_agree_with_the_database(client) -> None:
+    """JSONL, CSV and FarsTail's TSV carry every item's stored gold."""
+    import csv
+    import io
+
+    from annotation.models import Item
+
+    stored = {item.external_id: item for item in Item.objects.filter(project__slug=SLUG)}
+    records = export_records(client)
+    raw = b"".join(client.get(f"/api/projects/{SLUG}/export/", {"format": "csv", "status": "all"}).streaming_content)
+    rows = {row["id"]: row for row in csv.DictReader(io.StringIO(raw.decode("utf-8-sig"), newline=""))}
+    tsv = b"".join(client.get(f"/api/projects/{SLUG}/export/", {"format": "farstail", "status": "all"}).streaming_content).decode()
+    letters = {line.split("\t")[0]: line.split("\t")[2] for line in tsv.splitlines()[1:]}
+    for key, item in stored.items():
+        assert (records[key]["gold_label"] or "") == item.gold_label, key
+        assert rows[key]["gold_label"] == item.gold_label, key
+        if item.status == "accepted":
+            assert letters[item.payload["premise"]] == item.gold_label[0], key
 
 
 # ---------------------------------------------------------------- precedence
@@ -164,6 +185,7 @@ def test_no_aggregation_run_changes_an_adjudicated_item(ds_project):
     farstail = b"".join(clients["sup"].get(f"/api/projects/{SLUG}/export/", {"format": "farstail", "status": "all"}).streaming_content).decode()
     assert f"הנחה על {target}\tהשערה על {target}\te" in farstail
     assert [row["method"] for row in history(clients["sup"], target)] == ["dawid_skene", "adjudication"]
+    assert_exports_agree_with_the_database(clients["sup"])
 
 
 def test_adjudication_outside_the_queue_needs_a_supervisors_override_with_a_comment(make_user, client_for):

@@ -69,14 +69,13 @@ def test_seeds_are_shown_to_supervisors_and_admins_only(world, kind):
     # Reviewers read the rates and the rest of the protocol, not the seeds.
     for seen in settings_seen(clients, "rev", projects[kind]):
         assert SEEDS[kind] not in seen and RATES[kind] in seen
-    # A disqualified supervisor is no longer staff: a member's view.
-    for seen in settings_seen(clients, "gone", projects[kind]):
-        assert SEEDS[kind] not in seen and RATES[kind] not in seen
+    # A disqualified supervisor sees the project as an outsider does: not at all.
+    assert clients["gone"].get(f"/api/projects/{projects[kind].slug}/").status_code == 404
 
 
 def test_the_released_system_stays_with_staff(world):
     projects, clients = world
-    for name, shown in (("sup", True), ("rev", True), ("ann", False), ("gone", False)):
+    for name, shown in (("sup", True), ("rev", True), ("ann", False)):
         seen, listed = settings_seen(clients, name, projects["translation_rating"])
         assert ("released_system" in seen) is shown and ("released_system" in listed) is shown
 

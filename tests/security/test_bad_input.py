@@ -53,6 +53,7 @@ ACCEPTED = {
     ("member-update", "trusted", "true"),
     ("member-update", "adjudicator", "true"),
     ("intrinsic", "all", "true"),
+    ("adjudicate", "override", "true"),  # JSON true: the valid body's own value
     ("draft-save", "value", "object"),  # a draft is any JSON object
     ("bias", "smoothing", "int-10^12"),
     ("bias", "smoothing", "fraction"),

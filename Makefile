@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
 .DEFAULT_GOAL := run
-.PHONY: run test embeddings bench check clean
+.PHONY: run test embeddings bench check types clean
 
 run: $(VENV)/.installed-runtime
 	$(PY) manage.py migrate --noinput
@@ -46,6 +46,11 @@ bench: $(VENV)/.installed-dev
 check: $(VENV)/.installed-runtime
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
+
+# Static types of annotation/metrics with mypy, as configured in pyproject.toml's [tool.mypy]
+# (tests/test_types.py runs the same check in the suite).
+types: $(VENV)/.installed-dev
+	$(PY) -m mypy
 
 clean:
 	rm -f db.sqlite3

@@ -140,6 +140,8 @@ def _dawid_skene(votes: list[Vote], labels: Sequence[str]) -> AggregationResult:
     items = _posterior_items(model.probas_, model.labels_)
     priors = model.priors_
     errors = model.errors_  # index (worker, observed label), columns the true label
+    # crowd-kit types its fitted attributes Optional (None until fit), and fit has run.
+    assert priors is not None and errors is not None
     confusion: dict[Hashable, list[list[float]]] = {}
     competence: dict[Hashable, float] = {}
     for worker, block in errors.groupby(level=0, sort=False):

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import krippendorff
 import numpy as np
+import numpy.typing as npt
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -168,7 +169,7 @@ def _to_arrays(reliability_data: Any, level: str) -> tuple[np.ndarray, np.ndarra
             # not look at the order, only at equality.
             index: dict[Any, int] = {}
             codes_flat = [-1 if _is_missing(x) else index.setdefault(x, len(index)) for x in flat]
-            codes = np.array(codes_flat, dtype=np.int64).reshape(len(rows), len(rows[0]) if rows else 0)
+            codes: npt.NDArray[np.int64] = np.array(codes_flat, dtype=np.int64).reshape(len(rows), len(rows[0]) if rows else 0)
             domain = np.empty(len(index), dtype=object)
             domain[:] = list(index)
             return codes, domain, None

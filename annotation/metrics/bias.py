@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import regex
@@ -114,7 +115,7 @@ def pmi_table(hypotheses: Sequence[Sequence[str]], labels: Sequence[str], *, smo
     if not math.isfinite(smoothing) or smoothing <= 0:
         raise ValueError("smoothing must be a positive finite number")
     classes = sorted(set(labels))
-    per_class = {label: Counter() for label in classes}
+    per_class: dict[str, Counter[str]] = {label: Counter() for label in classes}
     for words, label in zip(hypotheses, labels, strict=True):
         per_class[label].update(words)
     vocabulary = sorted(set().union(*per_class.values())) if per_class else []
@@ -131,7 +132,7 @@ def pmi_table(hypotheses: Sequence[Sequence[str]], labels: Sequence[str], *, smo
         - np.log(word_totals + smoothing * n_classes)[:, None]
         - np.log(class_totals + smoothing * n_words)[None, :]
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
     for j, label in enumerate(classes):
         present = [i for i in np.flatnonzero(counts[:, j])]
         order = sorted(present, key=lambda i: (-pmi[i, j], vocabulary[i]))[:top]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "CONFIDENCE",
@@ -243,16 +244,17 @@ def combine(*statistics: Statistic) -> Statistic:
     CellStatistic when all of them are (its cells: every combination of theirs)."""
     if len(statistics) == 1:
         return statistics[0]
-    if all(isinstance(part, CellStatistic) for part in statistics):
-        codes = np.zeros_like(statistics[0].codes)
-        for part in statistics:
+    cell_parts = [part for part in statistics if isinstance(part, CellStatistic)]
+    if len(cell_parts) == len(statistics):
+        codes = np.zeros_like(cell_parts[0].codes)
+        for part in cell_parts:
             codes = codes * part.n_cells + part.codes
-        shape = tuple(part.n_cells for part in statistics)
+        shape = tuple(part.n_cells for part in cell_parts)
 
         def from_counts(counts: np.ndarray) -> dict[str, np.ndarray]:
             grid = counts.reshape(counts.shape[0], *shape)
             out: dict[str, np.ndarray] = {}
-            for axis, part in enumerate(statistics):
+            for axis, part in enumerate(cell_parts):
                 others = tuple(1 + other for other in range(len(shape)) if other != axis)
                 out.update(part.from_counts(grid.sum(axis=others)))
             return out
@@ -298,10 +300,11 @@ def classification_statistic(
     gold = np.asarray(gold, dtype=np.int64)
     predicted = np.asarray(predicted, dtype=np.int64)
     k = len(labels)
-    names = list(strata or {})
-    combination = np.zeros(gold.shape[0], dtype=np.int64)
+    stratum_of: Mapping[str, np.ndarray] = strata or {}
+    names = list(stratum_of)
+    combination: npt.NDArray[np.int64] = np.zeros(gold.shape[0], dtype=np.int64)
     for name in names:
-        combination = combination * 3 + np.asarray(strata[name], dtype=np.int64)
+        combination = combination * 3 + np.asarray(stratum_of[name], dtype=np.int64)
     n_combinations = 3 ** len(names)
     cells = k * k * n_combinations
     codes = combination * (k * k) + gold * k + predicted

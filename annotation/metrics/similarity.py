@@ -405,10 +405,10 @@ def near_duplicates(
     >>> d.a.tolist(), d.b.tolist()
     ([0], [1])
     """
-    groups = np.asarray(groups)
+    group_of_item = np.asarray(groups)
     found = item_pairs_above(premises, threshold, vectorizer, progress=progress)
     i, j = found.pairs.i, found.pairs.j
-    apart = groups[i] != groups[j]
+    apart = group_of_item[i] != group_of_item[j]
     i, j, premise_similarity = i[apart], j[apart], found.pairs.similarity[apart]
     distinct, text_of = unique_texts(hypotheses)
     if len(i):
@@ -458,12 +458,12 @@ def grouped_split(groups: Sequence[int], edges: Pairs | None, shares: dict[str, 
     >>> plan.split_of_item, plan.components, plan.largest_component
     (['a', 'a', 'a', 'b'], 2, 3)
     """
-    groups = np.asarray(groups, dtype=np.int64)
-    n_groups = int(groups.max()) + 1 if len(groups) else 0
-    a = groups[edges.i] if edges is not None else np.zeros(0, np.int64)
-    b = groups[edges.j] if edges is not None else np.zeros(0, np.int64)
+    group_of_item = np.asarray(groups, dtype=np.int64)
+    n_groups = int(group_of_item.max()) + 1 if len(group_of_item) else 0
+    a = group_of_item[edges.i] if edges is not None else np.zeros(0, np.int64)
+    b = group_of_item[edges.j] if edges is not None else np.zeros(0, np.int64)
     n_components, component_of_group = merge_groups(n_groups, a, b)
-    component_of_item = component_of_group[groups]
+    component_of_item = component_of_group[group_of_item]
     sizes = np.bincount(component_of_item, minlength=n_components)
     groups_per_component = np.bincount(component_of_group, minlength=n_components)
     chosen = assign_splits(sizes.tolist(), shares, seed)

@@ -228,11 +228,12 @@ def tlnls(prediction: Answer, golds: Sequence[Answer], *, fold_letters: bool = F
     _check_golds(golds)
     prediction = _fold(prediction, fold_letters)
     golds = [_fold(gold, fold_letters) for gold in golds]
-    if prediction is None or any(gold is None for gold in golds):
+    texts = [gold for gold in golds if gold is not None]
+    if prediction is None or len(texts) < len(golds):
         return max(1.0 if gold == prediction else 0.0 for gold in golds)
-    if _is_half_or_more_digits(prediction) or any(_is_half_or_more_digits(gold) for gold in golds):
+    if _is_half_or_more_digits(prediction) or any(_is_half_or_more_digits(gold) for gold in texts):
         # "1948" vs "1921" would get 0.5 from Levenshtein (section 4.2).
         pair_score = _f1_pair
     else:
         pair_score = _tlnls_pair
-    return max(pair_score(gold, prediction) for gold in golds)
+    return max(pair_score(gold, prediction) for gold in texts)

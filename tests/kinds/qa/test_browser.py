@@ -14,7 +14,7 @@ import re
 
 import pytest
 import regex
-from tests.browser.helpers import _jsonl, login, PASSWORD
+from tests.browser.helpers import _jsonl, follow, login, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -353,7 +353,7 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     reviewer = page.context.browser.new_context(locale="he-IL").new_page()
     login(reviewer, base, "rivka", language="he")
     reviewer.goto(f"{base}/p/he-qa/review/")
-    reviewer.click("#quality-link")
+    follow(reviewer, "#quality-link")  # read once the page has loaded (tests/browser/helpers.py)
     reviewer.wait_for_selector("#qa-quality")
     assert reviewer.locator("html").get_attribute("dir") == "rtl"
     row = reviewer.locator('tr[data-row="imported"]')

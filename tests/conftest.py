@@ -1,4 +1,4 @@
-"""Suite-wide fixtures. No models are imported at module level (STYLE.md)."""
+"""Suite-wide fixtures. No models are imported at module level (docs/conventions.md "Tests")."""
 
 import os
 import signal

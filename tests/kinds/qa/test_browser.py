@@ -369,7 +369,7 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
 
 
 def test_review_page_shows_bidi_controls_in_free_text(qa_setup, page, artifacts_dir):
-    """DESIGN.md §6: a bidi override typed into a question is kept byte for byte and shown to
+    """docs/text.md "Identifiers and bidi controls": a bidi override typed into a question is kept byte for byte and shown to
     the reviewer as a visible mark, so it cannot silently reorder what they read."""
     from annotation.models import Annotation
     from annotation.services.assignments import annotation_submit, assignment_next_for_annotator

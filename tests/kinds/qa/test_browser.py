@@ -322,6 +322,7 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     validation page (the span lands on the exact characters, stored against the file's question
     id), then the reviewer's quality dashboard shows the validator-vs-file agreement, RTL."""
     from annotation.models import Item, Project, QuestionValidation
+    from annotation.services.exports import annotator_pseudonym
     from annotation.services.imports import items_import
 
     answer_start = HE_PARAGRAPH.index(HE_MOUSE_ANSWER)
@@ -360,7 +361,10 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     assert row.locator('[data-figure="span_agreement.imported.pairs"]').text_content() == "1"
     assert row.locator('[data-figure="span_agreement.imported.em"]').text_content() == "0.000"
     assert reviewer.locator('[data-figure="span_agreement.imported.tlnls"]').text_content() == "0.917"  # (5/6 + 1) / 2
-    assert reviewer.locator('tr[data-row="validator:yossi"] bdi.validator').text_content() == "yossi"
+    # A reviewer sees people by their export pseudonym, never by username (selectors.names).
+    yossi = annotator_pseudonym(he.pk, qa_setup["users"]["yossi"].pk)
+    assert reviewer.locator(f'tr[data-row="validator:{yossi}"] bdi.validator').text_content() == yossi
+    assert "yossi" not in reviewer.locator("main").inner_text()
     # The first position bin sits at the inline start: on the right in an RTL page.
     bars = reviewer.locator('[data-chart="answer_positions"] svg.qq-histogram rect.qq-imported')
     assert float(bars.first.get_attribute("x")) > float(bars.last.get_attribute("x"))

@@ -2,7 +2,7 @@
 
 Everything a caller may not see raises the same `NotFound`, whether it is missing or
 belongs to someone else; a caller who can see a project but lacks the role for an action
-gets `PermissionDenied`. Pages and API views both come through here (DESIGN.md §7)."""
+gets `PermissionDenied`. Pages and API views both come through here (docs/security.md "Scoping")."""
 
 from dataclasses import dataclass
 

@@ -1,4 +1,4 @@
-"""One error shape for services, mapped by api.exception_handlers to API.md's error body:
+"""One error shape for services, mapped by api.exception_handlers to the error body of docs/api.md "General rules":
 `{"errors": [{"field": ..., "message": ..., "row": N?}]}`."""
 
 from dataclasses import dataclass

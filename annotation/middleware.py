@@ -4,7 +4,7 @@ from django.conf import settings
 
 
 class ContentSecurityPolicyMiddleware:
-    """Enforced CSP without 'unsafe-inline' or 'unsafe-eval' (DESIGN.md §7): scripts live in
+    """Enforced CSP without 'unsafe-inline' or 'unsafe-eval' (docs/security.md "Pages"): scripts live in
     static files and data reaches them through `json_script`."""
 
     def __init__(self, get_response):

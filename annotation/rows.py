@@ -296,7 +296,7 @@ class _LinesRead:
 def store_extra(payload: dict, extra: dict) -> None:
     """Keep an import row's `extra` columns in `payload`, with their order: jsonb keeps an
     object's keys in an order of its own (by length, then bytes), so the file's order is
-    stored beside them and exports give the columns back as they came in (DESIGN.md §6)."""
+    stored beside them and exports give the columns back as they came in (docs/text.md "Storing text")."""
     payload["extra"] = extra
     payload["extra_order"] = list(extra)
 

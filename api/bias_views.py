@@ -1,4 +1,4 @@
-"""The bias analysis of API.md "Dataset release": start one (a job) and read the latest."""
+"""The bias analysis of docs/api.md "Dataset release": start one (a job) and read the latest."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status

@@ -1,4 +1,4 @@
-"""API.md "Annotator comfort": an annotator's drafts, skips and changes to their own answers.
+"""docs/api.md "Annotator comfort and the supervisor console": an annotator's drafts, skips and changes to their own answers.
 Thin: parse, call one service (annotation/services/claims.py), render."""
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer

@@ -1,4 +1,4 @@
-"""Dataset release, curation (API.md "Dataset release"): near-duplicates, leak-free splits,
+"""Dataset release, curation (docs/api.md "Dataset release"): near-duplicates, leak-free splits,
 the leak check. Thin: parse, call annotation.release, answer."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer

@@ -1,5 +1,5 @@
 """The decision ledger over REST: an item's history and a supervisor's reopen
-(API.md "Aggregation, annotator quality, adjudication")."""
+(docs/api.md "Aggregation, annotator quality, adjudication")."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status

@@ -1,4 +1,4 @@
-"""Model evaluation (API.md "Dataset release"): upload predictions, list, detail, compare.
+"""Model evaluation (docs/api.md "Dataset release"): upload predictions, list, detail, compare.
 Each view parses, calls annotation.release.evaluation, renders."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema

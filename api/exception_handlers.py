@@ -1,4 +1,4 @@
-"""One mapping from errors to API.md's body: `{"errors": [{"field", "message", "row"?}]}`."""
+"""One mapping from errors to the error body of docs/api.md "General rules": `{"errors": [{"field", "message", "row"?}]}`."""
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig

@@ -20,7 +20,7 @@ class PageNumberPagination(pagination.PageNumberPagination):
 
 
 def page_of(name: str, serializer, **extra):
-    """The paginated envelope of API.md lists, for the schema; `extra` fields sit beside
+    """The paginated envelope of docs/api.md lists ("General rules"), for the schema; `extra` fields sit beside
     `results` (a list's summary)."""
     return inline_serializer(name, {
         "count": serializers.IntegerField(),

@@ -1,4 +1,4 @@
-"""Annotator quality and adjudication (API.md "Aggregation, annotator quality, adjudication")."""
+"""Annotator quality and adjudication (docs/api.md "Aggregation, annotator quality, adjudication")."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status

@@ -1,4 +1,4 @@
-"""Results endpoints of API.md: agreement (recompute / read) and the kind's report."""
+"""Results endpoints of docs/api.md "Results": agreement (recompute / read) and the kind's report."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status

@@ -1,4 +1,4 @@
-"""Output shapes (and documented request shapes) of API.md. Validation lives in the services;
+"""Output shapes (and documented request shapes) of docs/api.md. Validation lives in the services;
 the request serializers here describe the bodies for the OpenAPI schema."""
 
 from rest_framework import serializers

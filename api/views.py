@@ -1,4 +1,4 @@
-"""API.md's endpoints. Each view parses, calls the access layer and one service, renders."""
+"""The core endpoints of docs/api.md. Each view parses, calls the access layer and one service, renders."""
 
 from collections import Counter
 

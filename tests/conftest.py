@@ -1,4 +1,4 @@
-"""Suite-wide fixtures. No models are imported at module level (STYLE.md)."""
+"""Suite-wide fixtures. No models are imported at module level (docs/conventions.md "Tests")."""
 
 import os
 import signal
@@ -16,6 +16,15 @@ pytest_plugins = ["tests.browser.fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("MASHOV_REQUIRE_SERVICES") == "1"
+
+# In CI, Hypothesis draws the same examples on every machine and every run (derandomize) and
+# replays none remembered in a .hypothesis folder: a CI result depends on the code alone.
+# Elsewhere it explores at random and remembers what failed, as usual.
+if os.environ.get("CI") == "true":
+    from hypothesis import settings as hypothesis_settings
+
+    hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+    hypothesis_settings.load_profile("ci")
 
 
 def _on_postgres() -> bool:

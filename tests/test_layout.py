@@ -1,9 +1,14 @@
-"""The layout's two rules, read from the source (no database): the core never imports a
+"""The layout's rules, read from the source (no database): the core never imports a
 particular kind, and no modules import each other in a circle. Function-level imports
-count: a lazy import is still an arrow a reader has to follow."""
+count: a lazy import is still an arrow a reader has to follow. And the documentation the
+code refers to is docs/, by path and existing section."""
 
 import ast
+import re
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS_PACKAGE = "annotation.kinds"
@@ -116,3 +121,51 @@ def test_the_graph_sees_lazy_and_relative_imports():
     assert "annotation.kinds.base" in GRAPH["annotation.kinds.registry"]  # from .base import
     assert _kind_of("annotation.kinds.qa.formats") == "annotation.kinds.qa"
     assert _kind_of("annotation.kinds.registry") is None
+
+
+# The project's own documentation is docs/. A design, API or style document is named by its
+# path there (`docs/api.md "Results"`), never as a bare file name or a path outside the
+# repository; inside docs/ a page may name another page of docs/ by its bare file name.
+DOCS = ROOT / "docs"
+_DOC_NAME = re.compile(r"(?i)(?<![\w.])((?:[\w.-]+/)*)((?:api|design|style)\.md)\b")
+_DOC_SECTION = re.compile(r"\bdocs/([\w-]+\.md)\s+\"([^\"\n]+)\"")
+
+
+def _tracked_texts():
+    """(path, text) of every file git tracks, binary files left out."""
+    try:
+        listing = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the tracked files cannot be listed")
+    for name in filter(None, listing.decode("utf-8").split("\0")):
+        data = (ROOT / name).read_bytes() if (ROOT / name).is_file() else b""
+        if b"\0" in data:
+            continue
+        yield name, data.decode("utf-8", errors="replace")
+
+
+def test_design_api_and_style_documents_are_named_by_their_docs_path():
+    offenders = []
+    for name, text in _tracked_texts():
+        for match in _DOC_NAME.finditer(text):
+            prefix, file = match.groups()
+            in_docs = name.startswith("docs/") and prefix == ""
+            if not ((prefix == "docs/" or in_docs) and (DOCS / file).is_file()):
+                line = text.count("\n", 0, match.start()) + 1
+                offenders.append(f"{name}:{line}: {match.group(0)}")
+    assert offenders == [], "name the page of docs/ instead (docs/api.md, docs/architecture.md, docs/conventions.md, …)"
+
+
+def test_references_to_a_section_of_docs_name_one_that_exists():
+    """`docs/<page>.md "<Section>"` names a page of docs/ and a heading on it."""
+    headings = {
+        page.name: {line.lstrip("#").strip() for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("#")}
+        for page in DOCS.glob("*.md")
+    }
+    missing = [
+        f"{name}: docs/{page} \"{section}\""
+        for name, text in _tracked_texts()
+        for page, section in _DOC_SECTION.findall(text)
+        if section not in headings.get(page, ())
+    ]
+    assert missing == []

@@ -41,12 +41,12 @@ QUALITY_FLAG_RANGE = (-1.0, 1.0)
 
 def language_defaults(language: str | None) -> dict:
     """Defaults of common settings that depend on the project's language. Persian text
-    mixes the Arabic and Persian forms of yeh and kaf (FarsTail's data does; DESIGN.md §6),
+    mixes the Arabic and Persian forms of yeh and kaf (FarsTail's data does; docs/text.md "Matching"),
     so Persian projects fold them by default; in other languages they are other letters."""
     return {"fold_letter_variants": language == "fa"}
 
 
-# Settings of label aggregation and adaptive overlap (API.md "Aggregation, annotator
+# Settings of label aggregation and adaptive overlap (docs/api.md "Aggregation, annotator
 # quality, adjudication"), for the kinds whose vote is one label of a closed set: which
 # method decides gold, and how many votes an item gets (off while overlap_min is unset).
 AGGREGATION_SETTINGS = {"aggregation": "k_of_n", "overlap_min": None, "overlap_max": None, "confidence_target": None}
@@ -483,7 +483,7 @@ class KindFormats:
 
     def export_record(self, item, facts: "ExportFacts") -> dict:
         """One exported record, JSON-ready, keys in output order, for `item` and the `facts`
-        gathered for it. Text is returned exactly as stored (DESIGN.md §6). The default
+        gathered for it. Text is returned exactly as stored (docs/text.md "Storing text"). The default
         carries the payload as stored; kinds flatten what their consumers expect."""
         outcome = facts.outcome
         return {

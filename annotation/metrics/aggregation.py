@@ -16,7 +16,7 @@ this module only turns votes into its frame and its results into plain dicts. cr
 (with pandas) is imported on first use so that the web processes that never aggregate do
 not pay for it.
 
-Pure Python: no Django import here (STYLE.md, "Pure math, proven").
+Pure Python: no Django import here (docs/conventions.md "Pure math").
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ Degenerate data never raises and never yields 1.0: ``alpha`` is None and
    alpha = 1 - 0/0), and more generally any data whose D_e is 0 (ratio data
    made only of x and -x, whose ratio distance is taken as 0).
 
-Pure Python + numpy: no Django import here (STYLE.md, "Pure math, proven").
+Pure Python + numpy: no Django import here (docs/conventions.md "Pure math").
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ labelers agree, i.e. 4 of 5, the author's own label counting as one of the five.
 Rejected samples are revised by their author and relabeled once more; that
 second round is a fresh call to :func:`decide` with the new labels.
 
-Pure Python: no Django import here (see STYLE.md, "Pure math, proven").
+Pure Python: no Django import here (see docs/conventions.md "Pure math").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""Offsets at the browser boundary: UTF-16 code units <-> Python code points.
 
-Source: DESIGN.md section 6. Answer spans are stored as offsets into the
+Source: docs/text.md "Offsets". Answer spans are stored as offsets into the
 stored paragraph counted in Unicode code points (Python ``str`` indices).
 JavaScript strings, and so the browser's selection API, count UTF-16 code
 units instead: a character outside the Basic Multilingual Plane (an emoji
@@ -118,7 +118,7 @@ def span_matches(text: str, start: int, span_text: str) -> bool:
     ``start`` counts code points. True only when ``span_text`` is non-empty,
     ``0 <= start`` and the span ends within ``text``, and the slice equals
     ``span_text`` exactly: no normalisation, so a missing ZWNJ or niqqud
-    mark is a mismatch (DESIGN.md section 6: the span text must equal the
+    mark is a mismatch (docs/text.md "Offsets": the span text must equal the
     paragraph slice).
 
     >>> span_matches("אתמול הייתי בבית.", 12, "בבית")

@@ -10,7 +10,7 @@ after SQuAD normalisation (:func:`normalize_squad`); lengths and edit
 distances count code points of the normalised text. With ``fold_letters``
 both sides first go through ``annotation.metrics.text.fold_for_matching``
 with Persian letters (Arabic yeh/kaf as Persian, Arabic-Indic and Persian
-digits as ASCII; DESIGN.md section 6); without it no folding happens, so
+digits as ASCII; docs/text.md "Matching"); without it no folding happens, so
 scores stay comparable with published HeQ numbers.
 
 "No answer" (an unanswerable question) is ``None``, never ``""``. mrl_eval

@@ -1,4 +1,4 @@
-"""Text checks and the one matching normalisation (DESIGN.md §6). Pure: no Django.
+"""Text checks and the one matching normalisation (docs/text.md "Matching"). Pure: no Django.
 
 Stored text is never normalised. `fold_for_matching` exists only for comparisons
 (agreement, consensus, EM/F1/TLNLS, duplicate search)."""

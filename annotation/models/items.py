@@ -24,7 +24,7 @@ class Item(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200)
-    # The kind's payload, stored exactly as imported (DESIGN.md §6).
+    # The kind's payload, stored exactly as imported (docs/text.md "Storing text").
     payload = models.JSONField()
     # The author's intended label or the dataset's original label. It counts as one vote
     # where the kind says so and never reaches an annotator's page.

@@ -1,4 +1,4 @@
-"""Model evaluation, the generic part (API.md "Dataset release"; FarsTail Table 5's shape): read a
+"""Model evaluation, the generic part (docs/api.md "Dataset release"; FarsTail Table 5's shape): read a
 predictions file, validate it all or nothing against the project's gold, score it on the
 worker, store it, compare two evaluations.
 

@@ -1,6 +1,6 @@
 """Reads behind the supervisor console's item browser and the annotator preview.
 
-Filters come from allow-lists (DESIGN.md §7): statuses from Item.Status, splits, groups and
+Filters come from allow-lists (docs/security.md "Scoping"): statuses from Item.Status, splits, groups and
 flags from the values the project holds, annotators from its members; anything else is a
 400 naming the parameter."""
 

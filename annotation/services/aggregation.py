@@ -1,6 +1,6 @@
 """Label aggregation of a project's items by every method (annotation.metrics.aggregation:
 k-of-n, majority, Dawid-Skene, MACE), run on the worker as a job, and the adaptive-overlap
-rule of the categorical kinds (API.md "Aggregation, annotator quality, adjudication").
+rule of the categorical kinds (docs/api.md "Aggregation, annotator quality, adjudication").
 
 When it runs. Dawid-Skene and MACE estimate every annotator from the whole pool, so the
 four methods are computed together per project by the `aggregation` job, requested each

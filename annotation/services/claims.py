@@ -1,6 +1,6 @@
 """What an annotator does to their own claims and annotations besides submitting: keep a
 draft on the server, skip an item, change a submitted value while its round is open
-(API.md "Annotator comfort").
+(docs/api.md "Annotator comfort and the supervisor console").
 
 Lock order is the engine's (services/assignments.py): a claim before its item; the edit
 locks only the item, which is what the consensus step locks, so an edit and the decision of

@@ -1,16 +1,16 @@
 """Export a project's items with their outcomes: JSONL, CSV, or a kind's own layout
-(`farstail` for the NLI kinds). API.md "Results"; DESIGN.md §6-7.
+(`farstail` for the NLI kinds). docs/api.md "Results"; docs/text.md; docs/security.md "Output".
 
 - Streamed in constant memory: items are read with `.iterator(chunk_size=CHUNK_SIZE)` and
   each chunk's outcomes and annotations are fetched in two bulk queries, so the number of
   queries grows with the number of chunks, never with the number of items.
-- Text is written exactly as stored: no normalisation, no trimming (DESIGN.md §6). JSONL
+- Text is written exactly as stored: no normalisation, no trimming (docs/text.md "Storing text"). JSONL
   keeps non-ASCII characters as they are (only U+0085, U+2028 and U+2029 are written as
   JSON escapes, so that line-splitting readers keep one record per line; the decoded
   text is unchanged).
 - CSV begins with a UTF-8 BOM and neutralises every cell that begins with `=`, `+`, `-`,
   `@` (or their fullwidth forms, also after spaces, NBSP, LRM, RLM or ZWNJ), TAB or CR by
-  prefixing `'` (DESIGN.md §7; OWASP "CSV Injection"; rows.csv_neutralise); the CSV import
+  prefixing `'` (docs/security.md "Output"; OWASP "CSV Injection"; rows.csv_neutralise); the CSV import
   takes that mark off again, so the file imports to the same text. Only CSV: JSONL and the
   kinds' own layouts carry the text unchanged, quoting a cell that holds a TAB, CR, LF or
   `"` as their readers expect (rows.delimited_cell), so every export imports back.

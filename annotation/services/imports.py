@@ -2,7 +2,7 @@
 
 Every row is validated before anything is stored; one bad row means a 400 that lists
 every bad row by number and field, and nothing is written. Text is stored exactly as it
-arrives (DESIGN.md §6): no normalisation, no trimming."""
+arrives (docs/text.md "Storing text"): no normalisation, no trimming."""
 
 import codecs
 import dataclasses
@@ -40,7 +40,7 @@ class ImportResult:
 
 @dataclass(frozen=True)
 class ImportOptions:
-    """Form fields for published datasets (API.md "Dataset release"): `split` given to every
+    """Form fields for published datasets (docs/api.md "Dataset release"): `split` given to every
     row of the file, and `labels_final`: the file's labels are gold as published, so its
     items arrive decided (accepted, gold label set) and are never relabeled."""
 

@@ -1,5 +1,5 @@
 """Publishing Celery tasks safely: after commit, and never running heavy work in a
-request because a configured broker is down (STYLE.md "Celery the safe way").
+request because a configured broker is down (docs/jobs.md "Tasks").
 
 Tasks are named, not imported: annotation.tasks calls the services, so the services reach
 its tasks through the Celery app's registry instead of importing them back."""

@@ -126,7 +126,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Security headers (DESIGN.md §7).
+# Security headers (docs/security.md "Pages").
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -227,7 +227,7 @@ def cache_url_beside_broker(broker_url: str) -> str:
 
 CACHES = caches_for(os.environ.get("CACHE_URL", ""))
 
-# Celery (STYLE.md "Celery the safe way"). No CELERY_BROKER_URL → tasks run in-process.
+# Celery (docs/jobs.md "Tasks"). No CELERY_BROKER_URL → tasks run in-process.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "mashov")

@@ -3,7 +3,7 @@
 // edits and deletes, then "Done, next paragraph" submits them all.
 //
 // Offsets: the browser counts UTF-16 code units (an emoji is two), the server stores code
-// points of the stored paragraph (DESIGN.md §6). `MashovSpan` keeps UTF-16 offsets inside
+// points of the stored paragraph (docs/text.md "Offsets"). `MashovSpan` keeps UTF-16 offsets inside
 // the page and converts once, when a span is sent. The span text is the exact slice of the
 // paragraph: never trimmed of anything but surrounding whitespace, never normalised, and its
 // edges fall between whole characters (grapheme clusters): keys move by character, a mouse
@@ -362,7 +362,7 @@ window.MashovOverlap = (function () {
     renderQuestions();
   }
 
-  // Drafts (API.md "Annotator comfort"): the questions added to the claimed paragraph are
+  // Drafts (docs/api.md "Annotator comfort and the supervisor console"): the questions added to the claimed paragraph are
   // kept on the server while the claim is open — saved a moment after each change and when
   // the page is hidden or closed — and come back on a reload or on another device.
   const DRAFT_DELAY_MS = 800;

@@ -1,7 +1,7 @@
 // The reviewer's page (HeQ §3.3): each pending paragraph with its questions and answers; a
 // grade (rejected / verified / good / gold) and an optional comment per question, posted to
 // POST /api/annotations/{id}/review/ with the question index. Bidi controls inside the
-// annotator's text are shown as visible marks (DESIGN.md §6: kept, but made visible to
+// annotator's text are shown as visible marks (docs/text.md "Identifiers and bidi controls": kept, but made visible to
 // reviewers).
 //
 // Twenty paragraphs a page. Keys (physical, so they work on Hebrew and Persian layouts):

@@ -1,4 +1,4 @@
-"""The adjudication queue and decisions through the HTTP contract (API.md
+"""The adjudication queue and decisions through the HTTP contract (docs/api.md
 "Aggregation, annotator quality, adjudication"): a failed k-of-n round, methods that
 disagree and a reversed-pair probe answered incoherently put items in the queue; an
 adjudicator decides; the decision is the item's gold, leaves the queue, is exported with a

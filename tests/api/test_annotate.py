@@ -1,4 +1,4 @@
-"""`next` and `submit` rules and the item list, through HTTP (API.md "Annotating")."""
+"""`next` and `submit` rules and the item list, through HTTP (docs/api.md "Annotating")."""
 
 import json
 from collections import Counter

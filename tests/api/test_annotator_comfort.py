@@ -1,4 +1,4 @@
-"""Drafts, skips and changing one's own answers, through HTTP (API.md "Annotator comfort").
+"""Drafts, skips and changing one's own answers, through HTTP (docs/api.md "Annotator comfort and the supervisor console").
 
 Items are our own writing."""
 

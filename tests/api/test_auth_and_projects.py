@@ -1,6 +1,6 @@
 """Token, users, projects and members through HTTP; the login page's throttle and the
-security headers of pages (API.md "General rules", "Users and membership", "Projects";
-DESIGN.md §6-7)."""
+security headers of pages (docs/api.md "General rules", "Users and membership", "Projects";
+docs/text.md, docs/security.md)."""
 
 import re
 
@@ -13,7 +13,7 @@ RLO = "\u202e"
 
 
 def error_list(response, status: int = 400) -> list[dict]:
-    """API.md's error body: {"errors": [{"field", "message", "row"?}]}."""
+    """The error body of docs/api.md "General rules": {"errors": [{"field", "message", "row"?}]}."""
     assert response.status_code == status, (response.status_code, response.content[:1000])
     body = response.json()
     assert set(body) == {"errors"}, body
@@ -310,7 +310,7 @@ def test_bad_project_is_400(clients, overrides, field):
     "kind", ["qa_authoring", "nli_authoring", "nli_relabel", "translation_rating", "phrase_pair", "summary_rating", "label_test"]
 )
 def test_every_kind_of_the_contract_can_be_created_with_its_defaults(clients, kind):
-    """API.md's seven kinds, each created with the papers' defaults filled in."""
+    """The seven kinds of docs/kinds.md, each created with the papers' defaults filled in."""
     response = new_project(clients["sup"], slug=f"k-{kind.replace('_', '-')}", kind=kind)
     assert response.status_code == 201, response.content
     assert response.json()["kind"] == kind and response.json()["settings"]["claim_ttl"] == 1800

@@ -1,4 +1,4 @@
-"""The decision ledger through the HTTP contract (API.md "Aggregation, annotator quality,
+"""The decision ledger through the HTTP contract (docs/api.md "Aggregation, annotator quality,
 adjudication"): one writer of gold with precedence (adjudication > the chosen method >
 the round's rule), an append-only history, reopen and override, edits refused once a
 round is decided, the chosen pool method deciding rounds, an adjudicator who also

@@ -273,7 +273,7 @@ def test_farstail_round_trip_is_byte_identical(nli_project, client_for, django_u
 @pytest.mark.django_db
 def test_custom_extra_columns_come_back_in_the_imported_order(nli_project, client_for, django_user_model):
     """jsonb sorts an object's keys by length and bytes; the FarsTail file and the JSONL
-    `extra` object keep the order they were imported in (DESIGN.md §6)."""
+    `extra` object keep the order they were imported in (docs/text.md "Storing text")."""
     sup = client_for(django_user_model.objects.get(username="sup"))
     header = "premise\thypothesis\tlabel\tzeta_note\thard(overlap)\tb\thard(hypothesis)\n"
     rows = [

@@ -1,5 +1,5 @@
 """Writes a client may retry: the same `Idempotency-Key` returns the first result and changes
-nothing (API.md general rules)."""
+nothing (docs/api.md "General rules")."""
 
 import io
 

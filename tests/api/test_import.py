@@ -1,7 +1,7 @@
 """Import through `POST /api/projects/{slug}/import/` and `manage.py import_items`.
 
 Good files (JSONL, CSV, FarsTail's own TSV) are stored byte-exact; bad files get a 400 (or
-413) whose `errors` name the field and row, and store NOTHING (API.md "all or nothing")."""
+413) whose `errors` name the field and row, and store NOTHING (docs/api.md "General rules": all or nothing)."""
 
 import codecs
 import csv

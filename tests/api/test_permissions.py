@@ -1,4 +1,4 @@
-"""Role × endpoint permission matrix through the HTTP contract (API.md).
+"""Role × endpoint permission matrix through the HTTP contract (docs/api.md; docs/security.md "Scoping").
 
 Callers:
 - anonymous     no credentials                                   → 401 everywhere but login/schema

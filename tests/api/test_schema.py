@@ -1,5 +1,5 @@
 """The OpenAPI schema at /api/schema/ describes every route of api/urls.py, and the docs
-page at /api/docs/ works under the enforced CSP (API.md preamble, DESIGN.md §7)."""
+page at /api/docs/ works under the enforced CSP (docs/api.md, docs/security.md "Pages")."""
 
 import re
 
@@ -94,7 +94,7 @@ def test_schema_documents_the_contract_details(schema):
 @pytest.mark.parametrize("path", ["/api/projects/", "/api/projects/{slug}/members/", "/api/projects/{slug}/items/"])
 def test_paginated_lists_are_documented_as_pages(schema, path):
     """The lists answer {"count", "next", "previous", "results"} and take ?page= and
-    ?page_size= (API.md); the schema must say so, not describe a bare array."""
+    ?page_size= (docs/api.md "General rules"); the schema must say so, not describe a bare array."""
     operation = schema["paths"][path]["get"]
     params = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"}
     assert {"page", "page_size"} <= params, params

@@ -25,7 +25,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # The same browser on every machine, whatever the machine's own settings: the interface
+    # language a context without `locale` gets, and pixels one to one in screenshots.
+    "--lang=en-US",
+    "--force-device-scale-factor=1",
 ]
+# The clock's zone the pages see (Date, Intl) does not follow the machine's.
+CHROMIUM_ENV = {"TZ": "UTC"}
 ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 
 
@@ -34,6 +40,27 @@ def _unavailable(reason: str):
     if REQUIRE_SERVICES:
         pytest.fail(f"{reason} (MASHOV_REQUIRE_SERVICES=1 requires the browser tests to run)", pytrace=False)
     pytest.skip(reason)
+
+
+def pytest_report_header(config):
+    """The browser and driver versions at the top of every run, so that two machines' runs can
+    be compared: Debian's chromium is whatever `.ci/run` installs that day (its archive keeps
+    no older builds to pin), Playwright is pinned in requirements-dev.txt."""
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    path = shutil.which("chromium")
+    chromium = "not installed"
+    if path:
+        try:
+            chromium = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout.strip() or "unknown"
+        except (OSError, subprocess.SubprocessError):
+            chromium = "unknown"
+    try:
+        playwright = version("playwright")
+    except PackageNotFoundError:
+        playwright = "not installed"
+    return f"browser tests: {chromium}; playwright {playwright}"
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +81,9 @@ def browser(chromium_executable):
     os.environ[ASYNC_UNSAFE] = "true"
     playwright = sync_playwright().start()
     try:
-        browser = playwright.chromium.launch(executable_path=chromium_executable, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=chromium_executable, args=CHROMIUM_ARGS, env={**os.environ, **CHROMIUM_ENV}, headless=True
+        )
     except Exception:
         playwright.stop()
         _restore_env(previous)

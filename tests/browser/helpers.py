@@ -1,5 +1,13 @@
 """What the browser tests share: the users' password, logging in through the page, and small
-helpers for waiting on API responses and building import files."""
+helpers for waiting on navigations and API responses and building import files.
+
+Read a page only once it has settled. A click on a link returns as soon as the next document
+is committed, before it has been parsed: Chromium stops parsing at a stylesheet linked inside
+<body> (most pages link their own CSS from the content block) until that file has arrived, so
+`page.inner_text("main")` at that moment can be `''` on a slow or busy machine. Navigate with
+`follow` (or `with page.expect_navigation():`), and assert with `expect(...)`, which retries
+until the page shows what is asserted or its timeout passes; a bare `inner_text`,
+`text_content`, `count()` or `is_visible()` reads once, whatever state the page is in."""
 
 import json
 import re
@@ -18,6 +26,22 @@ def login(page, base_url: str, username: str, language: str | None = None) -> No
     with page.expect_navigation():
         page.click("button[type=submit].primary")
     assert not page.url.rstrip("/").endswith("/login"), "login failed"
+
+
+def expect(target, message: str | None = None):
+    """Playwright's web-first assertions (`expect(locator).to_contain_text(...)`), imported
+    when called so that a machine without Playwright skips browser tests instead of failing
+    to collect them."""
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(target, message)
+
+
+def follow(page, selector: str) -> None:
+    """Click `selector`, a link or button that opens another page, and return once that page
+    has loaded (its load event: every stylesheet and script of the document is in)."""
+    with page.expect_navigation():
+        page.click(selector)
 
 
 def _is(method: str, pattern: str):

@@ -1,4 +1,4 @@
-"""PATCH /api/projects/{slug}/ through the HTTP contract (API.md "Annotator comfort and the
+"""PATCH /api/projects/{slug}/ through the HTTP contract (docs/api.md "Annotator comfort and the
 supervisor console"): name, guidelines, settings and label guide; settings that running
 rounds depend on are refused with a 400 naming the setting while items have annotations
 in an open round, and nothing is stored; someone else's project is a 404, an annotator's

@@ -1,4 +1,4 @@
-"""Tests for annotation.metrics.offsets (DESIGN.md section 6)."""
+"""Tests for annotation.metrics.offsets (docs/text.md "Offsets")."""
 
 import doctest
 import subprocess

@@ -124,7 +124,7 @@ def test_wh_entropy_is_within_zero_and_one(questions):
 
 
 class TestLetterVariants:
-    """Arabic yeh/kaf against Persian yeh/keheh (DESIGN.md §6; FarsTail mixes them)."""
+    """Arabic yeh/kaf against Persian yeh/keheh (docs/text.md "Matching"; FarsTail mixes them)."""
 
     ARABIC, PERSIAN = "\u0643\u062a\u0627\u0628 \u0639\u0644\u064a", "\u06a9\u062a\u0627\u0628 \u0639\u0644\u06cc"
 

@@ -258,7 +258,7 @@ def test_module_does_not_import_django():
 
 
 class TestLetterVariants:
-    """`fold_letters`: Arabic yeh/kaf as Persian, digit forms as ASCII (DESIGN.md §6)."""
+    """`fold_letters`: Arabic yeh/kaf as Persian, digit forms as ASCII (docs/text.md "Matching")."""
 
     ARABIC, PERSIAN = "\u0643\u062a\u0627\u0628 \u0639\u0644\u064a", "\u06a9\u062a\u0627\u0628 \u0639\u0644\u06cc"
 

@@ -1,4 +1,4 @@
-"""The release stage's curation through HTTP on the real stack (API.md "Dataset release"):
+"""The release stage's curation through HTTP on the real stack (docs/api.md "Dataset release"):
 import fields for published datasets, near-duplicates with keep / remove / restore, leak-free
 splits and the leak check; bad input is a 400 naming the field and stores nothing, a second
 run while one is queued is a 409, a re-run gives the same result."""

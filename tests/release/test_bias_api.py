@@ -1,4 +1,4 @@
-"""The bias analysis through HTTP on the real stack (API.md "Dataset release"), on the shipped
+"""The bias analysis through HTTP on the real stack (docs/api.md "Dataset release"), on the shipped
 FarsTail samples; the job runs through the worker's entry point, synchronously."""
 
 import csv

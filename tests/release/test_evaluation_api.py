@@ -1,4 +1,4 @@
-"""Model evaluation through HTTP (API.md "Dataset release"): NLI figures in Table 5's shape,
+"""Model evaluation through HTTP (docs/api.md "Dataset release"): NLI figures in Table 5's shape,
 every bad input a 400 naming row and field with nothing stored, 409 while one runs, the same
 file giving the same figures, and the paired comparison. Jobs run in-process here
 (`run_job`); test_evaluation_worker.py runs them on a real worker."""

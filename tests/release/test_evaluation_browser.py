@@ -6,10 +6,11 @@ without the page scrolling sideways; no CSP violation. Screenshots:
 tests/browser/artifacts/leaderboard_*.png."""
 
 import json
+import re
 
 import pytest
 
-from tests.browser.helpers import PASSWORD, login
+from tests.browser.helpers import PASSWORD, expect, follow, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -66,13 +67,16 @@ def test_leaderboard_upload_scores_compares_rtl_and_narrow(board, page, browser,
     page.set_viewport_size({"width": 1366, "height": 900})
     login(page, url, "board-sup")
     page.goto(f"{url}/p/fa-board/")
-    page.click("text=Model leaderboard")
-    assert page.url.endswith("/p/fa-board/leaderboard/")
-    assert "No model has been evaluated yet." in page.inner_text("main")
+    # The leaderboard links its stylesheets inside <body>: the page is read once it has
+    # loaded, and through assertions that wait (tests/browser/helpers.py says why).
+    follow(page, "text=Model leaderboard")
+    expect(page).to_have_url(re.compile(r"/p/fa-board/leaderboard/$"))
+    expect(page.locator("main")).to_contain_text("No model has been evaluated yet.")
 
     # A bad file: every bad row listed, nothing stored.
     bad = '{"id": "q0", "prediction": "maybe"}\n{"id": "zz", "prediction": "neutral"}\n'
     upload_file(page, tmp_path, "bad.jsonl", bad, "broken")
+    expect(page.locator("#upload-errors")).to_contain_text("unknown id 'zz'")
     errors = page.inner_text("#upload-errors")
     assert "row 1" in errors and "prediction" in errors and "row 2" in errors and "unknown id 'zz'" in errors
     assert "no prediction for id 'q1'" in errors
@@ -80,24 +84,24 @@ def test_leaderboard_upload_scores_compares_rtl_and_narrow(board, page, browser,
 
     # A good file: queued; the page polls the API and reloads by itself once it is scored.
     upload_file(page, tmp_path, "strong.jsonl", predictions(right_every=10), "strong")
-    assert page.locator("tr[data-status=queued]").count() == 1
+    expect(page.locator("tr[data-status=queued]")).to_have_count(1)
     with page.expect_navigation(timeout=20_000):
         run_queued_job()
     row = page.locator("#leaderboard tbody tr").first
-    assert row.get_attribute("data-status") == "done"
+    expect(row).to_have_attribute("data-status", "done")
     assert "strong" in row.inner_text() and "0.900" in row.inner_text()
     assert row.locator("svg.ci-bar line.ci").count() >= 3
 
     upload_file(page, tmp_path, "weak.jsonl", predictions(right_every=2), "weak")
     with page.expect_navigation(timeout=20_000):
         run_queued_job()
-    assert page.locator("#leaderboard tbody tr[data-status=done]").count() == 2
+    expect(page.locator("#leaderboard tbody tr[data-status=done]")).to_have_count(2)
 
     # Every figure and the confusion heat map of one evaluation.
     details = page.locator("details.figures").last
     details.locator("summary").click()
-    assert details.locator("table.heat td.diagonal").count() == 3
-    assert details.locator("table.heat").is_visible()
+    expect(details.locator("table.heat td.diagonal")).to_have_count(3)
+    expect(details.locator("table.heat")).to_be_visible()
 
     # Does strong beat weak?
     strong, weak = (Evaluation.objects.get(name=name).pk for name in ("strong", "weak"))
@@ -105,8 +109,8 @@ def test_leaderboard_upload_scores_compares_rtl_and_narrow(board, page, browser,
     page.select_option("#compare-form select[name=b]", str(weak))
     with page.expect_navigation():
         page.click("#compare-form button[type=submit]")
-    assert "strong beats weak" in page.inner_text("#verdict").replace("\u2068", "").replace("\u2069", "")
-    assert "100%" in page.inner_text("#comparison")
+    expect(page.locator("#verdict")).to_contain_text(re.compile("strong\u2069? beats \u2068?weak"))
+    expect(page.locator("#comparison")).to_contain_text("100%")
     page.screenshot(path=str(artifacts_dir / "leaderboard_1366.png"), full_page=True)
     page.problems.assert_clean(page)
 
@@ -115,9 +119,9 @@ def test_leaderboard_upload_scores_compares_rtl_and_narrow(board, page, browser,
     narrow = context.new_page()
     login(narrow, url, "board-sup")
     narrow.goto(f"{url}/p/fa-board/leaderboard/?a={strong}&b={weak}")
-    assert narrow.get_attribute("html", "dir") == "rtl"
+    expect(narrow.locator("html")).to_have_attribute("dir", "rtl")
+    expect(narrow.locator("#verdict")).to_be_visible()
     assert narrow.evaluate("() => document.documentElement.scrollWidth") <= 390
-    assert narrow.locator("#verdict").is_visible()
     # The first bar grows from the right edge in RTL.
     bar = narrow.locator("#leaderboard svg.ci-bar rect.rate").first
     assert float(bar.get_attribute("x")) + float(bar.get_attribute("width")) == pytest.approx(120, abs=0.01)

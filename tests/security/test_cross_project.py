@@ -1,4 +1,4 @@
-"""No write or read across projects through an `nli_authoring` link (API.md "Errors": 404 or
+"""No write or read across projects through an `nli_authoring` link (docs/api.md "General rules": 404 or
 one answer for what the caller may not see).
 
 Project A (`proj-a`, nli_relabel) is run by sup-a; sup-b runs other projects only. The link

@@ -1,4 +1,4 @@
-"""Every route × every caller, read as a policy (API.md "General rules"; DESIGN.md §7).
+"""Every route × every caller, read as a policy (docs/api.md "General rules"; docs/security.md "Scoping").
 
 Routes are found by walking the URL resolver and the OpenAPI schema, so a new route or API
 operation fails `test_every_route_and_operation_is_classified` until it has a row in ROUTES.

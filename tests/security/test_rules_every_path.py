@@ -4,7 +4,7 @@
   validated, each by at most `settings.validators_per_question` validators. A submit naming
   another question is a 409, even when nobody served it; the cap holds under concurrent
   submits (a row lock on the question's annotation or paragraph).
-- A disqualified member (API.md: PATCH .../members/{username}/ status "disqualified") gets
+- A disqualified member (docs/api.md "Users and membership": PATCH .../members/{username}/ status "disqualified") gets
   403 on next and submit; likewise on revising or withdrawing their items and on the
   revision list and page, whether disqualified in the relabel project or in the authoring
   project that generated the items."""

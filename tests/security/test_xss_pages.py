@@ -1,5 +1,5 @@
 """Stored XSS: a payload corpus planted in every stored free-text field that a page shows,
-then every page opened in Debian chromium as the user who sees it (DESIGN.md §7).
+then every page opened in Debian chromium as the user who sees it (docs/security.md "Pages").
 
 Every payload, if it ran, would set `window.__xss` and open a dialog. For each page:
 - no dialog fired and `window.__xss` is undefined;

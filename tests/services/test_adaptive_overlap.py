@@ -1,4 +1,4 @@
-"""Adaptive overlap (API.md "Aggregation, annotator quality, adjudication"): an item first
+"""Adaptive overlap (docs/api.md "Aggregation, annotator quality, adjudication"): an item first
 gets `overlap_min` votes, then one more at a time while the k-of-n rule can still be
 reached but is not, or the chosen method's confidence is below `confidence_target`, up to
 `overlap_max`; rating kinds: one more rater while one candidate's ratings differ by more

@@ -1,4 +1,4 @@
-"""The assignment engine's rules, through its services (API.md "Annotating").
+"""The assignment engine's rules, through its services (docs/api.md "Annotating").
 
 Runs on SQLite and PostgreSQL: nothing here needs concurrency, only the rules."""
 

@@ -1,5 +1,5 @@
-"""Jobs on a real Celery worker process and Redis (STYLE.md "Celery
-the safe way"): large imports run on the worker, a task run twice changes nothing, a broker
+"""Jobs on a real Celery worker process and Redis (docs/jobs.md
+"Tasks"): large imports run on the worker, a task run twice changes nothing, a broker
 that is down never makes the request do the work, and a worker killed mid-job gets it back."""
 
 import contextlib

@@ -1,4 +1,4 @@
-"""The author's side of a failed relabel round through the API (API.md "Revisions"): list
+"""The author's side of a failed relabel round through the API (docs/api.md "Revisions"): list
 the items to revise, then revise or withdraw one."""
 
 from drf_spectacular.utils import extend_schema

@@ -2,7 +2,7 @@
 the labels cast (counts only, never who cast them), a form to revise premise/hypothesis and
 a Withdraw button. The page's static JS posts to `POST /api/items/{id}/revise/` with the
 session and CSRF token; this view only checks access and hands the list over through
-`json_script` (DESIGN.md §7)."""
+`json_script` (docs/security.md "Pages")."""
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404

@@ -11,7 +11,7 @@ The author sees the question, its choices and which one is correct, and submits
 entailment hypothesis (question + correct answer), the contradiction hypothesis (question +
 a wrong answer, similar length to the entailment one but other words) and the neutral
 hypothesis (a related sentence whose status the premise leaves open). Each is a non-empty
-string kept exactly as typed (never trimmed or normalised, DESIGN.md §6); NUL and lone
+string kept exactly as typed (never trimmed or normalised, docs/text.md "Storing text"); NUL and lone
 surrogates are refused and every error names its field (`value.premise`, ...).
 Optional `premise_source` and `neutral_source`: the web pages the premise and the neutral
 hypothesis were found on (steps 2 and 4), absolute http(s) URLs (Django's URLValidator);

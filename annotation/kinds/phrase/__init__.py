@@ -1,6 +1,6 @@
 """`phrase_pair`: label a phrase pair with one of PhrasIS's seven fine-grained relations,
 with reversed copies mixed in as coherence probes (fine-grained-nli-coherence §3, §5,
-appendix A.1; DESIGN.md §2).
+appendix A.1; docs/kinds.md "The kinds").
 
 kind.py holds the rules (settings, import rows, what an annotator sees and submits, gold,
 export records); labels.py the seven labels' spellings and the majority gold; formats.py

@@ -1,5 +1,5 @@
 """The `phrase_pair` kind's rules (fine-grained-nli-coherence §3, §5, appendix A.1;
-DESIGN.md §2).
+docs/kinds.md "The kinds").
 
 Import
 - JSONL / CSV rows: `id, left, right, label?, source?, score?, group?, split?, phrasis?,

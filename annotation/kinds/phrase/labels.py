@@ -1,5 +1,5 @@
 """The seven labels of fine-grained-nli-coherence appendix A.1 as PhrasIS spells them, and
-how the labels cast on one pair decide its gold (DESIGN.md §2).
+how the labels cast on one pair decide its gold (docs/kinds.md "The kinds").
 
 Gold: the majority label of the annotations of the item's current round; on a tie, the
 imported label if it is one of the tied labels, else no gold (`tie: true` in exports);

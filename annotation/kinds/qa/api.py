@@ -1,4 +1,4 @@
-"""HeQ's review-and-feedback loop, question validation and the question export (API.md
+"""HeQ's review-and-feedback loop, question validation and the question export (docs/api.md
 "Review and feedback"; HeQ §3.3-3.4). Thin: parse, call one service, render."""
 
 from django.http import StreamingHttpResponse

@@ -1,4 +1,4 @@
-"""`qa_authoring`: HeQ's question authoring (HeQ §3; DESIGN.md §2; API.md).
+"""`qa_authoring`: HeQ's question authoring (HeQ §3; docs/kinds.md "The kinds"; docs/api.md).
 
 An item is one paragraph. The annotator writes `min_questions`..`max_questions` questions
 about it (HeQ: 3-5), each answerable with a span of the paragraph or unanswerable (the value

@@ -1,7 +1,7 @@
 """HeQ pages besides the authoring page (which the generic `annotate` view renders from
 `QaAuthoringKind.template`): the reviewer's grading page, the annotator's feedback inbox and the
 validator's page, each of which only checks access and hands its config to static JS through
-`json_script` (the JS talks to the REST API with the session and CSRF token, DESIGN.md §7); and the
+`json_script` (the JS talks to the REST API with the session and CSRF token, docs/security.md "Pages"); and the
 reviewers' quality dashboard, rendered on the server as SVG without any script."""
 
 from django.contrib.auth.decorators import login_required

@@ -3,7 +3,7 @@ reviewer gives, and the split a paragraph's article falls in (HeQ §3, §3.3).
 
 An annotator submits `{"questions": [{"question": str, "answerable": bool, "answer": {"start": int, "text": str} | null}]}`.
 `start` counts code points of the stored paragraph and `text` must equal that slice
-(DESIGN.md §6; the page converts from the browser's UTF-16 units)."""
+(docs/text.md "Offsets"; the page converts from the browser's UTF-16 units)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review and feedback (HeQ §3.3-3.4; API.md "Review and feedback").
+"""Review and feedback (HeQ §3.3-3.4; docs/api.md "Review and feedback").
 
 - A reviewer or supervisor grades an annotation — for `qa_authoring` each authored question on
   its own — rejected / verified / good / gold with an optional comment. The grade and comment

@@ -1,4 +1,4 @@
-"""Blind validation of dev/test questions (HeQ §3.3-3.4; API.md "Review and feedback").
+"""Blind validation of dev/test questions (HeQ §3.3-3.4; docs/api.md "Review and feedback").
 
 A validator answers a question on their own — one authored in Mashov or one that came with the
 imported file — marking a span or "unanswerable", without seeing the existing answers. Their

@@ -1,4 +1,4 @@
-"""summary_rating endpoints beside API.md's common ones: queue the intrinsic measures of a
+"""summary_rating endpoints beside the common ones of docs/api.md: queue the intrinsic measures of a
 project's summaries (HeSum §3.3) and read them back per item."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer

@@ -2,7 +2,7 @@
 
 Import
 ------
-* `jsonl` (API.md): `{"id", "source": {"premise", "hypothesis", "label"}, "candidates":
+* `jsonl` (docs/api.md "Items"): `{"id", "source": {"premise", "hypothesis", "label"}, "candidates":
   [{"system", "premise", "hypothesis", "back_translation"?: {"premise", "hypothesis"}}],
   "group"?, "split"?}`; `csv` with the same columns, `source` and `candidates` holding JSON.
   `label` is e/n/c or entailment/neutral/contradiction: kept as given in the payload, its

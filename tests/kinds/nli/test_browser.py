@@ -4,7 +4,7 @@ An annotator logs in, labels Hebrew and Persian items with keys 1/2/3 only, and 
 checks `dir`/`lang`, byte-exact text (ZWNJ, LRM/RLM, NBSP, Persian digits), the visual order
 of mixed Latin/digit runs, that the reference label, the author and the payload's extra
 fields never reach the page, the progress bar, the "nothing left" state, CSP and JS errors,
-logout and the 404 for a project the user is not a member of (DESIGN.md §6, §7).
+logout and the 404 for a project the user is not a member of (docs/text.md, docs/security.md).
 Screenshots: tests/browser/artifacts/annotate_<lang>*.png.
 """
 
@@ -347,7 +347,7 @@ def test_progress_total_counts_the_item_on_screen(rtl_setup, page):
 @pytest.mark.parametrize("lang", ["he", "fa"])
 def test_rtl_sentence_starting_with_a_latin_word_stays_right_to_left(rtl_setup, page, artifacts_dir, lang):
     """A Hebrew/Persian sentence whose first word is Latin is still an RTL paragraph: the
-    Latin word is at the right edge (DESIGN.md §6: mixed text in the right order)."""
+    Latin word is at the right edge (docs/text.md "Display": mixed text in the right order)."""
     item = LATIN_FIRST[lang]
     login(page, rtl_setup["url"], ANNOTATOR)
     page.goto(f"{rtl_setup['url']}/p/{lang}-browser-latin/annotate/")

@@ -1,4 +1,4 @@
-"""Revision of failed items through HTTP (FarsTail §3.2; API.md "Revision"): an author's
+"""Revision of failed items through HTTP (FarsTail §3.2; docs/api.md "Revisions"): an author's
 pair that fails k-of-n consensus comes back to them with the labels cast (counts, never
 voters), they revise it into a second round relabeled by fresh votes or withdraw it; a
 second failure removes it. Also the revision page /p/<slug>/revisions/.

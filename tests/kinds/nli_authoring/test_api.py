@@ -1,4 +1,4 @@
-"""`nli_authoring` through the HTTP contract (FarsTail §3.1; API.md; DESIGN.md §2):
+"""`nli_authoring` through the HTTP contract (FarsTail §3.1; docs/api.md; docs/kinds.md "The kinds"):
 multiple-choice questions are imported, an author writes premise + three hypotheses through
 next/submit, and three `nli_relabel` items appear in the linked project with their author,
 intended labels and the question as group. Bad values are 400s naming the field and store

@@ -1,4 +1,4 @@
-"""`phrase_pair` through the HTTP contract (API.md; DESIGN.md §2): the PhrasIS sample is
+"""`phrase_pair` through the HTTP contract (docs/api.md; docs/kinds.md "The kinds"): the PhrasIS sample is
 imported from its own files, three annotators label it through next/submit (reversed
 probes mixed in), and the report, the agreement reports and the exports match a
 computation made here from the labels cast. Bad input is a 400 naming the field or row,

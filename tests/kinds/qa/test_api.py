@@ -1,4 +1,4 @@
-"""`qa_authoring` through the HTTP contract (HeQ §3-4, appendix C; API.md; DESIGN.md §2, §6).
+"""`qa_authoring` through the HTTP contract (HeQ §3-4, appendix C; docs/api.md; docs/kinds.md "The kinds"; docs/text.md).
 
 - The HeQ sample imports in both releases (v1.0's inverted string `is_impossible` detected)
   and exports back as the same questions, answers and offsets — v1.1 byte for byte.
@@ -146,7 +146,7 @@ def test_heq_sample_round_trips_in_both_releases(sample_project):
                 assert spans == question["answers"]
                 for span in spans:
                     assert paragraph["context"][span["answer_start"]:][: len(span["text"])] == span["text"]
-    # The generic export endpoint of API.md answers `?format=squad` with the same document.
+    # The generic export endpoint of docs/api.md "Results" answers `?format=squad` with the same document.
     generic = client.get("/api/projects/heq11/export/?format=squad")
     assert generic.status_code == 200 and generic["Content-Type"].startswith("application/json")
     assert b"".join(generic.streaming_content) == original

@@ -14,7 +14,7 @@ import re
 
 import pytest
 import regex
-from tests.browser.helpers import _jsonl, login, PASSWORD
+from tests.browser.helpers import _jsonl, follow, login, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -322,6 +322,7 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     validation page (the span lands on the exact characters, stored against the file's question
     id), then the reviewer's quality dashboard shows the validator-vs-file agreement, RTL."""
     from annotation.models import Item, Project, QuestionValidation
+    from annotation.services.exports import annotator_pseudonym
     from annotation.services.imports import items_import
 
     answer_start = HE_PARAGRAPH.index(HE_MOUSE_ANSWER)
@@ -353,14 +354,17 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     reviewer = page.context.browser.new_context(locale="he-IL").new_page()
     login(reviewer, base, "rivka", language="he")
     reviewer.goto(f"{base}/p/he-qa/review/")
-    reviewer.click("#quality-link")
+    follow(reviewer, "#quality-link")  # read once the page has loaded (tests/browser/helpers.py)
     reviewer.wait_for_selector("#qa-quality")
     assert reviewer.locator("html").get_attribute("dir") == "rtl"
     row = reviewer.locator('tr[data-row="imported"]')
     assert row.locator('[data-figure="span_agreement.imported.pairs"]').text_content() == "1"
     assert row.locator('[data-figure="span_agreement.imported.em"]').text_content() == "0.000"
     assert reviewer.locator('[data-figure="span_agreement.imported.tlnls"]').text_content() == "0.917"  # (5/6 + 1) / 2
-    assert reviewer.locator('tr[data-row="validator:yossi"] bdi.validator').text_content() == "yossi"
+    # A reviewer sees people by their export pseudonym, never by username (selectors.names).
+    yossi = annotator_pseudonym(he.pk, qa_setup["users"]["yossi"].pk)
+    assert reviewer.locator(f'tr[data-row="validator:{yossi}"] bdi.validator').text_content() == yossi
+    assert "yossi" not in reviewer.locator("main").inner_text()
     # The first position bin sits at the inline start: on the right in an RTL page.
     bars = reviewer.locator('[data-chart="answer_positions"] svg.qq-histogram rect.qq-imported')
     assert float(bars.first.get_attribute("x")) > float(bars.last.get_attribute("x"))
@@ -369,7 +373,7 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
 
 
 def test_review_page_shows_bidi_controls_in_free_text(qa_setup, page, artifacts_dir):
-    """DESIGN.md §6: a bidi override typed into a question is kept byte for byte and shown to
+    """docs/text.md "Identifiers and bidi controls": a bidi override typed into a question is kept byte for byte and shown to
     the reviewer as a visible mark, so it cannot silently reorder what they read."""
     from annotation.models import Annotation
     from annotation.services.assignments import annotation_submit, assignment_next_for_annotator

@@ -1,4 +1,4 @@
-"""Answer spans never split a character (HeQ §2; DESIGN.md §6): through every path that stores a
+"""Answer spans never split a character (HeQ §2; docs/text.md "Offsets"): through every path that stores a
 span — an author's submitted value, a validator's extra gold span, an imported file's answers —
 a span whose start or end falls inside an extended grapheme cluster (a niqqud point without its
 letter, half a ZWJ emoji sequence, one regional indicator of a flag) or that holds only

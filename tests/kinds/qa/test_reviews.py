@@ -1,4 +1,4 @@
-"""HeQ's review → feedback → disqualification loop through HTTP (HeQ §3.3; API.md "Review and
+"""HeQ's review → feedback → disqualification loop through HTTP (HeQ §3.3; docs/api.md "Review and
 feedback"): a trial annotator's paragraph waits for review, a reviewer grades each question
 with a comment, the annotator reads grade and comment in their inbox (unread count, newest
 first, mark read), the supervisor disqualifies them and they get no more work. Plus the

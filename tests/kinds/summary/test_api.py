@@ -1,4 +1,4 @@
-"""`summary_rating` through the HTTP contract (HeSum §3.3, §4, Table 4; API.md; DESIGN.md §2).
+"""`summary_rating` through the HTTP contract (HeSum §3.3, §4, Table 4; docs/api.md; docs/kinds.md "The kinds").
 
 Hebrew articles and summaries of our own writing (HeSum's files carry no licence) are
 imported; three annotators rate them blind through next/submit; the report's per-system means

@@ -2,7 +2,7 @@
 Hebrew article that scrolls on its own beside the summaries, RTL layout, ratings and error
 tags given with the keyboard only, submit disabled until every summary has both ratings,
 system names never on the page, and the stored value keyed by the display order
-(HeSum §4; DESIGN.md §6-7). Screenshot: tests/browser/artifacts/summary_rating.png."""
+(HeSum §4; docs/text.md; docs/security.md). Screenshot: tests/browser/artifacts/summary_rating.png."""
 
 import json
 import re

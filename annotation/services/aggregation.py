@@ -50,6 +50,15 @@ from annotation.metrics.aggregation import (
     vote_confidence,
 )
 from annotation.models import Annotation, AnnotatorCompetence, ConsensusOutcome, Item, ItemAggregate, Job, Project
+from annotation.services.decisions import (
+    RANK_ADJUDICATION,
+    RANK_CHOSEN_METHOD,
+    Verdict,
+    confidence_target,
+    decisions_record_bulk,
+    effective_decisions,
+    pool_method_deciding,
+)
 from annotation.services.tasks_queue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -270,9 +279,6 @@ def decide_by_chosen_method(project: Project, kind, settings: dict, result, vote
       overrides.
 
     Returns {"decided": deciding items decided, "gold_changed": decided items relabelled}."""
-    from annotation.services.decisions import RANK_ADJUDICATION, RANK_CHOSEN_METHOD, Verdict, confidence_target
-    from annotation.services.decisions import decisions_record_bulk, effective_decisions, pool_method_deciding
-
     method = settings["aggregation"]
     pool = pool_method_deciding(kind, settings)
     owned = tuple(kind.gold_statuses_from_aggregation(method))

@@ -27,6 +27,8 @@ from django.utils.translation import gettext as _
 from annotation.errors import Conflict, FieldError, InvalidInput
 from annotation.models import Assignment, Decision, Item
 from annotation.rows import clean_comment
+from annotation.services.audit import audit_record
+from annotation.services.tasks_queue import enqueue_on_commit
 
 RANK_REOPEN = 0
 RANK_ROUND_RULE = 1
@@ -192,9 +194,6 @@ def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
     the item is open again with no gold, its votes of earlier rounds and every decision
     stay in the history, and the reopen is a decision of the new round with the reason,
     recorded in the audit log too."""
-    from annotation.services.aggregation import aggregation_request_on_commit
-    from annotation.services.audit import audit_record
-
     errors: list[FieldError] = []
     reason = clean_comment(reason, errors)
     if errors:
@@ -217,8 +216,9 @@ def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
             actor=user, action=REOPEN, project=item.project, target=f"item:{item.external_id}", before=before,
             after={"round": item.round, "gold": None, "status": item.status}, comment=reason,
         )  # fmt: skip
-        # The item leaves the closed set the pool methods decide and report on.
-        aggregation_request_on_commit(item.project_id)
+        # The item leaves the closed set the pool methods decide and report on: ask for
+        # the project's aggregation (services.aggregation, which imports this module).
+        enqueue_on_commit("annotation.tasks.request_aggregation", item.project_id)
     return decision
 
 

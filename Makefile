@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
 .DEFAULT_GOAL := run
-.PHONY: run test embeddings bench check types clean
+.PHONY: run test embeddings bench check types lint format clean
 
 run: $(VENV)/.installed-runtime
 	$(PY) manage.py migrate --noinput
@@ -51,6 +51,16 @@ check: $(VENV)/.installed-runtime
 # (tests/test_types.py runs the same check in the suite).
 types: $(VENV)/.installed-dev
 	$(PY) -m mypy
+
+# Lint (pyflakes, import order, a few bug patterns) and the formatter's check, as CI runs them;
+# `make format` rewrites the tree in the committed style (pyproject.toml [tool.ruff]).
+lint: $(VENV)/.installed-dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(VENV)/.installed-dev
+	$(PY) -m ruff check --fix --select I .
+	$(PY) -m ruff format .
 
 clean:
 	rm -f db.sqlite3

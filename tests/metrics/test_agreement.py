@@ -183,7 +183,7 @@ def test_invalid_input_raises(call, message):
 
 
 @st.composite
-def reliability_data(draw, values=st.integers(min_value=1, max_value=5)):
+def reliability_data(draw, values=st.integers(min_value=1, max_value=5)):  # noqa: B008 (a strategy is immutable)
     coders = draw(st.integers(min_value=2, max_value=5))
     units = draw(st.integers(min_value=1, max_value=10))
     cell = st.one_of(st.none(), values)

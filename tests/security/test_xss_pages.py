@@ -41,7 +41,7 @@ PAYLOADS = [
     f"' onfocus='{RUN}' autofocus='",
     f"[x](javascript:{RUN})",
     f'<a href="javascript:{RUN}">link</a>',
-    f'<iframe srcdoc="<script>parent.__xss=1</script>"></iframe>',
+    '<iframe srcdoc="<script>parent.__xss=1</script>"></iframe>',
     f"</textarea></title></style><script>{RUN}</script>",
     f"</script><script>{RUN}</script><!--",
     f'<details open ontoggle="{RUN}">x</details>',

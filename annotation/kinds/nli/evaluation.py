@@ -15,7 +15,8 @@ from .labels import canonical_label
 
 # The biased models of FarsTail §4.3, by the name of their flag column.
 BIAS_FLAGS = FARSTAIL_EXTRA_COLUMNS
-_IMPORTED = {"1": True, "0": False, 1: True, 0: False, True: True, False: False}
+# (True and False are the keys 1 and 0 of a dict: JSON booleans read the same.)
+_IMPORTED = {"1": True, "0": False, 1: True, 0: False}
 
 
 def hard_flag(computed, extra, name: str) -> bool | None:

@@ -20,6 +20,20 @@ from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 
 
+def server_error(request):
+    """handler500: the 500 page with a working language switch (a CSRF token and the address
+    to come back to). Renders without context processors: the database may be what failed."""
+    from django.http import HttpResponseServerError
+    from django.middleware.csrf import get_token
+    from django.template import loader
+
+    try:
+        context = {"csrf_token": get_token(request), "next_path": request.get_full_path()}
+    except Exception:  # noqa: BLE001 - the error page itself must not fail
+        context = {}
+    return HttpResponseServerError(loader.get_template("500.html").render(context))
+
+
 @require_GET
 def healthz(request):
     return JsonResponse({"status": "ok"})

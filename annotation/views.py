@@ -175,6 +175,8 @@ def project_overview(request, slug):
             "formats": get_kind(project.kind).formats,
             "evaluable": get_kind(project.kind).evaluation_scorer() is not None,
             "release_page": get_kind(project.kind).release_split_shares is not None,
+            # The agreement dashboard, for every kind that has agreement or consensus figures.
+            "dashboard_page": get_kind(project.kind).computes_agreement or get_kind(project.kind).aggregates_by_consensus,
         },
     )
 

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError
+from annotation.kinds.registry import get_kind
 from annotation.models import Job
 from annotation.selectors.reports import report_for_project
 from annotation.services.agreement import JOB_KIND, agreement_request
@@ -115,12 +116,10 @@ def dashboard(request, slug):
     project = _access(request, slug)
     report = report_for_project(project)
     rtl = get_language_bidi()
-    membership = access.membership_of(request.user, project)
     context = {
         "project": project,
         "report": report,
-        "can_recompute": access.is_admin(request.user) or (membership is not None and membership.role == "supervisor"),
-        "last_job": Job.objects.filter(project=project, kind=JOB_KIND).order_by("-id").first(),
+        "recompute": recompute_context(request.user, project),
         "rtl": rtl,
         "bar_width": BAR_WIDTH,
         "bar_height": BAR_HEIGHT,
@@ -138,9 +137,26 @@ def dashboard(request, slug):
 @login_required
 @require_POST
 def dashboard_recompute(request, slug):
-    """The "Recompute agreement" button: queue the job, come back to the dashboard."""
+    """The "Recompute agreement" button of every results page: queue the job, come back to the
+    page it was pressed on (`back`, one of RECOMPUTE_PAGES; the dashboard otherwise)."""
     _access(request, slug, supervisor=True)
-    return recompute_agreement_and_return(request, slug, "dashboard")
+    back = request.POST.get("back")
+    return recompute_agreement_and_return(request, slug, back if back in RECOMPUTE_PAGES else "dashboard")
+
+
+# The pages with a "Recompute agreement" button (templates/annotation/_recompute.html).
+RECOMPUTE_PAGES = ("dashboard", "lchaim-results", "phrase-coherence")
+
+
+def recompute_context(user, project) -> dict:
+    """What a results page's recompute button needs: whether `user` may press it (supervisors
+    and admins) and the last agreement job."""
+    membership = access.membership_of(user, project)
+    return {
+        "allowed": get_kind(project.kind).computes_agreement
+        and (access.is_admin(user) or (membership is not None and membership.role == "supervisor")),
+        "last_job": Job.objects.filter(project=project, kind=JOB_KIND).order_by("-id").first(),
+    }
 
 
 def recompute_agreement_and_return(request, slug: str, page: str):

@@ -23,6 +23,7 @@ from annotation.kinds.translation.results import table1_csv_rows, translation_ta
 from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.models import Item, Membership
 from annotation.services.exports import UTF8_BOM, csv_neutralise
+from annotation.views_dashboard import recompute_context
 
 KINDS = ("translation_rating", "label_test")
 
@@ -84,6 +85,7 @@ def lchaim_results(request, slug):
             "total": Item.objects.filter(project=project).count(),
             "sample_size": get_kind(project.kind).settings_for(project.settings)["sample_size"],
             "is_supervisor": is_supervisor,
+            "recompute": recompute_context(request.user, project),
         },
     )
 

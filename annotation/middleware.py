@@ -38,27 +38,27 @@ class AccessErrorPageMiddleware:
         """An address no route matches: the API's JSON error body under /api/, the product's
         404 page elsewhere. CommonMiddleware, earlier, has already redirected an address
         that only lacks its final slash."""
-        from django.http import Http404
         from django.urls import Resolver404, resolve
-        from django.views.defaults import page_not_found
+
+        from annotation.views import page_not_found
 
         try:
             resolve(request.path_info)
         except Resolver404:
             if request.path_info.startswith("/api/"):
                 return _refusal(404, None, "Not found.")
-            return page_not_found(request, Http404()) if self.product_pages() else None
+            return page_not_found(request) if self.product_pages() else None
         return None
 
     def process_exception(self, request, exception):
         from django.http import Http404
         from django.shortcuts import render
-        from django.views.defaults import page_not_found
 
         from annotation.errors import NotFound, PermissionDenied
+        from annotation.views import page_not_found
 
         if isinstance(exception, NotFound) or (isinstance(exception, Http404) and self.product_pages()):
-            return page_not_found(request, Http404())
+            return page_not_found(request)
         if isinstance(exception, PermissionDenied):
             return render(request, "annotation/refused.html", {"message": exception.message}, status=403)
         return self.server_error_under_debug(request, exception)

@@ -21,17 +21,27 @@ from annotation.services import projects as project_services
 
 
 def server_error(request):
-    """handler500: the 500 page with a working language switch (a CSRF token and the address
-    to come back to). Renders without context processors: the database may be what failed."""
-    from django.http import HttpResponseServerError
+    """handler500: Django's 500 page (no context processors: the database may be what failed),
+    after making sure the CSRF cookie is set for the page's language buttons."""
     from django.middleware.csrf import get_token
-    from django.template import loader
+    from django.views import defaults
 
     try:
-        context = {"csrf_token": get_token(request), "next_path": request.get_full_path()}
+        get_token(request)
     except Exception:  # noqa: BLE001 - the error page itself must not fail
-        context = {}
-    return HttpResponseServerError(loader.get_template("500.html").render(context))
+        pass
+    return defaults.server_error(request)
+
+
+def page_not_found(request, exception=None):
+    """handler404 and every 404 page: Django's, after making sure the CSRF cookie is set for
+    the page's language buttons (the body holds nothing of the request)."""
+    from django.http import Http404
+    from django.middleware.csrf import get_token
+    from django.views import defaults
+
+    get_token(request)
+    return defaults.page_not_found(request, exception or Http404())
 
 
 @require_GET

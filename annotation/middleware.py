@@ -25,20 +25,62 @@ class AccessErrorPageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        return self.get_response(request)
+        unknown = self.unknown_address(request)
+        return unknown if unknown is not None else self.get_response(request)
+
+    @staticmethod
+    def product_pages() -> bool:
+        """The product's own error pages, also under DEBUG (`make run`); Django's debug pages
+        only when asked for (MASHOV_DEBUG_PAGES=1 with DEBUG)."""
+        from django.conf import settings
+
+        return not (settings.DEBUG and settings.MASHOV_DEBUG_PAGES)
+
+    def unknown_address(self, request):
+        """An address no route matches: the API's JSON error body under /api/, the product's
+        404 page elsewhere. CommonMiddleware, earlier, has already redirected an address
+        that only lacks its final slash."""
+        from django.urls import Resolver404, resolve
+
+        from annotation.views import page_not_found
+
+        try:
+            resolve(request.path_info)
+        except Resolver404:
+            if request.path_info.startswith("/api/"):
+                return _refusal(404, None, "Not found.")
+            return page_not_found(request) if self.product_pages() else None
+        return None
 
     def process_exception(self, request, exception):
         from django.http import Http404
         from django.shortcuts import render
-        from django.views.defaults import page_not_found
 
         from annotation.errors import NotFound, PermissionDenied
+        from annotation.views import page_not_found
 
-        if isinstance(exception, NotFound):
-            return page_not_found(request, Http404())
+        if isinstance(exception, NotFound) or (isinstance(exception, Http404) and self.product_pages()):
+            return page_not_found(request)
         if isinstance(exception, PermissionDenied):
             return render(request, "annotation/refused.html", {"message": exception.message}, status=403)
-        return None
+        return self.server_error_under_debug(request, exception)
+
+    def server_error_under_debug(self, request, exception):
+        """Under DEBUG Django would show its debug 500 page: the product's own instead (logged
+        as Django logs it), unless debug pages were asked for. Without DEBUG handler500 does it."""
+        from django.conf import settings
+        from django.core import exceptions
+        from django.http import Http404
+        from django.utils.log import log_response
+
+        from annotation.views import server_error
+
+        handled_by_django = (Http404, exceptions.PermissionDenied, exceptions.BadRequest, exceptions.SuspiciousOperation)
+        if not settings.DEBUG or not self.product_pages() or isinstance(exception, handled_by_django):
+            return None
+        response = server_error(request)
+        log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request, exception=exception)
+        return response
 
 
 def _refusal(status: int, field: str | None, message: str):

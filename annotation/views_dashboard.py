@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError
+from annotation.kinds.registry import get_kind
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_KIND, agreement_request
@@ -118,8 +119,7 @@ def dashboard(request, slug):
     context = {
         "project": project,
         "report": report,
-        "can_recompute": access.supervises(request.user, project),
-        "last_job": Job.objects.filter(project=project, kind=JOB_KIND).order_by("-id").first(),
+        "recompute": recompute_context(request.user, project),
         "rtl": rtl,
         "bar_width": BAR_WIDTH,
         "bar_height": BAR_HEIGHT,
@@ -137,9 +137,24 @@ def dashboard(request, slug):
 @login_required
 @require_POST
 def dashboard_recompute(request, slug):
-    """The "Recompute agreement" button: queue the job, come back to the dashboard."""
+    """The "Recompute agreement" button of every results page: queue the job, come back to the
+    page it was pressed on (`back`, one of RECOMPUTE_PAGES; the dashboard otherwise)."""
     _access(request, slug, supervisor=True)
-    return recompute_agreement_and_return(request, slug, "dashboard")
+    back = request.POST.get("back")
+    return recompute_agreement_and_return(request, slug, back if back in RECOMPUTE_PAGES else "dashboard")
+
+
+# The pages with a "Recompute agreement" button (templates/annotation/_recompute.html).
+RECOMPUTE_PAGES = ("dashboard", "lchaim-results", "phrase-coherence")
+
+
+def recompute_context(user, project) -> dict:
+    """What a results page's recompute button needs: whether `user` may press it (supervisors
+    and admins) and the last agreement job."""
+    return {
+        "allowed": get_kind(project.kind).computes_agreement and access.supervises(user, project),
+        "last_job": Job.objects.filter(project=project, kind=JOB_KIND).order_by("-id").first(),
+    }
 
 
 def recompute_agreement_and_return(request, slug: str, page: str):

@@ -1,6 +1,7 @@
 """The decision ledger over REST: an item's history and a supervisor's reopen
 (docs/api.md "Aggregation, annotator quality, adjudication")."""
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -64,7 +65,7 @@ class ItemReopenView(APIView):
     def post(self, request, item_id):
         item = access.access_item_for_staff(request.user, item_id)
         if not access.supervises(request.user, item.project):
-            raise PermissionDenied("Only supervisors reopen decided items.")
+            raise PermissionDenied(_("Only supervisors reopen decided items."))
         decision = item_reopen_by_supervisor(user=request.user, item=item, reason=body_of(request).get("reason"))
         context = {"project": item.project, "names": True}
         return Response(DecisionSerializer(decision, context=context).data, status=status.HTTP_201_CREATED)

@@ -60,3 +60,59 @@ def test_a_form_sent_after_the_session_ended_gets_the_translated_csrf_page():
     html = response.content.decode()
     assert response.status_code == 403
     assert '<html lang="fa" dir="rtl">' in html and "نشست شما منقضی شده است" in html and 'href="/login/"' in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [True, False])
+def test_an_unknown_address_gets_the_product_404_page_with_a_language_switch_also_under_debug(client, settings, debug):
+    # `make run` has DEBUG on: it showed Django's debug 404 page, in English, with no way back.
+    settings.DEBUG = debug
+    client.cookies["django_language"] = "fa"
+    response = client.get("/no/such/address/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert '<html lang="fa" dir="rtl">' in html and 'id="error-page"' in html
+    assert 'action="/i18n/setlang/"' in html and "annotation/language_switch" in html  # filled in as it is sent
+    assert "csrftoken" in response.cookies  # the token the buttons send
+    assert 'href="/"' in html
+    assert "URLconf" not in html  # Django's debug page lists the URL patterns
+
+
+@pytest.mark.django_db
+def test_debug_pages_only_when_asked_for(client, settings):
+    settings.DEBUG = True
+    settings.MASHOV_DEBUG_PAGES = True
+    assert "URLconf" in client.get("/no/such/address/").content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [True, False])
+def test_an_unknown_api_address_answers_in_the_api_error_shape(client, settings, debug):
+    settings.DEBUG = debug
+    response = client.get("/api/no-such-thing/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json() == {"errors": [{"field": None, "message": "Not found."}]}
+    # A known API address without its final slash is still redirected, not refused.
+    assert client.get("/api/projects").status_code == 301
+
+
+def test_the_500_page_has_a_language_switch():
+    from annotation.views import server_error
+
+    with translation.override("he"):
+        response = server_error(RequestFactory().get("/p/x/annotate/"))
+    html = response.content.decode()
+    assert response.status_code == 500
+    assert 'action="/i18n/setlang/"' in html and 'name="csrfmiddlewaretoken"' in html and "annotation/language_switch" in html
+
+
+def test_a_server_error_under_debug_gets_the_product_500_page(settings):
+    from annotation.middleware import AccessErrorPageMiddleware
+
+    settings.DEBUG = True
+    middleware = AccessErrorPageMiddleware(lambda request: None)
+    response = middleware.process_exception(RequestFactory().get("/"), ZeroDivisionError())
+    assert response.status_code == 500 and 'id="error-page"' in response.content.decode()
+    settings.MASHOV_DEBUG_PAGES = True
+    assert middleware.process_exception(RequestFactory().get("/"), ZeroDivisionError()) is None

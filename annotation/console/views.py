@@ -64,6 +64,12 @@ def _require_manager(user) -> None:
         raise PermissionDenied(_("Only supervisors and admins manage projects and users."))
 
 
+def export_formats_of(kind) -> tuple[str, ...]:
+    """Every format the kind exports: the table formats and the streamed ones (the squad
+    file of question projects, which alone carries the question ids a leaderboard keys on)."""
+    return (*kind.export_formats, *(f for f in kind.streamed_formats if f not in kind.export_formats))
+
+
 @login_required
 @require_GET
 def project_new(request):
@@ -131,7 +137,7 @@ def items(request, slug):
         "params": params,
         "page": page,
         "error": error,
-        "export_formats": kind.export_formats,
+        "export_formats": export_formats_of(kind),
         "query_string": _query_without_page(request),
         "is_supervisor": names,
     }
@@ -162,7 +168,7 @@ def item_detail(request, slug, item_id):
         "history": history,
         "author": annotator_label(project, item.author, names=names) if item.author_id else "",
         "is_supervisor": names,
-        "export_formats": get_kind(project.kind).export_formats,
+        "export_formats": export_formats_of(get_kind(project.kind)),
         "decisions": decisions,
         "can_reopen": names and round_decided(item),
         "reopen_config": {

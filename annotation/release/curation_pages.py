@@ -57,6 +57,8 @@ def release(request, slug):
             "default_shares": kind.release_split_shares,
             "leak_report": splits.leak_report_for_project(user=request.user, slug=slug),
             "is_supervisor": is_supervisor,
+            # A search that found nothing says so (not "run the search").
+            "last_search": Job.objects.filter(project=project, kind="duplicates", status=Job.Status.DONE).order_by("-id").first(),
             "messages_js": {
                 "queued": _("Job %(job)s is running…") % {"job": "{job}"},
                 "done": _("Finished; reloading the page."),

@@ -337,6 +337,15 @@ def _clean_name(name) -> str:
     return name
 
 
+def predictions_template(project: Project, scorer: EvaluationScorer, split) -> bytes:
+    """A predictions file to fill in: one JSONL line per gold id of `split` (as an upload
+    names it: DEFAULT_SPLIT when left out, "all"), in scoring order, with an empty
+    prediction ("") and the scorer's other fields null."""
+    gold = gold_for(project, scorer, _split_of(project, split))
+    empty = {field: "" if field == "prediction" else None for field in scorer.fields}
+    return "".join(json.dumps({"id": key, **empty}, ensure_ascii=False) + "\n" for key in gold).encode("utf-8")
+
+
 def gold_for(project: Project, scorer: EvaluationScorer, split: str | None) -> dict:
     gold = scorer.gold(project, split)
     if not gold:

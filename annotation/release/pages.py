@@ -7,6 +7,7 @@ evaluations still being scored and reloads the page when one is done."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language_bidi
 from django.utils.translation import gettext as _
@@ -141,7 +142,25 @@ def _page(request, slug: str, *, errors=(), form=None):
 @login_required
 @require_GET
 def leaderboard(request, slug):
+    """The page; with ?template=jsonl (and split) the predictions file to fill in instead."""
+    if request.GET.get("template") == "jsonl":
+        return _predictions_template(request, slug)
     return _page(request, slug)
+
+
+def _predictions_template(request, slug: str):
+    project = access.access_project_for_staff(request.user, slug)
+    scorer = get_kind(project.kind).evaluation_scorer()
+    if scorer is None:
+        raise NotFound()
+    split = request.GET.get("split") or None
+    try:
+        content = evaluations.predictions_template(project, scorer, split)
+    except ApplicationError as exc:
+        return _page(request, slug, errors=[e.as_dict() for e in exc.errors], form={"split": split or "test"})
+    name = f"{project.slug}-{split or 'test'}-predictions.jsonl"
+    return HttpResponse(content, content_type="application/x-ndjson; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 @login_required

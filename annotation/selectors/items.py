@@ -142,6 +142,7 @@ class ItemHistory:
     agreement_source: str = ""
     current_votes: dict = field(default_factory=dict)
     annotator_count: int = 0
+    label_count: int = 0  # annotations of the current round that carry a label
 
 
 def item_history(item: Item, *, names: bool) -> ItemHistory:
@@ -174,9 +175,10 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
     current = next(r for r in history.rounds if r["round"] == item.round)
     history.current_votes = current["votes"]
     history.annotator_count = len(current["annotations"])
+    history.label_count = sum(history.current_votes.values())
     if current["outcome"] is not None:
         history.agreement, history.agreement_source = current["outcome"].agreement, "consensus"
-    elif history.current_votes:
+    elif history.label_count >= 2:
         # Share of the round's labels that agree with its most frequent label.
         history.agreement, history.agreement_source = max(history.current_votes.values()) / sum(history.current_votes.values()), "majority"
     history.revisions = [

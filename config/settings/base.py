@@ -27,6 +27,8 @@ def env_list(name: str, default: str) -> list[str]:
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 DEBUG = env_bool("DEBUG", False)
+# With DEBUG, Django's debug 404 and 500 pages instead of the product's own (only when asked for).
+MASHOV_DEBUG_PAGES = env_bool("MASHOV_DEBUG_PAGES", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 INSTALLED_APPS = [

@@ -15,6 +15,12 @@
 // answers (GET mineUrl), shows one with its label marked and, while its round is open, lets
 // a label key change it (PATCH editUrl), then returns to the claim on screen (Escape does
 // too); and a flash of the chosen label on every submit, so that a slip is seen.
+// Nothing is dropped without a word: while an answer is being sent and the next item fetched,
+// #busy-note says so, and a choice made meanwhile is refused there visibly (it would land on
+// an item not yet on screen). An answer refused because the session ended (401) is kept in
+// sessionStorage for this page; after the login brings the annotator back it is sent again
+// with its Idempotency-Key (the server decides whether the claim still permits it) and the
+// page says how that went.
 // With `preview: true` (the console's "preview as annotator") nextUrl is the preview endpoint,
 // which claims nothing; a submit sends nothing, says so (previewNotice) and shows the next item.
 "use strict";
@@ -24,6 +30,18 @@ window.MashovAnnotatePage = (function () {
   const el = function (id) { return document.getElementById(id); };
   const FLASH_MS = 1200;    // how long the chosen label stays up
   const HISTORY_PAGE = 20;  // earlier answers fetched at a time
+  const PENDING_KEY = "mashov-pending-answer";  // sessionStorage: {path, url, body, key}
+
+  function pendingTake() {
+    let pending = null;
+    try {
+      pending = JSON.parse(window.sessionStorage.getItem(PENDING_KEY) || "null");
+      window.sessionStorage.removeItem(PENDING_KEY);
+    } catch (e) {
+      return null;
+    }
+    return pending && pending.path === window.location.pathname ? pending : null;
+  }
 
   // options:
   //   show(data)       render the item from /next/ ({assignment, item, ...}); #task is already
@@ -97,8 +115,53 @@ window.MashovAnnotatePage = (function () {
     function setBusy(value) {
       if (busy === value) { return; }
       busy = value;
+      const note = el("busy-note");
+      if (note) {
+        note.textContent = value ? message("msg-busy") : "";
+        note.classList.remove("refused");
+        note.hidden = !value;
+      }
+      if (el("task")) { el("task").setAttribute("aria-busy", value ? "true" : "false"); }
       if (options.onBusy) { options.onBusy(value); }
     }
+
+    // A choice made while the last answer is still on its way: refused, and said so.
+    function refuseBusy() {
+      const note = el("busy-note");
+      if (!note) { return null; }
+      note.textContent = message("msg-busy-refused");
+      note.classList.add("refused");
+      note.hidden = false;
+      return null;
+    }
+
+    // The submit refused by an ended session is kept for after the login (see the top).
+    api.beforeLogin(function (request) {
+      if (request.method !== "POST" || !current || !current.idempotencyKey) { return; }
+      if (request.url !== config.submitUrl.replace("{id}", String(current.assignment))) { return; }
+      try {
+        window.sessionStorage.setItem(PENDING_KEY, JSON.stringify({
+          path: window.location.pathname, url: request.url, body: request.body, key: current.idempotencyKey,
+        }));
+      } catch (e) { /* storage full or off: nothing more can be kept */ }
+    });
+
+    async function resendPending() {
+      const pending = pendingTake();
+      if (!pending) { return; }
+      let result;
+      try {
+        result = await api.post(pending.url, pending.body, { "Idempotency-Key": pending.key });
+      } catch (e) {
+        result = { status: 0, data: null };
+      }
+      if (result.status === 201 || result.status === 200) {
+        flash(message("msg-resent"));
+      } else if (result.status !== 401) {
+        showError(message("msg-resend-failed") + " " + errorText(result));
+      }
+    }
+    let resend = resendPending();
 
     async function refreshProgress() {
       if (!config.progressUrl) { return; }
@@ -112,7 +175,7 @@ window.MashovAnnotatePage = (function () {
     }
 
     async function loadNext() {
-      showError("");
+      if (resend) { const first = resend; resend = null; await first; } else { showError(""); }
       let result;
       const url = config.preview && current ? config.nextUrl + "?after=" + encodeURIComponent(current.item.id) : config.nextUrl;
       try {
@@ -160,7 +223,8 @@ window.MashovAnnotatePage = (function () {
 
     // One step further back through the caller's answers, newest first.
     async function previous() {
-      if (busy || !config.mineUrl) { return; }
+      if (busy) { refuseBusy(); return; }
+      if (!config.mineUrl) { return; }
       showError("");
       if (history === null) { history = { entries: [], next: config.mineUrl + "?page_size=" + HISTORY_PAGE, index: -1 }; }
       const wanted = history.index + 1;
@@ -184,7 +248,7 @@ window.MashovAnnotatePage = (function () {
 
     // A label chosen for an earlier answer: PATCH it while its round is open.
     async function edit(value, shown) {
-      if (busy) { return null; }
+      if (busy) { return refuseBusy(); }
       if (!editing.editable) { showError(message("msg-previous-decided")); return null; }
       setBusy(true);
       let result;
@@ -206,7 +270,8 @@ window.MashovAnnotatePage = (function () {
 
     // Release the claim on screen without an answer and move on.
     async function skip() {
-      if (!current || busy || editing || !config.skipUrl) { return null; }
+      if (busy) { return refuseBusy(); }
+      if (!current || editing || !config.skipUrl) { return null; }
       setBusy(true);
       let result;
       try {
@@ -265,7 +330,8 @@ window.MashovAnnotatePage = (function () {
     // status 0 when the network failed), or null when nothing was sent (no item, or busy).
     // `shown`: the chosen label's text, flashed as the answer goes.
     async function send(body, shown) {
-      if (!current || busy) { return null; }
+      if (busy) { return refuseBusy(); }
+      if (!current) { return null; }
       if (config.preview) {
         // Nothing is sent: the preview stores nothing. The next item follows, as after a submit.
         el("preview-note").textContent = config.previewNotice;

@@ -11,10 +11,16 @@ window.MashovApi = (function () {
   const LOGIN_URL = "/login/";  // the "login" route of annotation/urls.py
 
   // A 401 means the session has ended (expired, or logged out in another tab): on to the login
-  // page, which brings the user back here (?next=). A 403 is a refusal of a signed-in user and
-  // stays on the page with its message.
-  function toLogin() {
-    window.location.assign(LOGIN_URL + "?next=" + encodeURIComponent(window.location.pathname + window.location.search));
+  // page, which says so (?session=ended) and brings the user back here (?next=). Before it, the
+  // page's beforeLogin hooks keep what would be lost (annotate_page.js: the answer being sent).
+  // A 403 is a refusal of a signed-in user and stays on the page with its message.
+  const beforeLogin = [];
+  let leaving = false;
+  function toLogin(method, url, body, headers) {
+    beforeLogin.forEach(function (hook) { hook({ method: method, url: url, body: body, headers: headers || {} }); });
+    if (leaving) { return; }
+    leaving = true;
+    window.location.assign(LOGIN_URL + "?session=ended&next=" + encodeURIComponent(window.location.pathname + window.location.search));
   }
 
   // `extra.keepalive`: the request outlives the page (a draft saved as the tab closes).
@@ -30,7 +36,7 @@ window.MashovApi = (function () {
       options.body = JSON.stringify(body);
     }
     const response = await fetch(url, options);
-    if (response.status === 401) { toLogin(); }
+    if (response.status === 401) { toLogin(method, url, body, headers); }
     let data = null;
     if (response.status !== 204) {
       try { data = await response.json(); } catch (e) { data = null; }
@@ -57,5 +63,8 @@ window.MashovApi = (function () {
     patch: request.bind(null, "PATCH"),
     errorText: errorText,
     newKey: newKey,
+    // hook({method, url, body, headers}) runs for every request refused with 401, before the
+    // login page is opened.
+    beforeLogin: function (hook) { beforeLogin.push(hook); },
   };
 })();

@@ -260,6 +260,7 @@ window.MashovOverlap = (function () {
   let span = null;         // the span currently marked
   let questions = [];      // [{question, answerable, answer}]
   let editing = null;      // index being edited
+  let quiet = false;       // the page itself is filling the form: not a change to save
 
   function message(id) { return el(id).textContent; }
 
@@ -281,6 +282,7 @@ window.MashovOverlap = (function () {
     el("clear-answer").hidden = !s;
     showVariant(s);
     if (s) { el("answerable-yes").checked = true; }
+    formChanged();
   }
 
   function refreshOverlap() {
@@ -332,6 +334,7 @@ window.MashovOverlap = (function () {
   }
 
   function resetForm() {
+    quiet = true;
     editing = null;
     el("question-input").value = "";
     el("question-input").removeAttribute("aria-invalid");
@@ -340,10 +343,12 @@ window.MashovOverlap = (function () {
     showSpan(null);
     refreshOverlap();
     renderQuestions();
+    quiet = false;
   }
 
   function startEdit(index) {
     const q = questions[index];
+    quiet = true;
     editing = index;
     el("question-input").value = q.question;
     el(q.answerable ? "answerable-yes" : "answerable-no").checked = true;
@@ -351,6 +356,7 @@ window.MashovOverlap = (function () {
     if (!q.answerable) { showSpan(null); el("answerable-no").checked = true; }
     refreshOverlap();
     renderQuestions();
+    quiet = false;
     el("question-input").focus();
   }
 
@@ -362,12 +368,34 @@ window.MashovOverlap = (function () {
     renderQuestions();
   }
 
-  // Drafts (docs/api.md "Annotator comfort and the supervisor console"): the questions added to the claimed paragraph are
-  // kept on the server while the claim is open — saved a moment after each change and when
-  // the page is hidden or closed — and come back on a reload or on another device.
+  // Drafts (docs/api.md "Annotator comfort and the supervisor console"): the questions added to the claimed paragraph, and
+  // the question being written (its text, answer and "answerable" as they stand, not yet
+  // added), are kept on the server while the claim is open — saved a moment after each
+  // change and when the page is left (a reload, a change of interface language) — and come
+  // back on a reload or on another device. Leaving while input could not be saved (the
+  // server unreachable, or the preview, which keeps no draft) asks first.
   const DRAFT_DELAY_MS = 800;
   let draftTimer = null;
   let draftDirty = false;
+  let draftFailed = false;
+
+  // The question form as it stands, or null when nothing is in it.
+  function pendingQuestion() {
+    const text = el("question-input").value;
+    if (!text && !span) { return null; }
+    const answerable = el("answerable-yes").checked;
+    return { question: text, answerable: answerable, answer: answerable && span ? { start: span.start, text: span.text } : null, editing: editing };
+  }
+
+  function formChanged() {
+    if (!quiet) { draftChanged(); }
+  }
+
+  // Input that leaving would lose: the last save failed, or there is nowhere to save it.
+  function unsavedInput() {
+    if (!questions.length && pendingQuestion() === null) { return false; }
+    return draftFailed || !draftUrl();
+  }
 
   // No draftUrl in the config (the console's preview claims nothing): no drafts.
   function draftUrl() {
@@ -380,9 +408,10 @@ window.MashovOverlap = (function () {
     const url = draftUrl();
     if (!url || !draftDirty) { return; }
     draftDirty = false;
-    api.put(url, { value: { questions: questions } }, undefined, { keepalive: keepalive }).then(function (result) {
-      if (result.status !== 200 && result.status !== 409) { draftDirty = true; }
-    }, function () { draftDirty = true; });
+    api.put(url, { value: { questions: questions, pending: pendingQuestion() } }, undefined, { keepalive: keepalive }).then(function (result) {
+      draftFailed = result.status !== 200 && result.status !== 409;
+      if (draftFailed) { draftDirty = true; }
+    }, function () { draftFailed = true; draftDirty = true; });
   }
 
   function draftChanged() {
@@ -394,6 +423,7 @@ window.MashovOverlap = (function () {
   function forgetDraftChanges() {
     clearTimeout(draftTimer);
     draftDirty = false;
+    draftFailed = false;
   }
 
   // A stored question is taken back only if it still fits the paragraph: its answer the
@@ -409,14 +439,31 @@ window.MashovOverlap = (function () {
   async function restoreDraft(claim) {
     if (!page.config.draftUrl) { return; }
     const result = await api.get(page.config.draftUrl.replace("{id}", String(claim.assignment)));
-    // Another paragraph by now, or questions added meanwhile: keep what is on screen.
-    if (result.status !== 200 || page.current() !== claim || questions.length) { return; }
-    const stored = result.data.value && Array.isArray(result.data.value.questions) ? result.data.value.questions : [];
+    // Another paragraph by now, or questions added or typed meanwhile: keep what is on screen.
+    if (result.status !== 200 || page.current() !== claim || questions.length || pendingQuestion()) { return; }
+    const value = result.data.value || {};
+    const stored = Array.isArray(value.questions) ? value.questions : [];
     questions = stored.filter(function (q) { return validQuestion(q, claim.item.payload.context); })
       .slice(0, settings.max_questions)
       .map(function (q) { return { question: q.question, answerable: q.answerable, answer: q.answerable ? { start: q.answer.start, text: q.answer.text } : null }; });
     root.dataset.draftRestored = String(questions.length);
     renderQuestions();
+    restorePending(value.pending, claim.item.payload.context);
+  }
+
+  // The question that was being written goes back into the form, its answer marked again.
+  function restorePending(pending, context) {
+    if (!pending || typeof pending.question !== "string") { return; }
+    const answer = pending.answer && validQuestion({ question: "", answerable: true, answer: pending.answer }, context) ? pending.answer : null;
+    quiet = true;
+    if (Number.isInteger(pending.editing) && pending.editing >= 0 && pending.editing < questions.length) { editing = pending.editing; }
+    el("question-input").value = pending.question;
+    el(pending.answerable === false ? "answerable-no" : "answerable-yes").checked = true;
+    if (answer) { selector.show(answer); }
+    refreshOverlap();
+    renderQuestions();
+    quiet = false;
+    root.dataset.pendingRestored = "true";
   }
 
   function addQuestion() {
@@ -463,11 +510,12 @@ window.MashovOverlap = (function () {
   });
 
   el("question-form").addEventListener("submit", function (event) { event.preventDefault(); addQuestion(); });
-  el("question-input").addEventListener("input", refreshOverlap);
+  el("question-input").addEventListener("input", function () { refreshOverlap(); formChanged(); });
   el("question-input").addEventListener("keydown", function (event) {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); addQuestion(); }
   });
-  el("answerable-no").addEventListener("change", function () { if (selector) { selector.clear(); } showSpan(null); });
+  el("answerable-no").addEventListener("change", function () { if (selector) { selector.clear(); } showSpan(null); formChanged(); });
+  el("answerable-yes").addEventListener("change", formChanged);
   el("clear-answer").addEventListener("click", function () { if (selector) { selector.clear(); } });
   el("prefix-toggle").addEventListener("click", function () { if (selector) { selector.nextVariant(); } });
   el("cancel-edit").addEventListener("click", resetForm);
@@ -480,6 +528,12 @@ window.MashovOverlap = (function () {
     if (document.visibilityState === "hidden") { saveDraft(true); }
   });
   window.addEventListener("pagehide", function () { saveDraft(true); });
+  // Leaving (a reload, a link, the language buttons): save now; ask only when it cannot be saved.
+  window.addEventListener("beforeunload", function (event) {
+    const unsaved = unsavedInput();
+    saveDraft(true);
+    if (unsaved) { event.preventDefault(); event.returnValue = ""; }
+  });
 
   (async function start() {
     const project = await api.get("/api/projects/" + encodeURIComponent(page.config.slug) + "/");

@@ -95,6 +95,8 @@ def test_supervisor_decides_items_of_the_queue(judged, page, artifacts_dir):
     shoot(page, artifacts_dir, "adjudication_he")
 
     page.set_viewport_size(SIZES["desktop"])
+    counts_js = "() => [document.getElementById('h-queue').textContent, document.querySelector('#h-agreement ~ p.hint').textContent]"
+    before = page.evaluate(counts_js)
     failed.locator("select[name=label]").select_option("neutral")
     failed.locator("input[name=comment]").fill("ההשערה אינה נובעת ואינה סותרת")
     with page.expect_response(_is("POST", r"/adjudicate/$")) as sent:
@@ -106,8 +108,13 @@ def test_supervisor_decides_items_of_the_queue(judged, page, artifacts_dir):
     decision = Adjudication.objects.get(item=judged["items"]["j1"])
     assert (decision.label, decision.comment, decision.adjudicator.username) == ("neutral", "ההשערה אינה נובעת ואינה סותרת", "boss")
     assert Item.objects.get(pk=judged["items"]["j1"].pk).gold_label == "neutral"
+    # The counters follow the decision without a reload (they stayed stale until one), and
+    # agree with what a reload shows.
+    page.wait_for_function(f"() => ({counts_js})()[0] !== {before[0]!r} && ({counts_js})()[1] !== {before[1]!r}")
+    after = page.evaluate(counts_js)
     # A reload shows the queue without it, and agreement with and without it.
     page.reload()
+    assert page.evaluate(counts_js) == after
     assert page.locator(".queue-item").count() == 1
     assert page.locator("[data-figure='alpha.with']").text_content() != page.locator("[data-figure='alpha.without']").text_content()
     shoot(page, artifacts_dir, "adjudication_he_after")

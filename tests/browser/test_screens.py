@@ -177,9 +177,10 @@ def test_expired_session_leads_to_login_and_back(world, browser):
     page.goto(f"{base}/p/{NLI}/annotate/")
     page.wait_for_selector("#task:not([hidden])")
     context.clear_cookies()  # the session expired (or ended in another tab)
-    with page.expect_navigation(url=re.compile(r"/login/\?next=")):
+    with page.expect_navigation(url=re.compile(r"/login/\?session=ended&next=")):
         page.keyboard.press("Digit1")  # submits a label: POST → 401
-    assert page.url == f"{base}/login/?next=%2Fp%2F{NLI}%2Fannotate%2F"
+    # The login page is told that the session ended, so that it says so.
+    assert page.url == f"{base}/login/?session=ended&next=%2Fp%2F{NLI}%2Fannotate%2F"
     page.fill("input[name=username]", USERNAMES["annotator"])
     page.fill("input[name=password]", "browser-pass-123")
     with page.expect_navigation():

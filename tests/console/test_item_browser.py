@@ -77,7 +77,8 @@ def test_item_page_names_annotators_to_supervisors_and_pseudonyms_to_reviewers(b
     item = browsed["labelled"]["ann1"]
     sup_page = browsed["client"]("sup").get(f"/console/p/fa-nli/items/{item}/").content.decode()
     assert "<bdi>ann1</bdi>" in sup_page and "neutral" in sup_page and "Round 1" in sup_page
-    assert "share of the current round" in sup_page
+    # One label is no agreement: the box says so (it showed a share of 1.00 over one label).
+    assert "One label so far: agreement needs at least two." in sup_page
     assert "/api/projects/fa-nli/export/?format=farstail" in sup_page  # every export format of the kind
     rev_page = browsed["client"]("rev").get(f"/console/p/fa-nli/items/{item}/").content.decode()
     pseudonym = annotator_pseudonym(browsed["project"].pk, browsed["users"]["ann1"].pk)

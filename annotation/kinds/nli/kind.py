@@ -17,6 +17,10 @@ from .guide import NLI_LABEL_GUIDE
 from .labels import LABELS, canonical_label
 
 
+# Characters of the premise shown before the hypothesis in the console's item list.
+PREMISE_SHOWN = 40
+
+
 class NliKind(Kind):
     template = "nli/annotate.html"
     extra_formats = ("farstail",)
@@ -27,6 +31,15 @@ class NliKind(Kind):
 
     def guide_sections(self, settings: dict) -> tuple:
         return NLI_LABEL_GUIDE
+
+    def browser_text(self, payload: dict) -> str:
+        """The premise, shortened, then the hypothesis: the items of one group share their
+        premise, and the hypothesis is what tells them apart in the item list."""
+        premise, hypothesis = (payload.get("premise"), payload.get("hypothesis")) if isinstance(payload, dict) else (None, None)
+        if not isinstance(premise, str) or not isinstance(hypothesis, str):
+            return super().browser_text(payload)
+        short = premise if len(premise) <= PREMISE_SHOWN else premise[: PREMISE_SHOWN - 1] + "…"
+        return f"{short} · {hypothesis}" if hypothesis else short
 
     def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
         from annotation.services.aggregation import categorical_wants_another_vote

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from annotation import access
 from annotation.metrics.coherence import LABELS
 from annotation.selectors.reports import report_for_project
+from annotation.views_dashboard import recompute_context
 
 BAR_WIDTH = 320
 BAR_HEIGHT = 18
@@ -57,5 +58,6 @@ def coherence_dashboard(request, slug):
         "bar_width": BAR_WIDTH,
         "bar_height": BAR_HEIGHT,
         "half_height": BAR_HEIGHT // 2,
+        "recompute": recompute_context(request.user, project),
     }
     return render(request, "phrase/coherence.html", context)

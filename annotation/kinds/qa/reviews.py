@@ -2,9 +2,9 @@
 
 - A reviewer or supervisor grades an annotation — for `qa_authoring` each authored question on
   its own — rejected / verified / good / gold with an optional comment. The grade and comment
-  land in the annotator's feedback inbox as a Feedback row. Grading a question again replaces
-  the grade and sends a new message — except the same grade with a changed comment while the
-  message is unread, which corrects that message.
+  land in the annotator's feedback inbox as one Feedback row per graded question. Grading the
+  question again, or commenting after the grade, replaces the grade and comment and updates
+  that one message (unread again, at the top of the inbox) instead of sending another.
 - Pending reviews are the annotations marked `review_required` (the kind's `after_submit`
   decides: every one of trial and untrusted members, a sample of trusted ones) that still have
   an ungraded question."""
@@ -88,21 +88,19 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
         Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
         review = Review.objects.filter(annotation=annotation, question=question).first()
         created = review is None
-        same_grade = not created and review.grade == grade
+        changed = created or review.grade != grade or review.comment != comment
         if created:
             review = Review.objects.create(annotation=annotation, question=question, grade=grade, comment=comment, reviewer=user)
         else:
             review.grade, review.comment, review.reviewer = grade, comment, user
             review.save(update_fields=["grade", "comment", "reviewer", "updated_at"])
-        # The same grade with another comment (the review page saves a comment typed after
-        # the grade) corrects the message the annotator has not read yet instead of sending
-        # one more; a new grade, or a message already read, is a new message.
-        unread = Feedback.objects.filter(review=review, read_at__isnull=True).order_by("-id").first() if same_grade else None
-        if unread is not None:
-            unread.message = comment
-            unread.save(update_fields=["message"])
-        else:
+        # One message per graded question: a regrade or a comment typed after the grade
+        # updates it, and a change brings it back to the top of the inbox as unread.
+        message = Feedback.objects.filter(review=review).order_by("-id").first()
+        if message is None:
             Feedback.objects.create(recipient_id=annotation.annotator_id, project=project, review=review, message=comment)
+        elif changed:
+            Feedback.objects.filter(pk=message.pk).update(message=comment, read_at=None, created_at=timezone.now())
     return review, created
 
 

@@ -24,6 +24,7 @@ from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.models import Item
 from annotation.selectors.names import names_for_viewer
 from annotation.services.exports import UTF8_BOM, csv_neutralise
+from annotation.views_dashboard import recompute_context
 
 KINDS = ("translation_rating", "label_test")
 
@@ -86,6 +87,7 @@ def lchaim_results(request, slug):
             # Staff (supervisors and reviewers, who are not blind raters) see which system is released.
             "released_system": settings.get("released_system", ""),
             "is_supervisor": is_supervisor,
+            "recompute": recompute_context(request.user, project),
         },
     )
 

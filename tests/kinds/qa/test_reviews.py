@@ -63,7 +63,8 @@ def test_review_feedback_disqualification_flow(loop):
     # Still pending: two of four questions graded.
     [entry] = rev.get("/api/projects/heq-loop/reviews/pending/").json()["results"]
     assert set(entry["graded"]) == {"0", "2"}
-    # Re-grading replaces the grade (200) and sends a new message.
+    # Re-grading replaces the grade (200) and updates that question's one message (it used to
+    # send a second message for the same question).
     regraded = rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "good", "question": 0, "comment": comment},
                         format="json")
     assert regraded.status_code == 200 and Review.objects.get(annotation_id=annotation_id, question=0).grade == "good"
@@ -71,20 +72,20 @@ def test_review_feedback_disqualification_flow(loop):
     inbox = newbie.get("/api/me/feedback/")
     assert inbox.status_code == 200
     body = inbox.json()
-    assert body["unread"] == 3 and body["count"] == 3
-    newest, middle, oldest = body["results"]
-    assert (newest["grade"], newest["question"]) == ("good", 0)
-    assert (middle["grade"], middle["message"], middle["question_text"]) == ("rejected", "לא ברור", good_value()["questions"][2]["question"])
-    assert oldest["message"] == comment and oldest["project"] == "heq-loop" and oldest["direction"] == "rtl"
-    assert oldest["read"] is False and oldest["item"] == entry["item"]["external_id"]
+    assert body["unread"] == 2 and body["count"] == 2
+    newest, oldest = body["results"]
+    assert (newest["grade"], newest["question"], newest["message"]) == ("good", 0, comment)
+    assert (oldest["grade"], oldest["message"], oldest["question_text"]) == ("rejected", "לא ברור", good_value()["questions"][2]["question"])
+    assert newest["project"] == "heq-loop" and newest["direction"] == "rtl"
+    assert newest["read"] is False and newest["item"] == entry["item"]["external_id"]
 
     # Mark read: the count drops; marking twice keeps the first time; others' messages are 404.
     read = newbie.post(f"/api/me/feedback/{oldest['id']}/read/")
     assert read.status_code == 200 and read.json()["read"] is True
     first_time = read.json()["read_at"]
     assert newbie.post(f"/api/me/feedback/{oldest['id']}/read/").json()["read_at"] == first_time
-    assert newbie.get("/api/me/feedback/").json()["unread"] == 2
-    assert [m["id"] for m in newbie.get("/api/me/feedback/?unread=true").json()["results"]] == [newest["id"], middle["id"]]
+    assert newbie.get("/api/me/feedback/").json()["unread"] == 1
+    assert [m["id"] for m in newbie.get("/api/me/feedback/?unread=true").json()["results"]] == [newest["id"]]
     assert loop["client"]("other").post(f"/api/me/feedback/{newest['id']}/read/").status_code == 404
     assert loop["client"]("other").get("/api/me/feedback/").json()["count"] == 0
     assert Feedback.objects.get(pk=newest["id"]).read_at is None
@@ -97,7 +98,7 @@ def test_review_feedback_disqualification_flow(loop):
     assert changed.status_code == 200 and changed.json()["status"] == "disqualified"
     assert newbie.get("/api/projects/heq-loop/next/").status_code == 403
     # Feedback stays readable after disqualification.
-    assert newbie.get("/api/me/feedback/").json()["count"] == 3
+    assert newbie.get("/api/me/feedback/").json()["count"] == 2
 
 
 def test_promoting_a_trial_member_to_trusted_makes_review_a_sample(loop):
@@ -459,3 +460,28 @@ def test_squad_export_adds_validator_spans_to_imported_answers(imported):
     # The item's payload is untouched (the extra span lives in the validation only).
     item.refresh_from_db()
     assert item.payload["questions"][0]["answers"] == IMPORTED["data"][0]["paragraphs"][0]["qas"][0]["answers"]
+
+
+def test_grade_regrade_and_comment_send_one_message_per_question(loop):
+    """The reviewer grades, regrades, then comments: the annotator has one message for the
+    question, with the last grade and comment, unread again after each change and on top."""
+    from annotation.models import Feedback
+
+    newbie, rev = loop["client"]("newbie"), loop["client"]("rev")
+    annotation_id = author(newbie)
+    review = f"/api/annotations/{annotation_id}/review/"
+    rev.post(review, {"grade": "verified", "question": 1}, format="json")
+    [message] = newbie.get("/api/me/feedback/").json()["results"]
+    newbie.post(f"/api/me/feedback/{message['id']}/read/")
+    rev.post(review, {"grade": "rejected", "question": 0, "comment": "שאלה אחרת"}, format="json")
+    rev.post(review, {"grade": "good", "question": 1}, format="json")
+    rev.post(review, {"grade": "good", "question": 1, "comment": "ניסוח יפה‏!"}, format="json")
+    body = newbie.get("/api/me/feedback/").json()
+    assert body["count"] == 2 and body["unread"] == 2
+    top = body["results"][0]
+    assert (top["id"], top["question"], top["grade"], top["message"], top["read"]) == (message["id"], 1, "good", "ניסוח יפה‏!", False)
+    # Sending the same grade and comment again changes nothing: still read once read.
+    newbie.post(f"/api/me/feedback/{message['id']}/read/")
+    rev.post(review, {"grade": "good", "question": 1, "comment": "ניסוח יפה‏!"}, format="json")
+    assert Feedback.objects.get(pk=message["id"]).read_at is not None
+    assert Feedback.objects.filter(review__annotation_id=annotation_id).count() == 2

@@ -147,8 +147,9 @@ def test_dawid_skene_confidence_uses_the_stored_competences(make_project):
     for user in users[:2]:
         vote(user, project, {"label": "UNRELATED"})
     # Two agreeing votes reach 2 of 3, and two annotators of competence 0.99 make the
-    # posterior well above 0.9: decided at overlap_min.
-    assert state(reliable) == ("complete", None, 2)
+    # posterior well above 0.9: the round closes at overlap_min, and the chosen method
+    # decides it on the worker's next run.
+    assert state(reliable) == ("deciding", None, 2)
     doubtful = add_item(project, "doubtful", payload={"left": "c", "right": "d"})
     for user in users[2:4]:
         vote(user, project, {"label": "UNRELATED"})

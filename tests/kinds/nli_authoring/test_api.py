@@ -319,7 +319,9 @@ def test_settings_are_validated_and_a_missing_link_is_a_409(setup, make_user, cl
     response = a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json")
     assert response.status_code == 409
     assert response.json()["errors"][0]["field"] == "relabel_project"
-    assert "relabel" in response.json()["errors"][0]["message"]
+    # The annotator is told the project takes no pairs now, never the name of a project
+    # they may not see; the supervisors read the reason on their page.
+    assert "not accepting new pairs" in response.json()["errors"][0]["message"]
     assert not Annotation.objects.exists() and generated() == []
 
     # A supervisor (not an admin) cannot pour items into a relabel project they do not run:

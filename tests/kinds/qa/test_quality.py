@@ -161,7 +161,8 @@ def test_the_page_is_rtl_svg_without_inline_style_and_isolates_names(filled, mak
     assert client_for(tricky).post("/api/validations/submit/", {"item": item.pk, "question_key": "q-impossible",
                                                                 "answerable": False, "answer": None},
                                    format="json").status_code == 201
-    response = page(filled["users"]["rev"])
+    # Names are shown to supervisors (reviewers see the export's pseudonyms).
+    response = page(filled["users"]["sup"])
     assert response.status_code == 200
     html = response.content.decode("utf-8")
     assert re.search(r'<html lang="en" dir="ltr"', html)  # the interface's language (English here), not the project's

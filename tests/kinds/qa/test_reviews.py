@@ -51,7 +51,13 @@ def test_review_feedback_disqualification_flow(loop):
     pending = rev.get("/api/projects/heq-loop/reviews/pending/")
     assert pending.status_code == 200
     [entry] = pending.json()["results"]
-    assert entry["annotation"] == annotation_id and entry["annotator"] == "newbie"
+    # The reviewer reads the annotator as the export's pseudonym, never the username.
+    from annotation.models import Project
+    from annotation.services.exports import annotator_pseudonym
+    from django.contrib.auth import get_user_model
+
+    pseudonym = annotator_pseudonym(Project.objects.get(slug="heq-loop").pk, get_user_model().objects.get(username="newbie").pk)
+    assert entry["annotation"] == annotation_id and entry["annotator"] == pseudonym
     assert entry["value"] == good_value() and entry["item"]["payload"]["context"] == PARAGRAPH and entry["graded"] == {}
 
     comment = f"  השאלה מעתיקה את המשפט מהפסקה; נסו לנסח מחדש.{RLO}\n"  # kept exactly, bidi control included

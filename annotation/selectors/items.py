@@ -114,6 +114,79 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
     return items
 
 
+PAGE_PARAMETERS = ("page", "after", "before")
+
+
+@dataclass
+class BrowserPage:
+    """One page of the item browser: its items, its number, how many items match, and the
+    queries of the links to the pages before and after it ("" where there is none)."""
+
+    items: list
+    number: int
+    count: int
+    size: int
+    previous_query: str = ""
+    next_query: str = ""
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def num_pages(self) -> int:
+        return max(1, -(-self.count // self.size))
+
+
+def _cursor(query, name: str) -> tuple[int, int] | None:
+    """`after` / `before`: "<position>.<id>" of the item the page follows or precedes."""
+    value = query.get(name) or ""
+    if not value:
+        return None
+    position, dot, pk = value.partition(".")
+    if not (dot and position.isdigit() and pk.isdigit()):
+        raise InvalidInput("must be <position>.<id> of an item", field=name)
+    return int(position), int(pk)
+
+
+def browser_page(items, query, size: int) -> BrowserPage:
+    """The page of `items` (ordered by position, id) that `query` asks for: the page after
+    the item named by `after`, or before the one named by `before` — keyset pagination,
+    an index range read whatever the depth — else page number `page` (counted from the
+    start: links the browser gives carry a cursor, so only a typed number pays the skip).
+    `page` beside a cursor is the number shown. Two queries: the count and the page."""
+    number_text = query.get("page") or "1"
+    if not str(number_text).isdigit():
+        raise InvalidInput("must be a page number", field="page")
+    number = max(1, int(number_text))
+    after, before = _cursor(query, "after"), _cursor(query, "before")
+    count = items.count()
+    if after is not None:
+        position, pk = after
+        rows = list(items.filter(Q(position__gt=position) | Q(position=position, id__gt=pk))[: size + 1])
+        more_after, more_before = len(rows) > size, True
+        rows = rows[:size]
+    elif before is not None:
+        position, pk = before
+        rows = list(items.filter(Q(position__lt=position) | Q(position=position, id__lt=pk)).order_by("-position", "-id")[: size + 1])
+        more_before, more_after = len(rows) > size, True
+        rows = rows[:size][::-1]
+        if not more_before:
+            number = 1
+    else:
+        number = min(number, max(1, -(-count // size)))
+        rows = list(items[(number - 1) * size : number * size])
+        more_before, more_after = number > 1, number * size < count
+    page = BrowserPage(items=rows, number=number, count=count, size=size)
+    if rows and more_before and number > 1:
+        page.previous_query = f"page={number - 1}&before={rows[0].position}.{rows[0].pk}"
+    if rows and more_after:
+        page.next_query = f"page={number + 1}&after={rows[-1].position}.{rows[-1].pk}"
+    return page
+
+
 def value_leaves(value, prefix: str = "") -> list[tuple[str, str]]:
     """A stored JSON value as (dotted path, text) rows, strings exactly as stored (a JSON
     dump would escape their quotes and backslashes), other scalars as JSON.

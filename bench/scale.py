@@ -197,6 +197,7 @@ def main() -> int:
     from django.conf import settings
 
     settings.ALLOWED_HOSTS = ["*"]
+    settings.MASHOV_IMPORT_JOB_ROWS = 10**9  # the import in the request, as the worker runs it
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.test import Client

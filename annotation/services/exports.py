@@ -26,7 +26,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from django.db.models import QuerySet
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils.crypto import salted_hmac
 
 from annotation.errors import FieldError, InvalidInput
@@ -241,6 +242,12 @@ def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
+def _of_items(ids: list[int]) -> RawSQL:
+    """`item_id = ANY(ids)`: one array parameter (`item_id__in` prepares every id apart,
+    a third of a chunk's time)."""
+    return RawSQL("item_id = ANY(%s)", (ids,), output_field=BooleanField())
+
+
 def chunks_with_facts(
     project: Project, items: QuerySet[Item], *, history: bool = False
 ) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
@@ -266,11 +273,11 @@ def chunks_with_facts(
         round_of = {item.pk: item.round for item in chunk}
         outcomes = {
             outcome.item_id: outcome
-            for outcome in ConsensusOutcome.objects.filter(item_id__in=ids).order_by()
+            for outcome in ConsensusOutcome.objects.filter(_of_items(ids)).order_by()
             if outcome.round == round_of[outcome.item_id]
         }
         annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
-        rows = Annotation.objects.filter(item_id__in=ids).order_by("id").values_list("item_id", "round", "annotator_id", "value")
+        rows = Annotation.objects.filter(_of_items(ids)).order_by("id").values_list("item_id", "round", "annotator_id", "value")
         for item_id, round_, annotator_id, value in rows:
             if round_ == round_of[item_id]:
                 annotations[item_id].append((pseudonym(annotator_id), value))
@@ -281,7 +288,7 @@ def chunks_with_facts(
                 at=adjudication.created_at.isoformat(),
                 comment=adjudication.comment,
             )
-            for adjudication in Adjudication.objects.filter(item_id__in=ids).order_by()
+            for adjudication in Adjudication.objects.filter(_of_items(ids)).order_by()
             if adjudication.round == round_of[adjudication.item_id]
         }
         decisions = effective_decisions((item.pk, item.round) for item in chunk)
@@ -293,7 +300,7 @@ def chunks_with_facts(
         aggregates: dict[int, dict] = defaultdict(dict)
         if aggregation is not None:
             stored = (
-                ItemAggregate.objects.filter(item_id__in=ids)
+                ItemAggregate.objects.filter(_of_items(ids))
                 .order_by("item_id", "method")
                 .values_list("item_id", "round", "method", "label", "confidence")
             )

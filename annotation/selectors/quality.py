@@ -42,6 +42,7 @@ from annotation.models import (
     Review,
 )
 from annotation.services.exports import shown_name
+from annotation.sql import column_in
 
 COMPETENCE_METHODS = ("dawid_skene", "mace")
 GRADE_POINTS = {"rejected": 0, "verified": 1, "good": 2, "gold": 3}  # HeQ §3.3's order
@@ -310,7 +311,7 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[di
     reasons = _queue_reasons(project, kind)
     if not reasons:
         return []
-    waiting = Item.objects.filter(project=project, pk__in=list(reasons))
+    waiting = Item.objects.filter(column_in(Item, "id", list(reasons)), project=project)
     if not names:
         mine = Annotation.objects.filter(item=OuterRef("pk"), round=OuterRef("round"), annotator=user)
         waiting = waiting.exclude(status=Item.Status.OPEN).exclude(Exists(mine))

@@ -26,8 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from django.db.models import BooleanField, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import QuerySet
 from django.utils.crypto import salted_hmac
 
 from annotation.errors import FieldError, InvalidInput
@@ -35,6 +34,7 @@ from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
 from annotation.rows import csv_neutralise, delimited_line
+from annotation.sql import column_in
 from annotation.services.decisions import decision_histories, effective_decisions
 
 CHUNK_SIZE = 2000
@@ -242,12 +242,6 @@ def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _of_items(ids: list[int]) -> RawSQL:
-    """`item_id = ANY(ids)`: one array parameter (`item_id__in` prepares every id apart,
-    a third of a chunk's time)."""
-    return RawSQL("item_id = ANY(%s)", (ids,), output_field=BooleanField())
-
-
 def chunks_with_facts(
     project: Project, items: QuerySet[Item], *, history: bool = False
 ) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
@@ -273,11 +267,11 @@ def chunks_with_facts(
         round_of = {item.pk: item.round for item in chunk}
         outcomes = {
             outcome.item_id: outcome
-            for outcome in ConsensusOutcome.objects.filter(_of_items(ids)).order_by()
+            for outcome in ConsensusOutcome.objects.filter(column_in(ConsensusOutcome, "item_id", ids)).order_by()
             if outcome.round == round_of[outcome.item_id]
         }
         annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
-        rows = Annotation.objects.filter(_of_items(ids)).order_by("id").values_list("item_id", "round", "annotator_id", "value")
+        rows = Annotation.objects.filter(column_in(Annotation, "item_id", ids)).order_by("id").values_list("item_id", "round", "annotator_id", "value")
         for item_id, round_, annotator_id, value in rows:
             if round_ == round_of[item_id]:
                 annotations[item_id].append((pseudonym(annotator_id), value))
@@ -288,7 +282,7 @@ def chunks_with_facts(
                 at=adjudication.created_at.isoformat(),
                 comment=adjudication.comment,
             )
-            for adjudication in Adjudication.objects.filter(_of_items(ids)).order_by()
+            for adjudication in Adjudication.objects.filter(column_in(Adjudication, "item_id", ids)).order_by()
             if adjudication.round == round_of[adjudication.item_id]
         }
         decisions = effective_decisions((item.pk, item.round) for item in chunk)
@@ -300,7 +294,7 @@ def chunks_with_facts(
         aggregates: dict[int, dict] = defaultdict(dict)
         if aggregation is not None:
             stored = (
-                ItemAggregate.objects.filter(_of_items(ids))
+                ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids))
                 .order_by("item_id", "method")
                 .values_list("item_id", "round", "method", "label", "confidence")
             )

@@ -14,7 +14,9 @@ Stored, by name:
   (annotation.selectors.quality);
 - `report_sections`: the kind's own report figures (`Kind.report_sections`), the alpha
   reports left out: those are read live from their own table;
-- `adjudication_reasons`: {item id: why it waits} before adjudications are taken out."""
+- `adjudication_reasons`: {item id: why it waits} before adjudications are taken out;
+- `adjudication_agreement`: agreement with and without the adjudicated items;
+- `item_values`: the splits, groups, rounds and flags the item browser's filters offer."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ ANNOTATOR_QUALITY = "annotator_quality"
 REPORT_SECTIONS = "report_sections"
 ADJUDICATION_REASONS = "adjudication_reasons"
 ADJUDICATION_AGREEMENT = "adjudication_agreement"
+ITEM_VALUES = "item_values"
 
 
 def figures_are_live(project: Project) -> bool:
@@ -58,11 +61,12 @@ def project_figures_store(project: Project) -> list[str]:
     """Compute and upsert the project's stored figures (module docstring); the names
     written. Runs on the worker, after the aggregation job's own writes."""
     from annotation.kinds.registry import get_kind
+    from annotation.selectors.items import item_values_compute
     from annotation.selectors.quality import adjudication_agreement_compute, annotator_figures_compute, queue_reasons_compute
 
     kind = get_kind(project.kind)
     now = timezone.now()
-    figures = {ANNOTATOR_QUALITY: annotator_figures_compute(project, kind)}
+    figures = {ANNOTATOR_QUALITY: annotator_figures_compute(project, kind), ITEM_VALUES: item_values_compute(project)}
     sections = dict(kind.report_sections(project))
     if "agreement" in sections:
         sections["agreement"] = None  # read live (AgreementReport)

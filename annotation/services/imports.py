@@ -253,6 +253,7 @@ def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[I
 
 
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 
 
 def _copy_text(field, value) -> str:
@@ -265,7 +266,8 @@ def _copy_text(field, value) -> str:
         value = json.dumps(value, ensure_ascii=False, cls=field.encoder)
     elif isinstance(value, datetime):
         value = value.isoformat()
-    return str(value).translate(_COPY_ESCAPES)
+    text = str(value)
+    return text.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(text) else text
 
 
 def items_copy(items: Iterable[Item]) -> list[Item]:

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import JSONField, Max
+from django.utils import timezone
 
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
@@ -270,24 +271,33 @@ def _copy_text(field, value) -> str:
     return text.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(text) else text
 
 
-def items_copy(items: Iterable[Item]) -> list[Item]:
-    """Insert new items with PostgreSQL's COPY (bulk_create on other databases), every
-    concrete column as the model gives it (defaults and auto_now_add applied). Call inside
-    the import's transaction: COPY is all-or-nothing with it. The items get no primary
-    key back; the import needs none."""
-    items = list(items)
+def items_copy(rows: list[dict]) -> None:
+    """Insert new items, each given as {attname: value} with the model's defaults (and
+    auto_now_add) filling the other columns, with PostgreSQL's COPY (bulk_create on other
+    databases). Call inside the import's transaction: COPY is all-or-nothing with it. The
+    import needs no primary key back, so none is read."""
     if connection.vendor != "postgresql":
-        return Item.objects.bulk_create(items)
+        Item.objects.bulk_create([Item(**row) for row in rows])
+        return
     fields = [field for field in Item._meta.concrete_fields if not field.primary_key]
+    now = timezone.now()
     buffer = io.StringIO()
-    for item in items:
-        buffer.write("\t".join(_copy_text(field, field.pre_save(item, True)) for field in fields))
+    for row in rows:
+        cells = []
+        for field in fields:
+            if field.attname in row:
+                value = row[field.attname]
+            elif getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
+                value = now
+            else:
+                value = field.get_default()
+            cells.append(_copy_text(field, value))
+        buffer.write("\t".join(cells))
         buffer.write("\n")
     buffer.seek(0)
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     with connection.cursor() as cursor:
         cursor.cursor.copy_expert(f"COPY {Item._meta.db_table} ({columns}) FROM STDIN", buffer)
-    return items
 
 
 def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = None, labels_final: bool = False) -> ImportResult:
@@ -303,25 +313,27 @@ def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = No
         kind = get_kind(project.kind)
         for start in range(0, len(new_rows), BATCH_SIZE):
             batch = new_rows[start : start + BATCH_SIZE]
-            created = (Item.objects.bulk_create if labels_final else items_copy)(
-                Item(
-                    project=project,
-                    external_id=row.external_id,
-                    payload=kind.stored_payload(project, row),
-                    reference_label=row.reference_label,
-                    group=row.group,
-                    derived_group="" if row.group else kind.derived_group(row.payload),
-                    split=row.split,
-                    author=authors.get(row.author),
+            values = [
+                {
+                    "project_id": project.pk,
+                    "external_id": row.external_id,
+                    "payload": kind.stored_payload(project, row),
+                    "reference_label": row.reference_label,
+                    "group": row.group,
+                    "derived_group": "" if row.group else kind.derived_group(row.payload),
+                    "split": row.split,
+                    "author_id": getattr(authors.get(row.author), "pk", None),
                     # Published labels are gold as they are: decided (the ledger's `import`
                     # decisions below), never relabeled.
                     **({"status": Item.Status.ACCEPTED, "gold_label": row.reference_label} if labels_final else {}),
-                    position=offset + row.position,
-                )
+                    "position": offset + row.position,
+                }
                 for row in batch
-            )
+            ]
             if labels_final:
-                imported_decisions_record(created)
+                imported_decisions_record(Item.objects.bulk_create([Item(**value) for value in values]))
+            else:
+                items_copy(values)
             if job_id is not None:
                 job_set_progress(job_id, 0.5 + 0.5 * (start + len(batch)) / max(1, len(new_rows)))
         # Kinds that compute figures from imported text (summary measures) queue that here.

@@ -133,3 +133,16 @@ def from_row(model, row, using: str = "default"):
             value = converter(value, column, connection)
         values.append(value)
     return model.from_db(using, _attnames(model), values)
+
+
+def column_in(model, column: str, values: list):
+    """A filter of `model`'s rows whose `column` is one of `values`: on PostgreSQL one
+    array parameter (`= ANY(%s)`), where `<column>__in` has the ORM prepare every value
+    apart (a third of an export chunk's time at 2,000 ids); elsewhere the ORM's IN."""
+    from django.db.models import BooleanField, Q
+    from django.db.models.expressions import RawSQL
+
+    if connection.vendor != "postgresql":
+        return Q(**{f"{column}__in": values})
+    name = f"{connection.ops.quote_name(model._meta.db_table)}.{connection.ops.quote_name(column)}"
+    return RawSQL(f"{name} = ANY(%s)", (list(values),), output_field=BooleanField())

@@ -106,9 +106,9 @@ def insert_votes(project, users, who, labels, payload_of=None):
         copy_rows(
             cur,
             "annotation_item",
-            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at", "computed", "flags", "in_sample"],
+            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at", "computed", "flags", "in_sample", "derived_group"],
             (
-                (str(i + 1), str(project.pk), f"b{i}", payload_of(i) if payload_of else '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t")
+                (str(i + 1), str(project.pk), f"b{i}", payload_of(i) if payload_of else '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t", "")
                 for i in range(n_items)
             ),
         )

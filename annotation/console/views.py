@@ -4,7 +4,6 @@ selectors, and renders; the forms' writes go to the REST API from static/console
 import json
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -16,7 +15,9 @@ from annotation.models import LANGUAGES, Item
 from annotation.selectors.guides import guide_for_project
 from annotation.selectors.items import (
     annotator_label,
+    PAGE_PARAMETERS,
     browser_choices_for_project,
+    browser_page,
     item_decisions,
     item_history,
     items_for_browser,
@@ -122,10 +123,7 @@ def items(request, slug):
     error, page = None, None
     try:
         found = items_for_browser(project, params, choices)
-        page_number = request.GET.get("page") or 1
-        if not str(page_number).isdigit():
-            raise InvalidInput("must be a page number", field="page")
-        page = Paginator(found, PAGE_SIZE).get_page(page_number)
+        page = browser_page(found, request.GET, PAGE_SIZE)
     except InvalidInput as exc:
         error = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
     kind = get_kind(project.kind)
@@ -146,7 +144,8 @@ def items(request, slug):
 
 def _query_without_page(request) -> str:
     query = request.GET.copy()
-    query.pop("page", None)
+    for name in PAGE_PARAMETERS:
+        query.pop(name, None)
     return query.urlencode()
 
 

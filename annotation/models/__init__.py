@@ -1,5 +1,5 @@
 from .adjudication import Adjudication, QueueSighting
-from .aggregation import AnnotatorCompetence, ItemAggregate
+from .aggregation import AnnotatorCompetence, ItemAggregate, ProjectFigures
 from .audit import AuditEntry
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .evaluations import Evaluation
@@ -35,6 +35,7 @@ __all__ = [
     "LANGUAGES",
     "Membership",
     "Project",
+    "ProjectFigures",
     "QueueSighting",
     "RTL_LANGUAGES",
 ]

@@ -42,3 +42,18 @@ class AnnotatorCompetence(models.Model):
             models.UniqueConstraint(fields=["project", "annotator", "method"], name="competence_unique_project_annotator_method")
         ]
         ordering = ["project_id", "annotator_id", "method"]
+
+
+class ProjectFigures(models.Model):
+    """A report's figures for one project as the worker last computed them (`name`: which
+    report; `value`: its JSON), so that the supervisor's pages of a large project read them
+    instead of recomputing them over every vote per request (annotation.services.figures).
+    Upserted on (project, name)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="figures")
+    name = models.CharField(max_length=64)
+    value = models.JSONField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="figures_unique_project_name")]

@@ -60,7 +60,11 @@ class Item(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id")]
-        indexes = [models.Index(fields=["project", "status", "shuffle_key"], name="item_assignable_idx")]
+        indexes = [
+            models.Index(fields=["project", "status", "shuffle_key"], name="item_assignable_idx"),
+            # Source order: the item browser's keyset pages and the exports' stream.
+            models.Index(fields=["project", "position", "id"], name="item_source_order_idx"),
+        ]
         ordering = ["project_id", "position", "id"]
 
     def __str__(self) -> str:

@@ -48,7 +48,9 @@ def annotator_label(project: Project, user, *, names: bool) -> str:
 
 @dataclass(frozen=True)
 class BrowserChoices:
-    """The allow-lists of the browser's filters for one project."""
+    """The allow-lists of the browser's filters for one project. `stored`: the splits,
+    groups, rounds and flags are as the worker last stored them (a large project), so a
+    value the project took since is checked against its items instead."""
 
     statuses: list
     splits: list
@@ -56,20 +58,38 @@ class BrowserChoices:
     rounds: list
     flags: list
     annotators: dict  # label shown → user id
+    stored: bool = False
+
+
+def item_values_compute(project: Project) -> dict:
+    """The splits, groups (the first 500), rounds and flags the project's items hold.
+    Four scans of its items: per request on a small project, else on the worker
+    (services.figures)."""
+    items = Item.objects.filter(project=project).order_by()
+    flags = sorted({flag for flags in items.exclude(flags=[]).values_list("flags", flat=True) if isinstance(flags, list) for flag in flags if isinstance(flag, str)})
+    return {
+        "splits": sorted(s for s in items.values_list("split", flat=True).distinct() if s),
+        "groups": sorted(g for g in items.values_list("group", flat=True).distinct() if g)[:500],
+        "rounds": sorted(items.values_list("round", flat=True).distinct()),
+        "flags": flags,
+    }
 
 
 def browser_choices_for_project(project: Project, *, names: bool) -> BrowserChoices:
-    items = Item.objects.filter(project=project).order_by()
-    flags = sorted({flag for flags in items.exclude(flags=[]).values_list("flags", flat=True) if isinstance(flags, list) for flag in flags if isinstance(flag, str)})
+    from annotation.services.figures import ITEM_VALUES, figures_are_live, stored_figures
+
+    live = figures_are_live(project)
+    values = item_values_compute(project) if live else (stored_figures(project, ITEM_VALUES) or {})
     members = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).select_related("user").order_by("user__username")
     annotators = {annotator_label(project, m.user, names=names): m.user_id for m in members}
     return BrowserChoices(
         statuses=list(Item.Status.choices),
-        splits=sorted(s for s in items.values_list("split", flat=True).distinct() if s),
-        groups=sorted(g for g in items.values_list("group", flat=True).distinct() if g)[:500],
-        rounds=sorted(items.values_list("round", flat=True).distinct()),
-        flags=flags,
+        splits=values.get("splits", []),
+        groups=values.get("groups", []),
+        rounds=values.get("rounds", []),
+        flags=values.get("flags", []),
         annotators=dict(sorted(annotators.items())),
+        stored=not live,
     )
 
 
@@ -78,21 +98,27 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
     annotator, q), in file order. Each filter value must be one of `choices`."""
     items = Item.objects.filter(project=project).order_by("position", "id")
 
-    def chosen(name: str, allowed) -> str | None:
+    def chosen(name: str, allowed, held=None) -> str | None:
         value = params.get(name) or None
-        if value is not None and value not in allowed:
+        if value is not None and value not in allowed and not (choices.stored and held is not None and held(value)):
             raise InvalidInput("is not one of this project's values", field=name)
         return value
 
+    def held(**lookup):
+        return lambda value: Item.objects.filter(project=project, **{key: cast(value) for key, cast in lookup.items()}).exists()
+
+    def round_held(value: str) -> bool:
+        return value.isdigit() and int(value) < 2**15 and held(round=int)(value)
+
     if status := chosen("status", {value for value, _label in choices.statuses}):
         items = items.filter(status=status)
-    if split := chosen("split", set(choices.splits)):
+    if split := chosen("split", set(choices.splits), held(split=str)):
         items = items.filter(split=split)
-    if group := chosen("group", set(choices.groups)):
+    if group := chosen("group", set(choices.groups), held(group=str)):
         items = items.filter(group=group)
-    if round_ := chosen("round", {str(r) for r in choices.rounds}):
+    if round_ := chosen("round", {str(r) for r in choices.rounds}, round_held):
         items = items.filter(round=int(round_))
-    if flag := chosen("flag", set(choices.flags)):
+    if flag := chosen("flag", set(choices.flags), held(flags__contains=lambda flag: [flag])):
         # JSON text of the list holds the flag in quotes on PostgreSQL and on SQLite alike.
         items = items.annotate(flags_text=Cast("flags", TextField())).filter(flags_text__contains=json.dumps(flag))
     if annotator := chosen("annotator", set(choices.annotators)):
@@ -112,6 +138,79 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
             text |= Q(payload_text__icontains=spelling)
         items = items.annotate(payload_text=Cast("payload", TextField())).filter(text)
     return items
+
+
+PAGE_PARAMETERS = ("page", "after", "before")
+
+
+@dataclass
+class BrowserPage:
+    """One page of the item browser: its items, its number, how many items match, and the
+    queries of the links to the pages before and after it ("" where there is none)."""
+
+    items: list
+    number: int
+    count: int
+    size: int
+    previous_query: str = ""
+    next_query: str = ""
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def num_pages(self) -> int:
+        return max(1, -(-self.count // self.size))
+
+
+def _cursor(query, name: str) -> tuple[int, int] | None:
+    """`after` / `before`: "<position>.<id>" of the item the page follows or precedes."""
+    value = query.get(name) or ""
+    if not value:
+        return None
+    position, dot, pk = value.partition(".")
+    if not (dot and position.isdigit() and pk.isdigit()):
+        raise InvalidInput("must be <position>.<id> of an item", field=name)
+    return int(position), int(pk)
+
+
+def browser_page(items, query, size: int) -> BrowserPage:
+    """The page of `items` (ordered by position, id) that `query` asks for: the page after
+    the item named by `after`, or before the one named by `before` — keyset pagination,
+    an index range read whatever the depth — else page number `page` (counted from the
+    start: links the browser gives carry a cursor, so only a typed number pays the skip).
+    `page` beside a cursor is the number shown. Two queries: the count and the page."""
+    number_text = query.get("page") or "1"
+    if not str(number_text).isdigit():
+        raise InvalidInput("must be a page number", field="page")
+    number = max(1, int(number_text))
+    after, before = _cursor(query, "after"), _cursor(query, "before")
+    count = items.count()
+    if after is not None:
+        position, pk = after
+        rows = list(items.filter(Q(position__gt=position) | Q(position=position, id__gt=pk))[: size + 1])
+        more_after, more_before = len(rows) > size, True
+        rows = rows[:size]
+    elif before is not None:
+        position, pk = before
+        rows = list(items.filter(Q(position__lt=position) | Q(position=position, id__lt=pk)).order_by("-position", "-id")[: size + 1])
+        more_before, more_after = len(rows) > size, True
+        rows = rows[:size][::-1]
+        if not more_before:
+            number = 1
+    else:
+        number = min(number, max(1, -(-count // size)))
+        rows = list(items[(number - 1) * size : number * size])
+        more_before, more_after = number > 1, number * size < count
+    page = BrowserPage(items=rows, number=number, count=count, size=size)
+    if rows and more_before and number > 1:
+        page.previous_query = f"page={number - 1}&before={rows[0].position}.{rows[0].pk}"
+    if rows and more_after:
+        page.next_query = f"page={number + 1}&after={rows[-1].position}.{rows[-1].pk}"
+    return page
 
 
 def value_leaves(value, prefix: str = "") -> list[tuple[str, str]]:

@@ -17,11 +17,12 @@ Words as used here, for a kind with `labels` (a closed label set):
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db.models import Count, F
+from django.db.models import Count, Exists, F, OuterRef
 from django.db.models.fields.json import KT
 
 from annotation.kinds.registry import get_kind
@@ -41,6 +42,7 @@ from annotation.models import (
     Review,
 )
 from annotation.services.exports import shown_name
+from annotation.sql import column_in
 
 COMPETENCE_METHODS = ("dawid_skene", "mace")
 GRADE_POINTS = {"rejected": 0, "verified": 1, "good": 2, "gold": 3}  # HeQ §3.3's order
@@ -117,6 +119,53 @@ def _review_grades(project) -> dict[int, dict]:
     return out
 
 
+def _figures_of(durations: list[float], against: dict[str, list[tuple[str, str]]], coherence, labels) -> dict:
+    """One annotator's figures that need every vote (annotator_figures_compute)."""
+    with_consensus = compare_with_reference(against.get("consensus", []), labels=labels)
+    clean = compare_with_reference(against.get("clean", []), labels=labels)
+    with_gold = compare_with_reference(against.get("gold", []), labels=labels)
+    return {
+        "items": len(durations),
+        "seconds_median": median_seconds(durations),
+        "agreement_with_consensus": with_consensus.share,
+        "consensus_items": with_consensus.items,
+        "agreement_without_adjudicated": clean.share,
+        "agreement_with_gold": with_gold.share,
+        "gold_items": with_gold.items,
+        "kappa": with_consensus.kappa,
+        "coherence": coherence,
+    }
+
+
+def annotator_figures_compute(project, kind) -> dict[int, dict]:
+    """{annotator id: figures} for everyone who submitted or voted here (`_figures_of`):
+    reads every submitted claim and current-round vote of the project, so it runs per
+    request only on small projects and else on the worker (services.figures)."""
+    durations: dict[int, list[float]] = defaultdict(list)
+    for annotator_id, claimed, submitted in Assignment.objects.filter(
+        project=project, status=Assignment.Status.SUBMITTED, item__probe_of__isnull=True, submitted_at__isnull=False
+    ).values_list("annotator_id", "claimed_at", "submitted_at").iterator(chunk_size=20_000):
+        durations[annotator_id].append(max(0.0, (submitted - claimed).total_seconds()))
+    votes = _votes(project, kind) if kind.labels else _Votes()
+    against: dict[int, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+    for item_id, cast in votes.by_item.items():
+        consensus, gold = votes.consensus.get(item_id), votes.gold.get(item_id)
+        for annotator_id, label in cast:
+            mine = against[annotator_id]
+            if consensus is not None:
+                mine["consensus"].append((label, consensus))
+                if item_id not in votes.adjudicated:
+                    mine["clean"].append((label, consensus))
+            if gold is not None:
+                mine["gold"].append((label, gold))
+    del votes
+    coherence = kind.annotator_coherence(project)
+    return {
+        annotator_id: _figures_of(durations.get(annotator_id, []), against.get(annotator_id, {}), coherence.get(annotator_id), kind.labels)
+        for annotator_id in set(durations) | set(against)
+    }
+
+
 def annotator_quality_for_project(project) -> list[dict]:
     """Per annotator (members in the annotator role, and anyone else who annotated here),
     sorted by username:
@@ -132,60 +181,42 @@ def annotator_quality_for_project(project) -> list[dict]:
     - `review_grades`: {"reviewed", "mean", "counts"} or null when nothing was graded;
     - `flagged`: kappa below the project's `quality_flag_below`.
     Besides: `status`, `trusted`, `adjudicator` of their membership (null for non-members).
-    A bounded number of queries (about ten)."""
+    The figures that need every vote are computed per request on a small project and read
+    as the worker stored them on a large one (services.figures). Seven queries or fewer,
+    whatever the number of items, votes or annotators."""
+    from annotation.services.figures import ANNOTATOR_QUALITY, figures_are_live, stored_figures
+
     kind = get_kind(project.kind)
     settings = kind.project_settings(project)
     threshold = settings["quality_flag_below"]
     memberships = {
         m.user_id: m for m in Membership.objects.filter(project=project).select_related("user").order_by()
     }
-    durations: dict[int, list[float]] = defaultdict(list)
-    for annotator_id, claimed, submitted in Assignment.objects.filter(
-        project=project, status=Assignment.Status.SUBMITTED, item__probe_of__isnull=True, submitted_at__isnull=False
-    ).values_list("annotator_id", "claimed_at", "submitted_at"):
-        durations[annotator_id].append(max(0.0, (submitted - claimed).total_seconds()))
-    annotators = {m.user_id for m in memberships.values() if m.role == Membership.Role.ANNOTATOR} | set(durations)
-    votes = _votes(project, kind) if kind.labels else _Votes()
-    against: dict[str, dict[int, list[tuple[str, str]]]] = {name: defaultdict(list) for name in ("consensus", "clean", "gold")}
-    for item_id, cast in votes.by_item.items():
-        consensus, gold = votes.consensus.get(item_id), votes.gold.get(item_id)
-        for annotator_id, label in cast:
-            annotators.add(annotator_id)
-            if consensus is not None:
-                against["consensus"][annotator_id].append((label, consensus))
-                if item_id not in votes.adjudicated:
-                    against["clean"][annotator_id].append((label, consensus))
-            if gold is not None:
-                against["gold"][annotator_id].append((label, gold))
+    if figures_are_live(project):
+        figures = annotator_figures_compute(project, kind)
+    else:
+        figures = {int(annotator_id): row for annotator_id, row in (stored_figures(project, ANNOTATOR_QUALITY) or {}).items()}
+    annotators = {m.user_id for m in memberships.values() if m.role == Membership.Role.ANNOTATOR} | set(figures)
     competences = _competences(project)
-    coherence = kind.annotator_coherence(project)
     grades = _review_grades(project)
     names = {m.user_id: m.user.get_username() for m in memberships.values()}
     missing = annotators - set(names)
     if missing:
         names.update(get_user_model().objects.filter(pk__in=missing).values_list("pk", "username"))
+    nothing = _figures_of([], {}, None, kind.labels)
     rows = []
     for annotator_id in annotators:
         membership = memberships.get(annotator_id)
-        with_consensus = compare_with_reference(against["consensus"].get(annotator_id, []), labels=kind.labels)
-        clean = compare_with_reference(against["clean"].get(annotator_id, []), labels=kind.labels)
-        with_gold = compare_with_reference(against["gold"].get(annotator_id, []), labels=kind.labels)
+        found = figures.get(annotator_id, nothing)
         competence = competences.get(annotator_id)
         rows.append(
             {
                 "annotator": names.get(annotator_id, str(annotator_id)),
-                "items": len(durations.get(annotator_id, ())),
-                "seconds_median": median_seconds(durations.get(annotator_id, ())),
-                "agreement_with_consensus": with_consensus.share,
-                "consensus_items": with_consensus.items,
-                "agreement_without_adjudicated": clean.share,
-                "agreement_with_gold": with_gold.share,
-                "gold_items": with_gold.items,
-                "kappa": with_consensus.kappa,
+                **{key: value for key, value in found.items() if key != "coherence"},
                 "competence": dict(competence) if competence else dict.fromkeys(COMPETENCE_METHODS),
-                "coherence": coherence.get(annotator_id),
+                "coherence": found["coherence"],
                 "review_grades": grades.get(annotator_id),
-                "flagged": with_consensus.kappa is not None and with_consensus.kappa < threshold,
+                "flagged": found["kappa"] is not None and found["kappa"] < threshold,
                 "status": membership.status if membership else None,
                 "trusted": membership.trusted if membership else None,
                 "adjudicator": membership.adjudicator if membership else None,
@@ -197,9 +228,10 @@ def annotator_quality_for_project(project) -> list[dict]:
 # --- the adjudication queue ------------------------------------------------------------------
 
 
-def _queue_reasons(project, kind) -> dict[int, list[str]]:
-    """{item id: why it waits}, over items nobody adjudicated. Four queries and the kind's
-    probe read."""
+def queue_reasons_compute(project, kind) -> dict[int, list[str]]:
+    """{item id: why it waits}, adjudicated items included. Three queries and the kind's
+    probe read; reads every aggregate of the project, so it runs per request only on small
+    projects and else on the worker (services.figures)."""
     reasons: dict[int, list[str]] = defaultdict(list)
     withdrawn = set(
         ItemRevision.objects.filter(item__project=project, action=ItemRevision.Action.WITHDRAWN, failed_round=F("item__round"))
@@ -220,6 +252,19 @@ def _queue_reasons(project, kind) -> dict[int, list[str]]:
             reasons[item_id].append("methods_disagree")
     for item_id in sorted({original for original, *_rest in kind.incoherent_probes(project)}):
         reasons[item_id].append("incoherent_probe")
+    return dict(reasons)
+
+
+def _queue_reasons(project, kind) -> dict[int, list[str]]:
+    """{item id: why it waits}, over items nobody adjudicated: computed on a small project,
+    as the worker stored them on a large one. Two queries and, on a small project, the
+    kind's probe read."""
+    from annotation.services.figures import ADJUDICATION_REASONS, figures_are_live, stored_figures
+
+    if figures_are_live(project):
+        reasons = queue_reasons_compute(project, kind)
+    else:
+        reasons = {int(item_id): why for item_id, why in (stored_figures(project, ADJUDICATION_REASONS) or {}).items()}
     adjudicated = set(Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", flat=True))
     return {item_id: why for item_id, why in reasons.items() if item_id not in adjudicated}
 
@@ -232,11 +277,28 @@ def adjudication_reasons_for_item(item) -> list[str]:
     return _queue_reasons(item.project, kind).get(item.pk, [])
 
 
-def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
+class QueuePage(Sequence):
+    """The queue's items in source order, built only for the slice asked for (a page):
+    len() without reading any item's votes. Django's and DRF's paginators take it."""
+
+    def __init__(self, ids: list[int], build):
+        self.ids, self._build = ids, build
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self._build(self.ids[index])
+        return self._build([self.ids[index]])[0]
+
+
+def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[dict]:
     """The items waiting for an adjudicator, in source order, each with its votes of the
     current round (who — usernames when `names`, else the export's pseudonyms — the label
     and that annotator's competences), the methods' labels, and for an incoherent probe
-    the annotator's two labels. `names` is given to supervisors (and admins) only.
+    the annotator's two labels. `names` is given to supervisors (and admins) only. A
+    QueuePage: the details are read for the page shown only, in six queries.
 
     An adjudicator who does not supervise sees only items that can no longer be served
     to them: closed rounds, never an open item, and not the items they voted on (nobody
@@ -249,73 +311,88 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> list[dict]:
     reasons = _queue_reasons(project, kind)
     if not reasons:
         return []
-    ids = list(reasons)
+    waiting = Item.objects.filter(column_in(Item, "id", list(reasons)), project=project)
     if not names:
-        still_open = set(Item.objects.filter(pk__in=ids, status=Item.Status.OPEN).values_list("pk", flat=True))
-        ids = [item_id for item_id in ids if item_id not in still_open]
-    votes: dict[int, list[tuple[int, str | None]]] = defaultdict(list)
-    for item_id, annotator_id, label in (
-        Annotation.objects.filter(item_id__in=ids, round=F("item__round"))
-        .annotate(label=KT("value__label"))
-        .order_by("id")
-        .values_list("item_id", "annotator_id", "label")
-    ):
-        votes[item_id].append((annotator_id, label))
-    if not names:
-        mine = {item_id for item_id, cast in votes.items() if any(a == user.pk for a, _ in cast)}
-        ids = [item_id for item_id in ids if item_id not in mine]
-    aggregates: dict[int, dict] = defaultdict(dict)
-    for item_id, method, label, confidence in ItemAggregate.objects.filter(
-        item_id__in=ids, round=F("item__round")
-    ).values_list("item_id", "method", "label", "confidence"):
-        aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
-    probes: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
-    for original, annotator_id, label, reversed_label in kind.incoherent_probes(project):
-        probes[original].append((annotator_id, label, reversed_label))
+        mine = Annotation.objects.filter(item=OuterRef("pk"), round=OuterRef("round"), annotator=user)
+        waiting = waiting.exclude(status=Item.Status.OPEN).exclude(Exists(mine))
+    ids = list(waiting.order_by("position", "id").values_list("pk", flat=True))
     if not names and ids:
         QueueSighting.objects.bulk_create([QueueSighting(item_id=item_id, user=user) for item_id in ids], ignore_conflicts=True)
-    competences = _competences(project)
-    people = {a for cast in votes.values() for a, _ in cast} | {a for rows in probes.values() for a, *_ in rows}
-    usernames = dict(get_user_model().objects.filter(pk__in=people).values_list("pk", "username")) if names else {}
-
-    def who(annotator_id: int) -> str:
-        return shown_name(project.pk, annotator_id, usernames.get(annotator_id, str(annotator_id)), names=names)
-
     hidden_gold = kind.reference_label_is_gold and not names
-    out = []
-    for item in Item.objects.filter(pk__in=ids).order_by("position", "id"):
-        out.append(
-            {
-                "id": item.pk,
-                "external_id": item.external_id,
-                "payload": kind.annotator_payload(item),
-                "status": item.status,
-                "round": item.round,
-                "reference_label": None if hidden_gold else (item.reference_label or None),
-                "gold": item.gold_label or None,
-                "reasons": reasons[item.pk],
-                "votes": [
-                    {
-                        "annotator": who(annotator_id),
-                        "label": label,
-                        "competence": dict(competences[annotator_id]) if annotator_id in competences else dict.fromkeys(COMPETENCE_METHODS),
-                    }
-                    for annotator_id, label in votes.get(item.pk, ())
-                ],
-                "aggregates": aggregates.get(item.pk, {}),
-                "incoherent": [
-                    {"annotator": who(a), "label": label, "reversed_label": rev} for a, label, rev in probes.get(item.pk, ())
-                ],
-            }
-        )
-    return out
+
+    def build(page_ids: list[int]) -> list[dict]:
+        if not page_ids:
+            return []
+        votes: dict[int, list[tuple[int, str | None]]] = defaultdict(list)
+        for item_id, annotator_id, label in (
+            Annotation.objects.filter(item_id__in=page_ids, round=F("item__round"))
+            .annotate(label=KT("value__label"))
+            .order_by("id")
+            .values_list("item_id", "annotator_id", "label")
+        ):
+            votes[item_id].append((annotator_id, label))
+        aggregates: dict[int, dict] = defaultdict(dict)
+        for item_id, method, label, confidence in ItemAggregate.objects.filter(
+            item_id__in=page_ids, round=F("item__round")
+        ).values_list("item_id", "method", "label", "confidence"):
+            aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
+        probes: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
+        if any("incoherent_probe" in reasons[item_id] for item_id in page_ids):
+            for original, annotator_id, label, reversed_label in kind.incoherent_probes(project):
+                probes[original].append((annotator_id, label, reversed_label))
+        competences = _competences(project)
+        people = {a for cast in votes.values() for a, _ in cast} | {a for rows in probes.values() for a, *_ in rows}
+        usernames = dict(get_user_model().objects.filter(pk__in=people).values_list("pk", "username")) if names else {}
+
+        def who(annotator_id: int) -> str:
+            return shown_name(project.pk, annotator_id, usernames.get(annotator_id, str(annotator_id)), names=names)
+
+        out = []
+        for item in Item.objects.filter(pk__in=page_ids).order_by("position", "id"):
+            out.append(
+                {
+                    "id": item.pk,
+                    "external_id": item.external_id,
+                    "payload": kind.annotator_payload(item),
+                    "status": item.status,
+                    "round": item.round,
+                    "reference_label": None if hidden_gold else (item.reference_label or None),
+                    "gold": item.gold_label or None,
+                    "reasons": reasons[item.pk],
+                    "votes": [
+                        {
+                            "annotator": who(annotator_id),
+                            "label": label,
+                            "competence": dict(competences[annotator_id]) if annotator_id in competences else dict.fromkeys(COMPETENCE_METHODS),
+                        }
+                        for annotator_id, label in votes.get(item.pk, ())
+                    ],
+                    "aggregates": aggregates.get(item.pk, {}),
+                    "incoherent": [
+                        {"annotator": who(a), "label": label, "reversed_label": rev} for a, label, rev in probes.get(item.pk, ())
+                    ],
+                }
+            )
+        return out
+
+    return QueuePage(ids, build)
 
 
 def agreement_with_and_without_adjudicated(project) -> dict:
     """Agreement over the project's votes, with the adjudicated items and without them:
     nominal Krippendorff's alpha (annotation.metrics.agreement) and the share of votes equal
-    to their item's consensus (the adjudicated label for adjudicated items)."""
+    to their item's consensus (the adjudicated label for adjudicated items). Computed per
+    request on a small project, as the worker stored it on a large one (services.figures)."""
+    from annotation.services.figures import ADJUDICATION_AGREEMENT, figures_are_live, stored_figures
+
     kind = get_kind(project.kind)
+    if kind.labels and not figures_are_live(project):
+        return stored_figures(project, ADJUDICATION_AGREEMENT) or {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
+    return adjudication_agreement_compute(project, kind)
+
+
+def adjudication_agreement_compute(project, kind) -> dict:
+    """`agreement_with_and_without_adjudicated` from every current-round vote."""
     result = {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
     if not kind.labels:
         return result

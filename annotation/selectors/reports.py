@@ -90,11 +90,25 @@ def per_annotator_for_project(project) -> list[dict]:
     ]
 
 
+def _report_sections(project) -> dict:
+    """The kind's own report figures: computed on a small project, as the worker stored
+    them on a large one with the alpha reports read live (services.figures)."""
+    from annotation.services.figures import REPORT_SECTIONS, figures_are_live, stored_figures
+
+    kind = get_kind(project.kind)
+    if figures_are_live(project):
+        return kind.report_sections(project)
+    sections = stored_figures(project, REPORT_SECTIONS) or {}
+    if "agreement" in sections:
+        sections["agreement"] = agreement_reports_for_project(project)
+    return sections
+
+
 def report_for_project(project) -> dict:
     """The kind's summary: status counts and the stored alpha reports for every kind, then
     the kind's own figures (`report_sections`: for nli_relabel the consensus figures,
     span agreement, per-system means, coherence …). At most 5 queries for nli_relabel."""
-    sections = get_kind(project.kind).report_sections(project)
+    sections = _report_sections(project)
     report: dict = {"project": project.slug, "kind": project.kind, "status_counts": status_counts_for_project(project)}
     # A kind that shows the alpha reports among its own figures has placed them there.
     if "agreement" not in sections:

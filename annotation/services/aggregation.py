@@ -152,9 +152,12 @@ def aggregation_sweep(limit: int = 100) -> int:
 
 
 def aggregation_compute_job(job: Job) -> dict:
+    from annotation.services.figures import project_figures_store
     from annotation.services.jobs import job_set_progress
 
-    return aggregation_compute_for_project(job.project, job=job, progress=lambda share: job_set_progress(job.pk, share))
+    result = aggregation_compute_for_project(job.project, job=job, progress=lambda share: job_set_progress(job.pk, share))
+    project_figures_store(job.project)  # what the supervisor's pages of a large project read
+    return result
 
 
 def _author_key(item_author_id: int | None):

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 from django.utils.crypto import salted_hmac
 
 from annotation.errors import FieldError, InvalidInput
@@ -34,6 +34,7 @@ from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
 from annotation.rows import csv_neutralise, delimited_line
+from annotation.sql import column_in
 from annotation.services.decisions import decision_histories, effective_decisions
 
 CHUNK_SIZE = 2000
@@ -261,18 +262,19 @@ def chunks_with_facts(
 
     for chunk in _chunked(items.iterator(chunk_size=CHUNK_SIZE), CHUNK_SIZE):
         ids = [item.pk for item in chunk]
+        # Each read is an index lookup by item id; the round is compared here, as a join
+        # to the item table for its round makes PostgreSQL hash the whole table per chunk.
+        round_of = {item.pk: item.round for item in chunk}
         outcomes = {
             outcome.item_id: outcome
-            for outcome in ConsensusOutcome.objects.filter(item_id__in=ids, round=F("item__round"))
+            for outcome in ConsensusOutcome.objects.filter(column_in(ConsensusOutcome, "item_id", ids)).order_by()
+            if outcome.round == round_of[outcome.item_id]
         }
         annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
-        rows = (
-            Annotation.objects.filter(item_id__in=ids, round=F("item__round"))
-            .order_by("id")
-            .values_list("item_id", "annotator_id", "value")
-        )
-        for item_id, annotator_id, value in rows:
-            annotations[item_id].append((pseudonym(annotator_id), value))
+        rows = Annotation.objects.filter(column_in(Annotation, "item_id", ids)).order_by("id").values_list("item_id", "round", "annotator_id", "value")
+        for item_id, round_, annotator_id, value in rows:
+            if round_ == round_of[item_id]:
+                annotations[item_id].append((pseudonym(annotator_id), value))
         adjudications = {
             adjudication.item_id: AdjudicationFact(
                 label=adjudication.label,
@@ -280,7 +282,8 @@ def chunks_with_facts(
                 at=adjudication.created_at.isoformat(),
                 comment=adjudication.comment,
             )
-            for adjudication in Adjudication.objects.filter(item_id__in=ids, round=F("item__round"))
+            for adjudication in Adjudication.objects.filter(column_in(Adjudication, "item_id", ids)).order_by()
+            if adjudication.round == round_of[adjudication.item_id]
         }
         decisions = effective_decisions((item.pk, item.round) for item in chunk)
         histories = (
@@ -291,12 +294,13 @@ def chunks_with_facts(
         aggregates: dict[int, dict] = defaultdict(dict)
         if aggregation is not None:
             stored = (
-                ItemAggregate.objects.filter(item_id__in=ids, round=F("item__round"))
+                ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids))
                 .order_by("item_id", "method")
-                .values_list("item_id", "method", "label", "confidence")
+                .values_list("item_id", "round", "method", "label", "confidence")
             )
-            for item_id, method, label, confidence in stored:
-                aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
+            for item_id, round_, method, label, confidence in stored:
+                if round_ == round_of[item_id]:
+                    aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
         facts = {
             item.pk: ExportFacts(
                 outcome=outcomes.get(item.pk),

@@ -262,6 +262,7 @@ MASHOV_JOB_MAX_ATTEMPTS = int(os.environ.get("MASHOV_JOB_MAX_ATTEMPTS", "3"))
 # Aggregation requests for one project closer together than this are folded into one job;
 # the periodic sweep picks up what a skipped request would have covered.
 MASHOV_AGGREGATION_DEBOUNCE_SECONDS = int(os.environ.get("MASHOV_AGGREGATION_DEBOUNCE_SECONDS", "30"))
+MASHOV_FIGURES_LIVE_ITEMS = int(os.environ.get("MASHOV_FIGURES_LIVE_ITEMS", "5000"))
 if MASHOV_JOB_STALE_SECONDS < 3 * MASHOV_JOB_HEARTBEAT_SECONDS:
     # A live job would look dead between two heartbeats and be run a second time.
     raise ImproperlyConfigured("MASHOV_JOB_STALE_SECONDS must be at least 3 × MASHOV_JOB_HEARTBEAT_SECONDS")

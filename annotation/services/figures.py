@@ -1,0 +1,79 @@
+"""Figures of a large project computed on the worker and stored (ProjectFigures), so that
+its supervisor's pages answer in a bounded time with a fixed number of queries.
+
+A project of fewer than MASHOV_FIGURES_LIVE_ITEMS items (5,000 by default) has its figures
+computed per request, as they always were: its votes fit in a few milliseconds and the
+figures are never stale. A larger one reads what its last aggregation job stored
+(`project_figures_store`, called by the job after it has written the aggregates and
+competences), so the figures trail the votes by at most one job — a minute, with the
+aggregation's debounce and sweep. Before its first job a large project shows none.
+
+Stored, by name:
+- `annotator_quality`: {annotator id: the per-annotator figures that need every vote —
+  items, seconds_median, agreement with the consensus and the gold, kappa — and coherence}
+  (annotation.selectors.quality);
+- `report_sections`: the kind's own report figures (`Kind.report_sections`), the alpha
+  reports left out: those are read live from their own table;
+- `adjudication_reasons`: {item id: why it waits} before adjudications are taken out;
+- `adjudication_agreement`: agreement with and without the adjudicated items;
+- `item_values`: the splits, groups, rounds and flags the item browser's filters offer."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.utils import timezone
+
+from annotation.models import Item, Project, ProjectFigures
+
+ANNOTATOR_QUALITY = "annotator_quality"
+REPORT_SECTIONS = "report_sections"
+ADJUDICATION_REASONS = "adjudication_reasons"
+ADJUDICATION_AGREEMENT = "adjudication_agreement"
+ITEM_VALUES = "item_values"
+
+
+def figures_are_live(project: Project) -> bool:
+    """Whether the project is small enough to compute its figures per request (fewer than
+    MASHOV_FIGURES_LIVE_ITEMS items). One query that reads at most that many index
+    entries; remembered on `project` for the rest of the request."""
+    live = getattr(project, "_figures_live", None)
+    if live is None:
+        limit = settings.MASHOV_FIGURES_LIVE_ITEMS
+        live = not Item.objects.filter(project=project).order_by().values_list("pk", flat=True)[limit : limit + 1]
+        project._figures_live = live
+    return live
+
+
+def stored_figures(project: Project, name: str):
+    """The figures `name` as last stored for the project (JSON: keys are strings), or None."""
+    return ProjectFigures.objects.filter(project=project, name=name).values_list("value", flat=True).first()
+
+
+def _json(value):
+    """`value` as its JSON text reads back: the shape a stored figure has when read."""
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+
+
+def project_figures_store(project: Project) -> list[str]:
+    """Compute and upsert the project's stored figures (module docstring); the names
+    written. Runs on the worker, after the aggregation job's own writes."""
+    from annotation.kinds.registry import get_kind
+    from annotation.selectors.items import item_values_compute
+    from annotation.selectors.quality import adjudication_agreement_compute, annotator_figures_compute, queue_reasons_compute
+
+    kind = get_kind(project.kind)
+    now = timezone.now()
+    figures = {ANNOTATOR_QUALITY: annotator_figures_compute(project, kind), ITEM_VALUES: item_values_compute(project)}
+    sections = dict(kind.report_sections(project))
+    if "agreement" in sections:
+        sections["agreement"] = None  # read live (AgreementReport)
+    figures[REPORT_SECTIONS] = sections
+    if kind.labels:
+        figures[ADJUDICATION_REASONS] = queue_reasons_compute(project, kind)
+        figures[ADJUDICATION_AGREEMENT] = adjudication_agreement_compute(project, kind)
+    for name, value in figures.items():
+        ProjectFigures.objects.update_or_create(project=project, name=name, defaults={"value": _json(value), "computed_at": now})
+    return list(figures)

@@ -1,0 +1,120 @@
+"""The supervisor's pages and reports of a large project answer with a fixed number of
+queries: the figures that need every vote are read as the aggregation job stored them
+(services.figures), the item browser and the adjudication queue read one page. The
+project is generated (items decided 2 of 3, some failed) at two sizes with the "large"
+threshold set below both; each page must make the same number of queries at both."""
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+pytestmark = pytest.mark.django_db
+
+LABELS = ("entailment", "neutral", "contradiction")
+
+
+def generated(project, annotators, n_items: int) -> None:
+    """n_items items × 3 votes: every tenth failed its round, the others accepted."""
+    from django.utils import timezone
+
+    from annotation.models import Annotation, Assignment, ConsensusOutcome, Item
+
+    now = timezone.now()
+    items = Item.objects.bulk_create(
+        Item(project=project, external_id=f"x{i}", payload={"premise": f"p{i}", "hypothesis": f"h{i}"}, position=i,
+             reference_label=LABELS[i % 3], status="removed" if i % 10 == 9 else "accepted",
+             gold_label="" if i % 10 == 9 else LABELS[i % 3])
+        for i in range(n_items)
+    )  # fmt: skip
+    claims = Assignment.objects.bulk_create(
+        Assignment(project=project, item=item, annotator=annotator, round=1, status="submitted", claimed_at=now, expires_at=now, submitted_at=now)
+        for item in items
+        for annotator in annotators
+    )
+    Annotation.objects.bulk_create(
+        Annotation(assignment=claim, item_id=claim.item_id, annotator_id=claim.annotator_id, round=1,
+                   value={"label": LABELS[(claim.item_id + claim.annotator_id) % 3]})
+        for claim in claims
+    )  # fmt: skip
+    ConsensusOutcome.objects.bulk_create(
+        ConsensusOutcome(item=item, round=1, outcome="failed" if item.status == "removed" else "accepted", gold=item.gold_label,
+                         votes={LABELS[0]: 2, LABELS[1]: 1}, n_votes=3, agreement=2 / 3, label_changed=False, computed_at=now)
+        for item in items
+    )  # fmt: skip
+
+
+PAGES = (
+    "/p/{slug}/",
+    "/api/projects/{slug}/annotators/",
+    "/p/{slug}/annotators/",
+    "/p/{slug}/dashboard/",
+    "/api/projects/{slug}/report/",
+    "/p/{slug}/adjudication/",
+    "/api/projects/{slug}/adjudication/",
+    "/console/p/{slug}/items/",
+    "/console/p/{slug}/items/?page=2&after={deep}",
+)
+
+
+def page_queries(client, project) -> dict[str, int]:
+    from annotation.models import Item
+
+    deep = Item.objects.filter(project=project).order_by("position", "id").values_list("position", "id")[10]
+    counts = {}
+    for page in PAGES:
+        url = page.format(slug=project.slug, deep=f"{deep[0]}.{deep[1]}")
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(url)
+        assert response.status_code == 200, (url, response.content[:300])
+        counts[page] = len(captured)
+    return counts
+
+
+@pytest.mark.parametrize("sizes", [(30, 90)])
+def test_page_queries_do_not_grow_with_the_items(sizes, make_user, settings):
+    from annotation.models import Job, Membership
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10  # both projects are "large"
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    counts = []
+    for size in sizes:
+        project = project_create(actor=admin, slug=f"big{size}", name="big", kind="nli_relabel", language="he")
+        Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+        Membership.objects.bulk_create(Membership(project=project, user=a, role="annotator", status="active") for a in annotators)
+        generated(project, annotators, size)
+        aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+        client = Client()
+        client.force_login(supervisor)
+        counts.append(page_queries(client, project))
+    assert counts[0] == counts[1]
+    for page, n in counts[1].items():
+        assert n <= 25, (page, n)
+
+
+def test_a_large_project_shows_the_stored_figures(make_user, settings):
+    """The stored figures are the ones a small project computes per request."""
+    from annotation.models import Job, Membership
+    from annotation.selectors.quality import annotator_quality_for_project
+    from annotation.selectors.reports import report_for_project
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    project = project_create(actor=admin, slug="same", name="same", kind="nli_relabel", language="he")
+    Membership.objects.bulk_create(Membership(project=project, user=a, role="annotator", status="active") for a in annotators)
+    generated(project, annotators, 40)
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    live_quality, live_report = annotator_quality_for_project(project), report_for_project(project)
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+    project._figures_live = None
+    assert annotator_quality_for_project(project) == live_quality
+    stored = report_for_project(project)
+    assert stored.keys() == live_report.keys()
+    assert stored["per_annotator"] == live_report["per_annotator"]
+    assert stored["aggregation"] == live_report["aggregation"]

@@ -76,7 +76,7 @@ def item_values_compute(project: Project) -> dict:
 
 
 def browser_choices_for_project(project: Project, *, names: bool) -> BrowserChoices:
-    from annotation.services.figures import ITEM_VALUES, figures_are_live, stored_figures
+    from annotation.selectors.figures import ITEM_VALUES, figures_are_live, stored_figures
 
     live = figures_are_live(project)
     values = item_values_compute(project) if live else (stored_figures(project, ITEM_VALUES) or {})

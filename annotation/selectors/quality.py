@@ -184,7 +184,7 @@ def annotator_quality_for_project(project) -> list[dict]:
     The figures that need every vote are computed per request on a small project and read
     as the worker stored them on a large one (services.figures). Seven queries or fewer,
     whatever the number of items, votes or annotators."""
-    from annotation.services.figures import ANNOTATOR_QUALITY, figures_are_live, stored_figures
+    from annotation.selectors.figures import ANNOTATOR_QUALITY, figures_are_live, stored_figures
 
     kind = get_kind(project.kind)
     settings = kind.project_settings(project)
@@ -259,7 +259,7 @@ def _queue_reasons(project, kind) -> dict[int, list[str]]:
     """{item id: why it waits}, over items nobody adjudicated: computed on a small project,
     as the worker stored them on a large one. Two queries and, on a small project, the
     kind's probe read."""
-    from annotation.services.figures import ADJUDICATION_REASONS, figures_are_live, stored_figures
+    from annotation.selectors.figures import ADJUDICATION_REASONS, figures_are_live, stored_figures
 
     if figures_are_live(project):
         reasons = queue_reasons_compute(project, kind)
@@ -383,7 +383,7 @@ def agreement_with_and_without_adjudicated(project) -> dict:
     nominal Krippendorff's alpha (annotation.metrics.agreement) and the share of votes equal
     to their item's consensus (the adjudicated label for adjudicated items). Computed per
     request on a small project, as the worker stored it on a large one (services.figures)."""
-    from annotation.services.figures import ADJUDICATION_AGREEMENT, figures_are_live, stored_figures
+    from annotation.selectors.figures import ADJUDICATION_AGREEMENT, figures_are_live, stored_figures
 
     kind = get_kind(project.kind)
     if kind.labels and not figures_are_live(project):

@@ -93,7 +93,7 @@ def per_annotator_for_project(project) -> list[dict]:
 def _report_sections(project) -> dict:
     """The kind's own report figures: computed on a small project, as the worker stored
     them on a large one with the alpha reports read live (services.figures)."""
-    from annotation.services.figures import REPORT_SECTIONS, figures_are_live, stored_figures
+    from annotation.selectors.figures import REPORT_SECTIONS, figures_are_live, stored_figures
 
     kind = get_kind(project.kind)
     if figures_are_live(project):

@@ -22,34 +22,17 @@ from __future__ import annotations
 
 import json
 
-from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
-from annotation.models import Item, Project, ProjectFigures
-
-ANNOTATOR_QUALITY = "annotator_quality"
-REPORT_SECTIONS = "report_sections"
-ADJUDICATION_REASONS = "adjudication_reasons"
-ADJUDICATION_AGREEMENT = "adjudication_agreement"
-ITEM_VALUES = "item_values"
-
-
-def figures_are_live(project: Project) -> bool:
-    """Whether the project is small enough to compute its figures per request (fewer than
-    MASHOV_FIGURES_LIVE_ITEMS items). One query that reads at most that many index
-    entries; remembered on `project` for the rest of the request."""
-    live = getattr(project, "_figures_live", None)
-    if live is None:
-        limit = settings.MASHOV_FIGURES_LIVE_ITEMS
-        live = not Item.objects.filter(project=project).order_by().values_list("pk", flat=True)[limit : limit + 1]
-        project._figures_live = live
-    return live
-
-
-def stored_figures(project: Project, name: str):
-    """The figures `name` as last stored for the project (JSON: keys are strings), or None."""
-    return ProjectFigures.objects.filter(project=project, name=name).values_list("value", flat=True).first()
+from annotation.models import Project, ProjectFigures
+from annotation.selectors.figures import (
+    ADJUDICATION_AGREEMENT,
+    ADJUDICATION_REASONS,
+    ANNOTATOR_QUALITY,
+    ITEM_VALUES,
+    REPORT_SECTIONS,
+)
 
 
 def _json(value):
@@ -62,7 +45,11 @@ def project_figures_store(project: Project) -> list[str]:
     written. Runs on the worker, after the aggregation job's own writes."""
     from annotation.kinds.registry import get_kind
     from annotation.selectors.items import item_values_compute
-    from annotation.selectors.quality import adjudication_agreement_compute, annotator_figures_compute, queue_reasons_compute
+    from annotation.selectors.quality import (
+        adjudication_agreement_compute,
+        annotator_figures_compute,
+        queue_reasons_compute,
+    )
 
     kind = get_kind(project.kind)
     now = timezone.now()

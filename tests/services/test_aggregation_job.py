@@ -100,7 +100,8 @@ def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(trans
     for item in Item.objects.filter(project=project):
         assert item.status == "complete"
         assert item.gold_label == expected.items[item.pk][0] == item.reference_label
-        assert item.decisions.get().method == "dawid_skene"
+        # A later run may replace its own earlier decision as more votes came in.
+        assert set(item.decisions.values_list("method", flat=True)) == {"dawid_skene"}
     competence = dict(
         AnnotatorCompetence.objects.filter(project=project, method="dawid_skene").values_list("annotator__username", "competence")
     )

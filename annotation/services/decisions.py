@@ -29,6 +29,7 @@ from annotation.models import Assignment, Decision, Item
 from annotation.rows import clean_comment
 from annotation.services.audit import audit_record
 from annotation.services.tasks_queue import enqueue_on_commit
+from annotation.sql import column_in
 
 RANK_REOPEN = 0
 RANK_ROUND_RULE = 1
@@ -94,7 +95,8 @@ def effective_decisions(items: Iterable[tuple[int, int]]) -> dict[int, Decision]
     found: dict[int, Decision] = {}
     ids = list(round_of)
     for start in range(0, len(ids), WRITE_BATCH):
-        for decision in Decision.objects.filter(item_id__in=ids[start : start + WRITE_BATCH]).order_by("item_id", "rank", "id"):
+        chunk = ids[start : start + WRITE_BATCH]
+        for decision in Decision.objects.filter(column_in(Decision, "item_id", chunk)).order_by("item_id", "rank", "id"):
             if decision.round == round_of[decision.item_id]:
                 found[decision.item_id] = decision  # ascending order: the last one stands
     return found

@@ -199,12 +199,16 @@ def access_project_for_author(user: AbstractBaseUser, slug: str) -> AuthorStandi
     if project is None:
         raise NotFound()
     sources = {}
-    for membership in standing_memberships(user).filter(
-        project__kind="nli_authoring", project__settings__relabel_project=project.slug
-    ).select_related("project__created_by"):
+    for membership in (
+        standing_memberships(user)
+        .filter(project__kind="nli_authoring", project__settings__relabel_project=project.slug)
+        .select_related("project__created_by")
+    ):
         if relabel_link_holds(membership.project, project):
             sources[membership.project.slug] = membership
-    standing = AuthorStanding(project=project, admin=is_admin(user), member=membership_of(user, project), sources=sources)
+    standing = AuthorStanding(
+        project=project, admin=is_admin(user), member=membership_of(user, project), sources=sources
+    )
     if standing.member is None and not sources and not standing.admin:
         raise NotFound()
     disqualified = Membership.Status.DISQUALIFIED

@@ -13,8 +13,9 @@ class AnnotationConfig(AppConfig):
 
         register_converter(IdConverter, "id")
 
-        from annotation import checks  # noqa: F401  (registers the deployment checks)
-
         # The tasks join the Celery app's registry in every process, so that services can
         # enqueue them by name (annotation/services/tasks_queue.py) without importing them.
-        from annotation import tasks  # noqa: F401
+        from annotation import (
+            checks,  # noqa: F401  (registers the deployment checks)
+            tasks,  # noqa: F401
+        )

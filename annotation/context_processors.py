@@ -11,7 +11,11 @@ def unread_feedback_count(request) -> int:
     cached = getattr(request, "_mashov_unread_feedback", None)
     if cached is None:
         user = getattr(request, "user", None)
-        cached = Feedback.objects.filter(recipient=user, read_at__isnull=True).count() if user and user.is_authenticated else 0
+        cached = (
+            Feedback.objects.filter(recipient=user, read_at__isnull=True).count()
+            if user and user.is_authenticated
+            else 0
+        )
         request._mashov_unread_feedback = cached
     return cached
 

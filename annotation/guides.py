@@ -23,7 +23,9 @@ MAX_GUIDE_TEXT = 2_000
 
 # CommonMark with tables and strikethrough; `html: False` turns raw HTML in the source into
 # text, so nothing the author types becomes markup but what markdown itself produces.
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(["table", "strikethrough"])
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
+    ["table", "strikethrough"]
+)
 
 
 def markdown_render(text: str) -> SafeString:
@@ -66,7 +68,9 @@ class GuideSection:
 
 def scale(key: str, title: str, source: str, intro: str, meanings: tuple[str, ...]) -> GuideSection:
     """A 1-5 scale's section: `meanings` of the points 1..5 in order."""
-    return GuideSection(key, title, source, tuple(GuideEntry(str(i), str(i), m) for i, m in enumerate(meanings, 1)), intro)
+    return GuideSection(
+        key, title, source, tuple(GuideEntry(str(i), str(i), m) for i, m in enumerate(meanings, 1)), intro
+    )
 
 
 def guide_with_overrides(sections, overrides: dict | None) -> list[GuideSection]:
@@ -77,9 +81,14 @@ def guide_with_overrides(sections, overrides: dict | None) -> list[GuideSection]
     for section in sections:
         own = overrides.get(section.key) or {}
         entries = tuple(
-            GuideEntry(str(e.value), str(e.name), str(own[e.value]) if own.get(e.value) else str(e.meaning)) for e in section.entries
+            GuideEntry(str(e.value), str(e.name), str(own[e.value]) if own.get(e.value) else str(e.meaning))
+            for e in section.entries
         )
-        out.append(replace(section, title=str(section.title), source=str(section.source), intro=str(section.intro), entries=entries))
+        out.append(
+            replace(
+                section, title=str(section.title), source=str(section.source), intro=str(section.intro), entries=entries
+            )
+        )
     return out
 
 
@@ -94,7 +103,9 @@ def label_guide_clean(value, sections) -> dict:
     errors, cleaned = [], {}
     for key, texts in value.items():
         if key not in known:
-            errors.append(FieldError(f"label_guide.{key}", f"is not a section of this kind; known: {', '.join(known) or 'none'}"))
+            errors.append(
+                FieldError(f"label_guide.{key}", f"is not a section of this kind; known: {', '.join(known) or 'none'}")
+            )
             continue
         if not isinstance(texts, dict):
             errors.append(FieldError(f"label_guide.{key}", "must be an object of labels or points to text"))
@@ -114,4 +125,3 @@ def label_guide_clean(value, sections) -> dict:
     if errors:
         raise InvalidInput("invalid label guide", errors=errors)
     return cleaned
-

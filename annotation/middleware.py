@@ -75,11 +75,18 @@ class AccessErrorPageMiddleware:
 
         from annotation.views import server_error
 
-        handled_by_django = (Http404, exceptions.PermissionDenied, exceptions.BadRequest, exceptions.SuspiciousOperation)
+        handled_by_django = (
+            Http404,
+            exceptions.PermissionDenied,
+            exceptions.BadRequest,
+            exceptions.SuspiciousOperation,
+        )
         if not settings.DEBUG or not self.product_pages() or isinstance(exception, handled_by_django):
             return None
         response = server_error(request)
-        log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request, exception=exception)
+        log_response(
+            "%s: %s", response.reason_phrase, request.path, response=response, request=request, exception=exception
+        )
         return response
 
 

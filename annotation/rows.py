@@ -55,7 +55,9 @@ def clean_comment(comment, errors: list[FieldError]) -> str:
     return comment
 
 
-def require_text(record: dict, name: str, problems: RowProblems, *, required: bool = True, identifier: bool = False) -> str:
+def require_text(
+    record: dict, name: str, problems: RowProblems, *, required: bool = True, identifier: bool = False
+) -> str:
     """A string field of an import row or a submitted value, unchanged. Identifiers
     (ids, labels, groups, splits, usernames) must not carry bidi controls."""
     value = record.get(name)
@@ -159,7 +161,11 @@ def _member_refused(line: str) -> tuple[str, safe_json.UnsafeJSON] | None:
         except ValueError as exc:
             # A value Python cannot read (an integer of more than 4,300 digits) is its
             # member's fault; a malformed key, the row's.
-            return (key, safe_json.UnsafeJSON(f"is not a value Mashov reads ({exc.args[0] if exc.args else exc})")) if isinstance(key, str) else None
+            return (
+                (key, safe_json.UnsafeJSON(f"is not a value Mashov reads ({exc.args[0] if exc.args else exc})"))
+                if isinstance(key, str)
+                else None
+            )
         position = _JSON_WHITESPACE.match(line, position).end()
         separator = line[position : position + 1]
     return None
@@ -185,7 +191,9 @@ def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) 
         yield row, cells
 
 
-def read_csv_lines(text: str, *, delimiter: str = ",", skip_blank: bool = False) -> Iterator[tuple[int, int, list[str]]]:
+def read_csv_lines(
+    text: str, *, delimiter: str = ",", skip_blank: bool = False
+) -> Iterator[tuple[int, int, list[str]]]:
     """`read_csv_rows` with the line each record starts on (from 1): a quoted cell may hold
     line ends, so records and lines are counted apart."""
     csv_field_size_limit()
@@ -222,13 +230,18 @@ def delimited_cell(cell: str, delimiter: str, *, quote_any_quote: bool = True) -
     >>> [delimited_cell(c, "\t", quote_any_quote=False) for c in ('say "hi"', '"hi"')]
     ['say "hi"', '"""hi"""']
     '''
-    special = delimiter in cell or "\r" in cell or "\n" in cell or (cell.startswith('"') or (quote_any_quote and '"' in cell))
+    special = (
+        delimiter in cell or "\r" in cell or "\n" in cell or (cell.startswith('"') or (quote_any_quote and '"' in cell))
+    )
     return '"' + cell.replace('"', '""') + '"' if special else cell
 
 
 def delimited_line(cells: list[str], delimiter: str, lineterminator: str, *, quote_any_quote: bool = True) -> str:
     """One record of a delimited file (`delimited_cell` for each cell)."""
-    return delimiter.join(delimited_cell(cell, delimiter, quote_any_quote=quote_any_quote) for cell in cells) + lineterminator
+    return (
+        delimiter.join(delimited_cell(cell, delimiter, quote_any_quote=quote_any_quote) for cell in cells)
+        + lineterminator
+    )
 
 
 # A spreadsheet may run a cell as a formula when it begins with one of = + - @ (OWASP "CSV

@@ -3,7 +3,6 @@
 import logging
 
 from celery import shared_task
-
 from django.db import InterfaceError, OperationalError
 
 from annotation.services import aggregation, consensus, jobs
@@ -17,13 +16,12 @@ def _handlers():
 
     from annotation.kinds.registry import job_handlers
     from annotation.release.bias import bias_analysis_job
+    from annotation.release.duplicates import duplicates_compute_job
     from annotation.release.evaluation import evaluation_run_job
+    from annotation.release.splits import leaks_compute_job, splits_compute_job
     from annotation.services.aggregation import aggregation_compute_job
     from annotation.services.agreement import agreement_compute_job
     from annotation.services.imports import items_import_job
-
-    from annotation.release.duplicates import duplicates_compute_job
-    from annotation.release.splits import leaks_compute_job, splits_compute_job
 
     handlers = {
         "import": items_import_job,

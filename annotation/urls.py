@@ -7,7 +7,11 @@ from annotation.kinds.registry import page_url_modules
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz/", views.healthz, name="healthz"),
-    path("login/", throttle.answer_429_when_refused(auth_views.LoginView.as_view(authentication_form=throttle.LoginForm)), name="login"),
+    path(
+        "login/",
+        throttle.answer_429_when_refused(auth_views.LoginView.as_view(authentication_form=throttle.LoginForm)),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("p/<slug:slug>/annotate/", views.annotate, name="annotate"),

@@ -56,9 +56,12 @@ def home(request):
     projects = []
     for project in access.projects_visible_to(request.user).order_by("slug"):
         membership = memberships.get(project.pk)
-        projects.append({"project": project, "role": membership.role if membership else "admin", "membership": membership})
-    return render(request, "annotation/home.html", {"projects": projects, "can_manage": access.can_manage_users(request.user)})
-
+        projects.append(
+            {"project": project, "role": membership.role if membership else "admin", "membership": membership}
+        )
+    return render(
+        request, "annotation/home.html", {"projects": projects, "can_manage": access.can_manage_users(request.user)}
+    )
 
 
 @login_required
@@ -88,7 +91,10 @@ def _redirect_with_message(request, slug: str, message: str, *, error: bool = Fa
 
 def _error_text(exc: ApplicationError) -> str:
     return "; ".join(
-        (_("row %(row)s") % {"row": e.row} + ": " if e.row is not None else "") + (f"{e.field}: " if e.field else "") + e.message for e in exc.errors[:20]
+        (_("row %(row)s") % {"row": e.row} + ": " if e.row is not None else "")
+        + (f"{e.field}: " if e.field else "")
+        + e.message
+        for e in exc.errors[:20]
     )
 
 
@@ -156,7 +162,10 @@ def project_import(request, slug):
         )
         if result.job:
             return _("The file is being imported in the background (job %(job)s).") % {"job": result.job}
-        return _("Imported %(created)s items (%(skipped)s already present).") % {"created": result.created, "skipped": result.skipped}
+        return _("Imported %(created)s items (%(skipped)s already present).") % {
+            "created": result.created,
+            "skipped": result.skipped,
+        }
 
     return _form_action(request, slug, action)
 
@@ -193,5 +202,3 @@ def project_overview(request, slug):
             "dashboard_page": kind.computes_agreement or kind.aggregates_by_consensus,
         },
     )
-
-

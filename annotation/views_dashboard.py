@@ -55,7 +55,12 @@ def _outcome_rows(rounds: list[dict], rtl: bool) -> list[dict]:
 
 def _annotator_rows(per_annotator: list[dict], rtl: bool) -> list[dict]:
     return [
-        {**row, "bar": _bar(row["rate"] or 0.0, 1.0, rtl), "pct": 100.0 * (row["rate"] or 0.0), "track": _bar(1.0, 1.0, rtl)}
+        {
+            **row,
+            "bar": _bar(row["rate"] or 0.0, 1.0, rtl),
+            "pct": 100.0 * (row["rate"] or 0.0),
+            "track": _bar(1.0, 1.0, rtl),
+        }
         for row in per_annotator
     ]
 
@@ -100,7 +105,7 @@ def _alpha_chart(reports: list[dict]) -> dict:
 
 
 def _scope_label(scope) -> str:
-    """"Round 2", "system A · accuracy": a stored scope in people's words, never a dict."""
+    """ "Round 2", "system A · accuracy": a stored scope in people's words, never a dict."""
     return scope_name(scope)
 
 

@@ -11,7 +11,9 @@ from api.views import ERRORS
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):
-    actor = serializers.CharField(source="actor.username", default=None, allow_null=True, help_text="who acted; null once the account is deleted")
+    actor = serializers.CharField(
+        source="actor.username", default=None, allow_null=True, help_text="who acted; null once the account is deleted"
+    )
     before = serializers.JSONField(allow_null=True, help_text="the changed fields before the action")
     after = serializers.JSONField(allow_null=True, help_text="the changed fields after the action")
 

@@ -13,9 +13,15 @@ from api.views import ERRORS
 BiasRequestSerializer = inline_serializer(
     "BiasRequest",
     {
-        "split": serializers.ChoiceField(choices=["train", "dev", "test"], required=False, default="train",
-                                         help_text="The split analysed and the biased models are fitted on."),
-        "smoothing": serializers.FloatField(required=False, default=100.0, help_text="Add-k smoothing of the PMI counts (FarsTail: 100)."),
+        "split": serializers.ChoiceField(
+            choices=["train", "dev", "test"],
+            required=False,
+            default="train",
+            help_text="The split analysed and the biased models are fitted on.",
+        ),
+        "smoothing": serializers.FloatField(
+            required=False, default=100.0, help_text="Add-k smoothing of the PMI counts (FarsTail: 100)."
+        ),
     },
 )
 
@@ -84,8 +90,12 @@ BiasResultSerializer = inline_serializer(
             ),
             help_text="FarsTail Table 4: the top words of each class by PMI, highest first.",
         ),
-        "baselines": inline_serializer("BiasBaselines", {"hypothesis_only": BaselineSerializer, "overlap": BaselineSerializer}),
-        "flags": serializers.DictField(child=FlagSerializer, help_text='"hard(hypothesis)" and "hard(overlap)" over the test items.'),
+        "baselines": inline_serializer(
+            "BiasBaselines", {"hypothesis_only": BaselineSerializer, "overlap": BaselineSerializer}
+        ),
+        "flags": serializers.DictField(
+            child=FlagSerializer, help_text='"hard(hypothesis)" and "hard(overlap)" over the test items.'
+        ),
     },
 )
 
@@ -108,7 +118,11 @@ class BiasView(APIView):
         ),
         request=BiasRequestSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
-        responses={202: inline_serializer("BiasJob", {"job": serializers.IntegerField()}), 409: s.ErrorsSerializer, **ERRORS},
+        responses={
+            202: inline_serializer("BiasJob", {"job": serializers.IntegerField()}),
+            409: s.ErrorsSerializer,
+            **ERRORS,
+        },
     )
     def post(self, request, slug):
         def produce():

@@ -34,7 +34,9 @@ class MineEntrySerializer(serializers.Serializer):
     value = serializers.DictField(help_text="The value as the annotator sent it (the latest, after edits).")
     created_at = serializers.DateTimeField()
     edited_at = serializers.DateTimeField(allow_null=True)
-    editable = serializers.BooleanField(help_text="Its round is still open: PATCH /api/annotations/{id}/ may change it.")
+    editable = serializers.BooleanField(
+        help_text="Its round is still open: PATCH /api/annotations/{id}/ may change it."
+    )
 
     def to_representation(self, annotation):
         item = annotation.item
@@ -52,7 +54,9 @@ class MineEntrySerializer(serializers.Serializer):
             "round": annotation.round,
             "value": kind.annotator_value(annotation.value, item),
             "created_at": serializers.DateTimeField().to_representation(annotation.created_at),
-            "edited_at": serializers.DateTimeField().to_representation(annotation.edited_at) if annotation.edited_at else None,
+            "edited_at": serializers.DateTimeField().to_representation(annotation.edited_at)
+            if annotation.edited_at
+            else None,
             "editable": claims.annotation_editable(
                 annotation, item, reviewed=annotation.reviewed, round_has_decision=annotation.round_has_decision
             ),

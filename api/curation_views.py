@@ -97,7 +97,9 @@ class DuplicatesView(generics.ListAPIView):
         responses={202: JobStarted, **CONFLICT, **ERRORS},
     )
     def post(self, request, slug):
-        return _job_started(request, lambda: duplicates.duplicates_request(user=request.user, slug=slug, body=body_of(request)))
+        return _job_started(
+            request, lambda: duplicates.duplicates_request(user=request.user, slug=slug, body=body_of(request))
+        )
 
 
 class DuplicateDecisionView(APIView):
@@ -110,7 +112,9 @@ class DuplicateDecisionView(APIView):
             "Supervisors. `remove` removes the pair's later item `b` (it leaves the queue and the default exports, with "
             "the reason recorded); `keep` leaves both, restoring `b` if this pair had removed it."
         ),
-        request=inline_serializer("DuplicateDecision", {"decision": serializers.ChoiceField(choices=["keep", "remove"])}),
+        request=inline_serializer(
+            "DuplicateDecision", {"decision": serializers.ChoiceField(choices=["keep", "remove"])}
+        ),
         responses={200: DuplicatePairSerializer, **ERRORS},
     )
     def post(self, request, slug, pair_id):
@@ -126,7 +130,12 @@ class DuplicatesRemoveAllView(APIView):
     @extend_schema(
         summary="Remove the later item of every undecided pair",
         request=None,
-        responses={200: inline_serializer("DuplicatesRemoved", {"pairs": serializers.IntegerField(), "removed": serializers.IntegerField()}), **ERRORS},
+        responses={
+            200: inline_serializer(
+                "DuplicatesRemoved", {"pairs": serializers.IntegerField(), "removed": serializers.IntegerField()}
+            ),
+            **ERRORS,
+        },
     )
     def post(self, request, slug):
         return Response(duplicates.duplicates_remove_all(user=request.user, slug=slug))
@@ -138,7 +147,9 @@ class DuplicatesRestoreView(APIView):
     @extend_schema(
         summary="Restore items removed as near-duplicates",
         description="Supervisors. Each item goes back to the status it had; its pair is marked keep. All or nothing.",
-        request=inline_serializer("DuplicatesRestoreRequest", {"items": serializers.ListField(child=serializers.IntegerField())}),
+        request=inline_serializer(
+            "DuplicatesRestoreRequest", {"items": serializers.ListField(child=serializers.IntegerField())}
+        ),
         responses={200: inline_serializer("DuplicatesRestored", {"restored": serializers.IntegerField()}), **ERRORS},
     )
     def post(self, request, slug):
@@ -155,7 +166,9 @@ SplitReport = inline_serializer(
         "shares": serializers.DictField(child=serializers.FloatField(), help_text="Realised share of items per split."),
         "counts": serializers.DictField(child=serializers.IntegerField()),
         "components": serializers.IntegerField(allow_null=True, help_text="Components of groups after merging."),
-        "merged_components": serializers.IntegerField(required=False, help_text="Components holding more than one group."),
+        "merged_components": serializers.IntegerField(
+            required=False, help_text="Components holding more than one group."
+        ),
         "largest_component": serializers.IntegerField(allow_null=True, help_text="Items in the largest component."),
         "seed": serializers.IntegerField(allow_null=True),
         "leak_threshold": serializers.FloatField(allow_null=True),
@@ -199,10 +212,14 @@ LeakReport = inline_serializer(
     "LeakReport",
     {
         "threshold": serializers.FloatField(allow_null=True, help_text="null before any check"),
-        "count": serializers.IntegerField(allow_null=True, help_text="Item pairs in different splits above the threshold."),
+        "count": serializers.IntegerField(
+            allow_null=True, help_text="Item pairs in different splits above the threshold."
+        ),
         "by_splits": serializers.DictField(child=serializers.IntegerField()),
         "examples": serializers.ListField(
-            child=inline_serializer("LeakExample", {"a": ItemBrief, "b": ItemBrief, "similarity": serializers.FloatField()})
+            child=inline_serializer(
+                "LeakExample", {"a": ItemBrief, "b": ItemBrief, "similarity": serializers.FloatField()}
+            )
         ),
         "items": serializers.IntegerField(allow_null=True),
         "groups_across_splits": serializers.IntegerField(allow_null=True),

@@ -18,12 +18,18 @@ from api.views import ERRORS, IDEMPOTENCY_KEY, body_of
 class DecisionSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     round = serializers.IntegerField()
-    method = serializers.CharField(help_text="k_of_n, majority, dawid_skene, mace, adjudication, import, reopen, or the kind's own rule")
-    rank = serializers.IntegerField(help_text="precedence: 3 adjudication, 2 the chosen method on the worker, 1 the round's rule or an import, 0 reopen")
+    method = serializers.CharField(
+        help_text="k_of_n, majority, dawid_skene, mace, adjudication, import, reopen, or the kind's own rule"
+    )
+    rank = serializers.IntegerField(
+        help_text="precedence: 3 adjudication, 2 the chosen method on the worker, 1 the round's rule or an import, 0 reopen"
+    )
     value = serializers.JSONField(allow_null=True, help_text="the decided gold (a label), null for none")
     status = serializers.CharField(help_text="the item status the decision moved it to")
     confidence = serializers.FloatField(allow_null=True)
-    by = serializers.SerializerMethodField(help_text="who decided: a username to supervisors, the export's pseudonym to reviewers; null for a rule or a job")
+    by = serializers.SerializerMethodField(
+        help_text="who decided: a username to supervisors, the export's pseudonym to reviewers; null for a rule or a job"
+    )
     job = serializers.IntegerField(source="job_id", allow_null=True)
     override = serializers.BooleanField()
     comment = serializers.CharField()

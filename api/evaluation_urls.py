@@ -4,6 +4,14 @@ from api import evaluation_views
 
 urlpatterns = [
     path("projects/<slug:slug>/evaluations/", evaluation_views.EvaluationListView.as_view(), name="api-evaluations"),
-    path("projects/<slug:slug>/evaluations/compare/", evaluation_views.EvaluationCompareView.as_view(), name="api-evaluation-compare"),
-    path("projects/<slug:slug>/evaluations/<id:evaluation_id>/", evaluation_views.EvaluationDetailView.as_view(), name="api-evaluation"),
+    path(
+        "projects/<slug:slug>/evaluations/compare/",
+        evaluation_views.EvaluationCompareView.as_view(),
+        name="api-evaluation-compare",
+    ),
+    path(
+        "projects/<slug:slug>/evaluations/<id:evaluation_id>/",
+        evaluation_views.EvaluationDetailView.as_view(),
+        name="api-evaluation",
+    ),
 ]

@@ -20,11 +20,16 @@ FIGURES_HELP = (
     "answerable and unanswerable; phrase_pair: accuracy, macro_f1, per_class, confusion, soft_coherence, hard_coherence."
 )
 
+
 class EvaluationRequestSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text='JSONL {"id", "prediction"} (phrase_pair: also "reversed"), CSV id,prediction, or for qa_authoring SQuAD\'s predictions dict {question id: text}')
+    file = serializers.FileField(
+        help_text='JSONL {"id", "prediction"} (phrase_pair: also "reversed"), CSV id,prediction, or for qa_authoring SQuAD\'s predictions dict {question id: text}'
+    )
     name = serializers.CharField(help_text="the model's name")
     split = serializers.CharField(required=False, help_text='the split scored (default "test"); "all" for every split')
-    format = serializers.ChoiceField(choices=evaluations.FORMATS, required=False, help_text="found from the file when left out")
+    format = serializers.ChoiceField(
+        choices=evaluations.FORMATS, required=False, help_text="found from the file when left out"
+    )
 
 
 class EvaluationStartedSerializer(serializers.Serializer):
@@ -44,7 +49,10 @@ class EvaluationSummarySerializer(serializers.Serializer):
 
 
 class EvaluationDetailSerializer(EvaluationSummarySerializer):
-    figures = serializers.JSONField(allow_null=True, help_text='every figure as {"value", "ci_low", "ci_high"} (95 % bootstrap over items). ' + FIGURES_HELP)
+    figures = serializers.JSONField(
+        allow_null=True,
+        help_text='every figure as {"value", "ci_low", "ci_high"} (95 % bootstrap over items). ' + FIGURES_HELP,
+    )
     bootstrap = serializers.JSONField(help_text="n_resamples, confidence, seed")
     primary = serializers.CharField(help_text="the figure the compare view's verdict reads")
     error = serializers.JSONField(allow_null=True)
@@ -57,7 +65,9 @@ class EvaluationCompareSerializer(serializers.Serializer):
     items = serializers.IntegerField(help_text="items both were scored on")
     primary = serializers.CharField()
     verdict = serializers.ChoiceField(choices=["a_better", "b_better", "no_clear_difference", "undecided"])
-    figures = serializers.JSONField(help_text='every figure as {"difference", "ci_low", "ci_high", "share_a_better"}: A − B, paired bootstrap')
+    figures = serializers.JSONField(
+        help_text='every figure as {"difference", "ci_low", "ci_high", "share_a_better"}: A − B, paired bootstrap'
+    )
     bootstrap = serializers.JSONField()
 
 
@@ -66,7 +76,11 @@ class EvaluationListView(APIView):
 
     @extend_schema(responses={200: EvaluationSummarySerializer(many=True), **ERRORS})
     def get(self, request, slug):
-        return Response(EvaluationSummarySerializer(evaluations.evaluations_for_project(user=request.user, slug=slug), many=True).data)
+        return Response(
+            EvaluationSummarySerializer(
+                evaluations.evaluations_for_project(user=request.user, slug=slug), many=True
+            ).data
+        )
 
     @extend_schema(
         request={"multipart/form-data": EvaluationRequestSerializer},
@@ -81,8 +95,13 @@ class EvaluationListView(APIView):
             access.access_project_for_supervisor(request.user, slug)
             raise InvalidInput("a predictions file is required", field="file")
         evaluation = evaluations.evaluation_request(
-            user=request.user, slug=slug, data=upload.read(), filename=upload.name or "",
-            name=request.data.get("name"), split=request.data.get("split"), fmt=request.data.get("format") or "",
+            user=request.user,
+            slug=slug,
+            data=upload.read(),
+            filename=upload.name or "",
+            name=request.data.get("name"),
+            split=request.data.get("split"),
+            fmt=request.data.get("format") or "",
         )
         return Response({"job": evaluation.job_id, "id": evaluation.pk}, status=status.HTTP_202_ACCEPTED)
 
@@ -90,7 +109,11 @@ class EvaluationListView(APIView):
 class EvaluationDetailView(APIView):
     @extend_schema(responses={200: EvaluationDetailSerializer, **ERRORS})
     def get(self, request, slug, evaluation_id):
-        return Response(EvaluationDetailSerializer(evaluations.evaluation_detail(user=request.user, slug=slug, evaluation_id=evaluation_id)).data)
+        return Response(
+            EvaluationDetailSerializer(
+                evaluations.evaluation_detail(user=request.user, slug=slug, evaluation_id=evaluation_id)
+            ).data
+        )
 
 
 class EvaluationCompareView(APIView):

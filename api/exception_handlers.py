@@ -29,7 +29,9 @@ def exception_handler(exc, context):
         return Response({"errors": [error.as_dict() for error in exc.errors]}, status=exc.status_code)
     if isinstance(exc, RequestDataTooBig):
         # A multipart form's fields beside its files, over DATA_UPLOAD_MAX_MEMORY_SIZE.
-        return Response({"errors": [{"field": "body", "message": str(exc)}]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        return Response(
+            {"errors": [{"field": "body", "message": str(exc)}]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

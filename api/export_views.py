@@ -38,13 +38,26 @@ class ExportView(APIView):
             "item's effective decision (k_of_n, majority, dawid_skene, mace, adjudication, import, the kind's rule)."
         ),
         parameters=[
-            OpenApiParameter("format", str, required=True, enum=["jsonl", "csv", "farstail"],
-                             description="Export format; `farstail` for the NLI kinds only. Others → 400."),
-            OpenApiParameter("status", str, enum=list(export_services.EXPORT_STATUSES),
-                             description="Item status to export, or `all`; default: the kind's finished items (accepted for nli_relabel, complete for rated kinds)."),
+            OpenApiParameter(
+                "format",
+                str,
+                required=True,
+                enum=["jsonl", "csv", "farstail"],
+                description="Export format; `farstail` for the NLI kinds only. Others → 400.",
+            ),
+            OpenApiParameter(
+                "status",
+                str,
+                enum=list(export_services.EXPORT_STATUSES),
+                description="Item status to export, or `all`; default: the kind's finished items (accepted for nli_relabel, complete for rated kinds).",
+            ),
             OpenApiParameter("split", str, description="Only items of this split (empty: every split)."),
-            OpenApiParameter("history", str, enum=["0", "1"],
-                             description="`1` (jsonl only): each record carries `decisions`, the item's whole decision history, oldest first."),
+            OpenApiParameter(
+                "history",
+                str,
+                enum=["0", "1"],
+                description="`1` (jsonl only): each record carries `decisions`, the item's whole decision history, oldest first.",
+            ),
         ],  # fmt: skip
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.BINARY, description="one JSON record a line"),
@@ -57,7 +70,10 @@ class ExportView(APIView):
         project = access.access_project_for_staff(request.user, slug)
         params = request.query_params
         spec = export_services.export_prepare(
-            project=project, fmt=params.get("format"), status=params.get("status"), split=params.get("split"),
+            project=project,
+            fmt=params.get("format"),
+            status=params.get("status"),
+            split=params.get("split"),
             history=params.get("history"),
         )
         response = StreamingHttpResponse(export_services.export_stream(spec), content_type=spec.content_type)

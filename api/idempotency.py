@@ -48,7 +48,9 @@ def request_fingerprint(request) -> str:
 
 def _replay(previous: IdempotencyRecord, fingerprint: str) -> Response:
     if previous.fingerprint and previous.fingerprint != fingerprint:
-        raise Conflict("this key was used for another request; use a new key for a new request", field="Idempotency-Key")
+        raise Conflict(
+            "this key was used for another request; use a new key for a new request", field="Idempotency-Key"
+        )
     return Response(previous.body, status=previous.status_code)
 
 
@@ -72,7 +74,10 @@ def idempotent(request, produce: Callable[[], Response]) -> Response:
         response = produce()
         if 200 <= response.status_code < 300:
             # What the client receives, as JSON: the replay is the same answer.
-            record.status_code, record.body = response.status_code, json.loads(JSONRenderer().render(response.data) or b"null")
+            record.status_code, record.body = (
+                response.status_code,
+                json.loads(JSONRenderer().render(response.data) or b"null"),
+            )
             record.save(update_fields=["status_code", "body"])
         else:
             record.delete()  # an answer that did not write is not kept: the retry runs again

@@ -22,10 +22,13 @@ class PageNumberPagination(pagination.PageNumberPagination):
 def page_of(name: str, serializer, **extra):
     """The paginated envelope of docs/api.md lists ("General rules"), for the schema; `extra` fields sit beside
     `results` (a list's summary)."""
-    return inline_serializer(name, {
-        "count": serializers.IntegerField(),
-        "next": serializers.URLField(allow_null=True),
-        "previous": serializers.URLField(allow_null=True),
-        **extra,
-        "results": serializer(many=True),
-    })
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            **extra,
+            "results": serializer(many=True),
+        },
+    )

@@ -21,7 +21,9 @@ _SHARE = {"allow_null": True, "min_value": 0.0, "max_value": 1.0}
 
 
 class CompetenceSerializer(serializers.Serializer):
-    dawid_skene = serializers.FloatField(allow_null=True, help_text="Dawid-Skene expected accuracy, null when not computed")
+    dawid_skene = serializers.FloatField(
+        allow_null=True, help_text="Dawid-Skene expected accuracy, null when not computed"
+    )
     mace = serializers.FloatField(allow_null=True, help_text="MACE probability of not spamming, null when not computed")
 
 
@@ -67,7 +69,9 @@ class AnnotatorsView(APIView):
 
 
 class VoteSerializer(serializers.Serializer):
-    annotator = serializers.CharField(help_text="username for supervisors, the export's pseudonym for other adjudicators")
+    annotator = serializers.CharField(
+        help_text="username for supervisors, the export's pseudonym for other adjudicators"
+    )
     label = serializers.CharField(allow_null=True)
     competence = CompetenceSerializer()
 
@@ -118,7 +122,10 @@ class AdjudicationQueueView(APIView):
             "competence and why it is here. `agreement` reports agreement with and without the adjudicated items."
         ),
         parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
-        responses={200: page_of("AdjudicationPage", QueueItemSerializer, agreement=AdjudicationAgreementSerializer()), **ERRORS},
+        responses={
+            200: page_of("AdjudicationPage", QueueItemSerializer, agreement=AdjudicationAgreementSerializer()),
+            **ERRORS,
+        },
     )
     def get(self, request, slug):
         project = access.access_project_for_adjudicator(request.user, slug)
@@ -132,7 +139,8 @@ class AdjudicateRequestSerializer(serializers.Serializer):
     label = serializers.CharField(help_text="one of the kind's labels")
     comment = serializers.CharField(required=False, trim_whitespace=False)
     override = serializers.BooleanField(
-        required=False, help_text="supervisors only: decide an item outside the queue (a comment saying why is required)"
+        required=False,
+        help_text="supervisors only: decide an item outside the queue (a comment saying why is required)",
     )
 
 

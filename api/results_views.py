@@ -125,4 +125,3 @@ class ReportView(APIView):
     def get(self, request, slug):
         project = access.access_project_for_staff(request.user, slug)
         return Response(report_for_viewer(project, request.user))
-

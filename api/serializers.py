@@ -4,8 +4,8 @@ the request serializers here describe the bodies for the OpenAPI schema."""
 from rest_framework import serializers
 
 from annotation.kinds.registry import get_kind
-from annotation.selectors.items import annotator_label
 from annotation.models import Annotation, Item, Job, Membership, Project
+from annotation.selectors.items import annotator_label
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -43,7 +43,15 @@ class ProjectRequestSerializer(serializers.Serializer):
     slug = serializers.SlugField()
     name = serializers.CharField(trim_whitespace=False)
     kind = serializers.ChoiceField(
-        choices=["qa_authoring", "nli_authoring", "nli_relabel", "translation_rating", "phrase_pair", "summary_rating", "label_test"]
+        choices=[
+            "qa_authoring",
+            "nli_authoring",
+            "nli_relabel",
+            "translation_rating",
+            "phrase_pair",
+            "summary_rating",
+            "label_test",
+        ]
     )
     language = serializers.CharField()
     settings = serializers.DictField(required=False)
@@ -60,7 +68,19 @@ class ProjectSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Project
-        fields = ["slug", "name", "kind", "language", "direction", "guidelines", "label_guide", "settings", "created_at", "counts", "owner"]
+        fields = [
+            "slug",
+            "name",
+            "kind",
+            "language",
+            "direction",
+            "guidelines",
+            "label_guide",
+            "settings",
+            "created_at",
+            "counts",
+            "owner",
+        ]
 
     def get_counts(self, project) -> dict[str, int]:
         counts = self.context.get("counts")
@@ -82,10 +102,20 @@ class ProjectSerializer(serializers.ModelSerializer):
 
 class ProjectUpdateSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, trim_whitespace=False)
-    guidelines = serializers.CharField(required=False, trim_whitespace=False, help_text="markdown; raw HTML is shown as text")
-    settings = serializers.DictField(required=False, help_text="merged over the stored settings; a change that would corrupt running rounds is a 400 naming the setting")
-    label_guide = serializers.DictField(required=False, help_text="section key → label or point → the project's own wording")
-    owner = serializers.CharField(required=False, help_text="hand the project on: the username of an active supervisor of it (its owner or an admin only)")
+    guidelines = serializers.CharField(
+        required=False, trim_whitespace=False, help_text="markdown; raw HTML is shown as text"
+    )
+    settings = serializers.DictField(
+        required=False,
+        help_text="merged over the stored settings; a change that would corrupt running rounds is a 400 naming the setting",
+    )
+    label_guide = serializers.DictField(
+        required=False, help_text="section key → label or point → the project's own wording"
+    )
+    owner = serializers.CharField(
+        required=False,
+        help_text="hand the project on: the username of an active supervisor of it (its owner or an admin only)",
+    )
 
 
 class PasswordResetSerializer(serializers.Serializer):
@@ -113,7 +143,9 @@ class MemberUpdateSerializer(serializers.Serializer):
 
 
 class MembershipSerializer(serializers.ModelSerializer):
-    username = serializers.CharField(source="user.username", help_text="the export's pseudonym for callers who do not supervise the project")
+    username = serializers.CharField(
+        source="user.username", help_text="the export's pseudonym for callers who do not supervise the project"
+    )
 
     class Meta:
         model = Membership
@@ -149,13 +181,28 @@ class ImportResultSerializer(serializers.Serializer):
 class ItemSerializer(serializers.ModelSerializer):
     """An item as supervisors and reviewers see it, with its reference label and votes."""
 
-    author = serializers.SerializerMethodField(help_text="the username to supervisors, the export's pseudonym to reviewers")
+    author = serializers.SerializerMethodField(
+        help_text="the username to supervisors, the export's pseudonym to reviewers"
+    )
     gold = serializers.SerializerMethodField()
     votes = serializers.SerializerMethodField()
 
     class Meta:
         model = Item
-        fields = ["id", "external_id", "payload", "status", "split", "group", "round", "author", "reference_label", "gold", "votes", "probe_of"]
+        fields = [
+            "id",
+            "external_id",
+            "payload",
+            "status",
+            "split",
+            "group",
+            "round",
+            "author",
+            "reference_label",
+            "gold",
+            "votes",
+            "probe_of",
+        ]
 
     def get_author(self, item) -> str | None:
         if item.author_id is None:

@@ -27,9 +27,15 @@ from api import serializers as s
 from api.idempotency import idempotent_write
 from api.parsers import StrictFormParser, StrictMultiPartParser
 
-IDEMPOTENCY_KEY = [OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, description="a retry with the same key returns the first result")]
+IDEMPOTENCY_KEY = [
+    OpenApiParameter(
+        "Idempotency-Key",
+        str,
+        OpenApiParameter.HEADER,
+        description="a retry with the same key returns the first result",
+    )
+]
 ERRORS = {400: s.ErrorsSerializer, 401: s.ErrorsSerializer, 403: s.ErrorsSerializer, 404: s.ErrorsSerializer}
-
 
 
 def body_of(request) -> dict:
@@ -42,7 +48,10 @@ class TokenView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
 
-    @extend_schema(request=s.TokenRequestSerializer, responses={200: s.TokenSerializer, 400: s.ErrorsSerializer, 429: s.ErrorsSerializer})
+    @extend_schema(
+        request=s.TokenRequestSerializer,
+        responses={200: s.TokenSerializer, 400: s.ErrorsSerializer, 429: s.ErrorsSerializer},
+    )
     def post(self, request):
         data = body_of(request)
         username, password = data.get("username"), data.get("password")
@@ -60,14 +69,19 @@ class TokenRevokeView(APIView):
     """Logout for API clients: the caller's token stops working (a separate view from
     TokenView, which takes no authentication)."""
 
-    @extend_schema(request=None, responses={204: OpenApiResponse(description="the token is revoked"), 401: s.ErrorsSerializer})
+    @extend_schema(
+        request=None, responses={204: OpenApiResponse(description="the token is revoked"), 401: s.ErrorsSerializer}
+    )
     def delete(self, request):
         user_services.user_token_revoke(user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class UserPasswordView(APIView):
-    @extend_schema(request=s.PasswordResetSerializer, responses={204: OpenApiResponse(description="the password is changed; the user's API token ends"), **ERRORS})
+    @extend_schema(
+        request=s.PasswordResetSerializer,
+        responses={204: OpenApiResponse(description="the password is changed; the user's API token ends"), **ERRORS},
+    )
     def post(self, request, username):
         data = body_of(request)
         project_services.user_password_reset(actor=request.user, username=username, password=data.get("password"))
@@ -75,7 +89,9 @@ class UserPasswordView(APIView):
 
 
 class UserCreateView(APIView):
-    @extend_schema(request=s.UserRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.UserSerializer, **ERRORS})
+    @extend_schema(
+        request=s.UserRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.UserSerializer, **ERRORS}
+    )
     @idempotent_write
     def post(self, request):
         data = body_of(request)
@@ -94,7 +110,9 @@ class ProjectListView(generics.ListAPIView):
     def get_serializer_context(self):
         return {**super().get_serializer_context(), "roles": project_roles_of_user(self.request.user)}
 
-    @extend_schema(request=s.ProjectRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.ProjectSerializer, **ERRORS})
+    @extend_schema(
+        request=s.ProjectRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.ProjectSerializer, **ERRORS}
+    )
     @idempotent_write
     def post(self, request):
         data = body_of(request)
@@ -118,7 +136,9 @@ class ProjectDetailView(APIView):
         context = {"counts": status_counts_for_project(project), "roles": project_roles_of_user(request.user)}
         return Response(s.ProjectSerializer(project, context=context).data)
 
-    @extend_schema(request=s.ProjectUpdateSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ProjectSerializer, **ERRORS})
+    @extend_schema(
+        request=s.ProjectUpdateSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ProjectSerializer, **ERRORS}
+    )
     @idempotent_write
     def patch(self, request, slug):
         project = project_services.project_update(actor=request.user, slug=slug, changes=body_of(request))
@@ -131,7 +151,13 @@ class PreviewView(APIView):
     annotator payload, with nothing claimed and nothing stored."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("after", int, description="the id of the item previewed last; the next one in the project's order follows")],
+        parameters=[
+            OpenApiParameter(
+                "after",
+                int,
+                description="the id of the item previewed last; the next one in the project's order follows",
+            )
+        ],
         responses={200: s.PreviewSerializer, 204: OpenApiResponse(description="no items"), **ERRORS},
     )
     def get(self, request, slug):
@@ -141,7 +167,13 @@ class PreviewView(APIView):
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         kind = get_kind(project.kind)
-        return Response({"assignment": None, "preview": True, "item": {"id": item.pk, "external_id": item.external_id, "payload": kind.annotator_payload(item)}})
+        return Response(
+            {
+                "assignment": None,
+                "preview": True,
+                "item": {"id": item.pk, "external_id": item.external_id, "payload": kind.annotator_payload(item)},
+            }
+        )
 
 
 class MemberListView(generics.ListAPIView):
@@ -149,7 +181,9 @@ class MemberListView(generics.ListAPIView):
 
     def get_queryset(self):
         self.project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
-        return Membership.objects.filter(project=self.project).select_related("user", "project").order_by("user__username")
+        return (
+            Membership.objects.filter(project=self.project).select_related("user", "project").order_by("user__username")
+        )
 
     def get_serializer_context(self):
         # Names are for supervisors and admins; reviewers read pseudonyms (selectors.names).
@@ -157,7 +191,9 @@ class MemberListView(generics.ListAPIView):
         names = project is None or names_visible(self.request.user, project)
         return {**super().get_serializer_context(), "names": names}
 
-    @extend_schema(request=s.MemberRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.MembershipSerializer, **ERRORS})
+    @extend_schema(
+        request=s.MemberRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={201: s.MembershipSerializer, **ERRORS}
+    )
     @idempotent_write
     def post(self, request, slug):
         data = body_of(request)
@@ -173,7 +209,9 @@ class MemberListView(generics.ListAPIView):
 
 
 class MemberDetailView(APIView):
-    @extend_schema(request=s.MemberUpdateSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.MembershipSerializer, **ERRORS})
+    @extend_schema(
+        request=s.MemberUpdateSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.MembershipSerializer, **ERRORS}
+    )
     @idempotent_write
     def patch(self, request, slug, username):
         membership = project_services.membership_update(
@@ -254,7 +292,9 @@ def votes_for_items(items) -> dict[int, dict[str, int]]:
 
 
 class NextView(APIView):
-    @extend_schema(responses={200: s.NextSerializer, 204: OpenApiResponse(description="nothing left for the caller"), **ERRORS})
+    @extend_schema(
+        responses={200: s.NextSerializer, 204: OpenApiResponse(description="nothing left for the caller"), **ERRORS}
+    )
     def get(self, request, slug):
         assignment = assignment_services.assignment_next_for_annotator(user=request.user, slug=slug)
         if assignment is None:
@@ -296,7 +336,9 @@ class SubmitView(APIView):
         data = body_of(request)
         if "value" not in data:
             raise InvalidInput("is required", field="value")
-        annotation = assignment_services.annotation_submit(user=request.user, assignment_id=assignment_id, value=data["value"])
+        annotation = assignment_services.annotation_submit(
+            user=request.user, assignment_id=assignment_id, value=data["value"]
+        )
         kind = get_kind(annotation.assignment.project.kind)
         answer = s.annotation_data(annotation)
         answer["value"] = kind.annotator_value(annotation.value, annotation.item)

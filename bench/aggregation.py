@@ -15,9 +15,9 @@ majority tie) counts as wrong; `decided` says how many it decided.
 """
 
 import argparse
-from collections import Counter
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -132,7 +132,10 @@ def main() -> None:
     per_item = Counter(Counter(item for item, _a, _l in adaptive).values())
     print()
     print(f"adaptive overlap spent {saved:.1%} fewer votes than fixed overlap")
-    print("  items by votes spent: " + ", ".join(f"{votes}: {per_item[votes] / args.items:.1%}" for votes in sorted(per_item)))
+    print(
+        "  items by votes spent: "
+        + ", ".join(f"{votes}: {per_item[votes] / args.items:.1%}" for votes in sorted(per_item))
+    )
     for method in METHODS:
         delta = results["adaptive"][method]["accuracy"] - results["fixed"][method]["accuracy"]
         print(f"  {method}: gold accuracy adaptive − fixed = {delta:+.4f}")

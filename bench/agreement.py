@@ -56,26 +56,85 @@ def insert(project, users, who, scores, valid):
 
     n_items = who.shape[0]
     now = "2025-01-01 00:00:00+00"
-    payload = json.dumps({"source": {"premise": "p", "hypothesis": "h", "label": "e"}, "candidates": [{"system": s, "premise": "x", "hypothesis": "y"} for s in SYSTEMS]})
+    payload = json.dumps(
+        {
+            "source": {"premise": "p", "hypothesis": "h", "label": "e"},
+            "candidates": [{"system": s, "premise": "x", "hypothesis": "y"} for s in SYSTEMS],
+        }
+    )
     ids = [u.pk for u in users]
     with connection.cursor() as wrapper:
         cur = wrapper.cursor
         copy_rows(
             cur,
             "annotation_item",
-            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at", "computed", "flags", "in_sample"],
-            ((str(i + 1), str(project.pk), f"b{i}", payload, "entailment", "", "", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t") for i in range(n_items)),
+            [
+                "id",
+                "project_id",
+                "external_id",
+                "payload",
+                "reference_label",
+                "gold_label",
+                '"group"',
+                "split",
+                "status",
+                "round",
+                "position",
+                "shuffle_key",
+                "created_at",
+                "computed",
+                "flags",
+                "in_sample",
+            ],
+            (
+                (
+                    str(i + 1),
+                    str(project.pk),
+                    f"b{i}",
+                    payload,
+                    "entailment",
+                    "",
+                    "",
+                    "train",
+                    "complete",
+                    "1",
+                    str(i),
+                    f"{(i * 0.6180339887) % 1:.6f}",
+                    now,
+                    "{}",
+                    "[]",
+                    "t",
+                )
+                for i in range(n_items)
+            ),
         )
         copy_rows(
             cur,
             "annotation_assignment",
-            ["id", "project_id", "item_id", "annotator_id", "round", "status", "claimed_at", "expires_at", "submitted_at"],
-            ((str(i * 2 + j + 1), str(project.pk), str(i + 1), str(ids[who[i, j]]), "1", "submitted", now, now, now) for i in range(n_items) for j in range(2)),
+            [
+                "id",
+                "project_id",
+                "item_id",
+                "annotator_id",
+                "round",
+                "status",
+                "claimed_at",
+                "expires_at",
+                "submitted_at",
+            ],
+            (
+                (str(i * 2 + j + 1), str(project.pk), str(i + 1), str(ids[who[i, j]]), "1", "submitted", now, now, now)
+                for i in range(n_items)
+                for j in range(2)
+            ),
         )
 
         def value(i, j):
             ratings = {
-                str(s): {**{c: int(scores[i, j, s, k]) for k, c in enumerate(SCORES)}, "label_valid": bool(valid[i, j, s])}
+                str(s): {
+                    **{c: int(scores[i, j, s, k]) for k, c in enumerate(SCORES)},
+                    "label_valid": bool(valid[i, j, s]),
+                }
                 for s in range(len(SYSTEMS))
             }
             return json.dumps({"ratings": ratings, "display_order": [0, 1]})
@@ -84,7 +143,11 @@ def insert(project, users, who, scores, valid):
             cur,
             "annotation_annotation",
             ["id", "assignment_id", "item_id", "annotator_id", "round", "value", "created_at", "review_required"],
-            ((str(i * 2 + j + 1), str(i * 2 + j + 1), str(i + 1), str(ids[who[i, j]]), "1", value(i, j), now, "f") for i in range(n_items) for j in range(2)),
+            (
+                (str(i * 2 + j + 1), str(i * 2 + j + 1), str(i + 1), str(ids[who[i, j]]), "1", value(i, j), now, "f")
+                for i in range(n_items)
+                for j in range(2)
+            ),
         )
         for table in ("annotation_item", "annotation_assignment", "annotation_annotation"):
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
@@ -107,11 +170,10 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.kinds.translation.results import scope_figures, translation_agreement_compute, translation_values
     from annotation.kinds.registry import get_kind
-    from annotation.metrics.agreement import bootstrap_ci
+    from annotation.kinds.translation.results import scope_figures, translation_agreement_compute, translation_values
+    from annotation.metrics.agreement import bootstrap_ci, slot_matrix
     from annotation.models import AgreementReport, Project
-    from annotation.metrics.agreement import slot_matrix
 
     rows: list[tuple[str, float, str]] = []
 
@@ -124,11 +186,20 @@ def main() -> None:
     try:
         timed("migrate scratch database", lambda: call_command("migrate", verbosity=0))
         users = [get_user_model().objects.create_user(f"rater{i}", password=None) for i in range(args.raters)]
-        project = Project.objects.create(slug="bench", name="bench", kind="translation_rating", language="he", settings={})
+        project = Project.objects.create(
+            slug="bench", name="bench", kind="translation_rating", language="he", settings={}
+        )
         who, scores, valid = synthetic(np.random.default_rng(5), args.items, args.raters)
-        timed(f"insert {args.items:,} items × 2 raters (COPY)", lambda: insert(project, users, who, scores, valid), f"{2 * args.items:,} annotations")
+        timed(
+            f"insert {args.items:,} items × 2 raters (COPY)",
+            lambda: insert(project, users, who, scores, valid),
+            f"{2 * args.items:,} annotations",
+        )
         settings = get_kind("translation_rating").settings_for(project.settings)
-        result = timed("END TO END: agreement job (load + 8 scopes alpha + 1,000-resample CI + means + upsert)", lambda: translation_agreement_compute(project, None, settings))
+        result = timed(
+            "END TO END: agreement job (load + 8 scopes alpha + 1,000-resample CI + means + upsert)",
+            lambda: translation_agreement_compute(project, None, settings),
+        )
         assert len(result["reports"]) == 8 and AgreementReport.objects.filter(project=project).count() == 8
         arrays, _ = timed("  of which: load ratings from PostgreSQL", lambda: translation_values(project))
         total_figures = 0.0
@@ -152,7 +223,13 @@ def main() -> None:
             value = krippendorff.alpha(reliability_data=full, level_of_measurement=level)
             pkg_alpha += time.perf_counter() - start
             assert abs(value - figures["alpha"]) < 1e-9, (system, criterion, value, figures["alpha"])
-        rows.append(("krippendorff.alpha alone, 8 scopes (raters × units matrices)", pkg_alpha, "point estimates only, equal to Mashov's"))
+        rows.append(
+            (
+                "krippendorff.alpha alone, 8 scopes (raters × units matrices)",
+                pkg_alpha,
+                "point estimates only, equal to Mashov's",
+            )
+        )
         # The package has no bootstrap: 1,000 resamples of units through it, for one scope,
         # extrapolated, against Mashov's pattern bootstrap for the same scope.
         slot, full, _ = matrices[("amazon", "accuracy", "ordinal")]
@@ -160,13 +237,23 @@ def main() -> None:
         n_units = full.shape[1]
         start = time.perf_counter()
         for _ in range(20):
-            krippendorff.alpha(reliability_data=full[:, rng.integers(0, n_units, n_units)], level_of_measurement="ordinal")
+            krippendorff.alpha(
+                reliability_data=full[:, rng.integers(0, n_units, n_units)], level_of_measurement="ordinal"
+            )
         per = (time.perf_counter() - start) / 20
-        rows.append(("krippendorff.alpha × 1,000 resamples, 1 ordinal scope (extrapolated from 20)", per * 1000, f"{per * 1000 * 8:.1f} s for 8 scopes"))
+        rows.append(
+            (
+                "krippendorff.alpha × 1,000 resamples, 1 ordinal scope (extrapolated from 20)",
+                per * 1000,
+                f"{per * 1000 * 8:.1f} s for 8 scopes",
+            )
+        )
         start = time.perf_counter()
         bootstrap_ci(slot, "ordinal", n_resamples=1000, seed=1)
         rows.append(("Mashov bootstrap_ci, 1,000 resamples, same scope", time.perf_counter() - start, ""))
-        table = {r["scope"]["system"] + "/" + r["scope"]["criterion"]: (r["alpha"], r["units"]) for r in result["reports"]}
+        table = {
+            r["scope"]["system"] + "/" + r["scope"]["criterion"]: (r["alpha"], r["units"]) for r in result["reports"]
+        }
     finally:
         connection.close()
         if not args.keep:

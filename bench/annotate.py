@@ -89,7 +89,9 @@ def annotator_loop(base: str, token: str, deadline: float, mode: str, out: list,
                 response = session.get(f"{base}/bench/token/", timeout=30)
                 ok = response.status_code == 200
             elif mode == "write":
-                response = session.post(f"{base}/bench/write/", json={"value": {"label": random.choice(LABELS)}}, timeout=30)
+                response = session.post(
+                    f"{base}/bench/write/", json={"value": {"label": random.choice(LABELS)}}, timeout=30
+                )
                 ok = response.status_code == 201
             else:
                 response = session.get(f"{base}/api/projects/bench/next/", timeout=30)
@@ -172,7 +174,9 @@ def client_process(base: str, tokens: list[str], seconds: float, mode: str):
     out: list = []
     errors: list = []
     deadline = time.monotonic() + seconds
-    threads = [threading.Thread(target=annotator_loop, args=(base, token, deadline, mode, out, errors)) for token in tokens]
+    threads = [
+        threading.Thread(target=annotator_loop, args=(base, token, deadline, mode, out, errors)) for token in tokens
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -201,7 +205,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=5, help="gunicorn worker processes")
     parser.add_argument("--client-processes", type=int, default=4)
     parser.add_argument(
-        "--fresh", action="store_true",
+        "--fresh",
+        action="store_true",
         help="time a brand-new project on empty tables instead of one under way (see README: the first minute)",
     )
     parser.add_argument("--keep-db", action="store_true")
@@ -222,7 +227,9 @@ def main() -> int:
     )
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    accounts = create_nli_project(env, slug="bench", items=args.items, annotators=args.annotators, votes=args.votes, fresh=args.fresh)
+    accounts = create_nli_project(
+        env, slug="bench", items=args.items, annotators=args.annotators, votes=args.votes, fresh=args.fresh
+    )
     tokens = [token for _user_id, token in accounts["annotators"]]
     # Statistics as a running database has them (autovacuum would gather them a minute
     # later, in the middle of a phase): the planner then sees the bulk-loaded items.
@@ -237,8 +244,21 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [python, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--log-level", "error"],
-        cwd=ROOT, env=env, start_new_session=True,
+        [
+            python,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--log-level",
+            "error",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
     try:
         wait_until_serving(base)
@@ -247,7 +267,9 @@ def main() -> int:
         # timed, so neither phase pays for start-up.
         run_clients(args.client_processes, base, tokens, 3, "floor")
         run_clients(args.client_processes, base, tokens, 3, "annotate")
-        phases = {mode: measured_phase(args.client_processes, base, tokens, args.seconds, mode, server.pid) for mode in PHASES}
+        phases = {
+            mode: measured_phase(args.client_processes, base, tokens, args.seconds, mode, server.pid) for mode in PHASES
+        }
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
@@ -261,7 +283,9 @@ def main() -> int:
             [args.votes],
         )
         over_filled = cursor.fetchone()[0]
-        cursor.execute("SELECT count(*) FROM (SELECT 1 FROM annotation_annotation GROUP BY item_id, annotator_id, round HAVING count(*) > 1) d")
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM annotation_annotation GROUP BY item_id, annotator_id, round HAVING count(*) > 1) d"
+        )
         doubles = cursor.fetchone()[0]
         cursor.execute("SELECT count(*) FROM annotation_annotation")
         annotations = cursor.fetchone()[0]
@@ -299,7 +323,9 @@ def main() -> int:
             parts = ", ".join(f"{part} {1000 * used / requests_done:.2f}" for part, used in cpu.items())
             print(f"CPU per request, {PHASES[mode]} (ms): {parts}")
     worst_p95 = max(row["p95_ms"] for row in rows if row["mode"] == "annotate")
-    print(f"annotations stored: {prior_annotations} before the timed phases, {annotations} in all; errors: {len(errors)}; over-filled items: {over_filled}; double labels: {doubles}")
+    print(
+        f"annotations stored: {prior_annotations} before the timed phases, {annotations} in all; errors: {len(errors)}; over-filled items: {over_filled}; double labels: {doubles}"
+    )
     print(f"p95 ratio to the floor: {worst_p95 / floor_p95:.2f}x (target ≤ 2x)")
     write_p95 = next(row["p95_ms"] for row in rows if row["mode"] == "write")
     print(f"p95 ratio to the smallest authenticated write (DRF + token + 1 row): {worst_p95 / write_p95:.2f}x")

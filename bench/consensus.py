@@ -106,9 +106,45 @@ def insert_votes(project, users, who, labels, payload_of=None):
         copy_rows(
             cur,
             "annotation_item",
-            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round", "position", "shuffle_key", "created_at", "computed", "flags", "in_sample", "derived_group"],
+            [
+                "id",
+                "project_id",
+                "external_id",
+                "payload",
+                "reference_label",
+                "gold_label",
+                '"group"',
+                "split",
+                "status",
+                "round",
+                "position",
+                "shuffle_key",
+                "created_at",
+                "computed",
+                "flags",
+                "in_sample",
+                "derived_group",
+            ],
             (
-                (str(i + 1), str(project.pk), f"b{i}", payload_of(i) if payload_of else '{"premise": "p", "hypothesis": "h"}', "", "", f"g{i // 3}", "train", "complete", "1", str(i), f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t", "")
+                (
+                    str(i + 1),
+                    str(project.pk),
+                    f"b{i}",
+                    payload_of(i) if payload_of else '{"premise": "p", "hypothesis": "h"}',
+                    "",
+                    "",
+                    f"g{i // 3}",
+                    "train",
+                    "complete",
+                    "1",
+                    str(i),
+                    f"{(i * 0.6180339887) % 1:.6f}",
+                    now,
+                    "{}",
+                    "[]",
+                    "t",
+                    "",
+                )
                 for i in range(n_items)
             ),
         )
@@ -116,9 +152,29 @@ def insert_votes(project, users, who, labels, payload_of=None):
         copy_rows(
             cur,
             "annotation_assignment",
-            ["id", "project_id", "item_id", "annotator_id", "round", "status", "claimed_at", "expires_at", "submitted_at"],
+            [
+                "id",
+                "project_id",
+                "item_id",
+                "annotator_id",
+                "round",
+                "status",
+                "claimed_at",
+                "expires_at",
+                "submitted_at",
+            ],
             (
-                (str(i * votes + j + 1), str(project.pk), str(i + 1), str(user_ids[who[i, j]]), "1", "submitted", now, now, now)
+                (
+                    str(i * votes + j + 1),
+                    str(project.pk),
+                    str(i + 1),
+                    str(user_ids[who[i, j]]),
+                    "1",
+                    "submitted",
+                    now,
+                    now,
+                    now,
+                )
                 for i in range(n_items)
                 for j in range(votes)
             ),
@@ -128,7 +184,16 @@ def insert_votes(project, users, who, labels, payload_of=None):
             "annotation_annotation",
             ["id", "assignment_id", "item_id", "annotator_id", "round", "value", "created_at", "review_required"],
             (
-                (str(i * votes + j + 1), str(i * votes + j + 1), str(i + 1), str(user_ids[who[i, j]]), "1", f'{{"label": "{LABELS[labels[i, j]]}"}}', now, "f")
+                (
+                    str(i * votes + j + 1),
+                    str(i * votes + j + 1),
+                    str(i + 1),
+                    str(user_ids[who[i, j]]),
+                    "1",
+                    f'{{"label": "{LABELS[labels[i, j]]}"}}',
+                    now,
+                    "f",
+                )
                 for i in range(n_items)
                 for j in range(votes)
             ),
@@ -158,11 +223,11 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
+    from annotation.kinds.nli import agreement as nli_agreement
+    from annotation.metrics import agreement as agreement_metrics
     from annotation.metrics.agreement import alpha, bootstrap_ci
     from annotation.models import AgreementReport, ConsensusOutcome, Item, Job, Membership, Project
-    from annotation.kinds.nli import agreement as nli_agreement
     from annotation.services import agreement as agreement_service
-    from annotation.metrics import agreement as agreement_metrics
     from annotation.services.consensus import consensus_compute_for_item, consensus_sweep
 
     timer = Timer()
@@ -171,10 +236,15 @@ def main() -> None:
         User = get_user_model()
         users = [User.objects.create_user(f"coder{i:02d}", password=None) for i in range(args.coders)]
         project = Project.objects.create(
-            slug="bench", name="bench", kind="nli_relabel", language="fa",
+            slug="bench",
+            name="bench",
+            kind="nli_relabel",
+            language="fa",
             settings={"consensus_k": 4, "consensus_n": args.votes, "revision_rounds": 0, "claim_ttl": 1800},
         )
-        Membership.objects.bulk_create([Membership(project=project, user=u, role="annotator", status="active") for u in users])
+        Membership.objects.bulk_create(
+            [Membership(project=project, user=u, role="annotator", status="active") for u in users]
+        )
         rng = np.random.default_rng(7)
         who, labels = synthetic_votes(rng, args.items, args.votes, args.coders)
         timer.run(
@@ -210,14 +280,25 @@ def main() -> None:
         )
         per_item = timer.rows[-1][1] / args.sample
         timer.rows[-1] = (*timer.rows[-1][:2], f"{per_item * 1000:.2f} ms/item")
-        assert list(ConsensusOutcome.objects.filter(item_id__in=sample).order_by("item_id").values_list(*fields)) == batch_rows
-        assert list(Item.objects.filter(pk__in=sample).order_by("pk").values_list("pk", "status", "gold_label")) == batch_items
+        assert (
+            list(ConsensusOutcome.objects.filter(item_id__in=sample).order_by("item_id").values_list(*fields))
+            == batch_rows
+        )
+        assert (
+            list(Item.objects.filter(pk__in=sample).order_by("pk").values_list("pk", "status", "gold_label"))
+            == batch_items
+        )
         per_item_all = per_item * args.items
-        timer.add(f"consensus, per item × {args.items:,} (extrapolated)", per_item_all, "not run; sample × items/sample")
+        timer.add(
+            f"consensus, per item × {args.items:,} (extrapolated)", per_item_all, "not run; sample × items/sample"
+        )
 
         # Agreement job end to end.
         job = Job.objects.create(kind="agreement", project=project)
-        result = timer.run("agreement job (load, alpha + bootstrap ×2 scopes, upsert)", lambda: agreement_service.agreement_compute_job(job))
+        result = timer.run(
+            "agreement job (load, alpha + bootstrap ×2 scopes, upsert)",
+            lambda: agreement_service.agreement_compute_job(job),
+        )
         agreement_seconds = timer.rows[-1][1]
         round1 = result["reports"][0]
         timer.rows[-1] = (*timer.rows[-1][:2], f"alpha r1 = {round1['alpha']:.4f}, units {round1['units']:,}")
@@ -237,14 +318,18 @@ def main() -> None:
             ours_times, pkg_times = [], []
             for _ in range(9):
                 ours_s, ours = best_of(lambda m=matrix: alpha(m, "nominal"), repeat=1)
-                pkg_s, pkg = best_of(lambda m=matrix: krippendorff.alpha(reliability_data=m, level_of_measurement="nominal"), repeat=1)
+                pkg_s, pkg = best_of(
+                    lambda m=matrix: krippendorff.alpha(reliability_data=m, level_of_measurement="nominal"), repeat=1
+                )
                 ours_times.append(ours_s)
                 pkg_times.append(pkg_s)
             ours_s, pkg_s = min(ours_times), min(pkg_times)
             assert abs(ours.alpha - pkg) < 1e-9, (ours.alpha, pkg)
             shape = f"{matrix.shape[0]} × {matrix.shape[1]:,}"
             timer.add(f"alpha, metrics.alpha ({name} {shape})", ours_s, f"alpha = {ours.alpha:.6f}")
-            timer.add(f"alpha, krippendorff.alpha ({name} {shape})", pkg_s, f"ratio ours/package = {ours_s / pkg_s:.2f}")
+            timer.add(
+                f"alpha, krippendorff.alpha ({name} {shape})", pkg_s, f"ratio ours/package = {ours_s / pkg_s:.2f}"
+            )
 
         # Bootstrap over 200K units.
         who2, labels2 = synthetic_votes(np.random.default_rng(11), args.bootstrap_units, args.votes, args.coders)
@@ -269,8 +354,10 @@ def main() -> None:
     print("-" * (width + 40))
     for name, seconds, note in timer.rows:
         print(f"{name:<{width}}  {seconds:>9.3f}  {note}")
-    print(f"\nnumpy {np.__version__}, krippendorff {importlib.metadata.version('krippendorff')}, "
-          f"{os.cpu_count()} CPUs; database {'kept: ' + url if args.keep else 'dropped'}")
+    print(
+        f"\nnumpy {np.__version__}, krippendorff {importlib.metadata.version('krippendorff')}, "
+        f"{os.cpu_count()} CPUs; database {'kept: ' + url if args.keep else 'dropped'}"
+    )
 
 
 if __name__ == "__main__":

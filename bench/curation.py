@@ -69,7 +69,9 @@ def synthetic_nli(items: int, planted: int, seed: int = 0):
     content_p = 1 / (np.arange(1, len(content_words) + 1) + 10.0)
 
     def sentences(count: int, length: int) -> list[str]:
-        chosen_function = function_words[rng.choice(len(function_words), (count, length), p=function_p / function_p.sum())]
+        chosen_function = function_words[
+            rng.choice(len(function_words), (count, length), p=function_p / function_p.sum())
+        ]
         chosen_content = content_words[rng.choice(len(content_words), (count, length), p=content_p / content_p.sum())]
         pick = rng.random((count, length)) < 0.45
         return [" ".join(row) for row in np.where(pick, chosen_function, chosen_content)]

@@ -85,7 +85,9 @@ def run(n_items: int = 10_000) -> dict:
         target.hypotheses.append(bias.tokens(hypothesis, fold_letters=True))
         target.labels.append(label)
     tokenised = time.perf_counter()
-    result, flags = bias.analyse(splits, split="train", smoothing=100.0, stoplist=bias.stopwords("fa"), label_order=LABELS)
+    result, flags = bias.analyse(
+        splits, split="train", smoothing=100.0, stoplist=bias.stopwords("fa"), label_order=LABELS
+    )
     finished, cpu_finished = time.perf_counter(), time.process_time()
     return {
         "items": n_items,

@@ -68,7 +68,9 @@ def run(n: int = 100_000) -> dict:
 
     imports = time.perf_counter() - mark
     start, cpu_start = time.perf_counter(), time.process_time()
-    predictions = validate_predictions(read_predictions(data, "predictions.jsonl", "", scorer), gold, scorer, "split 'test'")
+    predictions = validate_predictions(
+        read_predictions(data, "predictions.jsonl", "", scorer), gold, scorer, "split 'test'"
+    )
     steps["read_and_validate"] = time.perf_counter() - start
     mark = time.perf_counter()
     figures, _arrays = score(scorer, None, gold, predictions)

@@ -125,11 +125,16 @@ def main() -> int:
         coders = [User.objects.create_user(f"coder{i:02d}", password=None) for i in range(20)]
         supervisor = User.objects.create_user("bench-sup", password=None)
         project = Project.objects.create(
-            slug="bench", name="bench", kind="nli_relabel", language="he",
+            slug="bench",
+            name="bench",
+            kind="nli_relabel",
+            language="he",
             settings={"consensus_k": 4, "consensus_n": args.votes, "revision_rounds": 0, "claim_ttl": 1800},
         )
         Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
-        Membership.objects.bulk_create(Membership(project=project, user=u, role="annotator", status="active") for u in coders)
+        Membership.objects.bulk_create(
+            Membership(project=project, user=u, role="annotator", status="active") for u in coders
+        )
         token = Token.objects.create(user=supervisor).key
         who, labels = synthetic_votes(np.random.default_rng(7), args.items, args.votes, len(coders))
         insert_votes(project, coders, who, labels, payload_of=payload_of)
@@ -140,9 +145,23 @@ def main() -> int:
         port = free_port()
         env = production_env()
         server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-             "--workers", str(args.workers), "--log-level", "error", "--timeout", "300"],
-            cwd=ROOT, env=env, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(args.workers),
+                "--log-level",
+                "error",
+                "--timeout",
+                "300",
+            ],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
         )
         base = f"http://127.0.0.1:{port}"
         wait_until_serving(base)
@@ -165,7 +184,9 @@ def main() -> int:
         connection.close()
         admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
 
-    print(f"\n{args.items:,} items × {args.votes} votes, decided; gunicorn {args.workers} workers, {os.cpu_count()} cores; best and median of {args.repeat}")
+    print(
+        f"\n{args.items:,} items × {args.votes} votes, decided; gunicorn {args.workers} workers, {os.cpu_count()} cores; best and median of {args.repeat}"
+    )
     print(f"{'format':<10}{'best s':>9}{'median s':>10}{'MB':>8}{'records':>10}")
     for fmt, best, median, size, records in rows:
         print(f"{fmt:<10}{best:>9.2f}{median:>10.2f}{size / 1e6:>8.1f}{records:>10,}")

@@ -82,17 +82,38 @@ class PrivatePostgres:
         self.url = f"postgres://postgres@127.0.0.1:{port}/mashov"
 
     def _pg_ctl(self, *args: str) -> None:
-        subprocess.run(as_postgres_user([str(self.bindir / "pg_ctl"), "-D", str(self.data), *args]),
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            as_postgres_user([str(self.bindir / "pg_ctl"), "-D", str(self.data), *args]),
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
     def create(self) -> None:
         subprocess.run(
-            as_postgres_user([str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                              "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]),
-            check=True, stdout=subprocess.DEVNULL,
+            as_postgres_user(
+                [
+                    str(self.bindir / "initdb"),
+                    "-D",
+                    str(self.data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C.UTF-8",
+                    "--no-sync",
+                ]
+            ),
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
         self.start()
-        subprocess.run(as_postgres_user([str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "mashov"]), check=True)
+        subprocess.run(
+            as_postgres_user(
+                [str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "mashov"]
+            ),
+            check=True,
+        )
 
     def start(self) -> None:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.data.parent}"
@@ -115,8 +136,9 @@ class Service:
 
     def start(self) -> None:
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, start_new_session=True,
-                                            stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                self.command, cwd=ROOT, env=self.env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
+            )
         self.down = False
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
@@ -197,7 +219,9 @@ def annotator_loop(base: str, user_id: int, token: str, stop: threading.Event, t
         give_up, failed_before = time.monotonic() + retry_for, False
         while time.monotonic() < give_up:
             try:
-                response = session.post(f"{base}/api/assignments/{assignment}/submit/", json={"value": {"label": label}}, timeout=30)
+                response = session.post(
+                    f"{base}/api/assignments/{assignment}/submit/", json={"value": {"label": label}}, timeout=30
+                )
             except requests.RequestException:
                 tally.errors["submit: no answer"] += 1
                 failed_before = True
@@ -228,7 +252,9 @@ def supervisor_loop(base: str, token: str, stop: threading.Event, every: float, 
 
 def request_agreement(base: str, token: str, tally: Tally) -> None:
     try:
-        response = requests.post(f"{base}/api/projects/{SLUG}/agreement/", headers={"Authorization": f"Token {token}"}, timeout=30)
+        response = requests.post(
+            f"{base}/api/projects/{SLUG}/agreement/", headers={"Authorization": f"Token {token}"}, timeout=30
+        )
     except requests.RequestException:
         tally.errors["agreement: no answer"] += 1
         return
@@ -255,8 +281,11 @@ def annotations_stored(url: str) -> int:
 
 def pending(url: str) -> int:
     """Work still to do: complete items without their round's outcome, jobs queued or running."""
-    return scalar(url, "SELECT (SELECT count(*) FROM annotation_item WHERE status = 'complete')"
-                       " + (SELECT count(*) FROM annotation_job WHERE status IN ('queued', 'running'))")
+    return scalar(
+        url,
+        "SELECT (SELECT count(*) FROM annotation_item WHERE status = 'complete')"
+        " + (SELECT count(*) FROM annotation_job WHERE status IN ('queued', 'running'))",
+    )
 
 
 def verdict(url: str, tally: Tally, votes: int) -> dict:
@@ -265,9 +294,15 @@ def verdict(url: str, tally: Tally, votes: int) -> dict:
     figures: dict = {}
     try:
         with conn.cursor() as cursor:
-            cursor.execute("CREATE TEMP TABLE acked (id bigint, assignment_id bigint, item_id bigint, annotator_id integer, label text)")
-            copy_rows(cursor, "acked", ("id", "assignment_id", "item_id", "annotator_id", "label"),
-                      ([str(value) for value in row] for row in tally.acknowledged))
+            cursor.execute(
+                "CREATE TEMP TABLE acked (id bigint, assignment_id bigint, item_id bigint, annotator_id integer, label text)"
+            )
+            copy_rows(
+                cursor,
+                "acked",
+                ("id", "assignment_id", "item_id", "annotator_id", "label"),
+                ([str(value) for value in row] for row in tally.acknowledged),
+            )
             # Lost: acknowledged but not stored as acknowledged (missing, or another row).
             cursor.execute(
                 """SELECT count(*) FROM acked k LEFT JOIN annotation_annotation a ON a.id = k.id
@@ -317,17 +352,34 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120, help="seconds of load and faults")
     parser.add_argument("--annotators", type=int, default=10)
     parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--fresh", action="store_true", help="start from a brand-new project instead of one under way (items holding 0 to votes − 1 votes)")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start from a brand-new project instead of one under way (items holding 0 to votes − 1 votes)",
+    )
     parser.add_argument("--votes", type=int, default=5, help="votes per item (k = votes // 2 + 1)")
     parser.add_argument("--fault-every", type=float, default=6, help="seconds between two faults")
     parser.add_argument(
-        "--faults", default="worker,redis,worker,postgres",
+        "--faults",
+        default="worker,redis,worker,postgres",
         help="the faults, in the order they repeat: worker (kill -9, then start), redis (kill, then start), postgres (stop, then start)",
     )
     parser.add_argument("--down", type=float, default=2, help="seconds a killed server stays down")
-    parser.add_argument("--pg-stop", choices=("immediate", "fast"), default="immediate", help="pg_ctl stop mode of a PostgreSQL restart")
-    parser.add_argument("--job-every", type=float, default=4, help="seconds between two agreement recomputes (one more just before each worker kill)")
-    parser.add_argument("--settle", type=float, default=360, help="at most this many seconds for queued work to drain once the faults stop")
+    parser.add_argument(
+        "--pg-stop", choices=("immediate", "fast"), default="immediate", help="pg_ctl stop mode of a PostgreSQL restart"
+    )
+    parser.add_argument(
+        "--job-every",
+        type=float,
+        default=4,
+        help="seconds between two agreement recomputes (one more just before each worker kill)",
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=360,
+        help="at most this many seconds for queued work to drain once the faults stop",
+    )
     parser.add_argument("--web-workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--worker-processes", type=int, default=2, help="Celery worker pool size")
     parser.add_argument("--pg-bin", help="folder of initdb and pg_ctl (default: pg_config --bindir)")
@@ -354,14 +406,75 @@ def main() -> int:
     )
     python = sys.executable
     services = {
-        "redis": Service("redis", ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                   "--dir", str(folder)], env, folder / "redis.log"),
-        "web": Service("web", [python, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{web_port}",
-                               "--workers", str(args.web_workers), "--log-level", "warning"], env, folder / "web.log"),
-        "worker": Service("worker", [python, "-m", "celery", "-A", "config", "worker", "-l", "warning",
-                                     "--concurrency", str(args.worker_processes)], env, folder / "worker.log"),
-        "beat": Service("beat", [python, "-m", "celery", "-A", "config", "beat", "-l", "warning",
-                                 "--schedule", str(folder / "beat-schedule")], env, folder / "beat.log"),
+        "redis": Service(
+            "redis",
+            [
+                "redis-server",
+                "--port",
+                str(redis_port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(folder),
+            ],
+            env,
+            folder / "redis.log",
+        ),
+        "web": Service(
+            "web",
+            [
+                python,
+                "-m",
+                "gunicorn",
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{web_port}",
+                "--workers",
+                str(args.web_workers),
+                "--log-level",
+                "warning",
+            ],
+            env,
+            folder / "web.log",
+        ),
+        "worker": Service(
+            "worker",
+            [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-l",
+                "warning",
+                "--concurrency",
+                str(args.worker_processes),
+            ],
+            env,
+            folder / "worker.log",
+        ),
+        "beat": Service(
+            "beat",
+            [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "beat",
+                "-l",
+                "warning",
+                "--schedule",
+                str(folder / "beat-schedule"),
+            ],
+            env,
+            folder / "beat.log",
+        ),
     }
     base = f"http://127.0.0.1:{web_port}"
     injected: Counter = Counter()
@@ -375,7 +488,9 @@ def main() -> int:
         services["redis"].start()
         wait_for_redis(redis_port)
         subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-        accounts = create_nli_project(env, slug=SLUG, items=args.items, annotators=args.annotators, votes=args.votes, fresh=args.fresh)
+        accounts = create_nli_project(
+            env, slug=SLUG, items=args.items, annotators=args.annotators, votes=args.votes, fresh=args.fresh
+        )
         prior_annotations = annotations_stored(pg.url)
         for name in ("web", "worker", "beat"):
             services[name].start()
@@ -413,7 +528,11 @@ def main() -> int:
             threading.Thread(target=annotator_loop, args=(base, user_id, token, stop_load, tally, 60))
             for user_id, token in accounts["annotators"]
         ]
-        threads.append(threading.Thread(target=supervisor_loop, args=(base, accounts["supervisor"], stop_load, args.job_every, tally)))
+        threads.append(
+            threading.Thread(
+                target=supervisor_loop, args=(base, accounts["supervisor"], stop_load, args.job_every, tally)
+            )
+        )
         for thread in threads:
             thread.start()
         started = time.monotonic()
@@ -466,7 +585,11 @@ def main() -> int:
         f"settled in {settled:.0f} s"
     )
     rows = [
-        ("faults injected", ", ".join(f"{injected[kind]} {kind}" for kind in FAULT_KINDS) + f" (down {args.down:g} s; PostgreSQL stop -m {args.pg_stop})"),
+        (
+            "faults injected",
+            ", ".join(f"{injected[kind]} {kind}" for kind in FAULT_KINDS)
+            + f" (down {args.down:g} s; PostgreSQL stop -m {args.pg_stop})",
+        ),
         ("submits acknowledged (201)", f"{acknowledged:,}"),
         ("  lost", f"{figures['lost']:,}"),
         ("  duplicated", f"{figures['duplicated']:,}"),
@@ -475,18 +598,35 @@ def main() -> int:
         ("items complete / decided", f"{figures['complete']:,} / {figures['decided']:,}"),
         ("  complete, not decided (stuck)", f"{figures['undecided']:,}"),
         ("jobs started (202) / in database", f"{len(tally.jobs_requested):,} / {sum(jobs.values()):,}"),
-        ("  done / failed", f"{jobs.get('done', 0):,} / {jobs.get('failed', 0):,} (run more than once: {figures['jobs_rerun']:,})"),
+        (
+            "  done / failed",
+            f"{jobs.get('done', 0):,} / {jobs.get('failed', 0):,} (run more than once: {figures['jobs_rerun']:,})",
+        ),
         ("  stuck (queued / running)", f"{stuck_jobs:,} ({jobs.get('queued', 0)} / {jobs.get('running', 0)})"),
         ("  requested but missing", f"{figures['jobs_missing']:,}"),
         ("failed requests (retried)", ", ".join(f"{what} ×{n}" for what, n in sorted(tally.errors.items())) or "none"),
         ("other 409s (item filled meanwhile)", f"{tally.conflicts:,}"),
-        ("servers that exited by themselves", ", ".join(f"{s.name} ×{s.unexpected_exits}" for s in services.values() if s.unexpected_exits) or "none"),
+        (
+            "servers that exited by themselves",
+            ", ".join(f"{s.name} ×{s.unexpected_exits}" for s in services.values() if s.unexpected_exits) or "none",
+        ),
     ]
     width = max(len(what) for what, _ in rows)
     for what, value in rows:
         print(f"{what:<{width}}  {value}")
-    bad = figures["lost"] + figures["duplicated"] + figures["over_filled"] + figures["undecided"] + stuck_jobs + figures["jobs_missing"]
-    print("PASS: nothing lost, duplicated, over-filled or stuck" if not bad else "FAIL: see lost / duplicated / over-filled / stuck above")
+    bad = (
+        figures["lost"]
+        + figures["duplicated"]
+        + figures["over_filled"]
+        + figures["undecided"]
+        + stuck_jobs
+        + figures["jobs_missing"]
+    )
+    print(
+        "PASS: nothing lost, duplicated, over-filled or stuck"
+        if not bad
+        else "FAIL: see lost / duplicated / over-filled / stuck above"
+    )
     return 1 if bad else 0
 
 

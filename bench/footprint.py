@@ -96,28 +96,55 @@ def main() -> int:
     admin_sql(args.server, f"CREATE DATABASE {args.database}")
     scratch = Path(tempfile.mkdtemp(prefix="mashov-footprint-"))
     env = production_env(
-        DATABASE_URL=f"{args.server}/{args.database}", CELERY_BROKER_URL=args.broker, CELERY_QUEUE="mashov-bench-footprint"
+        DATABASE_URL=f"{args.server}/{args.database}",
+        CELERY_BROKER_URL=args.broker,
+        CELERY_QUEUE="mashov-bench-footprint",
     )
     python = sys.executable
     port = free_port()
     commands = {
-        "web (gunicorn, 1 worker)": [python, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--log-level", "error"],
+        "web (gunicorn, 1 worker)": [
+            python,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "error",
+        ],
         "worker (celery, 1 process per core)": [python, "-m", "celery", "-A", "config", "worker", "-l", "error"],
-        "beat (celery)": [python, "-m", "celery", "-A", "config", "beat", "-l", "error", "--schedule", str(scratch / "beat-schedule")],
+        "beat (celery)": [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "beat",
+            "-l",
+            "error",
+            "--schedule",
+            str(scratch / "beat-schedule"),
+        ],
     }
     started: dict[str, subprocess.Popen] = {}
     rows = []
     try:
         subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         for name, command in commands.items():
-            started[name] = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL)
+            started[name] = subprocess.Popen(
+                command, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL
+            )
         wait_until_serving(f"http://127.0.0.1:{port}")
         time.sleep(args.idle)
         for name, process in started.items():
             assert process.poll() is None, f"{name} exited"
             rows.append((name, *group_memory(processes(lambda group, _command, p=process: group == p.pid))))
         services = [
-            ("PostgreSQL (the machine's server, all its processes)", processes(lambda _g, command: command.startswith("postgres"))),
+            (
+                "PostgreSQL (the machine's server, all its processes)",
+                processes(lambda _g, command: command.startswith("postgres")),
+            ),
             ("Redis (the machine's server)", processes(lambda _g, command: command.startswith("redis-server"))),
         ]
         service_rows = [(name, *group_memory(pids)) for name, pids in services]
@@ -142,7 +169,16 @@ def main() -> int:
         venv = scratch / "venv"
         subprocess.run([python, "-m", "venv", str(venv)], check=True)
         subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(ROOT / "requirements.txt")],
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+                str(ROOT / "requirements.txt"),
+            ],
             check=True,
         )
         venv_mib = tree_size_mib(venv)
@@ -154,10 +190,14 @@ def main() -> int:
     print(f"{'process group':<54}{'processes':>10}{'RSS':>8}{'PSS':>8}")
     for name, count, rss, pss in rows:
         print(f"{name:<54}{count:>10}{rss:>8.0f}{pss:>8.0f}")
-    print(f"{'Mashov in all':<54}{sum(r[1] for r in rows):>10}{sum(r[2] for r in rows):>8.0f}{sum(r[3] for r in rows):>8.0f}")
+    print(
+        f"{'Mashov in all':<54}{sum(r[1] for r in rows):>10}{sum(r[2] for r in rows):>8.0f}{sum(r[3] for r in rows):>8.0f}"
+    )
     for name, count, rss, pss in service_rows:
         print(f"{name:<54}{count:>10}{rss:>8.0f}{pss:>8.0f}")
-    print(f"\nDisk: requirements.txt installed in a fresh virtualenv {venv_mib:.0f} MiB; the project's files {project_mib:.1f} MiB")
+    print(
+        f"\nDisk: requirements.txt installed in a fresh virtualenv {venv_mib:.0f} MiB; the project's files {project_mib:.1f} MiB"
+    )
     print("reference: doccano, 1.2 GB at rest (the product brief)")
     return 0
 

@@ -27,7 +27,7 @@ class WriteView(APIView):
     def post(self, request):
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                "INSERT INTO bench_reference_write (user_id, value) VALUES (%s, '{\"label\": \"neutral\"}') RETURNING id",
+                'INSERT INTO bench_reference_write (user_id, value) VALUES (%s, \'{"label": "neutral"}\') RETURNING id',
                 [request.user.pk],
             )
             (row_id,) = cursor.fetchone()

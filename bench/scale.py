@@ -134,7 +134,10 @@ def build(project, users, n_items: int, votes: int) -> None:
             cur,
             "annotation_decision",
             ["item_id", "round", "method", "rank", "value", "status", "comment", "override", "created_at"],
-            ((str(i + 1), "1", "k_of_n", "1", json.dumps(gold[i]) if gold[i] else "\\N", status[i], "", "f", now) for i in decided),
+            (
+                (str(i + 1), "1", "k_of_n", "1", json.dumps(gold[i]) if gold[i] else "\\N", status[i], "", "f", now)
+                for i in decided
+            ),
         )
         for table in ("annotation_item", "annotation_assignment", "annotation_annotation"):
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
@@ -218,13 +221,20 @@ def main() -> int:
                 settings={"consensus_k": 2, "consensus_n": args.votes, "revision_rounds": 0, "claim_ttl": 1800},
             )  # fmt: skip
             Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
-            Membership.objects.bulk_create(Membership(project=project, user=u, role="annotator", status="active") for u in users)
+            Membership.objects.bulk_create(
+                Membership(project=project, user=u, role="annotator", status="active") for u in users
+            )
             build(project, users, args.items, args.votes)
-            print(f"built {args.items:,} items × {args.votes} votes in {time.perf_counter() - started:.1f} s", flush=True)
+            print(
+                f"built {args.items:,} items × {args.votes} votes in {time.perf_counter() - started:.1f} s", flush=True
+            )
             started = time.perf_counter()
             job = Job.objects.create(kind="aggregation", project=project, status="running")
             aggregation_compute_job(job)
-            print(f"aggregation job (stores the figures the pages read): {time.perf_counter() - started:.1f} s", flush=True)
+            print(
+                f"aggregation job (stores the figures the pages read): {time.perf_counter() - started:.1f} s",
+                flush=True,
+            )
         project = Project.objects.get(slug=SLUG)
         supervisor = User.objects.get(username="bench-sup")
         n_items = Item.objects.filter(project=project).count()
@@ -246,9 +256,17 @@ def main() -> int:
             timings.page("adjudication page", client, f"/p/{SLUG}/adjudication/")
             timings.page("adjudication API", client, f"/api/projects/{SLUG}/adjudication/")
             timings.page("item browser, first page", client, f"/console/p/{SLUG}/items/")
-            deep = Item.objects.filter(project=project).order_by("position", "id").values_list("position", "id")[n_items // 2]
-            timings.page("item browser, a deep page (keyset)", client, f"/console/p/{SLUG}/items/?after={deep[0]}.{deep[1]}")
-            timings.page("item browser, a deep page (page=N)", client, f"/console/p/{SLUG}/items/?page={n_items // 100}")
+            deep = (
+                Item.objects.filter(project=project)
+                .order_by("position", "id")
+                .values_list("position", "id")[n_items // 2]
+            )
+            timings.page(
+                "item browser, a deep page (keyset)", client, f"/console/p/{SLUG}/items/?after={deep[0]}.{deep[1]}"
+            )
+            timings.page(
+                "item browser, a deep page (page=N)", client, f"/console/p/{SLUG}/items/?page={n_items // 100}"
+            )
             timings.page("item browser, filtered (status=removed)", client, f"/console/p/{SLUG}/items/?status=removed")
 
         def lines(expected: int):
@@ -258,13 +276,24 @@ def main() -> int:
             return check
 
         if wanted("export"):
-            timings.page("export JSONL, every item", client, f"/api/projects/{SLUG}/export/?format=jsonl&status=all", check=lines(n_items))
-            timings.page("export CSV, every item", client, f"/api/projects/{SLUG}/export/?format=csv&status=all", check=lines(n_items))
+            timings.page(
+                "export JSONL, every item",
+                client,
+                f"/api/projects/{SLUG}/export/?format=jsonl&status=all",
+                check=lines(n_items),
+            )
+            timings.page(
+                "export CSV, every item",
+                client,
+                f"/api/projects/{SLUG}/export/?format=csv&status=all",
+                check=lines(n_items),
+            )
         if wanted("import"):
             from annotation.services.imports import items_import
 
             rows = "".join(
-                json.dumps({"id": f"imp{i}", **json.loads(payload_of(i)), "label": LABELS[i % 3]}, ensure_ascii=False) + "\n"
+                json.dumps({"id": f"imp{i}", **json.loads(payload_of(i)), "label": LABELS[i % 3]}, ensure_ascii=False)
+                + "\n"
                 for i in range(args.import_items)
             ).encode()
 
@@ -286,7 +315,9 @@ def main() -> int:
     print(f"\n| {n_items:,} items × ~{args.votes} votes | median s | best s | queries | memory kept |")
     print("|---|---|---|---|---|")
     for name, median, best, queries, grew in timings.rows:
-        print(f"| {name} | {median:.3f} | {best:.3f} | {'' if queries is None else queries} | {'' if grew is None else f'{grew:.0f} MiB'} |")
+        print(
+            f"| {name} | {median:.3f} | {best:.3f} | {'' if queries is None else queries} | {'' if grew is None else f'{grew:.0f} MiB'} |"
+        )
     return 0
 
 

@@ -57,11 +57,20 @@ print(json.dumps({"supervisor": Token.objects.create(user=sup).key, "annotators"
 
 def create_nli_project(env: dict, *, slug: str, items: int, annotators: int, votes: int, fresh: bool) -> dict:
     """Create NLI_PROJECT_SETUP's project on env's database; its accounts."""
-    parameters = {"BENCH_SLUG": slug, "BENCH_ITEMS": str(items), "BENCH_ANNOTATORS": str(annotators), "BENCH_VOTES": str(votes),
-                  "BENCH_FRESH": "1" if fresh else ""}
+    parameters = {
+        "BENCH_SLUG": slug,
+        "BENCH_ITEMS": str(items),
+        "BENCH_ANNOTATORS": str(annotators),
+        "BENCH_VOTES": str(votes),
+        "BENCH_FRESH": "1" if fresh else "",
+    }
     output = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", NLI_PROJECT_SETUP],
-        cwd=ROOT, env={**env, **parameters}, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        env={**env, **parameters},
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 

@@ -72,9 +72,7 @@ def redis_problem(url: str) -> str | None:
     except ImportError:
         return "the redis package is not installed in this virtualenv"
     try:
-        client = redis.Redis.from_url(
-            url, socket_connect_timeout=TIMEOUT_SECONDS, socket_timeout=TIMEOUT_SECONDS
-        )
+        client = redis.Redis.from_url(url, socket_connect_timeout=TIMEOUT_SECONDS, socket_timeout=TIMEOUT_SECONDS)
         client.ping()
         client.close()
     except (redis.RedisError, ValueError, OSError) as error:
@@ -114,16 +112,22 @@ def main() -> int:
     use_redis = redis_down is None and use_postgres
 
     if use_postgres and use_redis:
-        say(f"check_services: PostgreSQL at {pg_where} and Redis at {redis_where} answer: "
-            "running the suite on them with a real Celery worker.")
+        say(
+            f"check_services: PostgreSQL at {pg_where} and Redis at {redis_where} answer: "
+            "running the suite on them with a real Celery worker."
+        )
     elif use_postgres:
-        say(f"check_services: {problems[0]}: running the suite on PostgreSQL at {pg_where} "
-            "with in-process tasks; tests that need a real worker are skipped.")
+        say(
+            f"check_services: {problems[0]}: running the suite on PostgreSQL at {pg_where} "
+            "with in-process tasks; tests that need a real worker are skipped."
+        )
     else:
         also = f"; {problems[1]}" if len(problems) > 1 else ""
-        say(f"check_services: {problems[0]}{also}: running the suite on the embedded default "
+        say(
+            f"check_services: {problems[0]}{also}: running the suite on the embedded default "
             "(SQLite, in-process tasks); concurrency tests that need PostgreSQL and tests "
-            "that need a real worker are skipped.")
+            "that need a real worker are skipped."
+        )
 
     print(f"export DATABASE_URL={shlex.quote(database_url)}" if use_postgres else "unset DATABASE_URL")
     print(f"export CELERY_BROKER_URL={shlex.quote(broker_url)}" if use_redis else "unset CELERY_BROKER_URL")

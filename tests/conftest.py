@@ -58,15 +58,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "embeddings" in item.keywords and not has_embeddings:
             if REQUIRE_SERVICES:
-                raise pytest.UsageError("requirements-embeddings.txt is required (MASHOV_REQUIRE_SERVICES=1) but not installed")
+                raise pytest.UsageError(
+                    "requirements-embeddings.txt is required (MASHOV_REQUIRE_SERVICES=1) but not installed"
+                )
             item.add_marker(pytest.mark.skip(reason="needs requirements-embeddings.txt"))
         if "postgres" in item.keywords and not on_postgres:
             if REQUIRE_SERVICES:
-                raise pytest.UsageError("PostgreSQL is required (MASHOV_REQUIRE_SERVICES=1) but DATABASE_URL is not set")
+                raise pytest.UsageError(
+                    "PostgreSQL is required (MASHOV_REQUIRE_SERVICES=1) but DATABASE_URL is not set"
+                )
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)"))
         if "worker" in item.keywords and not has_broker:
             if REQUIRE_SERVICES:
-                raise pytest.UsageError("Redis is required (MASHOV_REQUIRE_SERVICES=1) but CELERY_BROKER_URL is not set")
+                raise pytest.UsageError(
+                    "Redis is required (MASHOV_REQUIRE_SERVICES=1) but CELERY_BROKER_URL is not set"
+                )
             item.add_marker(pytest.mark.skip(reason="needs Redis and a worker (set CELERY_BROKER_URL)"))
     # The session's Celery worker, once started, runs until the session ends and takes every
     # task the tests queued. Tests that start it run after all others (in their own order), so
@@ -169,7 +175,24 @@ def start_worker(queue: str, *, concurrency: int = 2, env: dict[str, str] | None
     }
     log = open(ROOT / "tests" / f".worker-{queue}.log", "w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-n", f"{queue}@%h", "-Q", queue, "-c", str(concurrency), "-l", "warning", "--without-gossip", "--without-mingle"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-n",
+            f"{queue}@%h",
+            "-Q",
+            queue,
+            "-c",
+            str(concurrency),
+            "-l",
+            "warning",
+            "--without-gossip",
+            "--without-mingle",
+        ],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -8,11 +8,14 @@ from django.utils import translation
 from django.views.defaults import server_error
 
 
-@pytest.mark.parametrize(("language", "heading", "direction"), [
-    ("he", "משהו השתבש אצלנו", "rtl"),
-    ("fa", "مشکلی در سمت ما پیش آمد", "rtl"),
-    ("en", "Something went wrong on our side", "ltr"),
-])
+@pytest.mark.parametrize(
+    ("language", "heading", "direction"),
+    [
+        ("he", "משהו השתבש אצלנו", "rtl"),
+        ("fa", "مشکلی در سمت ما پیش آمد", "rtl"),
+        ("en", "Something went wrong on our side", "ltr"),
+    ],
+)
 def test_500_page_needs_no_database_and_speaks_the_interface_language(language, heading, direction):
     # No django_db mark: any query here would fail the test (pytest-django blocks the database).
     with translation.override(language):
@@ -104,7 +107,11 @@ def test_the_500_page_has_a_language_switch():
         response = server_error(RequestFactory().get("/p/x/annotate/"))
     html = response.content.decode()
     assert response.status_code == 500
-    assert 'action="/i18n/setlang/"' in html and 'name="csrfmiddlewaretoken"' in html and "annotation/language_switch" in html
+    assert (
+        'action="/i18n/setlang/"' in html
+        and 'name="csrfmiddlewaretoken"' in html
+        and "annotation/language_switch" in html
+    )
 
 
 def test_a_server_error_under_debug_gets_the_product_500_page(settings):

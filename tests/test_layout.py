@@ -159,11 +159,13 @@ def test_design_api_and_style_documents_are_named_by_their_docs_path():
 def test_references_to_a_section_of_docs_name_one_that_exists():
     """`docs/<page>.md "<Section>"` names a page of docs/ and a heading on it."""
     headings = {
-        page.name: {line.lstrip("#").strip() for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("#")}
+        page.name: {
+            line.lstrip("#").strip() for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("#")
+        }
         for page in DOCS.glob("*.md")
     }
     missing = [
-        f"{name}: docs/{page} \"{section}\""
+        f'{name}: docs/{page} "{section}"'
         for name, text in _tracked_texts()
         for page, section in _DOC_SECTION.findall(text)
         if section not in headings.get(page, ())

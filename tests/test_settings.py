@@ -32,7 +32,10 @@ def test_production_refuses_to_start_without_a_real_secret_key():
 def test_production_passes_the_deployment_checks():
     # A shared cache for login throttling: production's deployment checks refuse one per process.
     result = manage(
-        "check", "--deploy", DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY=secrets.token_urlsafe(60),
+        "check",
+        "--deploy",
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        SECRET_KEY=secrets.token_urlsafe(60),
         CACHE_URL="redis://127.0.0.1:6379/1",
     )
     assert result.returncode == 0, result.stderr
@@ -44,7 +47,9 @@ def test_embedded_default_without_database_url_or_broker_is_sqlite_and_in_proces
         "import django, os; django.setup(); from django.conf import settings; "
         "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_TASK_ALWAYS_EAGER)"
     )
-    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    base = {
+        k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")
+    }
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,

@@ -25,6 +25,8 @@ print(sorted(name for name in ("scipy.stats", "scipy.sparse", "sklearn") if name
 
 def test_a_web_process_does_not_load_scipy_stats_or_sparse():
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "[]"

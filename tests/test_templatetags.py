@@ -20,7 +20,9 @@ def test_scopes_read_as_words_in_the_interface_language():
 
 
 def test_kinds_statuses_levels_and_languages_translated():
-    template = Template("{% load mashov %}{{ k|kind_name }}|{{ s|status_name }}|{{ l|level_name }}|{{ lang|language_name }}|{{ x|word }}")
+    template = Template(
+        "{% load mashov %}{{ k|kind_name }}|{{ s|status_name }}|{{ l|level_name }}|{{ lang|language_name }}|{{ x|word }}"
+    )
     context = Context({"k": "qa_authoring", "s": "queued", "l": "ordinal", "lang": "fa", "x": "GPT-4"})
     with translation.override("en"):
         assert template.render(context) == "Question authoring|queued|ordinal|Persian|GPT-4"

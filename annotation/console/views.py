@@ -14,8 +14,8 @@ from annotation.kinds.registry import available_kinds, get_kind
 from annotation.models import LANGUAGES, Item
 from annotation.selectors.guides import guide_for_project
 from annotation.selectors.items import (
-    annotator_label,
     PAGE_PARAMETERS,
+    annotator_label,
     browser_choices_for_project,
     browser_page,
     item_decisions,
@@ -75,7 +75,10 @@ def export_formats_of(kind) -> tuple[str, ...]:
 @require_GET
 def project_new(request):
     _require_manager(request.user)
-    kinds = [{"name": name, "title": get_kind(name).title, "fields": _settings_fields(get_kind(name), None, None)} for name in available_kinds()]
+    kinds = [
+        {"name": name, "title": get_kind(name).title, "fields": _settings_fields(get_kind(name), None, None)}
+        for name in available_kinds()
+    ]
     return render(request, "console/project_new.html", {"kinds": kinds, "languages": sorted(LANGUAGES.items())})
 
 
@@ -89,7 +92,10 @@ def project_settings(request, slug):
     guide = kind.label_guide(None, project.settings)
     overrides = project.label_guide or {}
     sections = [
-        {"section": section, "entries": [(entry, (overrides.get(section.key) or {}).get(entry.value, "")) for entry in section.entries]}
+        {
+            "section": section,
+            "entries": [(entry, (overrides.get(section.key) or {}).get(entry.value, "")) for entry in section.entries],
+        }
         for section in guide
     ]
     return render(request, "console/project_settings.html", {
@@ -194,4 +200,8 @@ def preview(request, slug):
         "previewNotice": _("Preview: nothing was stored. The next item follows."),
         "networkError": _("The server could not be reached. Check your connection and try again."),
     }
-    return render(request, kind.template, {"project": project, "config": config, "preview": True, "guide": guide_for_project(project)})
+    return render(
+        request,
+        kind.template,
+        {"project": project, "config": config, "preview": True, "guide": guide_for_project(project)},
+    )

@@ -64,7 +64,9 @@ def check_overlap_settings(settings: dict) -> None:
     confidence_target in [0, 1]; spread at least 0. Each a 400 naming the setting."""
     low, high = settings.get("overlap_min"), settings.get("overlap_max")
     if low is None and high is not None:
-        raise InvalidInput("overlap_max needs overlap_min (adaptive overlap is off while it is unset)", field="settings.overlap_min")
+        raise InvalidInput(
+            "overlap_max needs overlap_min (adaptive overlap is off while it is unset)", field="settings.overlap_min"
+        )
     if low is not None:
         if not 1 <= low <= OVERLAP_MAX_LIMIT:
             raise InvalidInput(f"must be between 1 and {OVERLAP_MAX_LIMIT}", field="settings.overlap_min")
@@ -118,13 +120,21 @@ def keyed_draw(secret: str, seed: int, key: str) -> int:
 # What each common setting means, for the console's settings forms.
 COMMON_SETTINGS_HELP = {
     "claim_ttl": _("Seconds an annotator's claim on an item lasts before the item goes back to others."),
-    "fold_letter_variants": _("Count Arabic yeh and kaf as their Persian forms when texts are matched (on by default for Persian)."),
-    "quality_flag_below": _("Annotators whose kappa against the consensus is below this are flagged on the quality page (-1 to 1)."),
+    "fold_letter_variants": _(
+        "Count Arabic yeh and kaf as their Persian forms when texts are matched (on by default for Persian)."
+    ),
+    "quality_flag_below": _(
+        "Annotators whose kappa against the consensus is below this are flagged on the quality page (-1 to 1)."
+    ),
     "aggregation": _("Which method makes gold: k_of_n (the paper's rule), majority, dawid_skene or mace."),
     "overlap_min": _("Adaptive overlap: votes every item gets first (empty: off, every item gets the fixed number)."),
     "overlap_max": _("Adaptive overlap: the most votes an item may get."),
-    "confidence_target": _("Adaptive overlap: one more vote while the chosen method's confidence is below this (0 to 1; empty: the k-of-n rule alone)."),
-    "spread": _("Adaptive overlap for ratings: one more rater while two ratings of one candidate differ by more than this many points."),
+    "confidence_target": _(
+        "Adaptive overlap: one more vote while the chosen method's confidence is below this (0 to 1; empty: the k-of-n rule alone)."
+    ),
+    "spread": _(
+        "Adaptive overlap for ratings: one more rater while two ratings of one candidate differ by more than this many points."
+    ),
 }
 
 
@@ -177,7 +187,9 @@ class KindSettings:
         errors = []
         for key, value in settings.items():
             if key not in known:
-                errors.append(FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}"))
+                errors.append(
+                    FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}")
+                )
             elif key in OPTIONAL_SETTING_TYPES and known[key] is None:
                 wanted = OPTIONAL_SETTING_TYPES[key]
                 if value is None or type(value) is wanted:
@@ -207,7 +219,10 @@ class KindSettings:
         it means: `{"name", "default", "help"}`, common settings first."""
         defaults = self.settings_for({}, language)
         helps = {**COMMON_SETTINGS_HELP, **self.settings_help}
-        return [{"name": name, "default": defaults[name], "help": str(helps.get(name, ""))} for name in {**COMMON_SETTINGS, **self.default_settings}]
+        return [
+            {"name": name, "default": defaults[name], "help": str(helps.get(name, ""))}
+            for name in {**COMMON_SETTINGS, **self.default_settings}
+        ]
 
     def settings_change_errors(self, before: dict, after: dict, *, running: bool) -> list[FieldError]:
         """Why changing a project's settings from `before` to `after` (both cleaned) would
@@ -453,7 +468,9 @@ class KindFormats:
         """(row number, record) pairs for a kind-specific format."""
         raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")
 
-    def read_format_with_settings(self, fmt: str, text: str, filename: str, settings: dict) -> Iterator[tuple[int, dict]]:
+    def read_format_with_settings(
+        self, fmt: str, text: str, filename: str, settings: dict
+    ) -> Iterator[tuple[int, dict]]:
         """`read_format` for a format whose reading follows the project's settings (`settings`
         with the defaults filled in); the default ignores them."""
         return self.read_format(fmt, text, filename)
@@ -543,7 +560,6 @@ class KindQuality:
     """What the annotator-quality figures and the adjudication queue need to know of a kind:
     each annotator's coherence on reversed-pair probes and the probes answered incoherently
     (coherence paper §3), and how an adjudicated gold shows in an export."""
-
 
     def annotator_coherence(self, project) -> dict[int, dict]:
         """{annotator user id: {"probes", "soft", "hard"}} over the reversed-pair probes

@@ -92,7 +92,9 @@ def _by_item(votes: list[Vote]) -> dict[Hashable, list[Vote]]:
     return grouped
 
 
-def _agreement_competence(votes: list[Vote], decided: dict[Hashable, tuple[str | None, float]]) -> dict[Hashable, float]:
+def _agreement_competence(
+    votes: list[Vote], decided: dict[Hashable, tuple[str | None, float]]
+) -> dict[Hashable, float]:
     agree: Counter = Counter()
     total: Counter = Counter()
     for item_key, annotator_key, label in votes:
@@ -147,7 +149,10 @@ def _dawid_skene(votes: list[Vote], labels: Sequence[str]) -> AggregationResult:
     for worker, block in errors.groupby(level=0, sort=False):
         observed = block.droplevel(0)
         matrix = [
-            [float(observed.at[seen, true]) if seen in observed.index and true in observed.columns else 0.0 for seen in labels]
+            [
+                float(observed.at[seen, true]) if seen in observed.index and true in observed.columns else 0.0
+                for seen in labels
+            ]
             for true in labels
         ]
         confusion[worker] = matrix

@@ -169,7 +169,9 @@ def _to_arrays(reliability_data: Any, level: str) -> tuple[np.ndarray, np.ndarra
             # not look at the order, only at equality.
             index: dict[Any, int] = {}
             codes_flat = [-1 if _is_missing(x) else index.setdefault(x, len(index)) for x in flat]
-            codes: npt.NDArray[np.int64] = np.array(codes_flat, dtype=np.int64).reshape(len(rows), len(rows[0]) if rows else 0)
+            codes: npt.NDArray[np.int64] = np.array(codes_flat, dtype=np.int64).reshape(
+                len(rows), len(rows[0]) if rows else 0
+            )
             domain = np.empty(len(index), dtype=object)
             domain[:] = list(index)
             return codes, domain, None
@@ -635,9 +637,7 @@ def bootstrap_ci(
     return BootstrapResult(point, float(low), float(high), n_resamples, int(kept.size), confidence, level, n_units)
 
 
-def per_coder_agreement_with_reference(
-    reliability_data: Any, reference: Sequence[Any]
-) -> dict[int, tuple[int, int]]:
+def per_coder_agreement_with_reference(reliability_data: Any, reference: Sequence[Any]) -> dict[int, tuple[int, int]]:
     """For each coder (row), (units where its value equals the reference, units compared).
 
     A unit is compared when both the coder's value and the reference value

@@ -65,7 +65,9 @@ def stopwords(language: str) -> frozenset[str]:
         return frozenset()
     lines = (_STOPWORDS_DIR / f"{language}.txt").read_text(encoding="utf-8").splitlines()
     words = [line.strip() for line in lines if line.strip()]
-    return frozenset(fold_for_matching(word, persian_letters=fold).casefold() for word in words for fold in (False, True))
+    return frozenset(
+        fold_for_matching(word, persian_letters=fold).casefold() for word in words for fold in (False, True)
+    )
 
 
 def content_tokens(words: Sequence[str], stoplist: frozenset[str]) -> set[str]:
@@ -84,7 +86,10 @@ def _mean(values) -> float | None:
 
 
 def class_statistics(
-    premises: Sequence[Sequence[str]], hypotheses: Sequence[Sequence[str]], labels: Sequence[str], stoplist: frozenset[str]
+    premises: Sequence[Sequence[str]],
+    hypotheses: Sequence[Sequence[str]],
+    labels: Sequence[str],
+    stoplist: frozenset[str],
 ) -> dict[str, dict]:
     """Table 2 per class: items, mean premise and hypothesis tokens, mean overlap of the
     token sets and the same without stopwords and one-character tokens (items whose
@@ -107,7 +112,9 @@ def class_statistics(
     return table
 
 
-def pmi_table(hypotheses: Sequence[Sequence[str]], labels: Sequence[str], *, smoothing: float = 100.0, top: int = 10) -> list[dict]:
+def pmi_table(
+    hypotheses: Sequence[Sequence[str]], labels: Sequence[str], *, smoothing: float = 100.0, top: int = 10
+) -> list[dict]:
     """The `top` words of each class (among those it has) by smoothed PMI(word, class) over
     hypothesis tokens, all classes together, highest first (ties by word, then class):
     Table 4's rows with the word's occurrences in the class (`count`) and in all classes
@@ -137,7 +144,13 @@ def pmi_table(hypotheses: Sequence[Sequence[str]], labels: Sequence[str], *, smo
         present = [i for i in np.flatnonzero(counts[:, j])]
         order = sorted(present, key=lambda i: (-pmi[i, j], vocabulary[i]))[:top]
         rows.extend(
-            {"word": vocabulary[i], "label": label, "pmi": float(pmi[i, j]), "count": int(counts[i, j]), "total": int(word_totals[i])}
+            {
+                "word": vocabulary[i],
+                "label": label,
+                "pmi": float(pmi[i, j]),
+                "count": int(counts[i, j]),
+                "total": int(word_totals[i]),
+            }
             for i in order
         )
     rows.sort(key=lambda row: (-row["pmi"], row["word"], row["label"]))
@@ -217,7 +230,10 @@ def confusion(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[st
     from sklearn.metrics import confusion_matrix
 
     if not gold:
-        return {"accuracy": None, "confusion": {"labels": list(labels), "rows": "gold", "columns": "predicted", "matrix": []}}
+        return {
+            "accuracy": None,
+            "confusion": {"labels": list(labels), "rows": "gold", "columns": "predicted", "matrix": []},
+        }
     matrix = confusion_matrix(gold, predicted, labels=list(labels))
     return {
         "accuracy": float(np.trace(matrix) / len(gold)),
@@ -270,7 +286,9 @@ def analyse(
     # One BLAS thread: the models are small, and threads that spin on a busy machine cost
     # ten times the work (measured by bench/curation_bias.py).
     with threadpool_limits(limits=1):
-        return _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, progress or (lambda fraction: None))
+        return _analyse(
+            splits, split, smoothing, stoplist, label_order, imported_flags, progress or (lambda fraction: None)
+        )
 
 
 def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, report):
@@ -289,7 +307,13 @@ def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, re
     }
     report(0.8)
     baselines = {
-        model: {"train_split": split, **{name: confusion(t.labels, p, labels) for name, t, p in zip(targets, target_splits, predicted, strict=True)}}
+        model: {
+            "train_split": split,
+            **{
+                name: confusion(t.labels, p, labels)
+                for name, t, p in zip(targets, target_splits, predicted, strict=True)
+            },
+        }
         for model, predicted in predictions.items()
     }
     test = splits.get("test", empty) if "test" in targets else empty
@@ -297,6 +321,17 @@ def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, re
     for column, model in FLAG_MODELS.items():
         flags[column] = hard_flags(test.labels, predictions[model][targets.index("test")] if test.labels else [])
         imported = (imported_flags or {}).get(column) or [None] * len(flags[column])
-        summary[column] = {"hard": sum(flags[column]), "items": len(flags[column]), "agreement_with_imported": agreement(flags[column], imported)}
-    result = {"split": split, "smoothing": smoothing, "classes": classes, "pmi": pmi, "baselines": baselines, "flags": summary}
+        summary[column] = {
+            "hard": sum(flags[column]),
+            "items": len(flags[column]),
+            "agreement_with_imported": agreement(flags[column], imported),
+        }
+    result = {
+        "split": split,
+        "smoothing": smoothing,
+        "classes": classes,
+        "pmi": pmi,
+        "baselines": baselines,
+        "flags": summary,
+    }
     return result, flags

@@ -84,9 +84,7 @@ def _result(indicators: Iterable[bool]) -> CoherenceResult:
     flags = list(indicators)
     coherent = sum(flags)
     total = len(flags)
-    return CoherenceResult(
-        score=coherent / total if total else None, coherent=coherent, total=total
-    )
+    return CoherenceResult(score=coherent / total if total else None, coherent=coherent, total=total)
 
 
 def _coherent(label_original: str, label_reversed: str) -> bool:
@@ -152,13 +150,7 @@ def hard_coherence(items: Sequence[tuple[str, ...]]) -> CoherenceResult:
             reverse_label(gold)
             reverse_label(gold_reversed)
         else:
-            raise ValueError(
-                f"expected (label, label_reversed, gold[, gold_reversed]), got {item!r}"
-            )
-        return (
-            _coherent(original, reversed_)
-            and original == gold
-            and reversed_ == gold_reversed
-        )
+            raise ValueError(f"expected (label, label_reversed, gold[, gold_reversed]), got {item!r}")
+        return _coherent(original, reversed_) and original == gold and reversed_ == gold_reversed
 
     return _result(indicator(item) for item in items)

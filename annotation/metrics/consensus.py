@@ -146,7 +146,9 @@ def decide_majority(labels: Sequence[str | None], n: int = 1, author_label: str 
     return _result(outcome, gold, votes, n_votes, top_count, author_label)
 
 
-def _result(outcome: Outcome, gold: str | None, votes, n_votes: int, top_count: int, author_label: str | None) -> ConsensusResult:
+def _result(
+    outcome: Outcome, gold: str | None, votes, n_votes: int, top_count: int, author_label: str | None
+) -> ConsensusResult:
     """The decision of either rule with the figures every rule reports alike."""
     return ConsensusResult(
         outcome=outcome,

@@ -80,7 +80,12 @@ class Difference:
     share_a_better: float | None
 
     def as_dict(self) -> dict:
-        return {"difference": self.difference, "ci_low": self.ci_low, "ci_high": self.ci_high, "share_a_better": self.share_a_better}
+        return {
+            "difference": self.difference,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "share_a_better": self.share_a_better,
+        }
 
 
 class CellStatistic:
@@ -173,7 +178,9 @@ def bootstrap(
     point = statistic(np.arange(n, dtype=np.int32)[None, :]) if n else {}
     samples: dict[str, list[np.ndarray]] = {name: [] for name in point}
     if isinstance(statistic, CellStatistic):
-        draws = (statistic.from_counts(counts) for counts in _multinomial_chunks(statistic.shares(), n, n_resamples, seed))
+        draws = (
+            statistic.from_counts(counts) for counts in _multinomial_chunks(statistic.shares(), n, n_resamples, seed)
+        )
     else:
         draws = (statistic(indices) for indices in resample_chunks(n, n_resamples, seed))
     done = 0
@@ -217,10 +224,14 @@ def paired_bootstrap(
     if isinstance(statistic_a, CellStatistic) and isinstance(statistic_b, CellStatistic):
         # Each item's joint cell (its cell under A, its cell under B) keeps the pairing.
         width = statistic_b.n_cells
-        joint = CellStatistic(statistic_a.codes * width + statistic_b.codes, statistic_a.n_cells * width, lambda counts: {})
+        joint = CellStatistic(
+            statistic_a.codes * width + statistic_b.codes, statistic_a.n_cells * width, lambda counts: {}
+        )
         pairs = (
-            (statistic_a.from_counts(counts.reshape(-1, statistic_a.n_cells, width).sum(axis=2)),
-             statistic_b.from_counts(counts.reshape(-1, statistic_a.n_cells, width).sum(axis=1)))
+            (
+                statistic_a.from_counts(counts.reshape(-1, statistic_a.n_cells, width).sum(axis=2)),
+                statistic_b.from_counts(counts.reshape(-1, statistic_a.n_cells, width).sum(axis=1)),
+            )
             for counts in _multinomial_chunks(joint.shares(), n, n_resamples, seed)
         )
     else:
@@ -276,6 +287,7 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray, empty: float) -> np.n
 
 
 # --- classification ------------------------------------------------------------------------
+
 
 def stratum_codes(flags: Sequence[bool | None]) -> np.ndarray:
     """Per item 0 (easy), 1 (hard) or 2 (unknown: neither subset) from True/False/None."""
@@ -335,7 +347,9 @@ def classification_statistic(
         for name in names:
             for value, subset in ((0, "easy"), (1, "hard")):
                 chosen = membership[name] == value
-                out[f"subsets.{name}.{subset}"] = _ratio(correct[:, chosen].sum(axis=1), size[:, chosen].sum(axis=1), np.nan)
+                out[f"subsets.{name}.{subset}"] = _ratio(
+                    correct[:, chosen].sum(axis=1), size[:, chosen].sum(axis=1), np.nan
+                )
         return out
 
     return CellStatistic(codes, cells, from_counts)
@@ -355,16 +369,26 @@ def classification_point(gold: Sequence[int], predicted: Sequence[int], labels: 
         "accuracy": float(accuracy_score(gold, predicted)) if len(gold) else None,
         "macro_f1": float(np.mean(f1)) if len(gold) else None,
         "per_class": {
-            label: {"precision": float(precision[i]), "recall": float(recall[i]), "f1": float(f1[i]), "support": int(support[i])}
+            label: {
+                "precision": float(precision[i]),
+                "recall": float(recall[i]),
+                "f1": float(f1[i]),
+                "support": int(support[i]),
+            }
             for i, label in enumerate(labels)
         },
-        "confusion": confusion_matrix(gold, predicted, labels=indices).tolist() if len(gold) else [[0] * len(labels) for _ in labels],
+        "confusion": confusion_matrix(gold, predicted, labels=indices).tolist()
+        if len(gold)
+        else [[0] * len(labels) for _ in labels],
     }
 
 
 # --- means over items (QA spans, coherence indicators) ------------------------------------
 
-def masked_means_statistic(values: Mapping[str, np.ndarray], masks: Mapping[str, np.ndarray] | None = None) -> Statistic:
+
+def masked_means_statistic(
+    values: Mapping[str, np.ndarray], masks: Mapping[str, np.ndarray] | None = None
+) -> Statistic:
     """For each per-item value array `v`: its mean over all items (`<v>`) and over the items
     of each boolean mask (`<mask>.<v>`), NaN for an empty selection.
 

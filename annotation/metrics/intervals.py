@@ -3,7 +3,6 @@
 
 import math
 
-
 CONFIDENCE = 0.95
 
 

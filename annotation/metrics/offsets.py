@@ -84,14 +84,10 @@ def utf16_to_codepoint(text: str, utf16_offset: int) -> int:
             return index
         units += _units(ch)
         if units > utf16_offset:
-            raise ValueError(
-                f"UTF-16 offset {utf16_offset} falls inside a surrogate pair"
-            )
+            raise ValueError(f"UTF-16 offset {utf16_offset} falls inside a surrogate pair")
     if units == utf16_offset:
         return len(text)
-    raise ValueError(
-        f"UTF-16 offset {utf16_offset} is past the end of the text ({units} units)"
-    )
+    raise ValueError(f"UTF-16 offset {utf16_offset} is past the end of the text ({units} units)")
 
 
 def codepoint_to_utf16(text: str, cp_offset: int) -> int:
@@ -106,9 +102,7 @@ def codepoint_to_utf16(text: str, cp_offset: int) -> int:
     """
     _check_int(cp_offset)
     if not 0 <= cp_offset <= len(text):
-        raise ValueError(
-            f"code-point offset {cp_offset} is outside 0..{len(text)}"
-        )
+        raise ValueError(f"code-point offset {cp_offset} is outside 0..{len(text)}")
     return cp_offset + sum(1 for ch in text[:cp_offset] if ord(ch) >= _FIRST_ASTRAL)
 
 
@@ -195,7 +189,6 @@ def span_edge_problem(text: str, start: int, span_text: str) -> SpanProblem | No
     if end not in boundaries:
         return SpanProblem(
             "end",
-            f"the span ends at code point {end}, inside a character (the marks or emoji "
-            "parts after it belong to it)",
+            f"the span ends at code point {end}, inside a character (the marks or emoji parts after it belong to it)",
         )
     return None

@@ -52,7 +52,8 @@ def compare_with_reference(pairs: Sequence[tuple[str, str]], *, labels: Sequence
         # Imported here: scikit-learn costs every web process tens of MiB at start
         # (tests/test_startup_memory.py), and only this figure needs it.
         from sklearn.metrics import cohen_kappa_score
-  # one label throughout: p_e = 1, kappa undefined
+
+        # one label throughout: p_e = 1, kappa undefined
         with warnings.catch_warnings():
             # Any other p_e = 1 case makes scikit-learn warn and return NaN: undefined too.
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -82,4 +83,3 @@ def median_seconds(durations: Iterable[float]) -> float | None:
     """
     values = list(durations)
     return float(statistics.median(values)) if values else None
-

@@ -419,9 +419,7 @@ def near_duplicates(
     return NearDuplicates(i[both], j[both], premise_similarity[both], hypothesis_similarity[both])
 
 
-def leak_pairs(
-    premises: Sequence[str], hypotheses: Sequence[str], threshold: float, vectorizer: Vectorizer
-) -> Pairs:
+def leak_pairs(premises: Sequence[str], hypotheses: Sequence[str], threshold: float, vectorizer: Vectorizer) -> Pairs:
     """Item pairs whose premises OR hypotheses have cosine above `threshold` (FarsTail
     §3.2's leak rule), each once, with the higher of the two similarities."""
     by_premise = item_pairs_above(premises, threshold, vectorizer).pairs

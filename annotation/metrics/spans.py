@@ -124,10 +124,7 @@ def _tlnls_pair(gold: str, prediction: str) -> float:
         # mrl_eval: 0 when one side is empty; it divides by zero when both
         # are, where we follow the SQuAD 2.0 rule used by F1.
         return 1.0 if gold_tokens == prediction_tokens else 0.0
-    total = sum(
-        max(_levenshtein_similarity(g, p) for p in prediction_tokens)
-        for g in gold_tokens
-    )
+    total = sum(max(_levenshtein_similarity(g, p) for p in prediction_tokens) for g in gold_tokens)
     # Dividing by the larger count penalises extra predicted tokens as well
     # as missing gold ones (HeQ equation 1).
     return total / max(len(gold_tokens), len(prediction_tokens))

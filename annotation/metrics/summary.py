@@ -26,7 +26,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
-
 __all__ = ["novel_ngrams", "compression_ratio", "redundancy", "correlations"]
 
 
@@ -115,9 +114,7 @@ def redundancy(summary: str, n: int) -> Optional[float]:
     return sum(f - 1 for f in counts.values()) / total
 
 
-def correlations(
-    human_scores: Sequence[float], automatic_scores: Sequence[float]
-) -> dict[str, Optional[float]]:
+def correlations(human_scores: Sequence[float], automatic_scores: Sequence[float]) -> dict[str, Optional[float]]:
     """Pearson r and Kendall tau between paired human and automatic scores.
 
     HeSum section 4 correlates human ratings with ROUGE using Pearson's
@@ -146,9 +143,7 @@ def correlations(
     human = [float(x) for x in human_scores]
     automatic = [float(x) for x in automatic_scores]
     if len(human) != len(automatic):
-        raise ValueError(
-            f"{len(human)} human scores but {len(automatic)} automatic scores"
-        )
+        raise ValueError(f"{len(human)} human scores but {len(automatic)} automatic scores")
     result: dict[str, Optional[float]] = {
         "n": len(human),
         "pearson_r": None,

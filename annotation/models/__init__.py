@@ -1,10 +1,10 @@
 from .adjudication import Adjudication, QueueSighting
 from .aggregation import AnnotatorCompetence, ItemAggregate, ProjectFigures
-from .audit import AuditEntry
 from .annotations import Annotation, Assignment, IdempotencyRecord
-from .evaluations import Evaluation
-from .decisions import Decision
+from .audit import AuditEntry
 from .curation import CurationRun, DuplicatePair
+from .decisions import Decision
+from .evaluations import Evaluation
 from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, AccountInvitation, Membership, Project

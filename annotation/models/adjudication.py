@@ -20,7 +20,9 @@ class Adjudication(models.Model):
     label = models.CharField(max_length=64)
     comment = models.TextField(blank=True, default="")
     reasons = models.JSONField(default=list)
-    adjudicator = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    adjudicator = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     decision = models.OneToOneField("Decision", null=True, on_delete=models.SET_NULL, related_name="adjudication")

@@ -39,7 +39,9 @@ class AnnotatorCompetence(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project", "annotator", "method"], name="competence_unique_project_annotator_method")
+            models.UniqueConstraint(
+                fields=["project", "annotator", "method"], name="competence_unique_project_annotator_method"
+            )
         ]
         ordering = ["project_id", "annotator_id", "method"]
 

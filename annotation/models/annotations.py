@@ -67,7 +67,9 @@ class Annotation(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["item", "annotator", "round"], name="annotation_unique_item_annotator_round"),
+            models.UniqueConstraint(
+                fields=["item", "annotator", "round"], name="annotation_unique_item_annotator_round"
+            ),
         ]
         ordering = ["id"]
 

@@ -27,7 +27,9 @@ class DuplicatePair(models.Model):
     representation = models.CharField(max_length=16)
     threshold = models.FloatField()
     decision = models.CharField(max_length=8, choices=Decision.choices, blank=True, default="")
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     decided_at = models.DateTimeField(null=True, blank=True)
     found_at = models.DateTimeField()
 
@@ -53,7 +55,9 @@ class CurationRun(models.Model):
     params = models.JSONField(default=dict)
     result = models.JSONField(default=dict)
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

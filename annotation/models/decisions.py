@@ -29,7 +29,9 @@ class Decision(models.Model):
     confidence = models.FloatField(null=True, blank=True)
     # A person's decision has a user; a job's, the job (either may be null: a rule of the
     # round run at submit has neither).
-    decided_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     comment = models.TextField(blank=True, default="")
     # A supervisor's decision on an item outside the adjudication queue.

@@ -43,7 +43,9 @@ class Item(models.Model):
     # asked for more than the project's overlap_min (null: overlap_min, or the fixed count
     # while the feature is off). Reset by a new round.
     votes_target = models.PositiveSmallIntegerField(null=True, blank=True)
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="authored_items")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="authored_items"
+    )
     # A reversed copy of another item, mixed in as a coherence probe (phrase pairs): never
     # exported as gold, never counted in agreement.
     probe_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="probes")

@@ -37,10 +37,14 @@ class Project(models.Model):
     label_guide = models.JSONField(default=dict, blank=True)
     # Protocol numbers; the kind fills in the papers' defaults for omitted keys.
     settings = models.JSONField(default=dict)
-    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # The supervisor who answers for the project: its creator, until the owner or an admin
     # hands it on. Only the owner or an admin changes another supervisor's role or status.
-    owner = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    owner = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Keys the project's random draws (review sampling, probes) so that members cannot
     # predict them from what they can read; never leaves the server.
     draw_secret = models.CharField(max_length=64, default=_new_draw_secret, editable=False)
@@ -97,5 +101,7 @@ class AccountInvitation(models.Model):
     creator may still set its password (services.projects.user_password_reset)."""
 
     user = models.OneToOneField(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitation")
-    invited_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    invited_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)

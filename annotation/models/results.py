@@ -41,7 +41,9 @@ class ItemRevision(models.Model):
     failed_round = models.PositiveSmallIntegerField()
     action = models.CharField(max_length=16, choices=Action.choices)
     previous_payload = models.JSONField()
-    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -20,7 +20,9 @@ class Review(models.Model):
     question = models.PositiveSmallIntegerField(null=True, blank=True)
     grade = models.CharField(max_length=16, choices=Grade.choices)
     comment = models.TextField(blank=True, default="")
-    reviewer = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    reviewer = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -58,7 +60,9 @@ class QuestionValidation(models.Model):
     question id; `question` then keeps its index in the item's payload at answer time, for
     reading only — the key is what identifies it)."""
 
-    annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE, related_name="validations")
+    annotation = models.ForeignKey(
+        Annotation, null=True, blank=True, on_delete=models.CASCADE, related_name="validations"
+    )
     item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.CASCADE, related_name="validations")
     question = models.PositiveSmallIntegerField()
     question_key = models.CharField(max_length=200, blank=True, default="")

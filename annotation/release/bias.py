@@ -60,11 +60,15 @@ def _gold_items(project: Project):
 
 def _check_split(project: Project, split: str) -> None:
     # order_by(): the model's ordering would join the distinct columns and repeat a label.
-    labels = set(_gold_items(project).filter(split=split).order_by().values_list("gold_label", flat=True).distinct()[:2])
+    labels = set(
+        _gold_items(project).filter(split=split).order_by().values_list("gold_label", flat=True).distinct()[:2]
+    )
     if not labels:
         raise InvalidInput(f"the split {split!r} has no gold-labelled items", field="split")
     if len(labels) < 2:
-        raise InvalidInput(f"the split {split!r} has gold labels of one class only; the biased models need two or more", field="split")
+        raise InvalidInput(
+            f"the split {split!r} has gold labels of one class only; the biased models need two or more", field="split"
+        )
 
 
 def analysable(kind) -> bool:
@@ -82,7 +86,9 @@ def bias_request(*, user, slug: str, data) -> Job:
         raise InvalidInput(f"the bias analysis is for NLI projects, not {project.kind}", field="kind")
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
-        if Job.objects.filter(project=project, kind=JOB_KIND, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)).exists():
+        if Job.objects.filter(
+            project=project, kind=JOB_KIND, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+        ).exists():
             raise Conflict("a bias analysis of this project is already running", field="job")
         _check_split(project, params["split"])
         job = job_create(kind=JOB_KIND, project=project, user=user, params=params)
@@ -92,7 +98,11 @@ def bias_request(*, user, slug: str, data) -> Job:
 
 def bias_latest_job(project: Project) -> Job | None:
     """The project's latest finished analysis."""
-    return Job.objects.filter(project=project, kind=JOB_KIND, status=Job.Status.DONE, result__isnull=False).order_by("-finished_at", "-id").first()
+    return (
+        Job.objects.filter(project=project, kind=JOB_KIND, status=Job.Status.DONE, result__isnull=False)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
 
 
 def bias_latest(*, user, slug: str) -> dict:
@@ -107,7 +117,9 @@ def _splits_of(project: Project, kind, fold_letters: bool) -> dict[str, tuple[li
     """The gold items of each split, in file order, with their tokens."""
     found: dict[str, tuple[list, list, list, list]] = {}
     fields = ("id", "project", "split", "gold_label", "payload", "computed")  # project: the related manager sets it
-    for item in _gold_items(project).filter(split__in=SPLITS).only(*fields).order_by("position", "id").iterator(chunk_size=2000):
+    for item in (
+        _gold_items(project).filter(split__in=SPLITS).only(*fields).order_by("position", "id").iterator(chunk_size=2000)
+    ):
         pair = kind.pair_texts(item.payload)
         if pair is None:
             continue
@@ -137,7 +149,10 @@ def _store_flags(project: Project, test_items: list[Item], flags: dict[str, list
         for item in stale:
             item.computed = {key: value for key, value in item.computed.items() if key not in bias.FLAG_MODELS}
         for index, item in enumerate(test_items):
-            item.computed = {**(fresh.get(item.pk) or {}), **{column: values[index] for column, values in flags.items()}}
+            item.computed = {
+                **(fresh.get(item.pk) or {}),
+                **{column: values[index] for column, values in flags.items()},
+            }
         Item.objects.bulk_update([*stale, *test_items], ["computed"], batch_size=1000)
 
 
@@ -150,7 +165,9 @@ def bias_analysis_job(job: Job) -> dict:
     fold_letters = kind.project_settings(project)["fold_letter_variants"]
     splits = _splits_of(project, kind, fold_letters)
     if split not in splits or len(set(splits[split][1].labels)) < 2:
-        return {"errors": [{"field": "split", "message": f"the split {split!r} needs gold items of two or more classes"}]}
+        return {
+            "errors": [{"field": "split", "message": f"the split {split!r} needs gold items of two or more classes"}]
+        }
     job_set_progress(job.pk, 0.2)
     test_items = splits["test"][0] if "test" in splits and split != "test" else []
     result, flags = bias.analyse(

@@ -32,12 +32,16 @@ def release(request, slug):
         decision = request.GET.get("decision") or None
         if decision not in (None, "keep", "remove", "none"):
             decision = None
-        paginator = Paginator(duplicates.duplicate_pairs_for_project(user=request.user, slug=slug, decision=decision), PAIRS_PER_PAGE)
+        paginator = Paginator(
+            duplicates.duplicate_pairs_for_project(user=request.user, slug=slug, decision=decision), PAIRS_PER_PAGE
+        )
         pairs = paginator.get_page(request.GET.get("page"))
     running = {
         job.kind: job.pk
         for job in Job.objects.filter(
-            project=project, kind__in=("duplicates", "splits", "leaks"), status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+            project=project,
+            kind__in=("duplicates", "splits", "leaks"),
+            status__in=(Job.Status.QUEUED, Job.Status.RUNNING),
         )
     }
     split_report = splits.split_report_for_project(user=request.user, slug=slug)
@@ -58,7 +62,9 @@ def release(request, slug):
             "leak_report": splits.leak_report_for_project(user=request.user, slug=slug),
             "is_supervisor": is_supervisor,
             # A search that found nothing says so (not "run the search").
-            "last_search": Job.objects.filter(project=project, kind="duplicates", status=Job.Status.DONE).order_by("-id").first(),
+            "last_search": Job.objects.filter(project=project, kind="duplicates", status=Job.Status.DONE)
+            .order_by("-id")
+            .first(),
             "messages_js": {
                 "queued": _("Job %(job)s is running…") % {"job": "{job}"},
                 "done": _("Finished; reloading the page."),

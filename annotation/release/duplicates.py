@@ -47,15 +47,22 @@ def duplicates_request(*, user, slug: str, body) -> Job:
     def params_of(project, kind):
         data = read_body(body, {"threshold", "representation"})
         if not pair_kind(kind):
-            raise InvalidInput("near-duplicates are searched in projects of premise/hypothesis pairs (the NLI kinds)", field="kind")
-        return {"threshold": read_threshold(data, "threshold", DEFAULT_THRESHOLD), "representation": check_representation(data)}
+            raise InvalidInput(
+                "near-duplicates are searched in projects of premise/hypothesis pairs (the NLI kinds)", field="kind"
+            )
+        return {
+            "threshold": read_threshold(data, "threshold", DEFAULT_THRESHOLD),
+            "representation": check_representation(data),
+        }
 
     return curation_job_start(user=user, slug=slug, job_kind=JOB_KIND, params_of=params_of)
 
 
 def duplicates_compute_job(job: Job) -> dict:
     """The worker's search; returns the job's result. Same items and parameters, same pairs."""
-    from annotation.metrics.similarity import near_duplicates  # scipy: on the worker only (tests/test_startup_memory.py)
+    from annotation.metrics.similarity import (
+        near_duplicates,  # scipy: on the worker only (tests/test_startup_memory.py)
+    )
 
     project = job.project
     kind = get_kind(project.kind)
@@ -79,13 +86,17 @@ def duplicates_compute_job(job: Job) -> dict:
             threshold=threshold,
             found_at=now,
         )
-        for a, b, ps, hs in zip(found.a.tolist(), found.b.tolist(), found.premise_similarity, found.hypothesis_similarity)
+        for a, b, ps, hs in zip(
+            found.a.tolist(), found.b.tolist(), found.premise_similarity, found.hypothesis_similarity
+        )
     ]
     found_keys = {(pair.item_a_id, pair.item_b_id) for pair in pairs}
     with transaction.atomic():
         stale = [
             pk
-            for pk, a, b in DuplicatePair.objects.filter(project=project, decision="").values_list("pk", "item_a_id", "item_b_id")
+            for pk, a, b in DuplicatePair.objects.filter(project=project, decision="").values_list(
+                "pk", "item_a_id", "item_b_id"
+            )
             if (a, b) not in found_keys
         ]
         DuplicatePair.objects.filter(pk__in=stale).delete()
@@ -116,7 +127,9 @@ def duplicate_pairs_for_project(*, user, slug: str, decision: str | None = None)
         if decision not in ("keep", "remove", "none"):
             raise InvalidInput("must be one of keep, remove, none", field="decision")
         pairs = pairs.filter(decision="" if decision == "none" else decision)
-    return pairs.select_related("item_a", "item_b").order_by("item_a__position", "item_a_id", "item_b__position", "item_b_id")
+    return pairs.select_related("item_a", "item_b").order_by(
+        "item_a__position", "item_a_id", "item_b__position", "item_b_id"
+    )
 
 
 def _remove(item: Item, pair: DuplicatePair, user, now: str) -> bool:
@@ -170,7 +183,9 @@ def duplicate_decide(*, user, slug: str, pair_id: int, decision) -> DuplicatePai
         pair = DuplicatePair.objects.select_for_update().filter(project=project, pk=pair_id).first()
         if pair is None:
             raise NotFound()
-        locked = {item.pk: item for item in Item.objects.select_for_update().filter(pk__in=[pair.item_a_id, pair.item_b_id])}
+        locked = {
+            item.pk: item for item in Item.objects.select_for_update().filter(pk__in=[pair.item_a_id, pair.item_b_id])
+        }
         pair.item_a, pair.item_b = locked[pair.item_a_id], locked[pair.item_b_id]
         now = timezone.now().isoformat()
         if decision == DuplicatePair.Decision.REMOVE:
@@ -213,7 +228,10 @@ def duplicates_restore(*, user, slug: str, item_ids) -> dict:
     check_item_ids(item_ids, field="items")
     errors = []
     with transaction.atomic():
-        items = {item.pk: item for item in Item.objects.select_for_update().filter(project=project, pk__in=item_ids).order_by("pk")}
+        items = {
+            item.pk: item
+            for item in Item.objects.select_for_update().filter(project=project, pk__in=item_ids).order_by("pk")
+        }
         for i, pk in enumerate(item_ids):
             item = items.get(pk)
             removal = ((item.computed or {}).get("duplicate") or {}).get("removed") if item else None

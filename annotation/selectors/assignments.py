@@ -140,7 +140,9 @@ def claim_candidate(
     }
     # `avoid_group` is the latest item's `Item.assignment_group`; the same key in SQL.
     group_filters = (
-        ["AND CASE WHEN i.\"group\" = '' THEN i.derived_group ELSE i.\"group\" END <> %(group)s", ""] if avoid_group else [""]
+        ['AND CASE WHEN i."group" = \'\' THEN i.derived_group ELSE i."group" END <> %(group)s', ""]
+        if avoid_group
+        else [""]
     )
     for group_filter in group_filters:
         for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
@@ -172,7 +174,9 @@ def live_count(item_id: int, round_: int, now) -> int:
         return cursor.fetchone()[0]
 
 
-def progress_for_annotator(project, user, votes_needed_by_reference: tuple[int, int], *, kind, settings: dict) -> dict[str, int]:
+def progress_for_annotator(
+    project, user, votes_needed_by_reference: tuple[int, int], *, kind, settings: dict
+) -> dict[str, int]:
     """How many items the caller labeled in the project, and how many more they could get at
     most: open items (not their own) minus those they hold or labeled in the current round.
     Open items whose free slots are all claimed by others still count, so this is an upper
@@ -181,12 +185,13 @@ def progress_for_annotator(project, user, votes_needed_by_reference: tuple[int, 
     (`Kind.probes_remaining_for_annotator`), so that `done + remaining` never grows when
     one arrives."""
     done = Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED).count()
-    open_items = (
-        Item.objects.filter(project=project, status=Item.Status.OPEN, in_sample=True, probe_of__isnull=True)
-        .exclude(author=user)
-    )
+    open_items = Item.objects.filter(
+        project=project, status=Item.Status.OPEN, in_sample=True, probe_of__isnull=True
+    ).exclude(author=user)
     mine = (
-        Assignment.objects.filter(project=project, annotator=user, item__status=Item.Status.OPEN, round=F("item__round"))
+        Assignment.objects.filter(
+            project=project, annotator=user, item__status=Item.Status.OPEN, round=F("item__round")
+        )
         .exclude(status=Assignment.Status.EXPIRED)
         .exclude(item__author=user)
         .filter(item__in_sample=True, item__probe_of__isnull=True)

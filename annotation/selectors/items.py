@@ -66,7 +66,15 @@ def item_values_compute(project: Project) -> dict:
     Four scans of its items: per request on a small project, else on the worker
     (services.figures)."""
     items = Item.objects.filter(project=project).order_by()
-    flags = sorted({flag for flags in items.exclude(flags=[]).values_list("flags", flat=True) if isinstance(flags, list) for flag in flags if isinstance(flag, str)})
+    flags = sorted(
+        {
+            flag
+            for flags in items.exclude(flags=[]).values_list("flags", flat=True)
+            if isinstance(flags, list)
+            for flag in flags
+            if isinstance(flag, str)
+        }
+    )
     return {
         "splits": sorted(s for s in items.values_list("split", flat=True).distinct() if s),
         "groups": sorted(g for g in items.values_list("group", flat=True).distinct() if g)[:500],
@@ -80,7 +88,11 @@ def browser_choices_for_project(project: Project, *, names: bool) -> BrowserChoi
 
     live = figures_are_live(project)
     values = item_values_compute(project) if live else (stored_figures(project, ITEM_VALUES) or {})
-    members = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).select_related("user").order_by("user__username")
+    members = (
+        Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
+        .select_related("user")
+        .order_by("user__username")
+    )
     annotators = {annotator_label(project, m.user, names=names): m.user_id for m in members}
     return BrowserChoices(
         statuses=list(Item.Status.choices),
@@ -105,7 +117,9 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
         return value
 
     def held(**lookup):
-        return lambda value: Item.objects.filter(project=project, **{key: cast(value) for key, cast in lookup.items()}).exists()
+        return lambda value: Item.objects.filter(
+            project=project, **{key: cast(value) for key, cast in lookup.items()}
+        ).exists()
 
     def round_held(value: str) -> bool:
         return value.isdigit() and int(value) < 2**15 and held(round=int)(value)
@@ -196,7 +210,11 @@ def browser_page(items, query, size: int) -> BrowserPage:
         rows = rows[:size]
     elif before is not None:
         position, pk = before
-        rows = list(items.filter(Q(position__lt=position) | Q(position=position, id__lt=pk)).order_by("-position", "-id")[: size + 1])
+        rows = list(
+            items.filter(Q(position__lt=position) | Q(position=position, id__lt=pk)).order_by("-position", "-id")[
+                : size + 1
+            ]
+        )
         more_before, more_after = len(rows) > size, True
         rows = rows[:size][::-1]
         if not more_before:
@@ -223,11 +241,19 @@ def value_leaves(value, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(value, dict):
         if not value:
             return [(prefix, "{}")]
-        return [leaf for key, item in value.items() for leaf in value_leaves(item, f"{prefix}.{key}" if prefix else str(key))]
+        return [
+            leaf
+            for key, item in value.items()
+            for leaf in value_leaves(item, f"{prefix}.{key}" if prefix else str(key))
+        ]
     if isinstance(value, list):
         if not value:
             return [(prefix, "[]")]
-        return [leaf for index, item in enumerate(value) for leaf in value_leaves(item, f"{prefix}.{index}" if prefix else str(index))]
+        return [
+            leaf
+            for index, item in enumerate(value)
+            for leaf in value_leaves(item, f"{prefix}.{index}" if prefix else str(index))
+        ]
     return [(prefix, value if isinstance(value, str) else json.dumps(value))]
 
 
@@ -249,7 +275,9 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
     outcomes and revisions of `item`; people as `annotator_label` shows them. A bounded
     number of queries whatever the number of annotations."""
     project = item.project
-    annotations = list(Annotation.objects.filter(item=item).select_related("annotator").order_by("round", "created_at", "id"))
+    annotations = list(
+        Annotation.objects.filter(item=item).select_related("annotator").order_by("round", "created_at", "id")
+    )
     reviews: dict[int, list] = {}
     for review in Review.objects.filter(annotation__item=item).select_related("reviewer").order_by("created_at", "id"):
         reviews.setdefault(review.annotation_id, []).append(
@@ -260,7 +288,9 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
     history = ItemHistory()
     for round_ in sorted({a.round for a in annotations} | set(outcomes) | {item.round}):
         in_round = [a for a in annotations if a.round == round_]
-        votes = Counter(a.value["label"] for a in in_round if isinstance(a.value, dict) and isinstance(a.value.get("label"), str))
+        votes = Counter(
+            a.value["label"] for a in in_round if isinstance(a.value, dict) and isinstance(a.value.get("label"), str)
+        )
         history.rounds.append({
             "round": round_,
             "annotations": [
@@ -279,7 +309,10 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
         history.agreement, history.agreement_source = current["outcome"].agreement, "consensus"
     elif history.label_count >= 2:
         # Share of the round's labels that agree with its most frequent label.
-        history.agreement, history.agreement_source = max(history.current_votes.values()) / sum(history.current_votes.values()), "majority"
+        history.agreement, history.agreement_source = (
+            max(history.current_votes.values()) / sum(history.current_votes.values()),
+            "majority",
+        )
     history.revisions = [
         {"round": r.failed_round, "action": r.get_action_display(), "by": annotator_label(project, r.created_by, names=names) if r.created_by else "",
          "previous": value_leaves(r.previous_payload), "at": r.created_at}

@@ -18,7 +18,9 @@ def pseudonyms_for_project(project: Project) -> dict[str, str]:
     """username → export pseudonym, for everyone who is or was in `project`: its members and
     whoever annotated in it (two queries)."""
     people = set(Membership.objects.filter(project=project).values_list("user_id", flat=True))
-    people |= set(Annotation.objects.filter(item__project=project).order_by().values_list("annotator_id", flat=True).distinct())
+    people |= set(
+        Annotation.objects.filter(item__project=project).order_by().values_list("annotator_id", flat=True).distinct()
+    )
     return {
         username: annotator_pseudonym(project.pk, pk)
         for pk, username in get_user_model().objects.filter(pk__in=people).values_list("pk", "username")

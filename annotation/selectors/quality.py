@@ -53,7 +53,9 @@ REASONS = ("failed", "methods_disagree", "incoherent_probe")
 class _Votes:
     """The current-round votes of a project's ordinary items, and what each item is."""
 
-    by_item: dict[int, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))  # item → (annotator, label)
+    by_item: dict[int, list[tuple[int, str]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )  # item → (annotator, label)
     consensus: dict[int, str] = field(default_factory=dict)
     gold: dict[int, str] = field(default_factory=dict)
     adjudicated: dict[int, str] = field(default_factory=dict)
@@ -75,7 +77,9 @@ def _votes(project, kind) -> _Votes:
     votes.adjudicated = dict(
         Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", "label")
     )
-    items = Item.objects.filter(project=project, probe_of__isnull=True).values_list("pk", "gold_label", "reference_label")
+    items = Item.objects.filter(project=project, probe_of__isnull=True).values_list(
+        "pk", "gold_label", "reference_label"
+    )
     for item_id, gold_label, reference in items:
         cast = [label for _annotator, label in votes.by_item.get(item_id, ())]
         consensus = votes.adjudicated.get(item_id) or gold_label or (plurality(cast) if len(cast) >= 2 else None)
@@ -142,9 +146,13 @@ def annotator_figures_compute(project, kind) -> dict[int, dict]:
     reads every submitted claim and current-round vote of the project, so it runs per
     request only on small projects and else on the worker (services.figures)."""
     durations: dict[int, list[float]] = defaultdict(list)
-    for annotator_id, claimed, submitted in Assignment.objects.filter(
-        project=project, status=Assignment.Status.SUBMITTED, item__probe_of__isnull=True, submitted_at__isnull=False
-    ).values_list("annotator_id", "claimed_at", "submitted_at").iterator(chunk_size=20_000):
+    for annotator_id, claimed, submitted in (
+        Assignment.objects.filter(
+            project=project, status=Assignment.Status.SUBMITTED, item__probe_of__isnull=True, submitted_at__isnull=False
+        )
+        .values_list("annotator_id", "claimed_at", "submitted_at")
+        .iterator(chunk_size=20_000)
+    ):
         durations[annotator_id].append(max(0.0, (submitted - claimed).total_seconds()))
     votes = _votes(project, kind) if kind.labels else _Votes()
     against: dict[int, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
@@ -161,7 +169,9 @@ def annotator_figures_compute(project, kind) -> dict[int, dict]:
     del votes
     coherence = kind.annotator_coherence(project)
     return {
-        annotator_id: _figures_of(durations.get(annotator_id, []), against.get(annotator_id, {}), coherence.get(annotator_id), kind.labels)
+        annotator_id: _figures_of(
+            durations.get(annotator_id, []), against.get(annotator_id, {}), coherence.get(annotator_id), kind.labels
+        )
         for annotator_id in set(durations) | set(against)
     }
 
@@ -189,13 +199,13 @@ def annotator_quality_for_project(project) -> list[dict]:
     kind = get_kind(project.kind)
     settings = kind.project_settings(project)
     threshold = settings["quality_flag_below"]
-    memberships = {
-        m.user_id: m for m in Membership.objects.filter(project=project).select_related("user").order_by()
-    }
+    memberships = {m.user_id: m for m in Membership.objects.filter(project=project).select_related("user").order_by()}
     if figures_are_live(project):
         figures = annotator_figures_compute(project, kind)
     else:
-        figures = {int(annotator_id): row for annotator_id, row in (stored_figures(project, ANNOTATOR_QUALITY) or {}).items()}
+        figures = {
+            int(annotator_id): row for annotator_id, row in (stored_figures(project, ANNOTATOR_QUALITY) or {}).items()
+        }
     annotators = {m.user_id for m in memberships.values() if m.role == Membership.Role.ANNOTATOR} | set(figures)
     competences = _competences(project)
     grades = _review_grades(project)
@@ -234,8 +244,9 @@ def queue_reasons_compute(project, kind) -> dict[int, list[str]]:
     projects and else on the worker (services.figures)."""
     reasons: dict[int, list[str]] = defaultdict(list)
     withdrawn = set(
-        ItemRevision.objects.filter(item__project=project, action=ItemRevision.Action.WITHDRAWN, failed_round=F("item__round"))
-        .values_list("item_id", flat=True)
+        ItemRevision.objects.filter(
+            item__project=project, action=ItemRevision.Action.WITHDRAWN, failed_round=F("item__round")
+        ).values_list("item_id", flat=True)
     )
     for item_id in ConsensusOutcome.objects.filter(
         item__project=project, round=F("item__round"), outcome=ConsensusOutcome.Outcome.FAILED
@@ -243,9 +254,11 @@ def queue_reasons_compute(project, kind) -> dict[int, list[str]]:
         if item_id not in withdrawn:  # an author who withdrew the pair removed it on purpose
             reasons[item_id].append("failed")
     decided: dict[int, set[str]] = defaultdict(set)
-    for item_id, label in ItemAggregate.objects.filter(item__project=project, round=F("item__round")).exclude(
-        label=""
-    ).values_list("item_id", "label"):
+    for item_id, label in (
+        ItemAggregate.objects.filter(item__project=project, round=F("item__round"))
+        .exclude(label="")
+        .values_list("item_id", "label")
+    ):
         decided[item_id].add(label)
     for item_id, labels in decided.items():
         if len(labels) > 1:
@@ -265,7 +278,9 @@ def _queue_reasons(project, kind) -> dict[int, list[str]]:
         reasons = queue_reasons_compute(project, kind)
     else:
         reasons = {int(item_id): why for item_id, why in (stored_figures(project, ADJUDICATION_REASONS) or {}).items()}
-    adjudicated = set(Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", flat=True))
+    adjudicated = set(
+        Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", flat=True)
+    )
     return {item_id: why for item_id, why in reasons.items() if item_id not in adjudicated}
 
 
@@ -317,7 +332,9 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[di
         waiting = waiting.exclude(status=Item.Status.OPEN).exclude(Exists(mine))
     ids = list(waiting.order_by("position", "id").values_list("pk", flat=True))
     if not names and ids:
-        QueueSighting.objects.bulk_create([QueueSighting(item_id=item_id, user=user) for item_id in ids], ignore_conflicts=True)
+        QueueSighting.objects.bulk_create(
+            [QueueSighting(item_id=item_id, user=user) for item_id in ids], ignore_conflicts=True
+        )
     hidden_gold = kind.reference_label_is_gold and not names
 
     def build(page_ids: list[int]) -> list[dict]:
@@ -363,13 +380,16 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[di
                         {
                             "annotator": who(annotator_id),
                             "label": label,
-                            "competence": dict(competences[annotator_id]) if annotator_id in competences else dict.fromkeys(COMPETENCE_METHODS),
+                            "competence": dict(competences[annotator_id])
+                            if annotator_id in competences
+                            else dict.fromkeys(COMPETENCE_METHODS),
                         }
                         for annotator_id, label in votes.get(item.pk, ())
                     ],
                     "aggregates": aggregates.get(item.pk, {}),
                     "incoherent": [
-                        {"annotator": who(a), "label": label, "reversed_label": rev} for a, label, rev in probes.get(item.pk, ())
+                        {"annotator": who(a), "label": label, "reversed_label": rev}
+                        for a, label, rev in probes.get(item.pk, ())
                     ],
                 }
             )
@@ -387,7 +407,11 @@ def agreement_with_and_without_adjudicated(project) -> dict:
 
     kind = get_kind(project.kind)
     if kind.labels and not figures_are_live(project):
-        return stored_figures(project, ADJUDICATION_AGREEMENT) or {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
+        return stored_figures(project, ADJUDICATION_AGREEMENT) or {
+            "adjudicated": 0,
+            "with_adjudicated": None,
+            "without_adjudicated": None,
+        }
     return adjudication_agreement_compute(project, kind)
 
 
@@ -399,7 +423,10 @@ def adjudication_agreement_compute(project, kind) -> dict:
     votes = _votes(project, kind)
     result["adjudicated"] = len(votes.adjudicated)
     codes = {label: index for index, label in enumerate(kind.labels)}
-    for name, keep in (("with_adjudicated", lambda _i: True), ("without_adjudicated", lambda i: i not in votes.adjudicated)):
+    for name, keep in (
+        ("with_adjudicated", lambda _i: True),
+        ("without_adjudicated", lambda i: i not in votes.adjudicated),
+    ):
         items = [item_id for item_id in sorted(votes.by_item) if keep(item_id)]
         coders = sorted({a for item_id in items for a, _ in votes.by_item[item_id]})
         coder_index = {a: n for n, a in enumerate(coders)}

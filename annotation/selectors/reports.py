@@ -32,14 +32,24 @@ def agreement_reports_for_project(project) -> list[dict]:
 
     def order(row):
         value = row["scope"].get("round") if isinstance(row["scope"], dict) else None
-        return (row["level"], isinstance(value, str) or value is None, value if isinstance(value, int) else 0, str(row["scope"]))
+        return (
+            row["level"],
+            isinstance(value, str) or value is None,
+            value if isinstance(value, int) else 0,
+            str(row["scope"]),
+        )
 
     return sorted(rows, key=order)
 
 
 def status_counts_for_project(project) -> dict[str, int]:
     """Items per status (coherence probes are not items of the dataset and are left out)."""
-    rows = dict(Item.objects.filter(project=project, probe_of__isnull=True).order_by().values_list("status").annotate(n=Count("pk")))
+    rows = dict(
+        Item.objects.filter(project=project, probe_of__isnull=True)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"))
+    )
     counts = {status: rows.get(status, 0) for status in Item.Status.values}
     counts["total"] = sum(rows.values())
     return counts

@@ -33,7 +33,10 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     stored."""
     item = access.access_item_for_adjudicator(user, item_id)
     kind = get_kind(item.project.kind)
-    errors = [FieldError(name, f"is not a field of a decision; known: {', '.join(FIELDS)}") for name in sorted(set(data) - set(FIELDS))]
+    errors = [
+        FieldError(name, f"is not a field of a decision; known: {', '.join(FIELDS)}")
+        for name in sorted(set(data) - set(FIELDS))
+    ]
     label = data.get("label")
     if not kind.labels:
         errors.append(FieldError("label", f"{kind.name} items have no label to decide"))
@@ -51,13 +54,18 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     reasons = adjudication_reasons_for_item(item)
     if not reasons:
         if not override:
-            raise Conflict(_("This item is not in the adjudication queue; a supervisor may decide it as an override."), field="item")
+            raise Conflict(
+                _("This item is not in the adjudication queue; a supervisor may decide it as an override."),
+                field="item",
+            )
         if not supervisor:
             raise PermissionDenied(_("Only supervisors decide items outside the adjudication queue."))
         if not comment:
             raise InvalidInput("an override needs a comment saying why", field="comment")
     elif not supervisor and item.status == Item.Status.OPEN:
-        raise Conflict(_("This item is still being labelled; it can be adjudicated once its round closes."), field="item")
+        raise Conflict(
+            _("This item is still being labelled; it can be adjudicated once its round closes."), field="item"
+        )
     try:
         with transaction.atomic():
             item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
@@ -70,13 +78,21 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
                 method=ADJUDICATION,
                 rank=RANK_ADJUDICATION,
                 value=label,
-                status=kind.status_after_round(accepted=True, author_id=item.author_id, round_=item.round, settings=settings),
+                status=kind.status_after_round(
+                    accepted=True, author_id=item.author_id, round_=item.round, settings=settings
+                ),
                 user=user,
                 comment=comment,
                 override=not reasons,
             )
             adjudication = Adjudication.objects.create(
-                item=item, round=item.round, label=label, comment=comment, reasons=reasons, adjudicator=user, decision=decision
+                item=item,
+                round=item.round,
+                label=label,
+                comment=comment,
+                reasons=reasons,
+                adjudicator=user,
+                decision=decision,
             )
             audit_record(
                 actor=user,

@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, defaultdict
-
 from datetime import timedelta
 
 from django.conf import settings as django_settings
@@ -155,7 +154,9 @@ def aggregation_compute_job(job: Job) -> dict:
     from annotation.services.figures import project_figures_store
     from annotation.services.jobs import job_set_progress
 
-    result = aggregation_compute_for_project(job.project, job=job, progress=lambda share: job_set_progress(job.pk, share))
+    result = aggregation_compute_for_project(
+        job.project, job=job, progress=lambda share: job_set_progress(job.pk, share)
+    )
     project_figures_store(job.project)  # what the supervisor's pages of a large project read
     return result
 
@@ -226,7 +227,9 @@ def aggregation_compute_for_project(project: Project, *, job: Job | None = None,
     }
 
 
-def _write_aggregates(project: Project, results: dict, items: dict[int, tuple[int, str]], closed: set[int], now) -> None:
+def _write_aggregates(
+    project: Project, results: dict, items: dict[int, tuple[int, str]], closed: set[int], now
+) -> None:
     # An item whose round reopened (a revision) keeps no aggregate of the round before.
     ItemAggregate.objects.filter(item__project=project, item__status=Item.Status.OPEN).delete()
     rows = []
@@ -251,8 +254,12 @@ def _write_aggregates(project: Project, results: dict, items: dict[int, tuple[in
 def _write_competences(project: Project, results: dict, now) -> None:
     rows = [
         AnnotatorCompetence(
-            project=project, annotator_id=annotator, method=method, competence=competence,
-            confusion=result.confusion.get(annotator, []), computed_at=now,
+            project=project,
+            annotator_id=annotator,
+            method=method,
+            competence=competence,
+            confusion=result.confusion.get(annotator, []),
+            computed_at=now,
         )  # fmt: skip
         for method, result in results.items()
         for annotator, competence in result.competence.items()
@@ -267,7 +274,9 @@ def _write_competences(project: Project, results: dict, now) -> None:
     )
 
 
-def decide_by_chosen_method(project: Project, kind, settings: dict, result, votes: list[tuple], *, job: Job | None = None) -> dict:
+def decide_by_chosen_method(
+    project: Project, kind, settings: dict, result, votes: list[tuple], *, job: Job | None = None
+) -> dict:
     """The chosen method's decisions, through the ledger (services.decisions), in chunks of
     WRITE_BATCH items, each chunk one transaction with the items locked:
 
@@ -292,7 +301,9 @@ def decide_by_chosen_method(project: Project, kind, settings: dict, result, vote
     target = confidence_target(settings)
     tallies = _vote_tallies(votes)
     candidates = list(
-        Item.objects.filter(project=project, probe_of__isnull=True, status__in=statuses).order_by("pk").values_list("pk", flat=True)
+        Item.objects.filter(project=project, probe_of__isnull=True, status__in=statuses)
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
     for start in range(0, len(candidates), WRITE_BATCH):
         with transaction.atomic():
@@ -308,9 +319,13 @@ def decide_by_chosen_method(project: Project, kind, settings: dict, result, vote
                 label, confidence = result.items.get(pk) or (None, 0.0)
                 confident = label is not None and (confidence >= target or not pool)
                 if status == Item.Status.DECIDING:
-                    after = kind.status_after_round(accepted=confident, author_id=author_id, round_=round_, settings=settings)
+                    after = kind.status_after_round(
+                        accepted=confident, author_id=author_id, round_=round_, settings=settings
+                    )
                     verdicts.append(Verdict(pk, label if confident else None, after, confidence))
-                    outcomes.append(_outcome_of(pk, round_, label if confident else None, tallies.get(pk, {}), reference))
+                    outcomes.append(
+                        _outcome_of(pk, round_, label if confident else None, tallies.get(pk, {}), reference)
+                    )
                     counts["decided"] += 1
                     continue
                 current = standing.get(pk)
@@ -358,7 +373,9 @@ def categorical_wants_another_vote(kind, item: Item, settings: dict, submitted: 
     parameters from the last pool run (metrics.aggregation.posterior_from_competence), or
     the top label's share before any run. Call with the item locked."""
     rows = list(Annotation.objects.filter(item=item, round=item.round).values_list("annotator_id", "value"))
-    cast = [(annotator, value.get("label")) for annotator, value in rows if isinstance(value, dict) and value.get("label")]
+    cast = [
+        (annotator, value.get("label")) for annotator, value in rows if isinstance(value, dict) and value.get("label")
+    ]
     if kind.aggregates_by_consensus and item.reference_label:
         cast.append((item.author_id, item.reference_label))
     labels = [label for _annotator, label in cast]
@@ -384,7 +401,9 @@ def ratings_want_another_vote(item: Item, settings: dict, submitted: int) -> boo
     if spread is None or submitted >= settings["overlap_max"]:
         return False
     values = Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
-    ratings = [value.get("ratings") for value in values if isinstance(value, dict) and isinstance(value.get("ratings"), dict)]
+    ratings = [
+        value.get("ratings") for value in values if isinstance(value, dict) and isinstance(value.get("ratings"), dict)
+    ]
     return ratings_spread(ratings) > spread
 
 
@@ -402,11 +421,7 @@ def _pool_confidence(item: Item, settings: dict, cast: list[tuple], labels: tupl
         return None
     known = sorted(competence for competence, _confusion in stored.values())
     default = known[len(known) // 2]
-    votes = [
-        (label, *(stored.get(annotator) or (None, None)))
-        for annotator, label in cast
-        if label in labels
-    ]
+    votes = [(label, *(stored.get(annotator) or (None, None))) for annotator, label in cast if label in labels]
     posterior = posterior_from_competence(votes, labels, default_competence=default)
     return max(posterior.values())
 
@@ -462,7 +477,9 @@ def _accuracy_against_reference(per_item: dict[int, dict], reference: dict[int, 
     scored = {item_id: methods for item_id, methods in per_item.items() if reference[item_id]}
     figures = {}
     for method in METHODS:
-        correct = sum((methods.get(method) or {}).get("label") == reference[item_id] for item_id, methods in scored.items())
+        correct = sum(
+            (methods.get(method) or {}).get("label") == reference[item_id] for item_id, methods in scored.items()
+        )
         decided = sum((methods.get(method) or {}).get("label") is not None for methods in scored.values())
         figures[method] = {
             "items": len(scored),

@@ -17,9 +17,9 @@ import json
 
 from django.db import transaction
 
-from annotation.kinds.registry import available_kinds, get_kind
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
+from annotation.kinds.registry import available_kinds, get_kind
 from annotation.metrics.agreement import alpha, bootstrap_ci
 from annotation.models import AgreementReport, Job
 from annotation.services.jobs import job_create
@@ -40,7 +40,11 @@ def alpha_with_ci(matrix, level: str):
     None), and why a figure is missing ("" when both are there). Every agreement report
     of every kind is computed through here, with the same resampling settings."""
     point = alpha(matrix, level)
-    boot = bootstrap_ci(matrix, level, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED) if point.reason is None else None
+    boot = (
+        bootstrap_ci(matrix, level, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=SEED)
+        if point.reason is None
+        else None
+    )
     reason = point.reason or (boot.reason if boot is not None else None) or ""
     return point, boot, reason
 
@@ -59,7 +63,12 @@ def report_figures(point, boot, reason: str, coders: int) -> dict:
 
 def bootstrap_details(boot) -> dict:
     """How a report's CI was resampled, for its `details`."""
-    return {"n_resamples": N_RESAMPLES, "n_kept": boot.n_kept if boot is not None else 0, "confidence": CONFIDENCE, "seed": SEED}
+    return {
+        "n_resamples": N_RESAMPLES,
+        "n_kept": boot.n_kept if boot is not None else 0,
+        "confidence": CONFIDENCE,
+        "seed": SEED,
+    }
 
 
 def agreement_reports_replace(reports: list[AgreementReport], family) -> dict:
@@ -77,7 +86,14 @@ def agreement_reports_replace(reports: list[AgreementReport], family) -> dict:
         )
     return {
         "reports": [
-            {"scope": r.scope, "level": r.level, "alpha": r.alpha, "units": r.units, "coders": r.coders, "reason": r.reason or None}
+            {
+                "scope": r.scope,
+                "level": r.level,
+                "alpha": r.alpha,
+                "units": r.units,
+                "coders": r.coders,
+                "reason": r.reason or None,
+            }
             for r in reports
         ]
     }

@@ -98,7 +98,9 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
                 return None
             # The candidate query may have read a stale count: the claim is stored only if
             # a slot is still free now that the item's row is locked.
-            assignment_id = _claim_if_slot_free(project.pk, item, user.pk, kind.votes_needed(item, settings), now, expires_at)
+            assignment_id = _claim_if_slot_free(
+                project.pk, item, user.pk, kind.votes_needed(item, settings), now, expires_at
+            )
             if assignment_id is None:
                 skipped.add(item.pk)
                 continue
@@ -210,7 +212,9 @@ def _round_close(item: Item, kind, settings: dict) -> None:
         rule = kind.round_rule_decision(item, labels, settings)
         if rule is not None:
             method, value = rule
-            status = kind.status_after_round(accepted=value is not None, author_id=item.author_id, round_=item.round, settings=settings)
+            status = kind.status_after_round(
+                accepted=value is not None, author_id=item.author_id, round_=item.round, settings=settings
+            )
             decision_record(item=item, method=method, rank=RANK_ROUND_RULE, value=value, status=status)
     aggregation_request_on_commit(item.project_id)
 

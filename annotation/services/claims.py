@@ -22,7 +22,9 @@ from annotation.services.decisions import round_decided
 DRAFT_MAX_BYTES = 64 * 1024
 
 CLAIM_CLOSED = "The claim is no longer open: it was submitted, skipped or has expired."
-ROUND_DECIDED = "This item's round is decided: the annotation can no longer be changed (a supervisor may reopen the item)."
+ROUND_DECIDED = (
+    "This item's round is decided: the annotation can no longer be changed (a supervisor may reopen the item)."
+)
 
 
 def _still_annotating(user, project_id: int) -> None:
@@ -100,7 +102,9 @@ def assignment_skip(*, user, assignment_id: int) -> None:
             Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SKIPPED, draft=None)
 
 
-def annotation_editable(annotation: Annotation, item: Item, *, reviewed: bool, round_has_decision: bool | None = None) -> bool:
+def annotation_editable(
+    annotation: Annotation, item: Item, *, reviewed: bool, round_has_decision: bool | None = None
+) -> bool:
     """Whether the annotator may still change `annotation`: its round is the item's current
     one and is not decided yet (services.decisions.round_decided: the item is open, or
     complete while a consensus step has still to decide it), the kind allows edits, and no

@@ -31,7 +31,13 @@ from annotation.kinds.registry import get_kind, kinds_aggregating_by_consensus
 from annotation.metrics.consensus import ACCEPTED, PENDING, ConsensusResult, decide_round
 from annotation.models import Annotation, ConsensusOutcome, Item, Project
 from annotation.services.aggregation import aggregation_request_on_commit
-from annotation.services.decisions import RANK_ROUND_RULE, Verdict, decision_record, decisions_record_bulk, pool_method_deciding
+from annotation.services.decisions import (
+    RANK_ROUND_RULE,
+    Verdict,
+    decision_record,
+    decisions_record_bulk,
+    pool_method_deciding,
+)
 from annotation.services.tasks_queue import enqueue_on_commit, enqueue_rollback_unsafe
 
 # Items per transaction in the batch path, and per message the sweep sends. 10K items
@@ -114,7 +120,9 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
             method=settings["aggregation"],
             rank=RANK_ROUND_RULE,
             value=result.gold if accepted else None,
-            status=kind.status_after_round(accepted=accepted, author_id=item.author_id, round_=item.round, settings=settings),
+            status=kind.status_after_round(
+                accepted=accepted, author_id=item.author_id, round_=item.round, settings=settings
+            ),
             confidence=result.agreement,
         )
         aggregation_request_on_commit(item.project_id)
@@ -170,7 +178,9 @@ def _compute_chunk(ids: list[int]) -> int:
                 # transaction, so this only repairs a hand edit; it keeps the sweep from
                 # finding the same item forever.)
                 accepted = stored == ConsensusOutcome.Outcome.ACCEPTED
-                status = kind.status_after_round(accepted=accepted, author_id=author_id, round_=round_, settings=settings)
+                status = kind.status_after_round(
+                    accepted=accepted, author_id=author_id, round_=round_, settings=settings
+                )
                 verdicts[settings["aggregation"]].append(Verdict(item_id, stored_gold if accepted else None, status))
                 continue
             rule = _round_rule(settings)
@@ -187,7 +197,9 @@ def _compute_chunk(ids: list[int]) -> int:
             outcomes.append((item_id, round_, result))
             accepted = result.outcome == ACCEPTED
             status = kind.status_after_round(accepted=accepted, author_id=author_id, round_=round_, settings=settings)
-            verdicts[settings["aggregation"]].append(Verdict(item_id, result.gold if accepted else None, status, result.agreement))
+            verdicts[settings["aggregation"]].append(
+                Verdict(item_id, result.gold if accepted else None, status, result.agreement)
+            )
         store.write_outcomes(outcomes)
         for method, decided in verdicts.items():
             decisions_record_bulk(decided, method=method, rank=RANK_ROUND_RULE)
@@ -234,7 +246,10 @@ class _OrmStore:
             label = value.get("label") if isinstance(value, dict) else None
             if round_of[item_id] == round_ and label is not None:
                 labels[item_id].append(label)
-        return {item_id: tuple(sorted(values, key=lambda v: (type(v).__name__, str(v)))) for item_id, values in labels.items()}
+        return {
+            item_id: tuple(sorted(values, key=lambda v: (type(v).__name__, str(v))))
+            for item_id, values in labels.items()
+        }
 
     def write_outcomes(self, outcomes: list[tuple[int, int, ConsensusResult]]) -> None:
         ConsensusOutcome.objects.bulk_create(

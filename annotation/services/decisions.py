@@ -96,7 +96,9 @@ def effective_decisions(items: Iterable[tuple[int, int]]) -> dict[int, Decision]
     ids = list(round_of)
     for start in range(0, len(ids), WRITE_BATCH):
         chunk = ids[start : start + WRITE_BATCH]
-        for decision in Decision.objects.filter(column_in(Decision, "item_id", chunk)).order_by("item_id", "rank", "id"):
+        for decision in Decision.objects.filter(column_in(Decision, "item_id", chunk)).order_by(
+            "item_id", "rank", "id"
+        ):
             if decision.round == round_of[decision.item_id]:
                 found[decision.item_id] = decision  # ascending order: the last one stands
     return found
@@ -141,7 +143,9 @@ def decision_record(
     item.save(update_fields=["gold_label", "status"])
     if status != Item.Status.OPEN:
         # A decided item takes no more votes: open claims stop holding slots.
-        Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(status=Assignment.Status.EXPIRED, draft=None)
+        Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(
+            status=Assignment.Status.EXPIRED, draft=None
+        )
     return decision
 
 
@@ -184,7 +188,14 @@ def imported_decisions_record(items: list[Item]) -> None:
     created with that gold and status, inside the import's transaction."""
     Decision.objects.bulk_create(
         [
-            Decision(item_id=item.pk, round=item.round, method=IMPORT, rank=RANK_ROUND_RULE, value=item.gold_label or None, status=item.status)
+            Decision(
+                item_id=item.pk,
+                round=item.round,
+                method=IMPORT,
+                rank=RANK_ROUND_RULE,
+                value=item.gold_label or None,
+                status=item.status,
+            )
             for item in items
         ],
         batch_size=WRITE_BATCH,
@@ -213,7 +224,9 @@ def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
         decision = decision_record(
             item=item, method=REOPEN, rank=RANK_REOPEN, value=None, status=Item.Status.OPEN, user=user, comment=reason
         )
-        Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(status=Assignment.Status.EXPIRED, draft=None)
+        Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(
+            status=Assignment.Status.EXPIRED, draft=None
+        )
         audit_record(
             actor=user, action=REOPEN, project=item.project, target=f"item:{item.external_id}", before=before,
             after={"round": item.round, "gold": None, "status": item.status}, comment=reason,

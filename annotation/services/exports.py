@@ -34,8 +34,8 @@ from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
 from annotation.rows import csv_neutralise, delimited_line
-from annotation.sql import column_in
 from annotation.services.decisions import decision_histories, effective_decisions
+from annotation.sql import column_in
 
 CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
@@ -271,7 +271,11 @@ def chunks_with_facts(
             if outcome.round == round_of[outcome.item_id]
         }
         annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
-        rows = Annotation.objects.filter(column_in(Annotation, "item_id", ids)).order_by("id").values_list("item_id", "round", "annotator_id", "value")
+        rows = (
+            Annotation.objects.filter(column_in(Annotation, "item_id", ids))
+            .order_by("id")
+            .values_list("item_id", "round", "annotator_id", "value")
+        )
         for item_id, round_, annotator_id, value in rows:
             if round_ == round_of[item_id]:
                 annotations[item_id].append((pseudonym(annotator_id), value))
@@ -287,7 +291,10 @@ def chunks_with_facts(
         }
         decisions = effective_decisions((item.pk, item.round) for item in chunk)
         histories = (
-            {item_id: [_decision_record(d, pseudonym) for d in rows] for item_id, rows in decision_histories(ids).items()}
+            {
+                item_id: [_decision_record(d, pseudonym) for d in rows]
+                for item_id, rows in decision_histories(ids).items()
+            }
             if history
             else None
         )

@@ -62,5 +62,7 @@ def project_figures_store(project: Project) -> list[str]:
         figures[ADJUDICATION_REASONS] = queue_reasons_compute(project, kind)
         figures[ADJUDICATION_AGREEMENT] = adjudication_agreement_compute(project, kind)
     for name, value in figures.items():
-        ProjectFigures.objects.update_or_create(project=project, name=name, defaults={"value": _json(value), "computed_at": now})
+        ProjectFigures.objects.update_or_create(
+            project=project, name=name, defaults={"value": _json(value), "computed_at": now}
+        )
     return list(figures)

@@ -90,7 +90,9 @@ def split_from_file_name(filename: str) -> str:
     return SPLIT_OF_FILE_NAME[match.group(1).lower()] if match else ""
 
 
-def apply_import_options(rows: list[ItemRow], options: ImportOptions, filename: str) -> tuple[list[ItemRow], list[FieldError]]:
+def apply_import_options(
+    rows: list[ItemRow], options: ImportOptions, filename: str
+) -> tuple[list[ItemRow], list[FieldError]]:
     """Rows with the file's split (the form's, else the one the file name gives, for rows
     that name none), and with `labels_final` a check that every row has its label. A row
     whose own split differs from the form's is an error: the file and the form disagree."""
@@ -99,10 +101,14 @@ def apply_import_options(rows: list[ItemRow], options: ImportOptions, filename: 
     out = []
     for row in rows:
         if options.split and row.split and row.split != options.split:
-            errors.append(FieldError("split", f"the row says {row.split!r}, the form says {options.split!r}", row.position))
+            errors.append(
+                FieldError("split", f"the row says {row.split!r}, the form says {options.split!r}", row.position)
+            )
             continue
         if options.labels_final and not row.reference_label:
-            errors.append(FieldError("label", "is required: labels_final makes every row's label its gold label", row.position))
+            errors.append(
+                FieldError("label", "is required: labels_final makes every row's label its gold label", row.position)
+            )
             continue
         out.append(row if row.split or not file_split else dataclasses.replace(row, split=file_split))
     return out, errors
@@ -116,7 +122,9 @@ def decode_upload(data: bytes) -> str:
         raise InvalidInput("the file is UTF-16; save it as UTF-8", field="file")
     endian = utf16_without_bom(data)
     if endian:
-        raise InvalidInput(f"the file is UTF-16 ({endian}-endian) without a byte-order mark; save it as UTF-8", field="file")
+        raise InvalidInput(
+            f"the file is UTF-16 ({endian}-endian) without a byte-order mark; save it as UTF-8", field="file"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -164,7 +172,9 @@ def row_count_bound(text: str) -> int:
     return ends + (0 if text.endswith(("\n", "\r")) or not text else 1)
 
 
-def read_records(kind: Kind, fmt: str, text: str, filename: str, project_settings: dict | None = None) -> Iterator[tuple[int, dict]]:
+def read_records(
+    kind: Kind, fmt: str, text: str, filename: str, project_settings: dict | None = None
+) -> Iterator[tuple[int, dict]]:
     """(row number, record) for every row; rows are numbered from 1 after any header. A row
     that cannot be read is {"_error": why, "_field"?: the field at fault, if one is}.
     `project_settings` (the project's, defaults filled in) reach the kind's own formats."""
@@ -191,7 +201,9 @@ def read_records(kind: Kind, fmt: str, text: str, filename: str, project_setting
         raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
 
 
-def validate_rows(project: Project, kind: Kind, records: Iterable[tuple[int, dict]]) -> tuple[list[ItemRow], list[FieldError]]:
+def validate_rows(
+    project: Project, kind: Kind, records: Iterable[tuple[int, dict]]
+) -> tuple[list[ItemRow], list[FieldError]]:
     rows: list[ItemRow] = []
     errors: list[FieldError] = []
     first_row_of: dict[str, int] = {}
@@ -211,7 +223,11 @@ def validate_rows(project: Project, kind: Kind, records: Iterable[tuple[int, dic
             errors.extend(row_errors)
             continue
         if row.external_id in first_row_of:
-            errors.append(FieldError("id", f"duplicate id {row.external_id!r} (first in row {first_row_of[row.external_id]})", number))
+            errors.append(
+                FieldError(
+                    "id", f"duplicate id {row.external_id!r} (first in row {first_row_of[row.external_id]})", number
+                )
+            )
             continue
         first_row_of[row.external_id] = number
         rows.append(row)
@@ -248,8 +264,16 @@ def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[I
         old = existing.get(row.external_id)
         if old is None:
             new_rows.append(row)
-        elif not kind.same_content(old.payload, row.payload) or (old.reference_label, old.group, old.split) != (row.reference_label, row.group, row.split):
-            errors.append(FieldError("id", f"id {row.external_id!r} already exists in this project with other content", row.position))
+        elif not kind.same_content(old.payload, row.payload) or (old.reference_label, old.group, old.split) != (
+            row.reference_label,
+            row.group,
+            row.split,
+        ):
+            errors.append(
+                FieldError(
+                    "id", f"id {row.external_id!r} already exists in this project with other content", row.position
+                )
+            )
     return new_rows, authors, errors
 
 
@@ -300,7 +324,9 @@ def items_copy(rows: list[dict]) -> None:
         cursor.cursor.copy_expert(f"COPY {Item._meta.db_table} ({columns}) FROM STDIN", buffer)
 
 
-def store_rows(project: Project, rows: list[ItemRow], *, job_id: int | None = None, labels_final: bool = False) -> ImportResult:
+def store_rows(
+    project: Project, rows: list[ItemRow], *, job_id: int | None = None, labels_final: bool = False
+) -> ImportResult:
     """Store validated rows in one transaction, or raise listing every row that cannot be."""
     new_rows, authors, errors = check_against_project(project, rows)
     if errors:
@@ -358,18 +384,25 @@ def items_import(
                 kind="import",
                 project=project,
                 user=user,
-                params={"format": fmt, "filename": filename, "split": options.split, "labels_final": options.labels_final},
+                params={
+                    "format": fmt,
+                    "filename": filename,
+                    "split": options.split,
+                    "labels_final": options.labels_final,
+                },
                 input_data=data,
             )
             audit_record(actor=user, action="import", project=project, target=f"job:{job.pk}",
                          after={"format": fmt, "filename": filename, "job": job.pk})  # fmt: skip
         return ImportResult(created=0, skipped=0, job=job.pk)
-    rows, errors = validate_rows(project, kind, read_records(kind, fmt, text, filename, kind.settings_for(project.settings)))
+    rows, errors = validate_rows(
+        project, kind, read_records(kind, fmt, text, filename, kind.settings_for(project.settings))
+    )
     rows, option_errors = apply_import_options(rows, options, filename)
-    errors = sorted([*errors, *option_errors], key=lambda e: (e.row or 0))
+    errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)
     if errors:
         # List the database checks' findings too, so one round trip shows every bad row.
-        errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: (e.row or 0))
+        errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: e.row or 0)
         raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
     with transaction.atomic():
         result = store_rows(project, rows, labels_final=options.labels_final)
@@ -389,7 +422,7 @@ def items_import_job(job: Job) -> dict:
         rows, errors = validate_rows(job.project, kind, records)
         options = import_options_clean(job.params.get("split", ""), job.params.get("labels_final", False))
         rows, option_errors = apply_import_options(rows, options, job.params.get("filename", ""))
-        errors = sorted([*errors, *option_errors], key=lambda e: (e.row or 0))
+        errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)
         job_set_progress(job.pk, 0.5)
         if errors:
             raise InvalidInput("invalid rows", errors=errors[:MAX_LISTED_ERRORS])

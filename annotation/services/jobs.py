@@ -29,7 +29,9 @@ STOPPED_REASON_BY_KIND = {
 }
 
 
-def job_create(*, kind: str, project=None, user=None, params: dict | None = None, input_data: bytes | None = None) -> Job:
+def job_create(
+    *, kind: str, project=None, user=None, params: dict | None = None, input_data: bytes | None = None
+) -> Job:
     """Store a queued Job and enqueue it when the surrounding transaction commits."""
     job = Job.objects.create(kind=kind, project=project, created_by=user, params=params or {}, input_data=input_data)
     transaction.on_commit(lambda: job_enqueue(job.pk))
@@ -132,7 +134,9 @@ def job_claim(job_id: int) -> Job | None:
         return job
 
 
-def job_finish(job_id: int, *, result: dict | None = None, error: dict | None = None, attempt: int | None = None) -> bool:
+def job_finish(
+    job_id: int, *, result: dict | None = None, error: dict | None = None, attempt: int | None = None
+) -> bool:
     """Record the job's outcome. With `attempt`, only if the job is still that run's: a run the
     sweep gave up on (its heartbeat stopped) does not overwrite the outcome of the next."""
     jobs = Job.objects.filter(pk=job_id)
@@ -155,14 +159,24 @@ def job_recover_stopped(job_id: int, *, stale_before, max_attempts: int) -> str 
     with the reason once it has had `max_attempts` runs. Returns the new status, or None when
     the job has moved on meanwhile (its worker reported after all, or it finished)."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING, heartbeat_at__lt=stale_before).first()
+        job = (
+            Job.objects.select_for_update()
+            .filter(pk=job_id, status=Job.Status.RUNNING, heartbeat_at__lt=stale_before)
+            .first()
+        )
         if job is None:
             return None
         job.heartbeat_at = timezone.now()
         if job.attempts >= max_attempts:
             reason = STOPPED_REASON_BY_KIND.get(job.kind, STOPPED_REASON).format(attempts=job.attempts)
             logger.warning("job %s failed: %s", job.pk, reason)
-            job.status, job.error, job.result, job.finished_at, job.input_data = Job.Status.FAILED, {"message": reason}, None, timezone.now(), None
+            job.status, job.error, job.result, job.finished_at, job.input_data = (
+                Job.Status.FAILED,
+                {"message": reason},
+                None,
+                timezone.now(),
+                None,
+            )
             job.save(update_fields=["status", "error", "result", "finished_at", "input_data", "heartbeat_at"])
             return job.status
         logger.warning("job %s: its worker stopped during run %s; queued again", job.pk, job.attempts)
@@ -184,8 +198,13 @@ def jobs_sweep(
     stale_after = settings.MASHOV_JOB_STALE_SECONDS if stale_after_seconds is None else stale_after_seconds
     max_attempts = settings.MASHOV_JOB_MAX_ATTEMPTS if max_attempts is None else max_attempts
     stale_before = now - timedelta(seconds=stale_after)
-    stopped = list(Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__lt=stale_before).values_list("pk", flat=True)[:500])
-    recovered = sum(job_recover_stopped(job_id, stale_before=stale_before, max_attempts=max_attempts) is not None for job_id in stopped)
+    stopped = list(
+        Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__lt=stale_before).values_list("pk", flat=True)[:500]
+    )
+    recovered = sum(
+        job_recover_stopped(job_id, stale_before=stale_before, max_attempts=max_attempts) is not None
+        for job_id in stopped
+    )
     unsent = Job.objects.filter(status=Job.Status.QUEUED, heartbeat_at__lt=now - timedelta(seconds=older_than_seconds))
     resend = list(unsent.values_list("pk", flat=True)[:500])
     Job.objects.filter(pk__in=resend, status=Job.Status.QUEUED).update(heartbeat_at=now)

@@ -118,7 +118,9 @@ def membership_add(*, actor, slug: str, username, role, status=Membership.Status
         raise InvalidInput("invalid member", errors=errors)
     try:
         with transaction.atomic():
-            membership = Membership.objects.create(project=project, user=user, role=role, status=status, trusted=trusted)
+            membership = Membership.objects.create(
+                project=project, user=user, role=role, status=status, trusted=trusted
+            )
             audit_record(actor=actor, action="member_add", project=project, target=f"member:{user.username}",
                          after=_member_fields(membership))  # fmt: skip
             return membership
@@ -192,9 +194,9 @@ def membership_update(*, actor, slug: str, username: str, changes: dict) -> Memb
         membership.save()
         if membership.status == Membership.Status.DISQUALIFIED:
             # A disqualified member's open claims give their slots back at once.
-            Assignment.objects.filter(project=project, annotator=membership.user, status=Assignment.Status.CLAIMED).update(
-                status=Assignment.Status.EXPIRED, draft=None
-            )
+            Assignment.objects.filter(
+                project=project, annotator=membership.user, status=Assignment.Status.CLAIMED
+            ).update(status=Assignment.Status.EXPIRED, draft=None)
         if changed:
             disqualified = after["status"] == Membership.Status.DISQUALIFIED != before["status"]
             audit_record(
@@ -273,7 +275,11 @@ def _audit_project_update(actor, project: Project, before: dict, old_owner) -> N
     changed = [name for name in PROJECT_AUDITED if before[name] != after[name]]
     if changed:
         if "settings" in changed:  # the settings that changed, not the whole object
-            keys = sorted(key for key in {*before["settings"], *after["settings"]} if before["settings"].get(key) != after["settings"].get(key))
+            keys = sorted(
+                key
+                for key in {*before["settings"], *after["settings"]}
+                if before["settings"].get(key) != after["settings"].get(key)
+            )
             before = {**before, "settings": {key: before["settings"].get(key) for key in keys}}
             after = {**after, "settings": {key: after["settings"].get(key) for key in keys}}
         audit_record(actor=actor, action="settings_change", project=project, target=f"project:{project.slug}",
@@ -291,7 +297,9 @@ def project_owner_clean(actor, project: Project, username):
     if not isinstance(username, str) or not username:
         raise InvalidInput("must be the username of an active supervisor of the project", field="owner")
     membership = (
-        Membership.objects.filter(project=project, user__username=username, role=Membership.Role.SUPERVISOR, status=Membership.Status.ACTIVE)
+        Membership.objects.filter(
+            project=project, user__username=username, role=Membership.Role.SUPERVISOR, status=Membership.Status.ACTIVE
+        )
         .select_related("user")
         .first()
     )

@@ -226,7 +226,6 @@ def cache_url_beside_broker(broker_url: str) -> str:
     return urlunsplit(parts._replace(path=f"/{database + 1 if database < 15 else database - 1}"))
 
 
-
 CACHES = caches_for(os.environ.get("CACHE_URL", ""))
 
 # Celery (docs/jobs.md "Tasks"). No CELERY_BROKER_URL → tasks run in-process.

@@ -36,16 +36,27 @@ def nli(make_user, client_for):
         make_user, client_for, slug=SLUG, name="הסקה", kind="nli_relabel", settings={"consensus_k": 2, "consensus_n": 3}
     )
     rows = [{"id": key, "premise": f"הנחה {key}", "hypothesis": f"השערה {key}"} for key in VOTES]
-    assert clients["sup"].post(f"/api/projects/{SLUG}/import/", {"file": upload("n.jsonl", jsonl(*rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        clients["sup"]
+        .post(f"/api/projects/{SLUG}/import/", {"file": upload("n.jsonl", jsonl(*rows)), "format": "jsonl"})
+        .status_code
+        == 201
+    )
     label_everything(clients, SLUG, VOTES)
     items = {item.external_id: item for item in Item.objects.filter(project=project)}
     for item in items.values():
         consensus_compute_for_item(item.pk)  # what the consensus task runs on the worker
     # n3: the aggregation job found Dawid-Skene disagreeing with k-of-n.
     now = timezone.now()
-    ItemAggregate.objects.create(item=items["n3"], round=1, method="k_of_n", label="entailment", confidence=2 / 3, computed_at=now)
-    ItemAggregate.objects.create(item=items["n3"], round=1, method="dawid_skene", label="contradiction", confidence=0.7, computed_at=now)
-    ItemAggregate.objects.create(item=items["n2"], round=1, method="dawid_skene", label="neutral", confidence=0.99, computed_at=now)
+    ItemAggregate.objects.create(
+        item=items["n3"], round=1, method="k_of_n", label="entailment", confidence=2 / 3, computed_at=now
+    )
+    ItemAggregate.objects.create(
+        item=items["n3"], round=1, method="dawid_skene", label="contradiction", confidence=0.7, computed_at=now
+    )
+    ItemAggregate.objects.create(
+        item=items["n2"], round=1, method="dawid_skene", label="neutral", confidence=0.99, computed_at=now
+    )
     items = {item.external_id: item for item in Item.objects.filter(project=project)}
     return project, people, clients, items
 
@@ -59,7 +70,9 @@ def queue(client, slug=SLUG):
 def export_records(client, slug=SLUG) -> dict[str, dict]:
     response = client.get(f"/api/projects/{slug}/export/?format=jsonl&status=all")
     assert response.status_code == 200
-    return {record["id"]: record for record in map(json.loads, b"".join(response.streaming_content).decode().splitlines())}
+    return {
+        record["id"]: record for record in map(json.loads, b"".join(response.streaming_content).decode().splitlines())
+    }
 
 
 def test_failed_and_disagreeing_items_wait_with_every_vote(nli):
@@ -83,11 +96,19 @@ def test_a_decision_is_gold_leaves_the_queue_and_is_exported_with_its_flag(nli):
     before = queue(clients["sup"])["agreement"]
     assert before["adjudicated"] == 0
     assert before["with_adjudicated"] == before["without_adjudicated"]
-    decided = clients["sup"].post(f"/api/items/{items['n1'].pk}/adjudicate/", {"label": "neutral", "comment": "ההנחה אינה מכריעה"}, format="json")
+    decided = clients["sup"].post(
+        f"/api/items/{items['n1'].pk}/adjudicate/", {"label": "neutral", "comment": "ההנחה אינה מכריעה"}, format="json"
+    )
     assert decided.status_code == 201, decided.content
     body = decided.json()
-    assert (body["item"], body["label"], body["comment"], body["adjudicator"], body["reasons"], body["adjudicated"]) == (
-        items["n1"].pk, "neutral", "ההנחה אינה מכריעה", "sup", ["failed"], True)
+    assert (
+        body["item"],
+        body["label"],
+        body["comment"],
+        body["adjudicator"],
+        body["reasons"],
+        body["adjudicated"],
+    ) == (items["n1"].pk, "neutral", "ההנחה אינה מכריעה", "sup", ["failed"], True)
     item = Item.objects.get(pk=items["n1"].pk)
     assert (item.status, item.gold_label) == ("accepted", "neutral")
     stored = Adjudication.objects.get(item=item)
@@ -168,7 +189,8 @@ def test_who_may_adjudicate(nli, make_user, client_for):
         assert clients[name].get(f"/api/projects/{SLUG}/adjudication/").status_code == 403
     # An item of another project the caller does not see is not found, whatever its id.
     other = client_for(people["root"]).post(
-        "/api/projects/", {"slug": "other", "name": "o", "kind": "nli_relabel", "language": "he"}, format="json")
+        "/api/projects/", {"slug": "other", "name": "o", "kind": "nli_relabel", "language": "he"}, format="json"
+    )
     assert other.status_code == 201
     assert clients["sup"].get("/api/projects/other/adjudication/").status_code == 404
 
@@ -214,7 +236,9 @@ def test_a_reversed_pair_answered_incoherently_waits_for_adjudication(make_user,
     project = Project.objects.get(slug="he-phrase")
     annotator = make_user("p1")
     Membership.objects.create(project=project, user=annotator, role="annotator", status="active")
-    imported = client.post("/api/projects/he-phrase/import/", {"file": upload(PHRASIS.name, PHRASIS.read_bytes()), "format": "phrasis"})
+    imported = client.post(
+        "/api/projects/he-phrase/import/", {"file": upload(PHRASIS.name, PHRASIS.read_bytes()), "format": "phrasis"}
+    )
     assert imported.status_code == 201, imported.content
     mine = client_for(annotator)
     while (got := mine.get("/api/projects/he-phrase/next/")).status_code == 200:
@@ -223,7 +247,12 @@ def test_a_reversed_pair_answered_incoherently_waits_for_adjudication(make_user,
         # The imported label on every pair (so the golds stay the file's), and FORWARD on
         # the reversed copy of a FORWARD pair too.
         label = "FORWARD" if item.probe_of_id else item.reference_label
-        assert mine.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json").status_code == 201
+        assert (
+            mine.post(
+                f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json"
+            ).status_code
+            == 201
+        )
     probed = set(Item.objects.filter(project=project, probe_of__isnull=False).values_list("probe_of_id", flat=True))
     assert probed, "no probe was served"
     listed = queue(client, "he-phrase")
@@ -255,10 +284,17 @@ def test_probes_other_kinds_and_retries(nli, make_user, client_for):
     from annotation.services.projects import project_create
 
     project, people, clients, items = nli
-    probe = Item.objects.create(project=project, external_id="n1~rev~1", payload=items["n1"].payload, probe_of=items["n1"])
-    assert clients["sup"].post(f"/api/items/{probe.pk}/adjudicate/", {"label": "neutral"}, format="json").status_code == 404
+    probe = Item.objects.create(
+        project=project, external_id="n1~rev~1", payload=items["n1"].payload, probe_of=items["n1"]
+    )
+    assert (
+        clients["sup"].post(f"/api/items/{probe.pk}/adjudicate/", {"label": "neutral"}, format="json").status_code
+        == 404
+    )
 
-    summaries = project_create(actor=people["root"], slug="he-sum", name="סיכומים", kind="summary_rating", language="he")
+    summaries = project_create(
+        actor=people["root"], slug="he-sum", name="סיכומים", kind="summary_rating", language="he"
+    )
     Membership.objects.create(project=summaries, user=people["sup"], role="supervisor", status="active")
     article = Item.objects.create(project=summaries, external_id="s1", payload={"article": "מאמר", "summaries": []})
     refused = clients["sup"].post(f"/api/items/{article.pk}/adjudicate/", {"label": "neutral"}, format="json")
@@ -290,7 +326,12 @@ def test_reads_take_a_bounded_number_of_queries(nli, django_assert_max_num_queri
     # Ten more failed pairs, each with three votes.
     more = {f"m{i}": {"a1": "entailment", "a2": "neutral", "a3": "contradiction"} for i in range(10)}
     rows = [{"id": key, "premise": f"הנחה {key}", "hypothesis": f"השערה {key}"} for key in more]
-    assert clients["sup"].post(f"/api/projects/{SLUG}/import/", {"file": upload("m.jsonl", jsonl(*rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        clients["sup"]
+        .post(f"/api/projects/{SLUG}/import/", {"file": upload("m.jsonl", jsonl(*rows)), "format": "jsonl"})
+        .status_code
+        == 201
+    )
     label_everything(clients, SLUG, more)
     from annotation.services.consensus import consensus_compute_for_item
 

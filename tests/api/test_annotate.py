@@ -136,7 +136,9 @@ def test_next_returns_text_byte_exact(nli_project, clients):
 def test_same_open_claim_is_returned_again(nli_project, clients):
     from annotation.models import Assignment
 
-    import_records(nli_project, *({"id": f"i{n}", "premise": f"p{n}", "hypothesis": "h", "group": f"g{n}"} for n in range(6)))
+    import_records(
+        nli_project, *({"id": f"i{n}", "premise": f"p{n}", "hypothesis": "h", "group": f"g{n}"} for n in range(6))
+    )
     first = next_for(clients["ann1"]).json()
     for _ in range(3):
         again = next_for(clients["ann1"])
@@ -151,7 +153,9 @@ def test_204_when_nothing_is_left(nli_project, clients):
     response = next_for(clients["ann1"])
     assert response.status_code == 204
     assert response.content == b""
-    import_records(nli_project, {"id": "a", "premise": "p", "hypothesis": "h"}, {"id": "b", "premise": "q", "hypothesis": "h"})
+    import_records(
+        nli_project, {"id": "a", "premise": "p", "hypothesis": "h"}, {"id": "b", "premise": "q", "hypothesis": "h"}
+    )
     seen = {label_one(clients["ann1"])["item"]["id"], label_one(clients["ann1"])["item"]["id"]}
     assert len(seen) == 2
     assert next_for(clients["ann1"]).status_code == 204
@@ -161,7 +165,10 @@ def test_204_when_nothing_is_left(nli_project, clients):
 
 @pytest.mark.django_db
 def test_never_the_callers_own_item(nli_project, clients):
-    own = [{"id": f"own{n}", "premise": f"p{n}", "hypothesis": "h", "label": "e", "author": "ann1", "group": f"o{n}"} for n in range(6)]
+    own = [
+        {"id": f"own{n}", "premise": f"p{n}", "hypothesis": "h", "label": "e", "author": "ann1", "group": f"o{n}"}
+        for n in range(6)
+    ]
     import_records(nli_project, *own, {"id": "other", "premise": "q", "hypothesis": "h", "group": "x"})
     got = label_one(clients["ann1"])
     assert got["item"]["external_id"] == "other"
@@ -316,7 +323,9 @@ def test_group_rule_holds_over_many_small_groups(nli_project, clients):
 def test_disqualified_member_gets_403_on_next_and_submit(nli_project, clients):
     from annotation.models import Annotation
 
-    import_records(nli_project, {"id": "a", "premise": "p", "hypothesis": "h"}, {"id": "b", "premise": "q", "hypothesis": "h"})
+    import_records(
+        nli_project, {"id": "a", "premise": "p", "hypothesis": "h"}, {"id": "b", "premise": "q", "hypothesis": "h"}
+    )
     claim = next_for(clients["ann1"]).json()
     patched = clients["sup"].patch(f"/api/projects/{SLUG}/members/ann1/", {"status": "disqualified"}, format="json")
     assert patched.status_code == 200
@@ -474,7 +483,9 @@ def test_hostile_json_body_is_400_not_500(nli_project, clients, raw):
 
     import_records(nli_project, {"id": "a", "premise": "p", "hypothesis": "h"})
     claim = next_for(clients["ann1"]).json()["assignment"]
-    response = clients["ann1"].generic("POST", f"/api/assignments/{claim}/submit/", raw, content_type="application/json")
+    response = clients["ann1"].generic(
+        "POST", f"/api/assignments/{claim}/submit/", raw, content_type="application/json"
+    )
     error_list(response, 400)
     assert Annotation.objects.count() == 0
 
@@ -497,7 +508,13 @@ def test_progress_counts_done_and_remaining(nli_project, clients):
 @pytest.fixture
 def many_items(nli_project):
     records = [
-        {"id": f"i{n:04d}", "premise": f"p{n}", "hypothesis": "h", "split": "train" if n % 5 else "dev", "group": f"g{n // 3}"}
+        {
+            "id": f"i{n:04d}",
+            "premise": f"p{n}",
+            "hypothesis": "h",
+            "split": "train" if n % 5 else "dev",
+            "group": f"g{n // 3}",
+        }
         for n in range(1005)
     ]
     import_records(nli_project, *records)
@@ -529,11 +546,20 @@ def test_item_list_pagination(clients, many_items):
 
 @pytest.mark.django_db
 def test_item_list_shape(clients, nli_project):
-    import_records(nli_project, {"id": "a", "premise": "p", "hypothesis": "h", "label": "e", "author": "ann3", "split": "dev", "group": "g"})
+    import_records(
+        nli_project,
+        {"id": "a", "premise": "p", "hypothesis": "h", "label": "e", "author": "ann3", "split": "dev", "group": "g"},
+    )
     [item] = clients["rev"].get(f"/api/projects/{SLUG}/items/").json()["results"]
     assert {"id", "external_id", "payload", "status", "split", "group", "round"} <= set(item)
     assert isinstance(item["id"], int)
-    assert (item["external_id"], item["status"], item["split"], item["group"], item["round"]) == ("a", "open", "dev", "g", 1)
+    assert (item["external_id"], item["status"], item["split"], item["group"], item["round"]) == (
+        "a",
+        "open",
+        "dev",
+        "g",
+        1,
+    )
     assert item["payload"]["premise"] == "p"
     # The author's username is for supervisors; the reviewer reads the export's pseudonym.
     from annotation.models import Item
@@ -568,7 +594,11 @@ def test_item_list_filters(clients, many_items, nli_project):
 @pytest.mark.django_db
 def test_item_list_status_filter_after_completion(make_project):
     project, team = make_project("c2", annotators=1, settings={"consensus_n": 2, "consensus_k": 2})
-    import_records(project, {"id": "L", "premise": "p", "hypothesis": "h", "label": "e"}, {"id": "U", "premise": "q", "hypothesis": "h"})
+    import_records(
+        project,
+        {"id": "L", "premise": "p", "hypothesis": "h", "label": "e"},
+        {"id": "U", "premise": "q", "hypothesis": "h"},
+    )
     while (claim := next_for(team["a1"], "c2")).status_code == 200:
         submit(team["a1"], claim.json()["assignment"])
     complete = team["sup"].get("/api/projects/c2/items/?status=complete").json()["results"]

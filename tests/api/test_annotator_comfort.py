@@ -15,7 +15,9 @@ THREE_VOTES = {"consensus_n": 3, "consensus_k": 2}
 
 
 def items(project, n: int, prefix: str = "i"):
-    import_records(project, *({"id": f"{prefix}{i}", "premise": f"הנחה מספר {i}", "hypothesis": "השערה"} for i in range(n)))
+    import_records(
+        project, *({"id": f"{prefix}{i}", "premise": f"הנחה מספר {i}", "hypothesis": "השערה"} for i in range(n))
+    )
 
 
 def draft_url(assignment: int) -> str:
@@ -194,7 +196,10 @@ def test_consensus_uses_the_latest_value_and_a_decided_round_is_409(make_project
     label(team["a2"], "cs", "entailment")
     first = Annotation.objects.get(annotator__username="cs-a1")
     # a1 changes their mind before the last vote: the round is decided on the new value
-    assert team["a1"].patch(f"/api/annotations/{first.pk}/", {"value": {"label": "entailment"}}, format="json").status_code == 200
+    assert (
+        team["a1"].patch(f"/api/annotations/{first.pk}/", {"value": {"label": "entailment"}}, format="json").status_code
+        == 200
+    )
     label(team["a3"], "cs", "contradiction")
     item = Item.objects.get()
     assert item.status == "complete"
@@ -204,7 +209,9 @@ def test_consensus_uses_the_latest_value_and_a_decided_round_is_409(make_project
     item.refresh_from_db()
     assert item.status == "accepted" and item.gold_label == "entailment"
     assert ConsensusOutcome.objects.get().votes == {"entailment": 2, "contradiction": 1}
-    late = error_list(team["a1"].patch(f"/api/annotations/{first.pk}/", {"value": {"label": "neutral"}}, format="json"), 409)
+    late = error_list(
+        team["a1"].patch(f"/api/annotations/{first.pk}/", {"value": {"label": "neutral"}}, format="json"), 409
+    )
     assert "decided" in late[0]["message"]
     assert team["a1"].get("/api/projects/cs/mine/").json()["results"][0]["editable"] is False
     first.refresh_from_db()
@@ -220,9 +227,13 @@ def test_a_reviewed_annotation_is_not_editable(make_project):
     annotation = Annotation.objects.get()
     Review.objects.create(annotation=annotation, grade="good")
     assert team["a1"].get("/api/projects/rv/mine/").json()["results"][0]["editable"] is False
-    assert "reviewed" in error_list(
-        team["a1"].patch(f"/api/annotations/{annotation.pk}/", {"value": {"label": "entailment"}}, format="json"), 409
-    )[0]["message"]
+    assert (
+        "reviewed"
+        in error_list(
+            team["a1"].patch(f"/api/annotations/{annotation.pk}/", {"value": {"label": "entailment"}}, format="json"),
+            409,
+        )[0]["message"]
+    )
 
 
 def test_a_decided_phrase_pair_refuses_an_edit_and_keeps_its_gold(make_project):
@@ -230,7 +241,9 @@ def test_a_decided_phrase_pair_refuses_an_edit_and_keeps_its_gold(make_project):
     an edit would change gold behind the decision, so it is a 409 (a supervisor reopens)."""
     from annotation.models import Annotation, Item
 
-    project, team = make_project("ph", annotators=1, kind="phrase_pair", settings={"labels_per_item": 1, "probe_rate": 0.0})
+    project, team = make_project(
+        "ph", annotators=1, kind="phrase_pair", settings={"labels_per_item": 1, "probe_rate": 0.0}
+    )
     import_records(project, {"id": "p1", "left": "בית גדול", "right": "בית קטן"})
     label(team["a1"], "ph", "OPPOSITION")
     assert Item.objects.get().gold_label == "OPPOSITION"

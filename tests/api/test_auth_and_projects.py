@@ -125,7 +125,9 @@ def test_token_endpoint_is_throttled(api_client, make_user, monkeypatch):
 @pytest.mark.django_db
 @pytest.mark.parametrize("creator", ["sup", "root"])
 def test_supervisor_or_admin_creates_users(clients, creator, api_client, django_user_model):
-    response = clients[creator].post("/api/users/", {"username": "new.user", "password": STRONG, "email": "n@example.org"}, format="json")
+    response = clients[creator].post(
+        "/api/users/", {"username": "new.user", "password": STRONG, "email": "n@example.org"}, format="json"
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["username"] == "new.user" and body["email"] == "n@example.org" and isinstance(body["id"], int)
@@ -144,7 +146,9 @@ def test_annotators_and_reviewers_cannot_create_users(clients, creator, django_u
 
 @pytest.mark.django_db
 def test_duplicate_username_is_409(clients, django_user_model):
-    errors = error_list(clients["sup"].post("/api/users/", {"username": "ann1", "password": STRONG}, format="json"), 409)
+    errors = error_list(
+        clients["sup"].post("/api/users/", {"username": "ann1", "password": STRONG}, format="json"), 409
+    )
     assert "username" in fields_of(errors)
     assert django_user_model.objects.filter(username="ann1").count() == 1
 
@@ -166,7 +170,20 @@ def test_duplicate_username_is_409(clients, django_user_model):
         ({"username": "ok-name", "password": STRONG, "email": f"a{RLO}@example.org"}, "email"),
         ({"username": "nul\u0000", "password": STRONG}, "username"),
     ],
-    ids=["short", "common", "too-similar", "missing", "bidi-override", "bidi-isolate", "empty", "space", "not-string", "too-long", "bidi-email", "nul"],
+    ids=[
+        "short",
+        "common",
+        "too-similar",
+        "missing",
+        "bidi-override",
+        "bidi-isolate",
+        "empty",
+        "space",
+        "not-string",
+        "too-long",
+        "bidi-email",
+        "nul",
+    ],
 )
 def test_bad_new_user_is_400(clients, django_user_model, body, field):
     before = django_user_model.objects.count()
@@ -225,7 +242,11 @@ def test_create_project_keeps_given_settings(clients):
     ("kind", "given", "stored"),
     [
         ("qa_authoring", {"review_rate": 1}, {"review_rate": 1.0}),
-        ("qa_authoring", {"review_rate": 0, "dev_share": 0, "test_share": 0}, {"review_rate": 0.0, "dev_share": 0.0, "test_share": 0.0}),
+        (
+            "qa_authoring",
+            {"review_rate": 0, "dev_share": 0, "test_share": 0},
+            {"review_rate": 0.0, "dev_share": 0.0, "test_share": 0.0},
+        ),
         ("phrase_pair", {"probe_rate": 0}, {"probe_rate": 0.0}),
         ("translation_rating", {"back_translation_threshold": 1}, {"back_translation_threshold": 1.0}),
     ],
@@ -291,9 +312,25 @@ def test_ltr_project_direction(clients):
         ({"name": ...}, "name"),
     ],
     ids=[
-        "unknown-kind", "missing-kind", "kind-not-string", "unknown-language", "missing-language", "unknown-setting",
-        "setting-string", "setting-float", "setting-bool", "k-at-half", "k-above-n", "ttl-too-short", "settings-list",
-        "bad-slug", "missing-slug", "bidi-slug", "bidi-name", "nul-name", "missing-name",
+        "unknown-kind",
+        "missing-kind",
+        "kind-not-string",
+        "unknown-language",
+        "missing-language",
+        "unknown-setting",
+        "setting-string",
+        "setting-float",
+        "setting-bool",
+        "k-at-half",
+        "k-above-n",
+        "ttl-too-short",
+        "settings-list",
+        "bad-slug",
+        "missing-slug",
+        "bidi-slug",
+        "bidi-name",
+        "nul-name",
+        "missing-name",
     ],
 )
 def test_bad_project_is_400(clients, overrides, field):
@@ -307,7 +344,16 @@ def test_bad_project_is_400(clients, overrides, field):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "kind", ["qa_authoring", "nli_authoring", "nli_relabel", "translation_rating", "phrase_pair", "summary_rating", "label_test"]
+    "kind",
+    [
+        "qa_authoring",
+        "nli_authoring",
+        "nli_relabel",
+        "translation_rating",
+        "phrase_pair",
+        "summary_rating",
+        "label_test",
+    ],
 )
 def test_every_kind_of_the_contract_can_be_created_with_its_defaults(clients, kind):
     """The seven kinds of docs/kinds.md, each created with the papers' defaults filled in."""
@@ -347,7 +393,9 @@ def test_project_detail_counts_by_status(make_user, client_for):
     items_import(project=project, data=lines.encode(), fmt="jsonl", filename="x.jsonl")
     ann = client_for(annotator)
     while (claim := ann.get("/api/projects/c2/next/")).status_code == 200:
-        ann.post(f"/api/assignments/{claim.json()['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
+        ann.post(
+            f"/api/assignments/{claim.json()['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+        )
     counts = boss.get("/api/projects/c2/").json()["counts"]
     assert counts["total"] == 3
     assert counts["complete"] == 1  # the labelled item needed only n-1 = 1 vote
@@ -381,7 +429,9 @@ def test_add_member(clients, make_user):
 @pytest.mark.django_db
 def test_add_member_defaults_to_trial(clients, make_user):
     make_user("newbie")
-    response = clients["sup"].post(f"/api/projects/{SLUG}/members/", {"username": "newbie", "role": "reviewer"}, format="json")
+    response = clients["sup"].post(
+        f"/api/projects/{SLUG}/members/", {"username": "newbie", "role": "reviewer"}, format="json"
+    )
     assert response.status_code == 201
     assert response.json()["status"] == "trial"
 
@@ -442,10 +492,14 @@ def test_patch_member_status_and_trusted(clients):
 def test_bad_member_patch(clients, body, field):
     from annotation.models import Membership
 
-    before = Membership.objects.filter(project__slug=SLUG, user__username="ann1").values("status", "trusted", "role").get()
+    before = (
+        Membership.objects.filter(project__slug=SLUG, user__username="ann1").values("status", "trusted", "role").get()
+    )
     errors = error_list(clients["sup"].patch(f"/api/projects/{SLUG}/members/ann1/", body, format="json"), 400)
     assert field in fields_of(errors), errors
-    after = Membership.objects.filter(project__slug=SLUG, user__username="ann1").values("status", "trusted", "role").get()
+    after = (
+        Membership.objects.filter(project__slug=SLUG, user__username="ann1").values("status", "trusted", "role").get()
+    )
     assert after == before
 
 
@@ -498,12 +552,16 @@ def test_form_bodies_with_a_nul_character_are_refused(api_client, make_user, enc
     make_user("dana", password=PASSWORD)
     body = {"username": "da\x00na", "password": PASSWORD}
     if encoding == "urlencoded":
-        response = api_client.generic("POST", "/api/auth/token/", urlencode(body), content_type="application/x-www-form-urlencoded")
+        response = api_client.generic(
+            "POST", "/api/auth/token/", urlencode(body), content_type="application/x-www-form-urlencoded"
+        )
     else:
         response = api_client.post("/api/auth/token/", body, format="multipart")
     assert error_list(response, 400) == [{"field": "username", "message": "contains a NUL character at position 2"}]
     body = {"username": "dana", "pass\x00word": PASSWORD}
-    response = api_client.generic("POST", "/api/auth/token/", urlencode(body), content_type="application/x-www-form-urlencoded")
+    response = api_client.generic(
+        "POST", "/api/auth/token/", urlencode(body), content_type="application/x-www-form-urlencoded"
+    )
     assert error_list(response, 400)[0]["field"] == "<key>"
     # The same body without the NUL logs in.
     response = api_client.post("/api/auth/token/", {"username": "dana", "password": PASSWORD}, format="multipart")
@@ -562,7 +620,12 @@ def test_security_headers(client, path):
     assert "frame-ancestors 'none'" in csp or response["X-Frame-Options"] == "DENY"
     assert response["X-Frame-Options"] == "DENY"
     assert response["X-Content-Type-Options"] == "nosniff"
-    assert response["Referrer-Policy"] in ("same-origin", "no-referrer", "strict-origin", "strict-origin-when-cross-origin")
+    assert response["Referrer-Policy"] in (
+        "same-origin",
+        "no-referrer",
+        "strict-origin",
+        "strict-origin-when-cross-origin",
+    )
     assert "Content-Security-Policy-Report-Only" not in response
 
 

@@ -19,7 +19,9 @@ SLUG = "he-ledger"
 
 
 def import_rows(client, slug: str, rows: list[dict], **form):
-    response = client.post(f"/api/projects/{slug}/import/", {"file": upload("rows.jsonl", jsonl(*rows)), "format": "jsonl", **form})
+    response = client.post(
+        f"/api/projects/{slug}/import/", {"file": upload("rows.jsonl", jsonl(*rows)), "format": "jsonl", **form}
+    )
     assert response.status_code == 201, response.content
 
 
@@ -58,7 +60,9 @@ def label_only(client, wanted: dict[str, str]) -> None:
         if label is None:
             assert client.post(f"/api/assignments/{body['assignment']}/skip/").status_code == 204
         else:
-            sent = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json")
+            sent = client.post(
+                f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json"
+            )
             assert sent.status_code == 201, sent.content
 
 
@@ -71,7 +75,9 @@ def history(client, external_id: str) -> list[dict]:
 def export_records(client, fmt: str = "jsonl", **params) -> dict[str, dict]:
     response = client.get(f"/api/projects/{SLUG}/export/", {"format": fmt, "status": "all", **params})
     assert response.status_code == 200, response.content
-    return {record["id"]: record for record in map(json.loads, b"".join(response.streaming_content).decode().splitlines())}
+    return {
+        record["id"]: record for record in map(json.loads, b"".join(response.streaming_content).decode().splitlines())
+    }
 
 
 # Three annotators, each wrong on four items of their own (both ways round): with
@@ -132,7 +138,10 @@ def test_dawid_skene_decides_rounds_that_k_of_n_would_fail(ds_project):
     for key in TORN:
         assert (item(key).status, item(key).gold_label) == ("removed", ""), key
         assert history(clients["sup"], key)[0]["confidence"] < TARGET
-    queued = {row["external_id"]: row["reasons"] for row in clients["sup"].get(f"/api/projects/{SLUG}/adjudication/").json()["results"]}
+    queued = {
+        row["external_id"]: row["reasons"]
+        for row in clients["sup"].get(f"/api/projects/{SLUG}/adjudication/").json()["results"]
+    }
     assert set(TORN) <= set(queued) and all("failed" in queued[key] for key in TORN)
     # A second run on the same votes decides nothing new.
     assert run_aggregation(project)["gold_changed"] == 0
@@ -151,7 +160,9 @@ def assert_exports_agree_with_the_database(client) -> None:
     records = export_records(client)
     raw = b"".join(client.get(f"/api/projects/{SLUG}/export/", {"format": "csv", "status": "all"}).streaming_content)
     rows = {row["id"]: row for row in csv.DictReader(io.StringIO(raw.decode("utf-8-sig"), newline=""))}
-    tsv = b"".join(client.get(f"/api/projects/{SLUG}/export/", {"format": "farstail", "status": "all"}).streaming_content).decode()
+    tsv = b"".join(
+        client.get(f"/api/projects/{SLUG}/export/", {"format": "farstail", "status": "all"}).streaming_content
+    ).decode()
     letters = {line.split("\t")[0]: line.split("\t")[2] for line in tsv.splitlines()[1:]}
     for key, item in stored.items():
         assert (records[key]["gold_label"] or "") == item.gold_label, key
@@ -169,7 +180,9 @@ def test_no_aggregation_run_changes_an_adjudicated_item(ds_project):
     run_aggregation(project)
     target = TORN[0]
     assert item(target).status == "removed"
-    decided = clients["sup"].post(f"/api/items/{item(target).pk}/adjudicate/", {"label": "entailment", "comment": "הכרעה"}, format="json")
+    decided = clients["sup"].post(
+        f"/api/items/{item(target).pk}/adjudicate/", {"label": "entailment", "comment": "הכרעה"}, format="json"
+    )
     assert decided.status_code == 201, decided.content
     # With the target this low the method's own label (not entailment) would do: it still
     # may not change the adjudicated gold.
@@ -182,7 +195,9 @@ def test_no_aggregation_run_changes_an_adjudicated_item(ds_project):
     assert (item(target).status, item(target).gold_label) == ("accepted", "entailment")
     records = export_records(clients["sup"])
     assert records[target]["gold_label"] == "entailment" and records[target]["decided_by"] == "adjudication"
-    farstail = b"".join(clients["sup"].get(f"/api/projects/{SLUG}/export/", {"format": "farstail", "status": "all"}).streaming_content).decode()
+    farstail = b"".join(
+        clients["sup"].get(f"/api/projects/{SLUG}/export/", {"format": "farstail", "status": "all"}).streaming_content
+    ).decode()
     assert f"הנחה על {target}\tהשערה על {target}\te" in farstail
     assert [row["method"] for row in history(clients["sup"], target)] == ["dawid_skene", "adjudication"]
     assert_exports_agree_with_the_database(clients["sup"])
@@ -192,7 +207,12 @@ def test_adjudication_outside_the_queue_needs_a_supervisors_override_with_a_comm
     from annotation.models import AuditEntry, Membership
 
     project, people, clients = project_with_members(
-        make_user, client_for, slug=SLUG, name="עקיפה", kind="nli_relabel", settings={"consensus_k": 2, "consensus_n": 3}
+        make_user,
+        client_for,
+        slug=SLUG,
+        name="עקיפה",
+        kind="nli_relabel",
+        settings={"consensus_k": 2, "consensus_n": 3},
     )
     Membership.objects.filter(user=people["a3"]).update(adjudicator=True)
     import_rows(clients["sup"], SLUG, pairs(["q1"]))
@@ -205,13 +225,23 @@ def test_adjudication_outside_the_queue_needs_a_supervisors_override_with_a_comm
     no_reason = clients["sup"].post(url, {"label": "entailment", "override": True}, format="json")
     assert no_reason.status_code == 400 and no_reason.json()["errors"][0]["field"] == "comment"
     # An adjudicator who does not supervise never overrides (a3 also voted: 403 either way).
-    assert clients["a3"].post(url, {"label": "entailment", "override": True, "comment": "x"}, format="json").status_code == 403
+    assert (
+        clients["a3"].post(url, {"label": "entailment", "override": True, "comment": "x"}, format="json").status_code
+        == 403
+    )
     assert item("q1").gold_label == "neutral"
-    done = clients["sup"].post(url, {"label": "entailment", "override": True, "comment": "הזוג סומן בטעות"}, format="json")
+    done = clients["sup"].post(
+        url, {"label": "entailment", "override": True, "comment": "הזוג סומן בטעות"}, format="json"
+    )
     assert done.status_code == 201, done.content
     assert item("q1").gold_label == "entailment"
     last = history(clients["sup"], "q1")[-1]
-    assert (last["method"], last["override"], last["by"], last["comment"]) == ("adjudication", True, "sup", "הזוג סומן בטעות")
+    assert (last["method"], last["override"], last["by"], last["comment"]) == (
+        "adjudication",
+        True,
+        "sup",
+        "הזוג סומן בטעות",
+    )
     entry = AuditEntry.objects.get(project=project, action="override")
     assert (entry.actor, entry.before["gold"], entry.after["gold"]) == (people["sup"], "neutral", "entailment")
 
@@ -234,11 +264,16 @@ def test_an_open_item_nobody_labelled_is_not_adjudicated(make_user, client_for):
 # ---------------------------------------------------------------- edits after a decision
 
 
-@pytest.mark.parametrize("kind, settings", [("label_test", {"labels_per_item": 1}), ("phrase_pair", {"labels_per_item": 1, "probe_rate": 0.0})])
+@pytest.mark.parametrize(
+    "kind, settings",
+    [("label_test", {"labels_per_item": 1}), ("phrase_pair", {"labels_per_item": 1, "probe_rate": 0.0})],
+)
 def test_an_edit_after_the_round_is_decided_is_409_for_every_kind(make_user, client_for, kind, settings):
     from annotation.models import Annotation
 
-    project, _people, clients = project_with_members(make_user, client_for, slug=SLUG, name="עריכה", kind=kind, settings=settings)
+    project, _people, clients = project_with_members(
+        make_user, client_for, slug=SLUG, name="עריכה", kind=kind, settings=settings
+    )
     if kind == "label_test":
         import_rows(clients["sup"], SLUG, [{**pairs(["e1"])[0], "label": "neutral"}])
         label, other = "neutral", "entailment"
@@ -262,7 +297,12 @@ def test_a_supervisor_reopens_a_decided_item_and_the_history_keeps_every_round(m
     from annotation.models import AuditEntry
 
     project, people, clients = project_with_members(
-        make_user, client_for, slug=SLUG, name="פתיחה", kind="nli_relabel", settings={"consensus_k": 2, "consensus_n": 3}
+        make_user,
+        client_for,
+        slug=SLUG,
+        name="פתיחה",
+        kind="nli_relabel",
+        settings={"consensus_k": 2, "consensus_n": 3},
     )
     import_rows(clients["sup"], SLUG, pairs(["r1"]))
     label_everything(clients, SLUG, {"r1": {"a1": "neutral", "a2": "neutral", "a3": "entailment"}})
@@ -316,8 +356,12 @@ def test_an_adjudicator_who_annotates_sees_only_closed_items_and_is_never_served
 
     now = timezone.now()
     for key in ("s1", "s2"):
-        ItemAggregate.objects.create(item=item(key), round=1, method="majority", label="entailment", confidence=0.5, computed_at=now)
-        ItemAggregate.objects.create(item=item(key), round=1, method="mace", label="contradiction", confidence=0.5, computed_at=now)
+        ItemAggregate.objects.create(
+            item=item(key), round=1, method="majority", label="entailment", confidence=0.5, computed_at=now
+        )
+        ItemAggregate.objects.create(
+            item=item(key), round=1, method="mace", label="contradiction", confidence=0.5, computed_at=now
+        )
     assert item("s2").status == "open"
     body = clients["a3"].get(f"/api/projects/{SLUG}/adjudication/")
     assert body.status_code == 200
@@ -327,11 +371,16 @@ def test_an_adjudicator_who_annotates_sees_only_closed_items_and_is_never_served
     assert "neutral" not in json.dumps(listed)
     # s2 can still be served to a3; s1, once reopened, never is.
     clients["sup"].post(f"/api/items/{item('s1').pk}/adjudicate/", {"label": "neutral"}, format="json")
-    assert clients["sup"].post(f"/api/items/{item('s1').pk}/reopen/", {"reason": "בדיקה"}, format="json").status_code == 201
+    assert (
+        clients["sup"].post(f"/api/items/{item('s1').pk}/reopen/", {"reason": "בדיקה"}, format="json").status_code
+        == 201
+    )
     served = []
     while (got := clients["a3"].get(f"/api/projects/{SLUG}/next/")).status_code == 200:
         served.append(got.json()["item"]["external_id"])
-        clients["a3"].post(f"/api/assignments/{got.json()['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
+        clients["a3"].post(
+            f"/api/assignments/{got.json()['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+        )
     assert served == ["s2"]
 
 
@@ -342,7 +391,12 @@ def test_final_labels_from_an_import_are_import_decisions_and_exports_agree(make
     from annotation.models import Item
 
     _project, _people, clients = project_with_members(
-        make_user, client_for, slug=SLUG, name="ייבוא", kind="nli_relabel", settings={"consensus_k": 2, "consensus_n": 3}
+        make_user,
+        client_for,
+        slug=SLUG,
+        name="ייבוא",
+        kind="nli_relabel",
+        settings={"consensus_k": 2, "consensus_n": 3},
     )
     rows = [{**row, "label": label} for row, label in zip(pairs(["f1", "f2"]), ("neutral", "entailment"))]
     import_rows(clients["sup"], SLUG, rows, labels_final="true")
@@ -372,7 +426,16 @@ def test_the_sweep_queues_nothing_for_an_unchanged_project(make_user, client_for
     from annotation.models import Item
 
     Item.objects.filter(pk=item("z1").pk).update(status="removed")
-    assert clients["sup"].post(f"/api/items/{item('z2').pk}/adjudicate/", {"label": "neutral", "override": True, "comment": "ידוע"}, format="json").status_code == 201
+    assert (
+        clients["sup"]
+        .post(
+            f"/api/items/{item('z2').pk}/adjudicate/",
+            {"label": "neutral", "override": True, "comment": "ידוע"},
+            format="json",
+        )
+        .status_code
+        == 201
+    )
     Job.objects.filter(project=project).delete()
     project.refresh_from_db()
     project.aggregation_done = project.aggregation_requested
@@ -390,7 +453,9 @@ def test_the_sweep_queues_nothing_for_an_unchanged_project(make_user, client_for
     assert aggregation_sweep() == 0
 
 
-def test_without_a_broker_a_skipped_aggregation_runs_at_the_next_request_after_its_delay(transactional_db, make_user, client_for, settings):
+def test_without_a_broker_a_skipped_aggregation_runs_at_the_next_request_after_its_delay(
+    transactional_db, make_user, client_for, settings
+):
     """The embedded default (`make run`): tasks run in-process and there is no beat. A round
     that closes within the debounce of the last run is aggregated by the first request
     after the delay, not never. The delay is passed by moving the clocks, not by waiting."""
@@ -404,9 +469,18 @@ def test_without_a_broker_a_skipped_aggregation_runs_at_the_next_request_after_i
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS = 30
     _project, _people, clients = project_with_members(
-        make_user, client_for, slug=SLUG, name="זוגות", kind="phrase_pair", settings={"labels_per_item": 1, "probe_rate": 0.0}
+        make_user,
+        client_for,
+        slug=SLUG,
+        name="זוגות",
+        kind="phrase_pair",
+        settings={"labels_per_item": 1, "probe_rate": 0.0},
     )
-    import_rows(clients["sup"], SLUG, [{"id": "w1", "left": "בית גדול", "right": "בית קטן"}, {"id": "w2", "left": "ספר", "right": "מחברת"}])
+    import_rows(
+        clients["sup"],
+        SLUG,
+        [{"id": "w1", "left": "בית גדול", "right": "בית קטן"}, {"id": "w2", "left": "ספר", "right": "מחברת"}],
+    )
     label_only(clients["a1"], {"w1": "OPPOSITION", "w2": "UNRELATED"})
     # The first round to close (the engine serves in its own order) ran a job at once; the
     # second fell within the debounce.

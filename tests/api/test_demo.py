@@ -18,7 +18,11 @@ def test_demo_loads_twice_and_every_project_serves_work(settings, client_for, dj
     assert "annotator1" in out.getvalue() and "mashov-demo-annotator1" in out.getvalue()
     counts = {p.slug: p.items.count() for p in Project.objects.all()}
     assert set(Project.objects.values_list("kind", flat=True)) == {
-        "nli_relabel", "qa_authoring", "translation_rating", "phrase_pair", "summary_rating"
+        "nli_relabel",
+        "qa_authoring",
+        "translation_rating",
+        "phrase_pair",
+        "summary_rating",
     }
     assert all(n > 0 for n in counts.values()), counts
     call_command("load_demo", stdout=io.StringIO())

@@ -68,7 +68,10 @@ def pid(project, user) -> str:
 
 @pytest.fixture
 def users(db, make_user):
-    return {name: make_user(name, staff=(name == "root")) for name in ("root", "sup", "rev", "ann1", "ann2", "ann3", "stranger")}
+    return {
+        name: make_user(name, staff=(name == "root"))
+        for name in ("root", "sup", "rev", "ann1", "ann2", "ann3", "stranger")
+    }
 
 
 @pytest.fixture
@@ -87,7 +90,13 @@ def small_project(users, client_for, settings, django_capture_on_commit_callback
         actor=users["root"], slug="mixed-nli", name="Mixed NLI", kind="nli_relabel", language="fa",
         settings={"consensus_k": 2, "consensus_n": 3},
     )  # fmt: skip
-    for name, role in (("sup", "supervisor"), ("rev", "reviewer"), ("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator")):
+    for name, role in (
+        ("sup", "supervisor"),
+        ("rev", "reviewer"),
+        ("ann1", "annotator"),
+        ("ann2", "annotator"),
+        ("ann3", "annotator"),
+    ):
         Membership.objects.create(project=project, user=users[name], role=role, status="active")
     jsonl = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in RECORDS)
     response = client_for(users["sup"]).post(
@@ -141,7 +150,9 @@ def expected_jsonl_accepted(project, users) -> str:
         '"votes": {"entailment": 0, "neutral": 2, "contradiction": 1}, "n": 3, "round": 1, "group": "g2", '
         '"split": "test", "status": "accepted", "label_changed": true, "agreement": 0.6666666666666666, '
         f'"author": null, "annotators": ["{ann1}", "{ann2}"], "annotator_labels": ["neutral", "neutral"], '
-        '"extra": {"hard(hypothesis)": "1", "hard(overlap)": "0"}, "aggregates": ' + stored_aggregates("fa-2") + ', "decided_by": "k_of_n"}\n'
+        '"extra": {"hard(hypothesis)": "1", "hard(overlap)": "0"}, "aggregates": '
+        + stored_aggregates("fa-2")
+        + ', "decided_by": "k_of_n"}\n'
     )
 
 
@@ -172,7 +183,11 @@ def test_exported_figures_agree_with_an_independent_count(small_project, users, 
     records = {record["id"]: record for record in map(json.loads, body.decode("utf-8").splitlines())}
     assert list(records) == ["he-1", "fa-2", "@3", "-4", "he-5"]
     for item in Item.objects.filter(project=small_project):
-        cast = list(Annotation.objects.filter(item=item, round=item.round).order_by("id").values_list("annotator__username", "value__label"))
+        cast = list(
+            Annotation.objects.filter(item=item, round=item.round)
+            .order_by("id")
+            .values_list("annotator__username", "value__label")
+        )
         counts = Counter([label for _, label in cast] + [item.reference_label])
         record = records[item.external_id]
         assert record["votes"] == {label: counts.get(label, 0) for label in ("entailment", "neutral", "contradiction")}
@@ -204,7 +219,7 @@ def test_csv_exact_output_bom_and_neutralised_cells(small_project, users, client
         "n,round,group,split,status,label_changed,agreement,author,annotators,annotator_labels,extra,decided_by\r\n"
         "he-1,הילד\u200f קרא ספר בספרייה.  ,'=SUM(A1:A2) הילד קרא,entailment,entailment,2,1,0,3,1,g1,dev,"
         f"accepted,false,0.6666666666666666,{sup},{ann1} {ann2},entailment neutral,,k_of_n\r\n"
-        "fa-2,او می\u200cخواهد به خانه برود.\tسپس می\u200cخوابد.,\"'-او نمی\u200cخواهد \"\"هرگز\"\" برود\","
+        'fa-2,او می\u200cخواهد به خانه برود.\tسپس می\u200cخوابد.,"\'-او نمی\u200cخواهد ""هرگز"" برود",'
         f"neutral,contradiction,0,2,1,3,1,g2,test,accepted,true,0.6666666666666666,,{ann1} {ann2},neutral neutral,"
         '"{""hard(hypothesis)"": ""1"", ""hard(overlap)"": ""0""}",k_of_n\r\n'
     )
@@ -238,9 +253,9 @@ def test_farstail_exact_output_uses_gold_when_accepted_else_the_reference_label(
     assert body.decode("utf-8") == (
         "premise\thypothesis\tlabel\thard(hypothesis)\thard(overlap)\n"
         "הילד\u200f קרא ספר בספרייה.  \t=SUM(A1:A2) הילד קרא\te\t\t\n"
-        "\"او می\u200cخواهد به خانه برود.\tسپس می\u200cخوابد.\"\t\"-او نمی\u200cخواهد \"\"هرگز\"\" برود\"\tn\t1\t0\n"
-        "+۱۲ درصد از «دانشجویان» آمدند \t\"@همه \"\"آمدند\"\", گفت\"\tn\t\t\n"
-        "\"המורה אמרה: \"\"שלום\"\"\u200e\"\t\"שורה ראשונה\nשורה שנייה\"\te\t\t\n"
+        '"او می\u200cخواهد به خانه برود.\tسپس می\u200cخوابد."\t"-او نمی\u200cخواهد ""هرگز"" برود"\tn\t1\t0\n'
+        '+۱۲ درصد از «دانشجویان» آمدند \t"@همه ""آمدند"", گفت"\tn\t\t\n'
+        '"המורה אמרה: ""שלום""\u200e"\t"שורה ראשונה\nשורה שנייה"\te\t\t\n'
         "ספר מונח על השולחן.\tיש ספר.\te\t\t\n"
     )
     assert not body.startswith(b"\xef\xbb\xbf")
@@ -252,7 +267,9 @@ def test_farstail_round_trip_is_byte_identical(nli_project, client_for, django_u
 
     original = (FARSTAIL_DIR / "Test-word.csv").read_bytes()
     sup = client_for(django_user_model.objects.get(username="sup"))
-    imported = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("Test-word.csv", original), "format": "farstail"})
+    imported = sup.post(
+        f"/api/projects/{nli_project.slug}/import/", {"file": upload("Test-word.csv", original), "format": "farstail"}
+    )
     assert imported.status_code == 201, imported.content
     assert imported.json()["created"] == 61
     response, body = export(sup, nli_project.slug, format="farstail", status="all")
@@ -260,7 +277,17 @@ def test_farstail_round_trip_is_byte_identical(nli_project, client_for, django_u
     assert body == original
     # The command writes the same bytes, to a file or to stdout.
     target = tmp_path / "out.tsv"
-    call_command("export_items", nli_project.slug, "--format", "farstail", "--status", "all", "--output", str(target), stderr=io.StringIO())
+    call_command(
+        "export_items",
+        nli_project.slug,
+        "--format",
+        "farstail",
+        "--status",
+        "all",
+        "--output",
+        str(target),
+        stderr=io.StringIO(),
+    )
     assert target.read_bytes() == original
     out = io.StringIO()
     call_command("export_items", nli_project.slug, "--format=farstail", "--status=all", stdout=out)
@@ -281,20 +308,34 @@ def test_custom_extra_columns_come_back_in_the_imported_order(nli_project, clien
         f"{PREMISE_E}\tאין ספר.\tc\t\t0\tx\t1\n",
     ]
     original = (header + "".join(rows)).encode("utf-8")
-    imported = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("own.tsv", original), "format": "farstail"})
+    imported = sup.post(
+        f"/api/projects/{nli_project.slug}/import/", {"file": upload("own.tsv", original), "format": "farstail"}
+    )
     assert imported.status_code == 201, imported.content
     _, body = export(sup, nli_project.slug, format="farstail", status="all")
     assert body == original
-    record = {"id": "ordered", "premise": PREMISE_A, "hypothesis": HYPOTHESIS_A, "extra": {"zz": "1", "a": "2", "mmm": "3"}}
+    record = {
+        "id": "ordered",
+        "premise": PREMISE_A,
+        "hypothesis": HYPOTHESIS_A,
+        "extra": {"zz": "1", "a": "2", "mmm": "3"},
+    }
     data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    assert sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("o.jsonl", data), "format": "jsonl"}).status_code == 201
+    assert (
+        sup.post(
+            f"/api/projects/{nli_project.slug}/import/", {"file": upload("o.jsonl", data), "format": "jsonl"}
+        ).status_code
+        == 201
+    )
     _, jsonl = export(sup, nli_project.slug, format="jsonl", status="all")
     exported = [json.loads(line) for line in jsonl.decode("utf-8").splitlines()]
     by_id = {row["id"]: row for row in exported}
     assert list(by_id["ordered"]["extra"]) == ["zz", "a", "mmm"]
     assert list(by_id["own-1"]["extra"]) == ["zeta_note", "hard(overlap)", "b", "hard(hypothesis)"]
     # Re-importing the same file changes nothing.
-    again = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("own.tsv", original), "format": "farstail"})
+    again = sup.post(
+        f"/api/projects/{nli_project.slug}/import/", {"file": upload("own.tsv", original), "format": "farstail"}
+    )
     assert again.status_code in (200, 201) and again.json()["created"] == 0, again.content
 
 
@@ -355,7 +396,9 @@ def test_bad_parameters_are_400_naming_the_field(small_project, users, client_fo
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("username, code", [("sup", 200), ("rev", 200), ("root", 200), ("ann1", 403), ("stranger", 404)])
+@pytest.mark.parametrize(
+    "username, code", [("sup", 200), ("rev", 200), ("root", 200), ("ann1", 403), ("stranger", 404)]
+)
 def test_permissions(small_project, users, client_for, username, code):
     response, body = export(client_for(users[username]), small_project.slug, format="csv")
     assert response.status_code == code

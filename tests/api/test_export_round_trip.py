@@ -62,32 +62,45 @@ def export_file(project, fmt: str) -> bytes:
 def texts_of(project, fields: tuple[str, str]) -> list[tuple[str, str]]:
     from annotation.models import Item
 
-    return [tuple(payload[name] for name in fields) for payload in Item.objects.filter(project=project).order_by("position", "id").values_list("payload", flat=True)]
+    return [
+        tuple(payload[name] for name in fields)
+        for payload in Item.objects.filter(project=project).order_by("position", "id").values_list("payload", flat=True)
+    ]
 
 
 def authored(admin, kind: str, pairs: list[tuple[str, str]], fields: tuple[str, str], label: str):
     """A project of `kind` whose items carry `pairs`, imported as JSONL."""
     project = new_project(admin, kind)
     rows = [{"id": f"r{i}", fields[0]: a, fields[1]: b, "label": label} for i, (a, b) in enumerate(pairs)]
-    import_file(project, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode(), "jsonl", "a.jsonl")
+    import_file(
+        project, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode(), "jsonl", "a.jsonl"
+    )
     assert texts_of(project, fields) == pairs
     return project
 
 
 def pandas_cells(data: bytes, header: bool) -> list[list[str]]:
-    frame = pd.read_csv(io.BytesIO(data), sep="\t", header=0 if header else None, dtype=str, keep_default_na=False, encoding="utf-8")
+    frame = pd.read_csv(
+        io.BytesIO(data), sep="\t", header=0 if header else None, dtype=str, keep_default_na=False, encoding="utf-8"
+    )
     return frame.values.tolist()
 
 
 CASES = {
     # kind, payload fields, a label of the kind, the formats, the file name each is imported as
     "nli_relabel": (("premise", "hypothesis"), "entailment", {"jsonl": "x.jsonl", "csv": "x.csv", "farstail": "x.tsv"}),
-    "phrase_pair": (("left", "right"), "EQUIVALENT", {"jsonl": "x.jsonl", "csv": "x.csv", "phrasis": "PhrasIS.train.images.positives.txt"}),
+    "phrase_pair": (
+        ("left", "right"),
+        "EQUIVALENT",
+        {"jsonl": "x.jsonl", "csv": "x.csv", "phrasis": "PhrasIS.train.images.positives.txt"},
+    ),
 }
 
 
 @pytest.mark.parametrize(("kind", "fmt"), [(kind, fmt) for kind, (_f, _l, formats) in CASES.items() for fmt in formats])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(pairs=texts)
 def test_every_export_imports_back_to_the_same_items(admin, kind, fmt, pairs):
     fields, label, formats = CASES[kind]
@@ -103,12 +116,29 @@ def test_every_export_imports_back_to_the_same_items(admin, kind, fmt, pairs):
     elif fmt == "csv":
         # What a spreadsheet reads: no cell it could run, every text there with at most a `'` in front.
         rows = list(csv.DictReader(io.StringIO(data.decode("utf-8").removeprefix(BOM), newline="")))
-        assert [(row[fields[0]], row[fields[1]]) for row in rows] == [tuple(map(csv_neutralise, pair)) for pair in pairs]
+        assert [(row[fields[0]], row[fields[1]]) for row in rows] == [
+            tuple(map(csv_neutralise, pair)) for pair in pairs
+        ]
 
 
 @pytest.mark.parametrize(
     "cell",
-    ["=1+1", "@SUM(1)", "+1", "-1", " =1", "\u00a0=1", "\u200f=1", "\u200e@x", "\u200c+1", "  \u200f -1", "＝1+1", "＋1", "\t=1", "\r=1"],
+    [
+        "=1+1",
+        "@SUM(1)",
+        "+1",
+        "-1",
+        " =1",
+        "\u00a0=1",
+        "\u200f=1",
+        "\u200e@x",
+        "\u200c+1",
+        "  \u200f -1",
+        "＝1+1",
+        "＋1",
+        "\t=1",
+        "\r=1",
+    ],
 )
 def test_the_csv_export_neutralises_formulas_behind_invisible_characters(admin, cell):
     project = authored(admin, "nli_relabel", [(cell, "x")], ("premise", "hypothesis"), "entailment")
@@ -118,10 +148,9 @@ def test_the_csv_export_neutralises_formulas_behind_invisible_characters(admin, 
 
 
 def test_a_cr_or_a_tab_in_the_farstail_and_phrasis_files_is_quoted_not_a_new_row(admin):
-    nli = authored(admin, "nli_relabel", [("a\rb", "c\td"), ("=1+1", "@SUM(1)")], ("premise", "hypothesis"), "entailment")
+    nli = authored(
+        admin, "nli_relabel", [("a\rb", "c\td"), ("=1+1", "@SUM(1)")], ("premise", "hypothesis"), "entailment"
+    )
     assert export_file(nli, "farstail") == b'premise\thypothesis\tlabel\n"a\rb"\t"c\td"\te\n=1+1\t@SUM(1)\te\n'
     phrase = authored(admin, "phrase_pair", [("a\rb", 'say "hi"'), ('"q"', "c\td")], ("left", "right"), "EQUIVALENT")
-    assert export_file(phrase, "phrasis") == (
-        b'\tEQUI\t"a\rb"\tsay "hi"\t\t\t\n'
-        b'\tEQUI\t"""q"""\t"c\td"\t\t\t\n'
-    )
+    assert export_file(phrase, "phrasis") == (b'\tEQUI\t"a\rb"\tsay "hi"\t\t\t\n\tEQUI\t"""q"""\t"c\td"\t\t\t\n')

@@ -27,7 +27,11 @@ def test_retried_writes_replay_their_first_result(nli_project, client_for, djang
 
     line = '{"id": "r1", "premise": "השמש זורחת.", "hypothesis": "יום.", "label": "entailment"}\n'
     imported = [
-        sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload(line), "format": "jsonl"}, HTTP_IDEMPOTENCY_KEY="i-1")
+        sup.post(
+            f"/api/projects/{nli_project.slug}/import/",
+            {"file": upload(line), "format": "jsonl"},
+            HTTP_IDEMPOTENCY_KEY="i-1",
+        )
         for _ in range(2)
     ]
     assert [r.json() for r in imported] == [{"created": 1, "skipped": 0, "job": None}] * 2
@@ -35,7 +39,10 @@ def test_retried_writes_replay_their_first_result(nli_project, client_for, djang
 
     django_user_model.objects.create_user("late", password="pass-word-123")
     member = {"username": "late", "role": "annotator", "status": "trial"}
-    added = [sup.post(f"/api/projects/{nli_project.slug}/members/", member, format="json", HTTP_IDEMPOTENCY_KEY="m-1") for _ in range(2)]
+    added = [
+        sup.post(f"/api/projects/{nli_project.slug}/members/", member, format="json", HTTP_IDEMPOTENCY_KEY="m-1")
+        for _ in range(2)
+    ]
     assert [r.status_code for r in added] == [201, 201]
     assert Membership.objects.filter(project=nli_project, user__username="late").count() == 1
 
@@ -73,7 +80,9 @@ def test_same_key_with_another_body_is_409_and_stores_nothing(nli_project, clien
     first = {"slug": "first", "name": "A", "kind": "nli_relabel", "language": "fa"}
     assert root.post("/api/projects/", first, format="json", HTTP_IDEMPOTENCY_KEY="k").status_code == 201
     other = {**first, "slug": "second"}
-    assert conflict_field(root.post("/api/projects/", other, format="json", HTTP_IDEMPOTENCY_KEY="k")) == "Idempotency-Key"
+    assert (
+        conflict_field(root.post("/api/projects/", other, format="json", HTTP_IDEMPOTENCY_KEY="k")) == "Idempotency-Key"
+    )
     assert not Project.objects.filter(slug="second").exists()
 
     # A second label for the same assignment under the same key is refused, not dropped in silence.
@@ -85,15 +94,26 @@ def test_same_key_with_another_body_is_409_and_stores_nothing(nli_project, clien
     url = f"/api/assignments/{assignment}/submit/"
     labelled = ann.post(url, {"value": {"label": "neutral"}}, format="json", HTTP_IDEMPOTENCY_KEY="s-1")
     assert labelled.status_code == 201
-    assert ann.post(url, {"value": {"label": "neutral"}}, format="json", HTTP_IDEMPOTENCY_KEY="s-1").json() == labelled.json()
+    assert (
+        ann.post(url, {"value": {"label": "neutral"}}, format="json", HTTP_IDEMPOTENCY_KEY="s-1").json()
+        == labelled.json()
+    )
     relabelled = ann.post(url, {"value": {"label": "contradiction"}}, format="json", HTTP_IDEMPOTENCY_KEY="s-1")
     assert conflict_field(relabelled) == "Idempotency-Key"
     assert list(Annotation.objects.values_list("value", flat=True)) == [{"label": "neutral"}]
 
     # Another file under an import's key: refused, nothing imported.
-    imported = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload(line.replace("r1", "r2")), "format": "jsonl"}, HTTP_IDEMPOTENCY_KEY="i")
+    imported = sup.post(
+        f"/api/projects/{nli_project.slug}/import/",
+        {"file": upload(line.replace("r1", "r2")), "format": "jsonl"},
+        HTTP_IDEMPOTENCY_KEY="i",
+    )
     assert imported.status_code == 201
-    again = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload(line.replace("r1", "r3")), "format": "jsonl"}, HTTP_IDEMPOTENCY_KEY="i")
+    again = sup.post(
+        f"/api/projects/{nli_project.slug}/import/",
+        {"file": upload(line.replace("r1", "r3")), "format": "jsonl"},
+        HTTP_IDEMPOTENCY_KEY="i",
+    )
     assert conflict_field(again) == "Idempotency-Key"
     assert set(Item.objects.filter(project=nli_project).values_list("external_id", flat=True)) == {"r1", "r2"}
 
@@ -110,8 +130,11 @@ def test_a_multipart_retry_is_the_same_request_whatever_its_boundary(nli_project
     def send(boundary: str):
         body = encode_multipart(boundary, {"file": upload(line), "format": "jsonl"})
         return sup.generic(
-            "POST", f"/api/projects/{nli_project.slug}/import/", body,
-            content_type=f"multipart/form-data; boundary={boundary}", HTTP_IDEMPOTENCY_KEY="b",
+            "POST",
+            f"/api/projects/{nli_project.slug}/import/",
+            body,
+            content_type=f"multipart/form-data; boundary={boundary}",
+            HTTP_IDEMPOTENCY_KEY="b",
         )
 
     first, retry = send("first-boundary-1234"), send("another-boundary-98765")
@@ -123,7 +146,9 @@ def test_a_multipart_retry_is_the_same_request_whatever_its_boundary(nli_project
 
 
 @pytest.mark.django_db
-def test_a_write_that_fails_after_storing_rolls_back_with_its_key(nli_project, client_for, django_user_model, monkeypatch):
+def test_a_write_that_fails_after_storing_rolls_back_with_its_key(
+    nli_project, client_for, django_user_model, monkeypatch
+):
     from annotation.errors import InvalidInput
     from annotation.models import IdempotencyRecord, Project
     from annotation.services import projects as project_services

@@ -40,9 +40,7 @@ def error_list(response, status: int = 400) -> list[dict]:
 
 
 def has_error(errors, *, field=None, row=None, any_field=False) -> bool:
-    return any(
-        (any_field or error["field"] == field) and (row is None or error.get("row") == row) for error in errors
-    )
+    return any((any_field or error["field"] == field) and (row is None or error.get("row") == row) for error in errors)
 
 
 def read_farstail(name: str) -> tuple[list[str], list[list[str]]]:
@@ -80,7 +78,7 @@ def all_items(client, **params) -> list[dict]:
 @pytest.mark.django_db
 def test_jsonl_import_stores_text_byte_exact(sup, post):
     premise = f"می{ZWNJ}خواهم کتاب بخوانم.  "  # ZWNJ inside the word, two trailing spaces
-    hypothesis = f"{NBSP}הוא אמר {RLM}\"שלום\"{LRM} 42 times{NBSP}"
+    hypothesis = f'{NBSP}הוא אמר {RLM}"שלום"{LRM} 42 times{NBSP}'
     free_text_override = f"a {RLO}bidi override{chr(0x202C)} in free text is kept"
     response = post(
         "items.jsonl",
@@ -108,9 +106,12 @@ def test_jsonl_import_stores_text_byte_exact(sup, post):
 
 @pytest.mark.django_db
 def test_jsonl_with_bom_crlf_and_blank_lines(sup, post):
-    data = codecs.BOM_UTF8 + (
-        '{"id": "a", "premise": "p1", "hypothesis": "h1"}\r\n\r\n{"id": "b", "premise": "p2", "hypothesis": "h2"}\r\n'
-    ).encode()
+    data = (
+        codecs.BOM_UTF8
+        + (
+            '{"id": "a", "premise": "p1", "hypothesis": "h1"}\r\n\r\n{"id": "b", "premise": "p2", "hypothesis": "h2"}\r\n'
+        ).encode()
+    )
     response = post("items.jsonl", data, "jsonl")
     assert response.status_code == 201, response.content
     assert response.json()["created"] == 2
@@ -234,7 +235,9 @@ def test_reimport_skips_every_row(sup, post):
 
 @pytest.mark.django_db
 def test_import_with_existing_author(sup, post, django_user_model):
-    response = post("a.jsonl", jsonl({"id": "a", "premise": "p", "hypothesis": "h", "label": "e", "author": "ann1"}), "jsonl")
+    response = post(
+        "a.jsonl", jsonl({"id": "a", "premise": "p", "hypothesis": "h", "label": "e", "author": "ann1"}), "jsonl"
+    )
     assert response.status_code == 201, response.content
     [item] = all_items(sup)
     assert item["author"] == "ann1"
@@ -257,31 +260,111 @@ BAD_FILES = [
     ("json-line-a-string", "x.jsonl", jsonl(GOOD) + '"just text"\n', "jsonl", [("*", 2)]),
     ("csv-without-id-column", "x.csv", "premise,hypothesis\np,h\n", "csv", [("*", None)]),
     ("csv-row-with-extra-fields", "x.csv", "id,premise,hypothesis\na,p,h\nb,p,h,surplus\n", "csv", [("*", 2)]),
-    ("latin-1-bytes", "x.jsonl", '{"id": "a", "premise": "café", "hypothesis": "h"}\n'.encode("latin-1"), "jsonl", [("file", None)]),
+    (
+        "latin-1-bytes",
+        "x.jsonl",
+        '{"id": "a", "premise": "café", "hypothesis": "h"}\n'.encode("latin-1"),
+        "jsonl",
+        [("file", None)],
+    ),
     ("utf-16-with-bom", "x.jsonl", jsonl(GOOD).encode("utf-16"), "jsonl", [("file", None)]),
     ("utf-16-csv", "x.csv", "id,premise,hypothesis\na,p,h\n".encode("utf-16"), "csv", [("file", None)]),
-    ("nul-escape-in-jsonl", "x.jsonl", jsonl(GOOD) + '{"id": "b", "premise": "a\\u0000b", "hypothesis": "h"}\n', "jsonl", [("premise", 2)]),
-    ("raw-nul-in-jsonl", "x.jsonl", jsonl(GOOD) + '{"id": "b", "premise": "a\x00b", "hypothesis": "h"}\n', "jsonl", [("*", 2)]),
+    (
+        "nul-escape-in-jsonl",
+        "x.jsonl",
+        jsonl(GOOD) + '{"id": "b", "premise": "a\\u0000b", "hypothesis": "h"}\n',
+        "jsonl",
+        [("premise", 2)],
+    ),
+    (
+        "raw-nul-in-jsonl",
+        "x.jsonl",
+        jsonl(GOOD) + '{"id": "b", "premise": "a\x00b", "hypothesis": "h"}\n',
+        "jsonl",
+        [("*", 2)],
+    ),
     ("raw-nul-in-csv", "x.csv", "id,premise,hypothesis\na,p,h\nb,x\x00y,h\n", "csv", [("premise", 2)]),
-    ("nul-in-json-key", "x.jsonl", jsonl(GOOD) + '{"id": "b", "premise": "p", "hypothesis": "h", "x\\u0000": 1}\n', "jsonl", [("*", 2)]),
-    ("lone-surrogate-escape", "x.jsonl", jsonl(GOOD) + '{"id": "b", "premise": "p", "hypothesis": "x\\ud800y"}\n', "jsonl", [("hypothesis", 2)]),
-    ("lone-low-surrogate-in-id", "x.jsonl", jsonl(GOOD) + '{"id": "\\udc00", "premise": "p", "hypothesis": "h"}\n', "jsonl", [("id", 2)]),
+    (
+        "nul-in-json-key",
+        "x.jsonl",
+        jsonl(GOOD) + '{"id": "b", "premise": "p", "hypothesis": "h", "x\\u0000": 1}\n',
+        "jsonl",
+        [("*", 2)],
+    ),
+    (
+        "lone-surrogate-escape",
+        "x.jsonl",
+        jsonl(GOOD) + '{"id": "b", "premise": "p", "hypothesis": "x\\ud800y"}\n',
+        "jsonl",
+        [("hypothesis", 2)],
+    ),
+    (
+        "lone-low-surrogate-in-id",
+        "x.jsonl",
+        jsonl(GOOD) + '{"id": "\\udc00", "premise": "p", "hypothesis": "h"}\n',
+        "jsonl",
+        [("id", 2)],
+    ),
     (
         "duplicate-ids-in-file",
         "x.jsonl",
-        jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h"}, {"id": "ok", "premise": "other", "hypothesis": "h"}),
+        jsonl(
+            GOOD, {"id": "b", "premise": "p", "hypothesis": "h"}, {"id": "ok", "premise": "other", "hypothesis": "h"}
+        ),
         "jsonl",
         [("id", 3)],
     ),
-    ("label-outside-set", "x.jsonl", jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "label": "maybe"}), "jsonl", [("label", 2)]),
-    ("label-wrong-type", "x.jsonl", jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "label": 1}), "jsonl", [("label", 2)]),
-    ("bidi-override-in-id", "x.jsonl", jsonl(GOOD, {"id": f"b{RLO}x", "premise": "p", "hypothesis": "h"}), "jsonl", [("id", 2)]),
-    ("bidi-override-in-group", "x.jsonl", jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "group": f"g{RLO}"}), "jsonl", [("group", 2)]),
-    ("bidi-isolate-in-split", "x.jsonl", jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "split": "\u2067dev"}), "jsonl", [("split", 2)]),
-    ("unknown-author", "x.jsonl", jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "author": "nobody"}), "jsonl", [("author", 2)]),
+    (
+        "label-outside-set",
+        "x.jsonl",
+        jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "label": "maybe"}),
+        "jsonl",
+        [("label", 2)],
+    ),
+    (
+        "label-wrong-type",
+        "x.jsonl",
+        jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "label": 1}),
+        "jsonl",
+        [("label", 2)],
+    ),
+    (
+        "bidi-override-in-id",
+        "x.jsonl",
+        jsonl(GOOD, {"id": f"b{RLO}x", "premise": "p", "hypothesis": "h"}),
+        "jsonl",
+        [("id", 2)],
+    ),
+    (
+        "bidi-override-in-group",
+        "x.jsonl",
+        jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "group": f"g{RLO}"}),
+        "jsonl",
+        [("group", 2)],
+    ),
+    (
+        "bidi-isolate-in-split",
+        "x.jsonl",
+        jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "split": "\u2067dev"}),
+        "jsonl",
+        [("split", 2)],
+    ),
+    (
+        "unknown-author",
+        "x.jsonl",
+        jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "author": "nobody"}),
+        "jsonl",
+        [("author", 2)],
+    ),
     ("missing-premise", "x.jsonl", jsonl(GOOD, {"id": "b", "hypothesis": "h"}), "jsonl", [("premise", 2)]),
     ("missing-id", "x.jsonl", jsonl(GOOD, {"premise": "p", "hypothesis": "h"}), "jsonl", [("id", 2)]),
-    ("premise-not-a-string", "x.jsonl", jsonl(GOOD, {"id": "b", "premise": ["p"], "hypothesis": "h"}), "jsonl", [("premise", 2)]),
+    (
+        "premise-not-a-string",
+        "x.jsonl",
+        jsonl(GOOD, {"id": "b", "premise": ["p"], "hypothesis": "h"}),
+        "jsonl",
+        [("premise", 2)],
+    ),
     ("empty-file", "x.jsonl", b"", "jsonl", [("file", None)]),
     ("blank-lines-only", "x.jsonl", "\n\n  \n", "jsonl", [("file", None)]),
     ("header-only-csv", "x.csv", "id,premise,hypothesis\n", "csv", [("file", None)]),
@@ -295,7 +378,9 @@ BAD_FILES = [
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("filename", "data", "fmt", "expected"), [case[1:] for case in BAD_FILES], ids=[case[0] for case in BAD_FILES])
+@pytest.mark.parametrize(
+    ("filename", "data", "fmt", "expected"), [case[1:] for case in BAD_FILES], ids=[case[0] for case in BAD_FILES]
+)
 def test_bad_file_is_refused_and_nothing_is_stored(post, filename, data, fmt, expected):
     from annotation.models import Item
 
@@ -308,7 +393,9 @@ def test_bad_file_is_refused_and_nothing_is_stored(post, filename, data, fmt, ex
 
 @pytest.mark.django_db
 def test_row_errors_carry_field_and_row(post):
-    errors = error_list(post("x.jsonl", jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "label": "maybe"}), "jsonl"))
+    errors = error_list(
+        post("x.jsonl", jsonl(GOOD, {"id": "b", "premise": "p", "hypothesis": "h", "label": "maybe"}), "jsonl")
+    )
     assert errors == [{"field": "label", "message": errors[0]["message"], "row": 2}]
     assert "entailment" in errors[0]["message"]
 

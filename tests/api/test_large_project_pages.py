@@ -28,7 +28,16 @@ def generated(project, annotators, n_items: int) -> None:
         for i in range(n_items)
     )  # fmt: skip
     claims = Assignment.objects.bulk_create(
-        Assignment(project=project, item=item, annotator=annotator, round=1, status="submitted", claimed_at=now, expires_at=now, submitted_at=now)
+        Assignment(
+            project=project,
+            item=item,
+            annotator=annotator,
+            round=1,
+            status="submitted",
+            claimed_at=now,
+            expires_at=now,
+            submitted_at=now,
+        )
         for item in items
         for annotator in annotators
     )
@@ -85,7 +94,9 @@ def test_page_queries_do_not_grow_with_the_items(sizes, make_user, settings):
     for size in sizes:
         project = project_create(actor=admin, slug=f"big{size}", name="big", kind="nli_relabel", language="he")
         Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
-        Membership.objects.bulk_create(Membership(project=project, user=a, role="annotator", status="active") for a in annotators)
+        Membership.objects.bulk_create(
+            Membership(project=project, user=a, role="annotator", status="active") for a in annotators
+        )
         generated(project, annotators, size)
         aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
         client = Client()
@@ -107,7 +118,9 @@ def test_a_large_project_shows_the_stored_figures(make_user, settings):
     admin = make_user("root", staff=True)
     annotators = [make_user(f"a{i}") for i in range(3)]
     project = project_create(actor=admin, slug="same", name="same", kind="nli_relabel", language="he")
-    Membership.objects.bulk_create(Membership(project=project, user=a, role="annotator", status="active") for a in annotators)
+    Membership.objects.bulk_create(
+        Membership(project=project, user=a, role="annotator", status="active") for a in annotators
+    )
     generated(project, annotators, 40)
     aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
     live_quality, live_report = annotator_quality_for_project(project), report_for_project(project)

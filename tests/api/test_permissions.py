@@ -21,21 +21,21 @@ CALLERS = ("anonymous", "outsider", "annotator", "reviewer", "supervisor", "admi
 
 # endpoint           anonymous outsider annotator reviewer supervisor admin disqualified
 MATRIX = {
-    "token":           (400,     200,     200,      200,     200,       200,  200),  # anonymous: no credentials
-    "users_create":    (401,     403,     403,      403,     201,       201,  403),
-    "projects_list":   (401,     200,     200,      200,     200,       200,  200),
-    "projects_create": (401,     403,     403,      403,     201,       201,  403),
-    "project_detail":  (401,     404,     200,      200,     200,       200,  200),
-    "members_list":    (401,     404,     403,      200,     200,       200,  403),
-    "members_add":     (401,     404,     403,      403,     201,       201,  403),
-    "member_patch":    (401,     404,     403,      403,     200,       200,  403),
-    "import":          (401,     404,     403,      403,     201,       201,  403),
-    "items":           (401,     404,     403,      200,     200,       200,  403),
-    "next":            (401,     404,     200,      403,     403,       403,  403),
-    "progress":        (401,     404,     200,      403,     403,       403,  403),
-    "submit":          (401,     404,     201,      404,     404,       404,  403),  # annotator/disqualified: own claim; others: ann1's claim
-    "job":             (401,     404,     404,      404,     200,       200,  404),  # a job the supervisor started
-    "schema":          (200,     200,     200,      200,     200,       200,  200),  # public (SERVE_PERMISSIONS)
+    "token": (400, 200, 200, 200, 200, 200, 200),  # anonymous: no credentials
+    "users_create": (401, 403, 403, 403, 201, 201, 403),
+    "projects_list": (401, 200, 200, 200, 200, 200, 200),
+    "projects_create": (401, 403, 403, 403, 201, 201, 403),
+    "project_detail": (401, 404, 200, 200, 200, 200, 200),
+    "members_list": (401, 404, 403, 200, 200, 200, 403),
+    "members_add": (401, 404, 403, 403, 201, 201, 403),
+    "member_patch": (401, 404, 403, 403, 200, 200, 403),
+    "import": (401, 404, 403, 403, 201, 201, 403),
+    "items": (401, 404, 403, 200, 200, 200, 403),
+    "next": (401, 404, 200, 403, 403, 403, 403),
+    "progress": (401, 404, 200, 403, 403, 403, 403),
+    "submit": (401, 404, 201, 404, 404, 404, 403),  # annotator/disqualified: own claim; others: ann1's claim
+    "job": (401, 404, 404, 404, 200, 200, 404),  # a job the supervisor started
+    "schema": (200, 200, 200, 200, 200, 200, 200),  # public (SERVE_PERMISSIONS)
 }
 
 CASES = [(endpoint, caller, MATRIX[endpoint][index]) for endpoint in MATRIX for index, caller in enumerate(CALLERS)]
@@ -200,7 +200,9 @@ def test_someone_elses_assignment_is_indistinguishable_from_a_missing_one(world,
 
     ann2 = client_for(world["users"]["ann2"])
     missing_id = Assignment.objects.order_by("-pk").first().pk + 1000
-    theirs = ann2.post(f"/api/assignments/{world['claims']['ann1']}/submit/", {"value": {"label": "neutral"}}, format="json")
+    theirs = ann2.post(
+        f"/api/assignments/{world['claims']['ann1']}/submit/", {"value": {"label": "neutral"}}, format="json"
+    )
     missing = ann2.post(f"/api/assignments/{missing_id}/submit/", {"value": {"label": "neutral"}}, format="json")
     assert theirs.status_code == missing.status_code == 404
     assert theirs.json() == missing.json()
@@ -304,7 +306,9 @@ def test_supervisor_of_one_project_cannot_manage_another(world, make_user, clien
     from annotation.services.projects import project_create
 
     other_sup = make_user("other-sup")
-    other = project_create(actor=world["users"]["staffer"], slug="he-other", name="Other", kind="nli_relabel", language="he")
+    other = project_create(
+        actor=world["users"]["staffer"], slug="he-other", name="Other", kind="nli_relabel", language="he"
+    )
     Membership.objects.create(project=other, user=other_sup, role="supervisor", status="active")
     client = client_for(other_sup)
     add = client.post(f"/api/projects/{SLUG}/members/", {"username": "other-sup", "role": "supervisor"}, format="json")
@@ -319,7 +323,9 @@ def test_supervisor_of_one_project_cannot_manage_another(world, make_user, clien
 def test_reviewer_cannot_promote_themselves(world):
     from annotation.models import Membership
 
-    response = world["clients"]["reviewer"].patch(f"/api/projects/{SLUG}/members/rev/", {"role": "supervisor"}, format="json")
+    response = world["clients"]["reviewer"].patch(
+        f"/api/projects/{SLUG}/members/rev/", {"role": "supervisor"}, format="json"
+    )
     assert response.status_code == 403
     assert Membership.objects.get(project=world["project"], user__username="rev").role == "reviewer"
 

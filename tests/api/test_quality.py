@@ -51,7 +51,9 @@ def label_everything(clients, slug: str, votes: dict[str, dict[str, str]]) -> di
             assert got.status_code == 200, got.content
             body = got.json()
             label = votes[body["item"]["external_id"]][name]
-            sent = clients[name].post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json")
+            sent = clients[name].post(
+                f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json"
+            )
             assert sent.status_code == 201, sent.content
             done[(body["item"]["external_id"], name)] = sent.json()["id"]
     return done
@@ -65,11 +67,19 @@ def project_with_members(make_user, client_for, *, slug: str, name: str, kind: s
     root = make_user("root", staff=True)
     people = {"root": root}
     made = client_for(root).post(
-        "/api/projects/", {"slug": slug, "name": name, "kind": kind, "language": "he", "settings": settings}, format="json"
+        "/api/projects/",
+        {"slug": slug, "name": name, "kind": kind, "language": "he", "settings": settings},
+        format="json",
     )
     assert made.status_code == 201, made.content
     project = Project.objects.get(slug=slug)
-    for username, role in (("sup", "supervisor"), ("rev", "reviewer"), ("a1", "annotator"), ("a2", "annotator"), ("a3", "annotator")):
+    for username, role in (
+        ("sup", "supervisor"),
+        ("rev", "reviewer"),
+        ("a1", "annotator"),
+        ("a2", "annotator"),
+        ("a3", "annotator"),
+    ):
         people[username] = make_user(username)
         Membership.objects.create(project=project, user=people[username], role=role, status="active")
     return project, people, {username: client_for(user) for username, user in people.items()}
@@ -80,17 +90,29 @@ def small(make_user, client_for):
     from annotation.models import Assignment
 
     project, people, clients = project_with_members(
-        make_user, client_for, slug=SLUG, name="מבחן", kind="label_test", settings={"labels_per_item": 3, "quality_flag_below": 0.6}
+        make_user,
+        client_for,
+        slug=SLUG,
+        name="מבחן",
+        kind="label_test",
+        settings={"labels_per_item": 3, "quality_flag_below": 0.6},
     )
     rows = [{"id": key, "premise": f"הנחה {key}", "hypothesis": f"השערה {key}", "label": GOLD[key]} for key in VOTES]
-    assert clients["sup"].post(f"/api/projects/{SLUG}/import/", {"file": upload("t.jsonl", jsonl(*rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        clients["sup"]
+        .post(f"/api/projects/{SLUG}/import/", {"file": upload("t.jsonl", jsonl(*rows)), "format": "jsonl"})
+        .status_code
+        == 201
+    )
     annotations = label_everything(clients, SLUG, VOTES)
     # Known claim-to-submit times, in the order each annotator's items were stored.
     for name, seconds in SECONDS.items():
         assignments = Assignment.objects.filter(project=project, annotator=people[name]).order_by("id")
         assert assignments.count() == len(seconds)
         for assignment, spent in zip(assignments, seconds):
-            Assignment.objects.filter(pk=assignment.pk).update(claimed_at=assignment.submitted_at - timedelta(seconds=spent))
+            Assignment.objects.filter(pk=assignment.pk).update(
+                claimed_at=assignment.submitted_at - timedelta(seconds=spent)
+            )
     return project, people, clients, annotations
 
 
@@ -105,11 +127,17 @@ def test_figures_match_the_hand_computation(small):
     from annotation.models import AnnotatorCompetence
 
     project, people, clients, annotations = small
-    graded = clients["rev"].post(f"/api/annotations/{annotations[('i1', 'a1')]}/review/", {"grade": "good"}, format="json")
+    graded = clients["rev"].post(
+        f"/api/annotations/{annotations[('i1', 'a1')]}/review/", {"grade": "good"}, format="json"
+    )
     assert graded.status_code == 201, graded.content
     now = timezone.now()
-    AnnotatorCompetence.objects.create(project=project, annotator=people["a1"], method="dawid_skene", competence=0.9, confusion=[], computed_at=now)
-    AnnotatorCompetence.objects.create(project=project, annotator=people["a1"], method="mace", competence=0.8, confusion=[], computed_at=now)
+    AnnotatorCompetence.objects.create(
+        project=project, annotator=people["a1"], method="dawid_skene", competence=0.9, confusion=[], computed_at=now
+    )
+    AnnotatorCompetence.objects.create(
+        project=project, annotator=people["a1"], method="mace", competence=0.8, confusion=[], computed_at=now
+    )
 
     rows = by_name(clients["sup"].get(f"/api/projects/{SLUG}/annotators/"))
     assert sorted(rows) == ["a1", "a2", "a3"]
@@ -130,7 +158,11 @@ def test_figures_match_the_hand_computation(small):
     assert [rows[name]["flagged"] for name in ("a1", "a2", "a3")] == [False, True, True]
     assert rows["a1"]["competence"] == {"dawid_skene": 0.9, "mace": 0.8}
     assert rows["a2"]["competence"] == {"dawid_skene": None, "mace": None}
-    assert rows["a1"]["review_grades"] == {"reviewed": 1, "mean": 2.0, "counts": {"rejected": 0, "verified": 0, "good": 1, "gold": 0}}
+    assert rows["a1"]["review_grades"] == {
+        "reviewed": 1,
+        "mean": 2.0,
+        "counts": {"rejected": 0, "verified": 0, "good": 1, "gold": 0},
+    }
     assert rows["a2"]["review_grades"] is None
 
 
@@ -150,13 +182,21 @@ def test_the_flag_threshold_is_a_validated_setting(make_user, client_for):
     for bad in (1.5, -2, "0.5", True, None):
         response = client.post(
             "/api/projects/",
-            {"slug": "bad-flag", "name": "x", "kind": "label_test", "language": "he", "settings": {"quality_flag_below": bad}},
+            {
+                "slug": "bad-flag",
+                "name": "x",
+                "kind": "label_test",
+                "language": "he",
+                "settings": {"quality_flag_below": bad},
+            },
             format="json",
         )
         assert response.status_code == 400, (bad, response.content)
         assert [e["field"] for e in response.json()["errors"]] == ["settings.quality_flag_below"]
     assert not Project.objects.filter(slug="bad-flag").exists()
-    made = client.post("/api/projects/", {"slug": "ok-flag", "name": "x", "kind": "phrase_pair", "language": "he"}, format="json")
+    made = client.post(
+        "/api/projects/", {"slug": "ok-flag", "name": "x", "kind": "phrase_pair", "language": "he"}, format="json"
+    )
     assert made.json()["settings"]["quality_flag_below"] == 0.4
 
 
@@ -173,9 +213,16 @@ def test_moving_back_to_trial_puts_the_next_work_under_review(small):
     assert moved.status_code == 200 and moved.json()["status"] == "trial"
     assert by_name(clients["sup"].get(f"/api/projects/{SLUG}/annotators/"))["a2"]["status"] == "trial"
     rows = [{"id": "i5", "premise": "הנחה חדשה", "hypothesis": "השערה חדשה", "label": "neutral"}]
-    assert clients["sup"].post(f"/api/projects/{SLUG}/import/", {"file": upload("n.jsonl", jsonl(*rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        clients["sup"]
+        .post(f"/api/projects/{SLUG}/import/", {"file": upload("n.jsonl", jsonl(*rows)), "format": "jsonl"})
+        .status_code
+        == 201
+    )
     got = clients["a2"].get(f"/api/projects/{SLUG}/next/").json()
-    sent = clients["a2"].post(f"/api/assignments/{got['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
+    sent = clients["a2"].post(
+        f"/api/assignments/{got['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+    )
     assert sent.status_code == 201
     assert Annotation.objects.get(pk=sent.json()["id"]).review_required
     assert not Annotation.objects.filter(pk__in=before, review_required=True).exists()
@@ -183,7 +230,9 @@ def test_moving_back_to_trial_puts_the_next_work_under_review(small):
     assert [row["annotation"] for row in pending] == [sent.json()["id"]]
     # An active member's next work is not (label_test samples no one).
     got = clients["a1"].get(f"/api/projects/{SLUG}/next/").json()
-    sent = clients["a1"].post(f"/api/assignments/{got['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
+    sent = clients["a1"].post(
+        f"/api/assignments/{got['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+    )
     assert not Annotation.objects.get(pk=sent.json()["id"]).review_required
 
 
@@ -205,11 +254,14 @@ def test_member_form_marks_adjudicators_and_the_trial_form_keeps_the_other_flags
 
     project, people, _clients, _annotations = small
     client.force_login(people["sup"])
-    assert client.post(f"/p/{SLUG}/members/a3/", {"status": "active", "trusted": "on", "adjudicator": "on"}).status_code == 302
+    assert (
+        client.post(f"/p/{SLUG}/members/a3/", {"status": "active", "trusted": "on", "adjudicator": "on"}).status_code
+        == 302
+    )
     member = Membership.objects.get(project=project, user=people["a3"])
     assert (member.status, member.trusted, member.adjudicator) == ("active", True, True)
     page = client.get(f"/p/{SLUG}/annotators/").content.decode()
-    form = page[page.index('data-username="a3"'):]
+    form = page[page.index('data-username="a3"') :]
     form = form[: form.index("</form>")]
     fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form))
     fields.pop("csrfmiddlewaretoken")

@@ -27,8 +27,15 @@ def world(make_user, client_for):
         ("translation_rating", {"released_system": "amazon"}),
         ("nli_relabel", {}),
     ):
-        project = project_create(actor=root, slug=kind.replace("_", "-"), name=kind, kind=kind, language="he", settings=settings)
-        for name, role, status in (("sup", "supervisor", "active"), ("rev", "reviewer", "active"), ("ann", "annotator", "active"), ("gone", "supervisor", "disqualified")):
+        project = project_create(
+            actor=root, slug=kind.replace("_", "-"), name=kind, kind=kind, language="he", settings=settings
+        )
+        for name, role, status in (
+            ("sup", "supervisor", "active"),
+            ("rev", "reviewer", "active"),
+            ("ann", "annotator", "active"),
+            ("gone", "supervisor", "disqualified"),
+        ):
             Membership.objects.create(project=project, user=people[name], role=role, status=status)
         projects[kind] = project
     clients = {name: client_for(user) for name, user in {**people, "root": root}.items()}

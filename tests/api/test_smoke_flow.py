@@ -21,7 +21,9 @@ JSONL = (
 @pytest.mark.django_db
 def test_flow_import_next_submit(nli_project, client_for, django_user_model):
     sup = client_for(django_user_model.objects.get(username="sup"))
-    response = sup.post(f"/api/projects/{nli_project.slug}/import/", {"file": upload("x.jsonl", JSONL), "format": "jsonl"})
+    response = sup.post(
+        f"/api/projects/{nli_project.slug}/import/", {"file": upload("x.jsonl", JSONL), "format": "jsonl"}
+    )
     assert response.status_code == 201, response.content
     assert response.json() == {"created": 2, "skipped": 0, "job": None}
 
@@ -33,13 +35,17 @@ def test_flow_import_next_submit(nli_project, client_for, django_user_model):
     again = ann.get(f"/api/projects/{nli_project.slug}/next/")
     assert again.json()["assignment"] == body["assignment"]
 
-    submitted = ann.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
+    submitted = ann.post(
+        f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+    )
     assert submitted.status_code == 201, submitted.content
     twice = ann.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
     assert twice.status_code == 409
 
     other = client_for(django_user_model.objects.get(username="ann2"))
-    stolen = other.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
+    stolen = other.post(
+        f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+    )
     assert stolen.status_code == 404
 
     second = ann.get(f"/api/projects/{nli_project.slug}/next/").json()

@@ -25,7 +25,9 @@ def test_supervisor_adds_member_changes_status_and_imports(nli_project, django_u
     page = sup.get(f"/p/{nli_project.slug}/")
     assert page.status_code == 200 and "Add a member" in page.content.decode()
 
-    response = sup.post(f"/p/{nli_project.slug}/members/add/", {"username": "newbie", "role": "annotator", "status": "trial"})
+    response = sup.post(
+        f"/p/{nli_project.slug}/members/add/", {"username": "newbie", "role": "annotator", "status": "trial"}
+    )
     assert response.status_code == 302
     member = nli_project.memberships.get(user__username="newbie")
     assert (member.role, member.status, member.trusted) == ("annotator", "trial", False)
@@ -35,10 +37,14 @@ def test_supervisor_adds_member_changes_status_and_imports(nli_project, django_u
     assert (member.status, member.trusted) == ("disqualified", True)
 
     good = '{"id": "x1", "premise": "גשם ירד אתמול.", "hypothesis": "היה יבש.", "label": "contradiction"}\n'
-    response = sup.post(f"/p/{nli_project.slug}/import/", {"file": upload("a.jsonl", good), "format": "jsonl"}, follow=True)
+    response = sup.post(
+        f"/p/{nli_project.slug}/import/", {"file": upload("a.jsonl", good), "format": "jsonl"}, follow=True
+    )
     assert "Imported 1 items" in response.content.decode()
     bad = '{"id": "x2", "premise": "", "hypothesis": "h"}\n{"id": "x3"'
-    response = sup.post(f"/p/{nli_project.slug}/import/", {"file": upload("b.jsonl", bad), "format": "jsonl"}, follow=True)
+    response = sup.post(
+        f"/p/{nli_project.slug}/import/", {"file": upload("b.jsonl", bad), "format": "jsonl"}, follow=True
+    )
     body = response.content.decode()
     assert "row 1: premise: is required" in body and "row 2" in body
     assert nli_project.items.count() == 1
@@ -48,14 +54,19 @@ def test_supervisor_adds_member_changes_status_and_imports(nli_project, django_u
 def test_member_forms_refuse_non_supervisors(nli_project, django_user_model, make_user):
     make_user("someone")
     annotator = logged_in(django_user_model.objects.get(username="ann1"))
-    response = annotator.post(f"/p/{nli_project.slug}/members/add/", {"username": "someone", "role": "annotator"}, follow=True)
+    response = annotator.post(
+        f"/p/{nli_project.slug}/members/add/", {"username": "someone", "role": "annotator"}, follow=True
+    )
     assert "Your role in this project does not allow this." in response.content.decode()
     assert not nli_project.memberships.filter(user__username="someone").exists()
     assert annotator.get(f"/p/{nli_project.slug}/").status_code == 403
 
     stranger = logged_in(django_user_model.objects.get(username="someone"))
     assert stranger.get(f"/p/{nli_project.slug}/").status_code == 404
-    assert stranger.post(f"/p/{nli_project.slug}/members/add/", {"username": "someone", "role": "annotator"}).status_code == 404
+    assert (
+        stranger.post(f"/p/{nli_project.slug}/members/add/", {"username": "someone", "role": "annotator"}).status_code
+        == 404
+    )
     assert stranger.post(f"/p/{nli_project.slug}/import/", {"format": "jsonl"}).status_code == 404
 
 
@@ -74,6 +85,11 @@ def test_disqualifying_a_member_frees_their_open_claims(nli_project, django_user
     annotator = client_for(django_user_model.objects.get(username="ann1"))
     claim = annotator.get(f"/api/projects/{nli_project.slug}/next/").json()["assignment"]
     sup = client_for(django_user_model.objects.get(username="sup"))
-    assert sup.patch(f"/api/projects/{nli_project.slug}/members/ann1/", {"status": "disqualified"}, format="json").status_code == 200
+    assert (
+        sup.patch(
+            f"/api/projects/{nli_project.slug}/members/ann1/", {"status": "disqualified"}, format="json"
+        ).status_code
+        == 200
+    )
     assert Assignment.objects.get(pk=claim).status == "expired"
     assert annotator.get(f"/api/projects/{nli_project.slug}/next/").status_code == 403

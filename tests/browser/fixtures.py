@@ -53,7 +53,10 @@ def pytest_report_header(config):
     chromium = "not installed"
     if path:
         try:
-            chromium = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout.strip() or "unknown"
+            chromium = (
+                subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
+                or "unknown"
+            )
         except (OSError, subprocess.SubprocessError):
             chromium = "unknown"
     try:

@@ -115,8 +115,10 @@ def test_question_drafts_survive_a_reload_and_another_device(world, page, browse
     # A third question typed and the tab hidden at once: saved on the way out, no wait.
     add_question(page, "באיזה יום?", answerable=False)
     with page.expect_response(lambda r: r.url.endswith("/draft/") and r.request.method == "PUT"):
-        page.evaluate("() => { Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
-                      " document.dispatchEvent(new Event('visibilitychange')); }")
+        page.evaluate(
+            "() => { Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+            " document.dispatchEvent(new Event('visibilitychange')); }"
+        )
     assert len(Assignment.objects.get(pk=claim.pk).draft["questions"]) == 3
 
     page.reload()
@@ -299,7 +301,13 @@ def test_top_bar_inbox_link_and_feedback_entries_with_question_answer_and_paragr
     from annotation.models import Feedback
 
     [annotation_id] = authored(world, 1)
-    review_create(user=world["people"]["rivka"], annotation_id=annotation_id, grade="verified", comment="קרוב מדי לפסקה", question=1)
+    review_create(
+        user=world["people"]["rivka"],
+        annotation_id=annotation_id,
+        grade="verified",
+        comment="קרוב מדי לפסקה",
+        question=1,
+    )
     Feedback.objects.create(recipient=world["people"]["tamar"], project=world["qa"], message="הערה כללית")
     base = world["url"]
     hebrew(page, base)
@@ -353,7 +361,9 @@ def test_rating_page_flashes_the_scores_and_changes_an_earlier_rating(world, pag
     page.keyboard.press("Backspace")
     page.wait_for_function("(p) => document.querySelector('.candidate-premise').textContent === p", arg=first)
     assert page.locator("#previous-banner").is_visible()
-    checked = page.eval_on_selector_all("#candidates input:checked", "inputs => inputs.map(i => i.name + '=' + i.value)")
+    checked = page.eval_on_selector_all(
+        "#candidates input:checked", "inputs => inputs.map(i => i.name + '=' + i.value)"
+    )
     assert checked == ["c0-accuracy=4", "c0-fluency=5", "c0-cultural_fit=3", "c0-label_valid=yes"]
     screenshots(page, artifacts_dir, "translation_previous")
     page.locator("input[name='c0-fluency'][value='2']").check()

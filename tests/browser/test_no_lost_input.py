@@ -62,7 +62,10 @@ def test_a_question_not_yet_added_survives_a_reload_and_a_change_of_language(wor
     with page.expect_response(draft_put):
         write_pending_question(page)
     pending = Assignment.objects.get(status="claimed").draft["pending"]
-    assert pending["question"] == QUESTION and pending["answer"] == {"start": PARAGRAPH.index(ANSWER_CITY), "text": ANSWER_CITY}
+    assert pending["question"] == QUESTION and pending["answer"] == {
+        "start": PARAGRAPH.index(ANSWER_CITY),
+        "text": ANSWER_CITY,
+    }
 
     page.reload()
     assert_pending_back(page)
@@ -102,7 +105,9 @@ def test_leaving_with_input_that_could_not_be_saved_asks_first(world, page):
 def leaving_asks(page) -> bool:
     """Whether the page asks before it is left: its beforeunload handlers cancel the event
     (what makes the browser ask; a real dialog would also stall the test's page teardown)."""
-    return page.evaluate("() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; }")
+    return page.evaluate(
+        "() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; }"
+    )
 
 
 def drop_session(page) -> None:
@@ -187,11 +192,11 @@ def slow_submit(monkeypatch):
 
 @pytest.mark.parametrize("size", WIDTHS)
 def test_a_label_key_pressed_while_busy_is_refused_visibly(world, page, artifacts_dir, slow_submit, size):
+    from django.contrib.auth import get_user_model
+
     from annotation.models import Annotation, Membership
     from annotation.services.imports import items_import
     from annotation.services.projects import project_create
-
-    from django.contrib.auth import get_user_model
 
     admin = get_user_model().objects.get(username="comfort-admin")
     project = project_create(actor=admin, slug="he-busy-phrase", name="צמדים", kind="phrase_pair", language="he",

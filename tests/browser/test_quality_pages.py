@@ -44,19 +44,35 @@ def judged(transactional_db, live_server):
         settings={"consensus_k": 2, "consensus_n": 3, "quality_flag_below": 0.6},
     )  # fmt: skip
     people = {}
-    for name, role in (("boss", "supervisor"), ("dana", "reviewer"), ("ori", "annotator"), ("tal", "annotator"), ("gil", "annotator")):
+    for name, role in (
+        ("boss", "supervisor"),
+        ("dana", "reviewer"),
+        ("ori", "annotator"),
+        ("tal", "annotator"),
+        ("gil", "annotator"),
+    ):
         people[name] = User.objects.create_user(username=name, password=PASSWORD)
-        Membership.objects.create(project=project, user=people[name], role=role, status="active", adjudicator=name == "dana")
+        Membership.objects.create(
+            project=project, user=people[name], role=role, status="active", adjudicator=name == "dana"
+        )
     assert items_import(project=project, data=_jsonl(ROWS), fmt="jsonl", user=admin).created == len(ROWS)
     for name in ("ori", "tal", "gil"):
         while (assignment := assignment_next_for_annotator(user=people[name], slug=SLUG)) is not None:
-            annotation_submit(user=people[name], assignment_id=assignment.pk, value={"label": VOTES[assignment.item.external_id][name]})
+            annotation_submit(
+                user=people[name],
+                assignment_id=assignment.pk,
+                value={"label": VOTES[assignment.item.external_id][name]},
+            )
     items = {item.external_id: item for item in Item.objects.filter(project=project)}
     for item in items.values():
         consensus_compute_for_item(item.pk)
     now = timezone.now()
-    ItemAggregate.objects.create(item=items["j3"], round=1, method="k_of_n", label="neutral", confidence=2 / 3, computed_at=now)
-    ItemAggregate.objects.create(item=items["j3"], round=1, method="dawid_skene", label="entailment", confidence=0.6, computed_at=now)
+    ItemAggregate.objects.create(
+        item=items["j3"], round=1, method="k_of_n", label="neutral", confidence=2 / 3, computed_at=now
+    )
+    ItemAggregate.objects.create(
+        item=items["j3"], round=1, method="dawid_skene", label="entailment", confidence=0.6, computed_at=now
+    )
     return {"url": live_server.url, "project": project, "items": items, "people": people}
 
 
@@ -106,7 +122,11 @@ def test_supervisor_decides_items_of_the_queue(judged, page, artifacts_dir):
     assert page.locator("#adjudication-status").is_visible()
     assert cards.count() == 1
     decision = Adjudication.objects.get(item=judged["items"]["j1"])
-    assert (decision.label, decision.comment, decision.adjudicator.username) == ("neutral", "ההשערה אינה נובעת ואינה סותרת", "boss")
+    assert (decision.label, decision.comment, decision.adjudicator.username) == (
+        "neutral",
+        "ההשערה אינה נובעת ואינה סותרת",
+        "boss",
+    )
     assert Item.objects.get(pk=judged["items"]["j1"].pk).gold_label == "neutral"
     # The counters follow the decision without a reload (they stayed stale until one), and
     # agree with what a reload shows.
@@ -116,7 +136,10 @@ def test_supervisor_decides_items_of_the_queue(judged, page, artifacts_dir):
     page.reload()
     assert page.evaluate(counts_js) == after
     assert page.locator(".queue-item").count() == 1
-    assert page.locator("[data-figure='alpha.with']").text_content() != page.locator("[data-figure='alpha.without']").text_content()
+    assert (
+        page.locator("[data-figure='alpha.with']").text_content()
+        != page.locator("[data-figure='alpha.without']").text_content()
+    )
     shoot(page, artifacts_dir, "adjudication_he_after")
     page.problems.assert_clean(page)
 

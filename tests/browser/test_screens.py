@@ -25,8 +25,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LANGUAGES = {"he": ("he-IL", "rtl"), "fa": ("fa-IR", "rtl"), "en": ("en-US", "ltr")}
 VIEWPORTS = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
-NLI, QA, MT, LABEL, PHRASE, SUM, AUTHOR = (KIND_SLUGS[k] for k in (
-    "nli_relabel", "qa_authoring", "translation_rating", "label_test", "phrase_pair", "summary_rating", "nli_authoring"))
+NLI, QA, MT, LABEL, PHRASE, SUM, AUTHOR = (
+    KIND_SLUGS[k]
+    for k in (
+        "nli_relabel",
+        "qa_authoring",
+        "translation_rating",
+        "label_test",
+        "phrase_pair",
+        "summary_rating",
+        "nli_authoring",
+    )
+)
 
 # (name, role, url, expected status); role None: not signed in.
 PAGES = [
@@ -141,9 +151,15 @@ def test_every_page_in_every_language_and_width(world, browser, artifacts_dir, s
                 context.set_default_timeout(15_000)
                 page = context.new_page()
                 page.add_init_script(_CSP_LISTENER)  # the strict CSP holds: no page is refused a script or a style
-                page.route(re.compile(r".*/__server_error__/$"), lambda route: route.fulfill(
-                    status=500, body=error_page, content_type="text/html; charset=utf-8",
-                    headers={"Content-Security-Policy": settings.CONTENT_SECURITY_POLICY}))
+                page.route(
+                    re.compile(r".*/__server_error__/$"),
+                    lambda route: route.fulfill(
+                        status=500,
+                        body=error_page,
+                        content_type="text/html; charset=utf-8",
+                        headers={"Content-Security-Policy": settings.CONTENT_SECURITY_POLICY},
+                    ),
+                )
                 if role is not None:
                     login(page, base, USERNAMES[role])
                 contexts[role] = (context, page)

@@ -52,7 +52,9 @@ def assert_clean_but_refusals(page) -> None:
     """No CSP violation, no JavaScript error, no console message but the browser's own note
     of the 400 and 404 answers the test provoked on purpose."""
     assert page.problems.csp_violations(page) == [] and page.problems.page_errors == []
-    others = [m for m in page.problems.console if "Failed to load resource: the server responded with a status of 40" not in m]
+    others = [
+        m for m in page.problems.console if "Failed to load resource: the server responded with a status of 40" not in m
+    ]
     assert others == []
 
 
@@ -112,7 +114,7 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
 
     # --- the member, through the project page's form ---
     page.goto(f"{base}/p/he-console/")
-    page.fill('input[name=username]', ANNOTATOR)
+    page.fill("input[name=username]", ANNOTATOR)
     page.select_option('form[action$="/members/add/"] select[name=role]', "annotator")
     page.select_option('form[action$="/members/add/"] select[name=status]', "active")
     with page.expect_navigation():
@@ -153,7 +155,11 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
     page.click("#project-form button[type=submit]")
     page.wait_for_selector("#form-notice:not([hidden])")
     project.refresh_from_db()
-    assert (project.name, project.settings["claim_ttl"], project.label_guide) == ("ניסוי מסוף 2", 900, {"label": {"neutral": "לא נובע ולא סותר"}})
+    assert (project.name, project.settings["claim_ttl"], project.label_guide) == (
+        "ניסוי מסוף 2",
+        900,
+        {"label": {"neutral": "לא נובע ולא סותר"}},
+    )
 
     # --- the item browser and one item ---
     page.goto(f"{base}/console/p/he-console/items/?split=dev")
@@ -181,7 +187,10 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
     page.wait_for_function(f"(text) => ({shown})() !== text", arg=first)
     assert page.locator("#preview-note").inner_text() != ""
     assert Assignment.objects.count() == claims
-    assert page.evaluate("document.documentElement.dir") == "rtl" and page.evaluate("document.documentElement.lang") == "he"
+    assert (
+        page.evaluate("document.documentElement.dir") == "rtl"
+        and page.evaluate("document.documentElement.lang") == "he"
+    )
     assert "לא נובע ולא סותר" in page.inner_text("#guide")
     shoot(page, artifacts_dir, "preview")
     assert_clean_but_refusals(page)

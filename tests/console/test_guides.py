@@ -97,7 +97,10 @@ def test_each_kind_names_what_its_annotators_choose_with_a_cited_source():
     assert [e.value for e in _guide("phrase_pair")["label"].entries] == list(PHRASE_LABELS)
     translation = _guide("translation_rating")
     assert list(translation) == ["accuracy", "fluency", "cultural_fit", "label_valid"]
-    assert all([e.value for e in translation[c].entries] == ["1", "2", "3", "4", "5"] for c in ("accuracy", "fluency", "cultural_fit"))
+    assert all(
+        [e.value for e in translation[c].entries] == ["1", "2", "3", "4", "5"]
+        for c in ("accuracy", "fluency", "cultural_fit")
+    )
     summary = _guide("summary_rating")
     assert [e.value for e in summary["errors"].entries] == DEFAULT_ERROR_TAGS
     assert [e.value for e in summary["coherence"].entries] == ["1", "2", "3", "4", "5"]
@@ -105,16 +108,22 @@ def test_each_kind_names_what_its_annotators_choose_with_a_cited_source():
     assert [e.value for e in _guide("summary_rating", settings={"error_tags": ["typo"]})["errors"].entries] == ["typo"]
     for kind in ("nli_relabel", "phrase_pair", "translation_rating", "summary_rating", "qa_authoring", "nli_authoring"):
         for section in _guide(kind).values():
-            assert section.source and all(e.meaning for e in section.entries if section.key != "errors" or e.value in DEFAULT_ERROR_TAGS), (kind, section.key)
+            assert section.source and all(
+                e.meaning for e in section.entries if section.key != "errors" or e.value in DEFAULT_ERROR_TAGS
+            ), (kind, section.key)
 
 
 @pytest.mark.django_db
-def test_annotate_page_shows_guidelines_and_label_meanings_with_the_projects_wording(nli_project, client_for, django_user_model):
+def test_annotate_page_shows_guidelines_and_label_meanings_with_the_projects_wording(
+    nli_project, client_for, django_user_model
+):
     from django.test import Client
 
     sup = client_for(django_user_model.objects.get(username="sup"))
-    body = {"guidelines": "## כללים\n\n<script>alert(1)</script> [קישור](https://example.org)",
-            "label_guide": {"label": {"neutral": "ניסוח של הפרויקט"}}}
+    body = {
+        "guidelines": "## כללים\n\n<script>alert(1)</script> [קישור](https://example.org)",
+        "label_guide": {"label": {"neutral": "ניסוח של הפרויקט"}},
+    }
     assert sup.patch("/api/projects/fa-nli/", body, format="json").status_code == 200
     client = Client()
     client.force_login(django_user_model.objects.get(username="ann1"))

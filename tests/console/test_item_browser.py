@@ -20,11 +20,21 @@ def browsed(nli_project, client_for, django_user_model):
     rows = [{"id": f"pair-{i:02d}", "premise": f"پیش‌فرض شماره {i}", "hypothesis": "فرضیه", "split": "dev" if i % 2 else "train",
              "group": f"g{i % 3}"} for i in range(60)]  # fmt: skip
     rows[7]["premise"] = "کتابخانهٔ ملی در تهران است"
-    assert client_for(users["sup"]).post("/api/projects/fa-nli/import/", {"file": upload("n.jsonl", jsonl(rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        client_for(users["sup"])
+        .post("/api/projects/fa-nli/import/", {"file": upload("n.jsonl", jsonl(rows)), "format": "jsonl"})
+        .status_code
+        == 201
+    )
     labelled = {}
     for name, label in (("ann1", "neutral"), ("ann2", "entailment")):
         claimed = client_for(users[name]).get("/api/projects/fa-nli/next/").json()
-        assert client_for(users[name]).post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": {"label": label}}, format="json").status_code == 201
+        assert (
+            client_for(users[name])
+            .post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": {"label": label}}, format="json")
+            .status_code
+            == 201
+        )
         labelled[name] = claimed["item"]["id"]
     Item.objects.filter(project=nli_project, external_id="pair-05").update(flags=["low_back_translation"])
 
@@ -56,7 +66,11 @@ def test_filters_search_and_pages(browsed, django_assert_max_num_queries):
     assert _ids(sup.get("/console/p/fa-nli/items/?q=PAIR-1").content.decode()) == [f"pair-{i}" for i in range(10, 20)]
     by_ann1 = _ids(sup.get("/console/p/fa-nli/items/?annotator=ann1").content.decode())
     assert len(by_ann1) == 1
-    assert _ids(sup.get("/console/p/fa-nli/items/?round=1&status=open").content.decode())[:3] == ["pair-00", "pair-01", "pair-02"]
+    assert _ids(sup.get("/console/p/fa-nli/items/?round=1&status=open").content.decode())[:3] == [
+        "pair-00",
+        "pair-01",
+        "pair-02",
+    ]
     # Values outside the allow-lists are refused, naming the parameter.
     for query, field in (("status=nope", "status"), ("split=x", "split"), ("round=9", "round"), ("annotator=nobody", "annotator"),
                          ("page=abc", "page"), ("q=" + "x" * 201, "q")):  # fmt: skip
@@ -91,7 +105,9 @@ def test_item_page_names_annotators_to_supervisors_and_pseudonyms_to_reviewers(b
 def test_items_of_other_projects_are_not_found_and_annotators_are_refused(browsed, django_user_model):
     from annotation.services.projects import project_create
 
-    other = project_create(actor=browsed["users"]["root"], slug="other", name="Other", kind="nli_relabel", language="he")
+    other = project_create(
+        actor=browsed["users"]["root"], slug="other", name="Other", kind="nli_relabel", language="he"
+    )
     from annotation.models import Item
 
     foreign = Item.objects.create(project=other, external_id="o1", payload={"premise": "a", "hypothesis": "b"})

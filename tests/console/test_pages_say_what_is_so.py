@@ -40,7 +40,10 @@ def test_the_item_page_never_says_no_labels_beside_an_annotation(client, nli):
     assert "1 annotation in the current round." in html
     assert "One label so far: agreement needs at least two." in html
     other = claim.item.project.items.exclude(pk=claim.item_id).first()
-    assert "No annotations in the current round yet." in client.get(f"/console/p/say-nli/items/{other.pk}/").content.decode()
+    assert (
+        "No annotations in the current round yet."
+        in client.get(f"/console/p/say-nli/items/{other.pk}/").content.decode()
+    )
 
 
 def test_the_item_browser_tells_the_items_of_one_nli_group_apart(client, nli):

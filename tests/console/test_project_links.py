@@ -19,7 +19,9 @@ def admin(django_user_model):
 def project_of(admin, kind: str):
     from annotation.services.projects import project_create
 
-    return project_create(actor=admin, slug=f"links-{kind.replace('_', '-')}", name=f"פרויקט {kind}", kind=kind, language="he")
+    return project_create(
+        actor=admin, slug=f"links-{kind.replace('_', '-')}", name=f"פרויקט {kind}", kind=kind, language="he"
+    )
 
 
 def kind_pages(project) -> list[str]:

@@ -32,8 +32,12 @@ def _stored(slug="fa-nli"):
 
 def test_supervisor_changes_name_guidelines_settings_and_label_guide(nli_project, client_for):
     sup = client_for(_users()["sup"])
-    body = {"name": "NLI فارسی", "guidelines": "# راهنما\n\n**بخوانید**", "settings": {"claim_ttl": 900},
-            "label_guide": {"label": {"neutral": "نه درست نه نادرست"}}}
+    body = {
+        "name": "NLI فارسی",
+        "guidelines": "# راهنما\n\n**بخوانید**",
+        "settings": {"claim_ttl": 900},
+        "label_guide": {"label": {"neutral": "نه درست نه نادرست"}},
+    }
     response = sup.patch("/api/projects/fa-nli/", body, format="json")
     assert response.status_code == 200, response.content
     data = response.json()
@@ -67,16 +71,19 @@ def test_round_bound_settings_change_freely_before_any_annotation(nli_project, c
 def test_round_bound_setting_is_refused_while_a_round_runs(make_user, client_for, kind, change):
     """One annotation in an open round: the change is a 400 naming the setting and saying
     why, and nothing of the request is stored (the name sent with it included)."""
+    from django.utils import timezone
+
     from annotation.models import Annotation, Assignment, Item, Membership
     from annotation.services.projects import project_create
-    from django.utils import timezone
 
     admin, ann = make_user("boss", staff=True), make_user("ann")
     project = project_create(actor=admin, slug="run", name="Running", kind=kind, language="he")
     Membership.objects.create(project=project, user=ann, role="annotator", status="active")
     item = Item.objects.create(project=project, external_id="i1", payload={"text": "x"})
     now = timezone.now()
-    assignment = Assignment.objects.create(project=project, item=item, annotator=ann, round=1, claimed_at=now, expires_at=now, status="submitted")
+    assignment = Assignment.objects.create(
+        project=project, item=item, annotator=ann, round=1, claimed_at=now, expires_at=now, status="submitted"
+    )
     Annotation.objects.create(assignment=assignment, item=item, annotator=ann, round=1, value={"label": "neutral"})
     before = _stored("run")
     response = client_for(admin).patch("/api/projects/run/", {"name": "Renamed", "settings": change}, format="json")
@@ -96,7 +103,12 @@ def test_a_setting_no_round_depends_on_changes_while_rounds_run(nli_project, cli
     _import_nli(sup)
     ann = client_for(users["ann1"])
     claimed = ann.get("/api/projects/fa-nli/next/").json()
-    assert ann.post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json").status_code == 201
+    assert (
+        ann.post(
+            f"/api/assignments/{claimed['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+        ).status_code
+        == 201
+    )
     assert sup.patch("/api/projects/fa-nli/", {"settings": {"consensus_k": 5}}, format="json").status_code == 400
     response = sup.patch("/api/projects/fa-nli/", {"settings": {"claim_ttl": 1200}}, format="json")
     assert response.status_code == 200, response.content
@@ -124,7 +136,9 @@ def test_bad_changes_are_refused_naming_the_field(nli_project, client_for, body,
     assert _stored() == before
 
 
-def test_someone_elses_project_is_not_found_and_members_without_the_role_are_refused(nli_project, client_for, make_user):
+def test_someone_elses_project_is_not_found_and_members_without_the_role_are_refused(
+    nli_project, client_for, make_user
+):
     from annotation.models import Membership
     from annotation.services.projects import project_create
 
@@ -132,7 +146,9 @@ def test_someone_elses_project_is_not_found_and_members_without_the_role_are_ref
     stranger = make_user("stranger")
     project_create(actor=users["root"], slug="other", name="Other", kind="nli_relabel", language="he")
     other_sup = make_user("othersup")
-    Membership.objects.create(project=nli_project.__class__.objects.get(slug="other"), user=other_sup, role="supervisor", status="active")
+    Membership.objects.create(
+        project=nli_project.__class__.objects.get(slug="other"), user=other_sup, role="supervisor", status="active"
+    )
     before = _stored()
     assert client_for(other_sup).patch("/api/projects/fa-nli/", {"name": "x"}, format="json").status_code == 404
     assert client_for(stranger).patch("/api/projects/fa-nli/", {"name": "x"}, format="json").status_code == 404
@@ -151,21 +167,39 @@ def test_password_reset(nli_project, client_for, make_user):
 
     users = _users()
     sup = client_for(users["sup"])
-    assert sup.post("/api/users/", {"username": "invited", "password": "a-first-pass-phrase-3"}, format="json").status_code == 201
+    assert (
+        sup.post("/api/users/", {"username": "invited", "password": "a-first-pass-phrase-3"}, format="json").status_code
+        == 201
+    )
     invited = users["sup"].__class__.objects.get(username="invited")
     token = Token.objects.create(user=invited)
     weak = sup.post("/api/users/invited/password/", {"password": "123"}, format="json")
     assert weak.status_code == 400 and weak.json()["errors"][0]["field"] == "password"
-    assert sup.post("/api/users/invited/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 204
+    assert (
+        sup.post("/api/users/invited/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 204
+    )
     invited.refresh_from_db()
     assert invited.check_password("a-new-pass-phrase-7")
     assert not Token.objects.filter(pk=token.pk).exists()
     # Not the supervisor's to reset: a member of their project, a co-supervisor, an admin, a stranger.
     outsider = make_user("elsewhere")
     for name in ("ann1", "root", "elsewhere", "no-such-user"):
-        assert sup.post(f"/api/users/{name}/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 404, name
-    assert client_for(users["ann3"]).post("/api/users/invited/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 403
-    assert client_for(users["root"]).post("/api/users/ann1/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code == 204
+        assert (
+            sup.post(f"/api/users/{name}/password/", {"password": "a-new-pass-phrase-7"}, format="json").status_code
+            == 404
+        ), name
+    assert (
+        client_for(users["ann3"])
+        .post("/api/users/invited/password/", {"password": "a-new-pass-phrase-7"}, format="json")
+        .status_code
+        == 403
+    )
+    assert (
+        client_for(users["root"])
+        .post("/api/users/ann1/password/", {"password": "a-new-pass-phrase-7"}, format="json")
+        .status_code
+        == 204
+    )
     assert outsider.check_password("pass-word-123")
 
 

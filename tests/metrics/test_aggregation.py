@@ -56,9 +56,13 @@ def test_dawid_skene_equals_crowd_kit_on_the_same_votes():
             for o, seen in enumerate(LABELS):
                 assert ours.confusion[worker][t][o] == pytest.approx(model.errors_.loc[(worker, seen), true])
     # Expected accuracy: the spammers rank below the good annotators.
-    assert min(ours.competence["good1"], ours.competence["good2"]) > max(ours.competence["spam1"], ours.competence["spam2"])
+    assert min(ours.competence["good1"], ours.competence["good2"]) > max(
+        ours.competence["spam1"], ours.competence["spam2"]
+    )
     assert ours.competence["good1"] == pytest.approx(
-        sum(model.priors_[label] * model.errors_.loc[(worker, label), label] for label in LABELS for worker in ["good1"])
+        sum(
+            model.priors_[label] * model.errors_.loc[(worker, label), label] for label in LABELS for worker in ["good1"]
+        )
     )
 
 
@@ -181,7 +185,11 @@ def test_needs_another_vote(labels, k, left, confidence, target, more):
 
 
 @settings(max_examples=80, deadline=None)
-@given(labels=st.lists(labels_st, max_size=8), k=st.integers(min_value=1, max_value=6), left=st.integers(min_value=0, max_value=5))
+@given(
+    labels=st.lists(labels_st, max_size=8),
+    k=st.integers(min_value=1, max_value=6),
+    left=st.integers(min_value=0, max_value=5),
+)
 def test_another_vote_only_when_it_can_matter(labels, k, left):
     more = needs_another_vote(labels, k=k, votes_left=left)
     counts = [labels.count(label) for label in LABELS]

@@ -122,9 +122,7 @@ def test_empty_input_has_no_score():
     ],
 )
 def test_hard_coherence_single_item(item, hard):
-    assert hard_coherence([item]) == CoherenceResult(
-        score=float(hard), coherent=int(hard), total=1
-    )
+    assert hard_coherence([item]) == CoherenceResult(score=float(hard), coherent=int(hard), total=1)
 
 
 def test_hard_never_exceeds_soft():

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from annotation.metrics.morphology import prefix_lengths, snap_selection, span_variants
 
-CASES = json.loads((Path(__file__).resolve().parents[1] / "kinds" / "qa" / "span_cases.json").read_text("utf-8"))["cases"]
+CASES = json.loads((Path(__file__).resolve().parents[1] / "kinds" / "qa" / "span_cases.json").read_text("utf-8"))[
+    "cases"
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

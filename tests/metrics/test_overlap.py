@@ -28,7 +28,13 @@ ZWNJ = "\u200c"
 
 def test_imports_no_django():
     code = "import sys, annotation.metrics.overlap; print('django' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -73,8 +79,10 @@ def test_position_buckets():
     assert position_histogram([(0, 10), (5, 10), (9, 10), (9, 10)], bins=2) == [1, 3]
 
 
-@given(st.integers(min_value=1, max_value=10_000).flatmap(lambda n: st.tuples(st.integers(0, n - 1), st.just(n))),
-       st.integers(1, 50))
+@given(
+    st.integers(min_value=1, max_value=10_000).flatmap(lambda n: st.tuples(st.integers(0, n - 1), st.just(n))),
+    st.integers(1, 50),
+)
 def test_position_bucket_is_monotone_and_in_range(pair, bins):
     start, length = pair
     bucket = position_bucket(start, length, bins)

@@ -18,12 +18,17 @@ pairs_of = st.lists(st.tuples(st.sampled_from(LABELS), st.sampled_from(LABELS)),
 
 def test_no_django_import():
     code = "import sys, annotation.metrics.quality; print('django' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )
 
 
 def test_hand_computed_kappa():
     # p_o = 2/3; p_e = (1/3)(1/3) + (2/3)(1/3) = 1/3; kappa = (2/3 - 1/3) / (2/3) = 0.5
-    result = compare_with_reference([("entailment", "entailment"), ("contradiction", "neutral"), ("contradiction", "contradiction")], labels=LABELS)
+    result = compare_with_reference(
+        [("entailment", "entailment"), ("contradiction", "neutral"), ("contradiction", "contradiction")], labels=LABELS
+    )
     assert (result.items, result.agree) == (3, 2)
     assert result.kappa == 0.5
 

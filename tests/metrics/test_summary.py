@@ -159,7 +159,7 @@ class TestCorrelations:
         # x = [1, 1, 2, 2], y = [1, 2, 3, 4]: pairs (1,2) and (3,4) tie in x
         # only, the other 4 are concordant. tau-b = 4 / sqrt((6-2) * 6).
         result = correlations([1, 1, 2, 2], [1, 2, 3, 4])
-        assert result["kendall_tau"] == pytest.approx(4 / 24 ** 0.5)
+        assert result["kendall_tau"] == pytest.approx(4 / 24**0.5)
 
     def test_values_are_plain_floats(self):
         result = correlations([1, 2, 3, 4], [1, 3, 2, 4])

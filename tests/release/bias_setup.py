@@ -20,7 +20,10 @@ def import_farstail(client, slug: str, filename: str, *, split: str) -> list:
     from annotation.models import Item
 
     before = set(Item.objects.filter(project__slug=slug).values_list("pk", flat=True))
-    response = client.post(f"/api/projects/{slug}/import/", {"file": upload(filename, (FARSTAIL_DIR / filename).read_bytes()), "format": "farstail"})
+    response = client.post(
+        f"/api/projects/{slug}/import/",
+        {"file": upload(filename, (FARSTAIL_DIR / filename).read_bytes()), "format": "farstail"},
+    )
     assert response.status_code == 201, response.content
     items = list(Item.objects.filter(project__slug=slug).exclude(pk__in=before).order_by("position", "id"))
     for item in items:

@@ -68,13 +68,18 @@ def items():
 @pytest.mark.django_db
 def test_farstail_file_names_give_the_split_and_final_labels_arrive_as_gold(sup):
     test_rows, val_rows = farstail_rows("Test-word.csv"), farstail_rows("Val-word.csv")
-    assert import_file(sup, "Test-word.csv", (FARSTAIL / "Test-word.csv").read_bytes(), labels_final="true").status_code == 201
+    assert (
+        import_file(sup, "Test-word.csv", (FARSTAIL / "Test-word.csv").read_bytes(), labels_final="true").status_code
+        == 201
+    )
     assert import_file(sup, "Val-word.csv", (FARSTAIL / "Val-word.csv").read_bytes()).status_code == 201
     labels = {"e": "entailment", "c": "contradiction", "n": "neutral"}
     stored = list(items())
     assert [item.split for item in stored] == ["test"] * len(test_rows) + ["dev"] * len(val_rows)
     test_items, val_items = stored[: len(test_rows)], stored[len(test_rows) :]
-    assert [(item.status, item.gold_label) for item in test_items] == [("accepted", labels[row[2]]) for row in test_rows]
+    assert [(item.status, item.gold_label) for item in test_items] == [
+        ("accepted", labels[row[2]]) for row in test_rows
+    ]
     assert {(item.status, item.gold_label) for item in val_items} == {("open", "")}
     # Decided items are not handed out for relabeling: an annotator gets only the Val items.
     from django.contrib.auth import get_user_model
@@ -91,19 +96,31 @@ def test_farstail_file_names_give_the_split_and_final_labels_arrive_as_gold(sup)
 
 @pytest.mark.django_db
 def test_the_split_field_overrides_the_file_name_and_a_disagreeing_row_is_400(sup):
-    assert import_file(sup, "Test-word.csv", (FARSTAIL / "Test-word.csv").read_bytes(), split="heldout").status_code == 201
+    assert (
+        import_file(sup, "Test-word.csv", (FARSTAIL / "Test-word.csv").read_bytes(), split="heldout").status_code == 201
+    )
     assert set(items().values_list("split", flat=True)) == {"heldout"}
-    rows = [{"id": "x1", "premise": "p", "hypothesis": "h", "split": "train"}, {"id": "x2", "premise": "p", "hypothesis": "h"}]
+    rows = [
+        {"id": "x1", "premise": "p", "hypothesis": "h", "split": "train"},
+        {"id": "x2", "premise": "p", "hypothesis": "h"},
+    ]
     response = import_file(sup, "more.jsonl", jsonl(rows), fmt="jsonl", split="test")
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"field": "split", "message": "the row says 'train', the form says 'test'", "row": 1}]
+    assert response.json()["errors"] == [
+        {"field": "split", "message": "the row says 'train', the form says 'test'", "row": 1}
+    ]
     assert items().count() == len(farstail_rows("Test-word.csv"))
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("fields", "field"),
-    [({"split": "x" * 33}, "split"), ({"split": "a\u202eb"}, "split"), ({"split": "a\x00"}, "split"), ({"labels_final": "maybe"}, "labels_final")],
+    [
+        ({"split": "x" * 33}, "split"),
+        ({"split": "a\u202eb"}, "split"),
+        ({"split": "a\x00"}, "split"),
+        ({"labels_final": "maybe"}, "labels_final"),
+    ],
 )
 def test_bad_import_fields_are_400_naming_them(sup, fields, field):
     response = import_file(sup, "Test-word.csv", (FARSTAIL / "Test-word.csv").read_bytes(), **fields)
@@ -114,10 +131,15 @@ def test_bad_import_fields_are_400_naming_them(sup, fields, field):
 
 @pytest.mark.django_db
 def test_final_labels_need_a_label_on_every_row(sup):
-    rows = [{"id": "a", "premise": "p", "hypothesis": "h", "label": "e"}, {"id": "b", "premise": "p", "hypothesis": "h"}]
+    rows = [
+        {"id": "a", "premise": "p", "hypothesis": "h", "label": "e"},
+        {"id": "b", "premise": "p", "hypothesis": "h"},
+    ]
     response = import_file(sup, "x.jsonl", jsonl(rows), fmt="jsonl", labels_final="true")
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"field": "label", "message": "is required: labels_final makes every row's label its gold label", "row": 2}]
+    assert response.json()["errors"] == [
+        {"field": "label", "message": "is required: labels_final makes every row's label its gold label", "row": 2}
+    ]
     assert not items().exists()
 
 
@@ -142,7 +164,10 @@ def planted_rows():
     """Val's first rows, each premise group a group, and a near-copy of one row in a group
     of its own (one word of the premise dropped, the hypothesis as it is)."""
     rows = farstail_rows("Val-word.csv")[:9]
-    out = [{"id": f"v{k}", "premise": p, "hypothesis": h, "label": label, "group": f"g{k // 3}"} for k, (p, h, label) in enumerate(rows)]
+    out = [
+        {"id": f"v{k}", "premise": p, "hypothesis": h, "label": label, "group": f"g{k // 3}"}
+        for k, (p, h, label) in enumerate(rows)
+    ]
     premise, hypothesis = rows[4][0], rows[4][1]
     words = premise.split()
     copy = " ".join(words[:3] + words[4:])
@@ -163,7 +188,10 @@ def test_near_duplicates_are_found_kept_removed_and_restored(sup, rev):
     assert (pair["a"]["external_id"], pair["b"]["external_id"], pair["decision"]) == ("v4", "copy", None)
     assert pair["premise_similarity"] > 0.8 and pair["hypothesis_similarity"] == 1.0
     # Reviewers read, supervisors decide.
-    assert rev.post(f"/api/projects/{SLUG}/duplicates/{pair['id']}/", {"decision": "remove"}, format="json").status_code == 403
+    assert (
+        rev.post(f"/api/projects/{SLUG}/duplicates/{pair['id']}/", {"decision": "remove"}, format="json").status_code
+        == 403
+    )
     removed = sup.post(f"/api/projects/{SLUG}/duplicates/{pair['id']}/", {"decision": "remove"}, format="json")
     assert removed.status_code == 200 and removed.json()["decision"] == "remove"
     copy = Item.objects.get(external_id="copy")
@@ -333,7 +361,12 @@ def test_qa_projects_split_by_article_ninety_five_five(make_user, client_for):
     project = project_create(actor=admin, slug="heq", name="HeQ", kind="qa_authoring", language="he")
     client = client_for(admin)
     rows = [{"id": f"p{k}", "context": f"פסקה מספר {k} " * 40, "title": f"מאמר {k // 2}"} for k in range(200)]
-    assert client.post("/api/projects/heq/import/", {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        client.post(
+            "/api/projects/heq/import/", {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"}
+        ).status_code
+        == 201
+    )
     response = client.post("/api/projects/heq/splits/", {"seed": 1}, format="json")
     assert response.status_code == 202
     run_job(response.json()["job"])
@@ -351,10 +384,17 @@ def test_the_supervisor_import_page_takes_the_split_and_final_labels(nli_project
     data = (FARSTAIL / "Test-word.csv").read_bytes()
     page = client.get(f"/p/{SLUG}/")
     assert b'name="labels_final"' in page.content and b'name="split"' in page.content and b"/release/" in page.content
-    response = client.post(f"/p/{SLUG}/import/", {"file": upload("Test-word.csv", data), "format": "farstail", "split": "gold", "labels_final": "true"})
+    response = client.post(
+        f"/p/{SLUG}/import/",
+        {"file": upload("Test-word.csv", data), "format": "farstail", "split": "gold", "labels_final": "true"},
+    )
     assert response.status_code == 302
     assert {(item.split, item.status) for item in items()} == {("gold", "accepted")}
-    bad = client.post(f"/p/{SLUG}/import/", {"file": upload("x.csv", data), "format": "farstail", "labels_final": "perhaps"}, follow=True)
+    bad = client.post(
+        f"/p/{SLUG}/import/",
+        {"file": upload("x.csv", data), "format": "farstail", "labels_final": "perhaps"},
+        follow=True,
+    )
     assert "labels_final" in bad.content.decode()
     assert items().count() == len(farstail_rows("Test-word.csv"))
 

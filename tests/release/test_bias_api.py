@@ -78,7 +78,15 @@ def test_the_analysis_has_api_md_shape_and_the_papers_figures(sup, release):
     for model in ("hypothesis_only", "overlap"):
         baseline = result["baselines"][model]
         assert baseline["train_split"] == "train"
-        assert baseline["dev"] == {"accuracy": None, "confusion": {"labels": ["entailment", "neutral", "contradiction"], "rows": "gold", "columns": "predicted", "matrix": []}}
+        assert baseline["dev"] == {
+            "accuracy": None,
+            "confusion": {
+                "labels": ["entailment", "neutral", "contradiction"],
+                "rows": "gold",
+                "columns": "predicted",
+                "matrix": [],
+            },
+        }
         matrix = baseline["test"]["confusion"]["matrix"]
         assert sum(map(sum, matrix)) == 61
         assert baseline["test"]["accuracy"] == pytest.approx(sum(matrix[i][i] for i in range(3)) / 61)
@@ -161,7 +169,9 @@ def test_farstail_export_keeps_imported_columns_and_fills_missing_ones(sup, rele
     rows = list(csv.reader(io.StringIO(body.decode("utf-8")), delimiter="\t"))
     assert rows[0] == ["premise", "hypothesis", "label", "hard(hypothesis)", "hard(overlap)"]
     stored = [Item.objects.get(pk=item.pk).computed for item in release["train"][:60]]
-    assert [row[3:] for row in rows[1:]] == [["1" if c["hard(hypothesis)"] else "0", "1" if c["hard(overlap)"] else "0"] for c in stored]
+    assert [row[3:] for row in rows[1:]] == [
+        ["1" if c["hard(hypothesis)"] else "0", "1" if c["hard(overlap)"] else "0"] for c in stored
+    ]
     # JSONL carries them in `extra` too.
     _, body = export(sup, "fa-nli", format="jsonl", split="test", status="all")
     first = json.loads(body.decode("utf-8").splitlines()[0])

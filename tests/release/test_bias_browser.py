@@ -5,8 +5,8 @@ Persian (RTL) interface, without CSP or script errors, and fit at 1366×900 and 
 Screenshots: tests/browser/artifacts/bias_*.png."""
 
 import pytest
-from tests.browser.helpers import PASSWORD, login
 
+from tests.browser.helpers import PASSWORD, login
 from tests.release.bias_setup import farstail_release
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -17,8 +17,20 @@ ZWNJ = "\u200c"
 
 # --- tokens -------------------------------------------------------------------------------------
 
+
 def test_a_zwnj_joins_and_punctuation_stands_alone():
-    assert bias.tokens(f"می{ZWNJ}خواهم «تنها» این را، نه آن؟") == [f"می{ZWNJ}خواهم", "«", "تنها", "»", "این", "را", "،", "نه", "آن", "؟"]
+    assert bias.tokens(f"می{ZWNJ}خواهم «تنها» این را، نه آن؟") == [
+        f"می{ZWNJ}خواهم",
+        "«",
+        "تنها",
+        "»",
+        "این",
+        "را",
+        "،",
+        "نه",
+        "آن",
+        "؟",
+    ]
     # Quotes and colons are tokens of their own (Table 4 lists " and :).
     assert bias.tokens('گفت: "بله"') == ["گفت", ":", '"', "بله", '"']
     # A ZWNJ at a word's edge joins nothing; bidi marks are not tokens.
@@ -28,7 +40,9 @@ def test_a_zwnj_joins_and_punctuation_stands_alone():
     assert bias.tokens("Hello World") == ["hello", "world"]
 
 
-PERSIAN_TEXT = st.text(alphabet=st.sampled_from(list("کتابمیخوهد ") + [ZWNJ, ".", "،", "«", "»", ":", '"', "\n", "\u200f"]), max_size=40)
+PERSIAN_TEXT = st.text(
+    alphabet=st.sampled_from(list("کتابمیخوهد ") + [ZWNJ, ".", "،", "«", "»", ":", '"', "\n", "\u200f"]), max_size=40
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -45,6 +59,7 @@ def test_tokens_lose_only_spaces_and_invisible_joiners(text):
 
 # --- Table 2 ------------------------------------------------------------------------------------
 
+
 def test_class_statistics_worked_by_hand():
     pairs = [
         ("the cat sat .", "the cat .", "entailment"),
@@ -56,7 +71,13 @@ def test_class_statistics_worked_by_hand():
     table = bias.class_statistics(premises, hypotheses, [label for *_, label in pairs], frozenset({"the"}))
     # entailment: 4 and 3 tokens; every hypothesis token is in the premise; without "the"
     # and the one-character ".", {cat} ⊂ {cat, sat}.
-    assert table["entailment"] == {"items": 1, "premise_tokens": 4, "hypothesis_tokens": 3, "overlap": 1.0, "processed_overlap": 1.0}
+    assert table["entailment"] == {
+        "items": 1,
+        "premise_tokens": 4,
+        "hypothesis_tokens": 3,
+        "overlap": 1.0,
+        "processed_overlap": 1.0,
+    }
     # neutral: overlaps 0 and 2/3 ({the, dog} of {the, dog, flew}); processed 0 ({bird, sang}
     # vs {dog, ran}; "a" is one character) and 1/2 ({dog} of {dog, flew}).
     neutral = table["neutral"]
@@ -73,13 +94,17 @@ def test_a_hypothesis_of_stopwords_only_is_left_out_of_the_processed_mean():
 
 # --- Table 4: PMI -------------------------------------------------------------------------------
 
+
 def test_pmi_worked_by_hand():
     """Hypotheses e: "x y", n: "x", n: "z"; add-1. V = 3, C = 2, N = 4, so the smoothed total
     is 4 + 1·3·2 = 10. PMI(y, e) = ln[(1+1)·10 / ((1+2)·(2+3))] = ln(4/3); PMI(x, e) =
     ln[(1+1)·10 / ((2+2)·5)] = 0; likewise z and x for n."""
     rows = bias.pmi_table([["x", "y"], ["x"], ["z"]], ["e", "n", "n"], smoothing=1, top=10)
     assert [(r["word"], r["label"], r["count"], r["total"]) for r in rows] == [
-        ("y", "e", 1, 1), ("z", "n", 1, 1), ("x", "e", 1, 2), ("x", "n", 1, 2),
+        ("y", "e", 1, 1),
+        ("z", "n", 1, 1),
+        ("x", "e", 1, 2),
+        ("x", "n", 1, 2),
     ]
     assert [r["pmi"] for r in rows] == pytest.approx([math.log(4 / 3), math.log(4 / 3), 0.0, 0.0])
 
@@ -217,7 +242,14 @@ def test_the_overlap_model_is_an_svm_on_the_cosine_alone():
 def test_analyse_fits_on_the_split_applies_to_dev_and_test_and_flags_test_mistakes():
     splits = {"train": synthetic_split(1, 120), "dev": synthetic_split(2, 30), "test": synthetic_split(3, 30)}
     imported = {"hard(overlap)": [True] * 30, "hard(hypothesis)": [None] * 29 + [False]}
-    result, flags = bias.analyse(splits, split="train", smoothing=100, stoplist=frozenset(), label_order=("entailment", "contradiction", "neutral"), imported_flags=imported)
+    result, flags = bias.analyse(
+        splits,
+        split="train",
+        smoothing=100,
+        stoplist=frozenset(),
+        label_order=("entailment", "contradiction", "neutral"),
+        imported_flags=imported,
+    )
     assert set(result) == {"split", "smoothing", "classes", "pmi", "baselines", "flags"}
     assert set(result["classes"]) == {"entailment", "contradiction", "neutral"}
     for model in ("hypothesis_only", "overlap"):
@@ -228,13 +260,24 @@ def test_analyse_fits_on_the_split_applies_to_dev_and_test_and_flags_test_mistak
     [overlap_test] = bias.overlap_predictions(splits["train"], [splits["test"]])
     assert flags["hard(overlap)"] == [p != g for p, g in zip(overlap_test, splits["test"].labels)]
     summary = result["flags"]["hard(overlap)"]
-    assert summary == {"hard": sum(flags["hard(overlap)"]), "items": 30, "agreement_with_imported": summary["hard"] / 30}
+    assert summary == {
+        "hard": sum(flags["hard(overlap)"]),
+        "items": 30,
+        "agreement_with_imported": summary["hard"] / 30,
+    }
     assert result["flags"]["hard(hypothesis)"]["agreement_with_imported"] in (0.0, 1.0)  # one imported flag
     # "not" marks contradictions, "also" neutral hypotheses: Table 4 finds them.
     top = {(r["word"], r["label"]) for r in result["pmi"][:2]}
     assert top == {("not", "contradiction"), ("also", "neutral")}
     # The same inputs give the same result.
-    assert bias.analyse(splits, split="train", smoothing=100, stoplist=frozenset(), label_order=("entailment", "contradiction", "neutral"), imported_flags=imported) == (result, flags)
+    assert bias.analyse(
+        splits,
+        split="train",
+        smoothing=100,
+        stoplist=frozenset(),
+        label_order=("entailment", "contradiction", "neutral"),
+        imported_flags=imported,
+    ) == (result, flags)
 
 
 def test_analysing_the_test_split_flags_nothing():
@@ -245,7 +288,21 @@ def test_analysing_the_test_split_flags_nothing():
     assert result["flags"]["hard(overlap)"] == {"hard": 0, "items": 0, "agreement_with_imported": None}
 
 
-@pytest.mark.parametrize(("value", "flag"), [("1", True), ("0", False), (" 1 ", True), (1, True), (0.0, False), (True, True), ("", None), ("yes", None), (2, None), (None, None)])
+@pytest.mark.parametrize(
+    ("value", "flag"),
+    [
+        ("1", True),
+        ("0", False),
+        (" 1 ", True),
+        (1, True),
+        (0.0, False),
+        (True, True),
+        ("", None),
+        ("yes", None),
+        (2, None),
+        (None, None),
+    ],
+)
 def test_imported_flags_are_read_as_farstail_writes_them(value, flag):
     assert bias.parse_flag(value) is flag
 

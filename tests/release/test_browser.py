@@ -33,7 +33,9 @@ def release_setup(transactional_db, live_server, settings):
         rows = list(csv.reader(handle, delimiter="\t"))[1:10]
     premise, hypothesis = rows[4][0], rows[4][1]
     words = premise.split()
-    lines = [f"{p}\t{h}\t{label}" for p, h, label in rows] + [f"{' '.join(words[:3] + words[4:])}\t{hypothesis}\t{rows[4][2]}"]
+    lines = [f"{p}\t{h}\t{label}" for p, h, label in rows] + [
+        f"{' '.join(words[:3] + words[4:])}\t{hypothesis}\t{rows[4][2]}"
+    ]
     data = ("premise\thypothesis\tlabel\n" + "\n".join(lines) + "\n").encode()
     assert items_import(project=project, data=data, fmt="farstail", filename="Val-word.csv", user=admin).created == 10
     return {"url": live_server.url, "project": project, "copy": (" ".join(words[:3] + words[4:]), hypothesis)}

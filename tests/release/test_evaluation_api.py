@@ -23,7 +23,14 @@ ITEMS = [
     ("d1", "entailment", "dev", None, "", ""),
 ]
 # A model's answers on the six test items: t1, t3, t5, t6 right; t2, t4 wrong.
-PREDICTIONS = {"t1": "entailment", "t2": "neutral", "t3": "neutral", "t4": "contradiction", "t5": "contradiction", "t6": "contradiction"}
+PREDICTIONS = {
+    "t1": "entailment",
+    "t2": "neutral",
+    "t3": "neutral",
+    "t4": "contradiction",
+    "t5": "contradiction",
+    "t6": "contradiction",
+}
 
 
 def prediction_rows(predictions=PREDICTIONS):
@@ -39,17 +46,33 @@ def nli(nli_project, make_user, client_for):
     for position, (key, gold, split, computed, overlap, hypothesis) in enumerate(ITEMS):
         extra = {name: value for name, value in (("hard(overlap)", overlap), ("hard(hypothesis)", hypothesis)) if value}
         Item.objects.create(
-            project=nli_project, external_id=key, position=position, split=split, status="accepted", gold_label=gold,
+            project=nli_project,
+            external_id=key,
+            position=position,
+            split=split,
+            status="accepted",
+            gold_label=gold,
             payload={"premise": f"پیش‌فرض {key}", "hypothesis": "فرضیه", **({"extra": extra} if extra else {})},
             computed={} if computed is None else {"hard(overlap)": computed},
         )
     # An undecided test item has no gold and is not scored; a removed one neither.
-    Item.objects.create(project=nli_project, external_id="open", split="test", payload={"premise": "p", "hypothesis": "h"})
-    Item.objects.create(project=nli_project, external_id="gone", split="test", status="removed", gold_label="neutral",
-                        payload={"premise": "p", "hypothesis": "h"})
+    Item.objects.create(
+        project=nli_project, external_id="open", split="test", payload={"premise": "p", "hypothesis": "h"}
+    )
+    Item.objects.create(
+        project=nli_project,
+        external_id="gone",
+        split="test",
+        status="removed",
+        gold_label="neutral",
+        payload={"premise": "p", "hypothesis": "h"},
+    )
     users = get_user_model().objects
-    return {"sup": client_for(users.get(username="sup")), "rev": client_for(users.get(username="rev")),
-            "ann": client_for(users.get(username="ann1"))}
+    return {
+        "sup": client_for(users.get(username="sup")),
+        "rev": client_for(users.get(username="rev")),
+        "ann": client_for(users.get(username="ann1")),
+    }
 
 
 def post(client, text, *, name="model-a", filename="predictions.jsonl", **fields):
@@ -86,8 +109,12 @@ def test_nli_figures_have_table_5_shape_with_intervals(nli):
     for figure in (figures["accuracy"], figures["macro_f1"], figures["per_class"]["neutral"]["recall"]):
         assert figure["ci_low"] <= figure["value"] <= figure["ci_high"]
     # gold rows e n c × predicted columns: e→(e, n), n→(n, c), c→(c, c)
-    assert figures["confusion"] == {"labels": ["entailment", "neutral", "contradiction"], "rows": "gold",
-                                    "columns": "predicted", "matrix": [[1, 1, 0], [0, 1, 1], [0, 0, 2]]}
+    assert figures["confusion"] == {
+        "labels": ["entailment", "neutral", "contradiction"],
+        "rows": "gold",
+        "columns": "predicted",
+        "matrix": [[1, 1, 0], [0, 1, 1], [0, 0, 2]],
+    }
     assert figures["per_class"]["contradiction"]["precision"]["value"] == pytest.approx(2 / 3)
     assert figures["per_class"]["entailment"]["support"] == 2
     # hard(overlap): hard = t1 (right), t6 (right); easy = t2 (computed False: wrong), t3? no:
@@ -97,7 +124,10 @@ def test_nli_figures_have_table_5_shape_with_intervals(nli):
     # hard(hypothesis) from the imported column alone: hard {t3, t4} 1/2, easy {t1, t2, t6} 2/3.
     assert figures["subsets"]["hard(hypothesis)"]["hard"]["value"] == 0.5
     assert figures["subsets"]["hard(hypothesis)"]["easy"]["value"] == pytest.approx(2 / 3)
-    assert figures["subset_items"] == {"hard(overlap)": {"easy": 2, "hard": 3}, "hard(hypothesis)": {"easy": 3, "hard": 2}}
+    assert figures["subset_items"] == {
+        "hard(overlap)": {"easy": 2, "hard": 3},
+        "hard(hypothesis)": {"easy": 3, "hard": 2},
+    }
     listed = nli["sup"].get(URL).json()
     assert [row["id"] for row in listed] == [body["id"]]
     assert listed[0]["figures"]["accuracy"] == pytest.approx(4 / 6)
@@ -137,8 +167,17 @@ def test_a_bad_file_lists_every_bad_row_by_row_and_field_and_stores_nothing(nli)
     ]
     errors = errors_of(post(nli["sup"], "\n".join(lines) + "\n"))
     by_row = {(error.get("row"), error["field"]) for error in errors}
-    assert {(2, "id"), (3, "id"), (4, "id"), (5, "prediction"), (6, "prediction"), (7, "prediction"),
-            (8, "prediction"), (9, "file"), (10, "id")} <= by_row, errors
+    assert {
+        (2, "id"),
+        (3, "id"),
+        (4, "id"),
+        (5, "prediction"),
+        (6, "prediction"),
+        (7, "prediction"),
+        (8, "prediction"),
+        (9, "file"),
+        (10, "id"),
+    } <= by_row, errors
     assert any("duplicate" in e["message"] and e["row"] == 2 for e in errors)
     assert any("unknown id 'nope'" in e["message"] for e in errors)
     # t2 has no row at all, and t4..t6 had only bad ones: each is missing, by id.
@@ -175,8 +214,13 @@ def test_an_oversize_file_is_400_naming_the_file(nli, settings):
 
 @pytest.mark.parametrize(
     ("fields", "field"),
-    [({"name": ""}, "name"), ({"name": "a\u202eb"}, "name"), ({"split": "no such/split"}, "split"),
-     ({"split": "train"}, "split"), ({"format": "squad"}, "format")],
+    [
+        ({"name": ""}, "name"),
+        ({"name": "a\u202eb"}, "name"),
+        ({"split": "no such/split"}, "split"),
+        ({"split": "train"}, "split"),
+        ({"format": "squad"}, "format"),
+    ],
 )
 def test_bad_form_fields_are_400_naming_them(nli, fields, field):
     before = stored()
@@ -192,9 +236,13 @@ def test_only_supervisors_evaluate_and_kinds_without_a_scorer_are_refused(nli, m
     assert post(nli["rev"], jsonl(prediction_rows())).status_code == 403
     assert post(nli["ann"], jsonl(prediction_rows())).status_code == 403
     sup = Membership.objects.get(project__slug="fa-nli", user__username="sup").user
-    summary = project_create(actor=make_user("root2", staff=True), slug="sums", name="S", kind="summary_rating", language="he")
+    summary = project_create(
+        actor=make_user("root2", staff=True), slug="sums", name="S", kind="summary_rating", language="he"
+    )
     Membership.objects.create(project=summary, user=sup, role="supervisor", status="active")
-    response = nli["sup"].post("/api/projects/sums/evaluations/", {"file": upload("p.jsonl", "{}\n"), "name": "m"}, format="multipart")
+    response = nli["sup"].post(
+        "/api/projects/sums/evaluations/", {"file": upload("p.jsonl", "{}\n"), "name": "m"}, format="multipart"
+    )
     assert errors_of(response)[0]["field"] == "kind"
 
 
@@ -237,8 +285,15 @@ def test_compare_answers_whether_a_beats_b_on_the_same_items(nli):
     # 60 more test items so that the difference can be told apart from chance.
     project = Item.objects.get(external_id="t1").project
     for i in range(60):
-        Item.objects.create(project=project, external_id=f"x{i}", split="test", status="accepted", gold_label="neutral",
-                            payload={"premise": "p", "hypothesis": "h"}, position=100 + i)
+        Item.objects.create(
+            project=project,
+            external_id=f"x{i}",
+            split="test",
+            status="accepted",
+            gold_label="neutral",
+            payload={"premise": "p", "hypothesis": "h"},
+            position=100 + i,
+        )
     good = {**{key: value for key, value in PREDICTIONS.items()}, **{f"x{i}": "neutral" for i in range(60)}}
     poor = {**PREDICTIONS, **{f"x{i}": "neutral" if i % 3 == 0 else "entailment" for i in range(60)}}
     ids = {}
@@ -258,7 +313,10 @@ def test_compare_answers_whether_a_beats_b_on_the_same_items(nli):
     reverse = nli["sup"].get(f"{URL}compare/?a={ids['poor']}&b={ids['good']}").json()
     assert reverse["verdict"] == "b_better"
     assert reverse["figures"]["accuracy"]["difference"] == pytest.approx(-accuracy["difference"])
-    assert nli["sup"].get(f"{URL}compare/?a={ids['good']}&b={ids['good']}").json()["figures"]["accuracy"]["share_a_better"] == 0.0
+    assert (
+        nli["sup"].get(f"{URL}compare/?a={ids['good']}&b={ids['good']}").json()["figures"]["accuracy"]["share_a_better"]
+        == 0.0
+    )
 
 
 def test_compare_refuses_what_it_cannot_compare(nli):
@@ -276,7 +334,9 @@ def test_an_evaluation_of_another_project_is_not_found(nli, make_user, client_fo
 
     response = post(nli["sup"], jsonl(prediction_rows()))
     other_sup = make_user("other-sup")
-    other = project_create(actor=make_user("root2", staff=True), slug="other", name="O", kind="nli_relabel", language="fa")
+    other = project_create(
+        actor=make_user("root2", staff=True), slug="other", name="O", kind="nli_relabel", language="fa"
+    )
     Membership.objects.create(project=other, user=other_sup, role="supervisor", status="active")
     hidden = client_for(other_sup).get(f"/api/projects/other/evaluations/{response.json()['id']}/")
     missing = client_for(other_sup).get("/api/projects/other/evaluations/987654/")

@@ -31,8 +31,17 @@ def board(transactional_db, live_server):
     Membership.objects.create(project=project, user=sup, role="supervisor", status="active")
     for i in range(40):
         Item.objects.create(
-            project=project, external_id=f"q{i}", position=i, split="test", status="accepted", gold_label=LABELS[i % 3],
-            payload={"premise": f"پیش‌فرض {i}", "hypothesis": "فرضیه", "extra": {"hard(overlap)": "1" if i % 4 == 0 else "0"}},
+            project=project,
+            external_id=f"q{i}",
+            position=i,
+            split="test",
+            status="accepted",
+            gold_label=LABELS[i % 3],
+            payload={
+                "premise": f"پیش‌فرض {i}",
+                "hypothesis": "فرضیه",
+                "extra": {"hard(overlap)": "1" if i % 4 == 0 else "0"},
+            },
         )
     return {"url": live_server.url, "project": project}
 

@@ -29,7 +29,11 @@ def run_latest_job():
 
 
 def evaluate(client, slug: str, name: str, data: bytes | str, **fields) -> dict:
-    response = client.post(f"/api/projects/{slug}/evaluations/", {"file": upload(name, data), "name": "model", **fields}, format="multipart")
+    response = client.post(
+        f"/api/projects/{slug}/evaluations/",
+        {"file": upload(name, data), "name": "model", **fields},
+        format="multipart",
+    )
     assert response.status_code == 202, response.content
     run_latest_job()
     return client.get(f"/api/projects/{slug}/evaluations/{response.json()['id']}/").json()
@@ -40,7 +44,9 @@ def supervisor_client(slug: str, kind: str, language: str, make_user, client_for
     from annotation.services.projects import project_create
 
     sup = make_user(f"sup-{slug}")
-    project = project_create(actor=make_user(f"root-{slug}", staff=True), slug=slug, name=slug, kind=kind, language=language)
+    project = project_create(
+        actor=make_user(f"root-{slug}", staff=True), slug=slug, name=slug, kind=kind, language=language
+    )
     Membership.objects.create(project=project, user=sup, role="supervisor", status="active")
     return project, client_for(sup)
 
@@ -49,7 +55,11 @@ def import_sample(client, project, path: Path, fmt: str):
     """Import one of the samples through the API; its items become the test split."""
     from annotation.models import Item
 
-    response = client.post(f"/api/projects/{project.slug}/import/", {"file": upload(path.name, path.read_bytes()), "format": fmt}, format="multipart")
+    response = client.post(
+        f"/api/projects/{project.slug}/import/",
+        {"file": upload(path.name, path.read_bytes()), "format": fmt},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     Item.objects.filter(project=project).update(split="test")
 
@@ -68,8 +78,13 @@ def test_farstail_test_file_is_scored_with_its_published_hard_columns(make_user,
     assert {"0", "1"} <= {overlap for overlap, _ in flags}
     # A model right exactly on the items the overlap baseline found easy.
     wrong = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
-    predictions = {item.external_id: item.gold_label if flags[i][0] == "0" else wrong[item.gold_label] for i, item in enumerate(items)}
-    detail = evaluate(client, "farstail", "farstail.jsonl", jsonl({"id": k, "prediction": v} for k, v in predictions.items()))
+    predictions = {
+        item.external_id: item.gold_label if flags[i][0] == "0" else wrong[item.gold_label]
+        for i, item in enumerate(items)
+    }
+    detail = evaluate(
+        client, "farstail", "farstail.jsonl", jsonl({"id": k, "prediction": v} for k, v in predictions.items())
+    )
     figures = detail["figures"]
     assert detail["items"] == 61
     gold = [item.gold_label for item in items]
@@ -79,7 +94,9 @@ def test_farstail_test_file_is_scored_with_its_published_hard_columns(make_user,
     assert figures["subsets"]["hard(overlap)"]["easy"]["value"] == 1.0
     assert figures["subsets"]["hard(overlap)"]["hard"]["value"] == 0.0
     hypothesis_hard = [g == p for (_, h), g, p in zip(flags, gold, predicted) if h == "1"]
-    assert figures["subsets"]["hard(hypothesis)"]["hard"]["value"] == pytest.approx(sum(hypothesis_hard) / len(hypothesis_hard))
+    assert figures["subsets"]["hard(hypothesis)"]["hard"]["value"] == pytest.approx(
+        sum(hypothesis_hard) / len(hypothesis_hard)
+    )
     assert figures["subset_items"]["hard(overlap)"]["hard"] == sum(o == "1" for o, _ in flags)
 
 
@@ -90,18 +107,33 @@ def test_heq_sample_with_a_squad_predictions_dict_and_validators_extra_spans(mak
     path = DATA / "heq" / "val_v1.1_sample.json"
     import_sample(client, project, path, "squad")
     document = json.loads(path.read_text(encoding="utf-8"))
-    questions = [(q, p["context"]) for article in document["data"] for p in article["paragraphs"] for q in p["qas"]
-                 if q.get("question quality") != "rejected"]
+    questions = [
+        (q, p["context"])
+        for article in document["data"]
+        for p in article["paragraphs"]
+        for q in p["qas"]
+        if q.get("question quality") != "rejected"
+    ]
     answerable = [q for q, _ in questions if not q["is_impossible"]]
     unanswerable = [q for q, _ in questions if q["is_impossible"]]
     assert answerable and len(unanswerable) >= 2
     # A validator marked another span of the first answerable question: predicting it is exact.
     target, context = next((q, c) for q, c in questions if not q["is_impossible"])
     extra = next(word for word in context.split() if all(word not in a["text"] for a in target["answers"]))
-    item = next(i for i in Item.objects.filter(project=project) if any(q.get("id") == target["id"] for q in i.payload.get("questions", [])))
+    item = next(
+        i
+        for i in Item.objects.filter(project=project)
+        if any(q.get("id") == target["id"] for q in i.payload.get("questions", []))
+    )
     index = next(n for n, q in enumerate(item.payload["questions"]) if q.get("id") == target["id"])
-    QuestionValidation.objects.create(item=item, question=index, question_key=target["id"], validator=make_user("val"),
-                                      answer_start=context.index(extra), answer_text=extra)
+    QuestionValidation.objects.create(
+        item=item,
+        question=index,
+        question_key=target["id"],
+        validator=make_user("val"),
+        answer_start=context.index(extra),
+        answer_text=extra,
+    )
     predictions = {q["id"]: ("" if q["is_impossible"] else q["answers"][0]["text"]) for q, _ in questions}
     predictions[target["id"]] = extra
     predictions[unanswerable[0]["id"]] = "תשובה כלשהי"  # answered an unanswerable question: 0
@@ -112,7 +144,9 @@ def test_heq_sample_with_a_squad_predictions_dict_and_validators_extra_spans(mak
     silent = evaluate(client, "heq-eval", "silent.json", json.dumps({qid: "" for qid in predictions}))
     compared = client.get(f"/api/projects/heq-eval/evaluations/compare/?a={detail['id']}&b={silent['id']}").json()
     assert compared["primary"] == "f1" and compared["verdict"] == "a_better"
-    assert compared["figures"]["f1"]["difference"] == pytest.approx(figures["f1"]["value"] - silent["figures"]["f1"]["value"])
+    assert compared["figures"]["f1"]["difference"] == pytest.approx(
+        figures["f1"]["value"] - silent["figures"]["f1"]["value"]
+    )
     assert compared["figures"]["answerable"]["exact_match"]["share_a_better"] == 1.0
     assert silent["figures"]["unanswerable"]["exact_match"]["value"] == 1.0
     assert detail["items"] == len(questions)
@@ -131,10 +165,27 @@ def test_heq_predictions_refuse_non_string_answers_and_duplicate_keys(make_user,
     path = DATA / "heq" / "val_v1.1_sample.json"
     import_sample(client, project, path, "squad")
     document = json.loads(path.read_text(encoding="utf-8"))
-    ids = [q["id"] for a in document["data"] for p in a["paragraphs"] for q in p["qas"] if q.get("question quality") != "rejected"]
-    entries = [f'"{ids[0]}": 7', f'"{ids[1]}": null', f'"{ids[2]}": NaN', f'"{ids[3]}": ["x"]', f'"{ids[4]}": ""', f'"{ids[4]}": ""',
-               *(f'"{qid}": ""' for qid in ids[5:])]
-    response = client.post("/api/projects/heq-bad/evaluations/", {"file": upload("p.json", "{" + ",\n".join(entries) + "}"), "name": "m"}, format="multipart")
+    ids = [
+        q["id"]
+        for a in document["data"]
+        for p in a["paragraphs"]
+        for q in p["qas"]
+        if q.get("question quality") != "rejected"
+    ]
+    entries = [
+        f'"{ids[0]}": 7',
+        f'"{ids[1]}": null',
+        f'"{ids[2]}": NaN',
+        f'"{ids[3]}": ["x"]',
+        f'"{ids[4]}": ""',
+        f'"{ids[4]}": ""',
+        *(f'"{qid}": ""' for qid in ids[5:]),
+    ]
+    response = client.post(
+        "/api/projects/heq-bad/evaluations/",
+        {"file": upload("p.json", "{" + ",\n".join(entries) + "}"), "name": "m"},
+        format="multipart",
+    )
     assert response.status_code == 400, response.content
     found = {(e.get("row"), e["field"]) for e in response.json()["errors"]}
     assert {(1, "prediction"), (2, "prediction"), (3, "prediction"), (4, "prediction"), (6, "id")} <= found
@@ -169,8 +220,10 @@ def test_phrasis_pairs_with_reversed_predictions_give_soft_and_hard_coherence(ma
     # A model that flips direction without flipping the label is incoherent on FORWARD/BACKWARD pairs.
     directional = [i for i, gold in enumerate(golds) if gold in ("FORWARD", "BACKWARD")]
     assert directional
-    rows = [{"id": item.external_id, "prediction": gold, **({"reversed": gold} if i in directional else {})}
-            for i, (item, gold) in enumerate(zip(items, golds))]
+    rows = [
+        {"id": item.external_id, "prediction": gold, **({"reversed": gold} if i in directional else {})}
+        for i, (item, gold) in enumerate(zip(items, golds))
+    ]
     second = evaluate(client, "phrasis-eval", "p.jsonl", jsonl(rows))
     figures = second["figures"]
     assert figures["soft_coherence"]["value"] == 0.0 and figures["hard_coherence"]["value"] == 0.0
@@ -186,10 +239,16 @@ def test_phrase_predictions_refuse_unknown_labels_in_either_direction(make_user,
     from annotation.models import Evaluation, Item
 
     project, client = supervisor_client("phrasis-bad", "phrase_pair", "en", make_user, client_for)
-    Item.objects.create(project=project, external_id="a", split="test", reference_label="FORWARD", payload={"left": "x", "right": "y"})
-    Item.objects.create(project=project, external_id="b", split="test", reference_label="SIMILAR", payload={"left": "x", "right": "z"})
+    Item.objects.create(
+        project=project, external_id="a", split="test", reference_label="FORWARD", payload={"left": "x", "right": "y"}
+    )
+    Item.objects.create(
+        project=project, external_id="b", split="test", reference_label="SIMILAR", payload={"left": "x", "right": "z"}
+    )
     text = jsonl([{"id": "a", "prediction": "FORW", "reversed": "SIDEWAYS"}, {"id": "b", "prediction": "similar"}])
-    response = client.post("/api/projects/phrasis-bad/evaluations/", {"file": upload("p.jsonl", text), "name": "m"}, format="multipart")
+    response = client.post(
+        "/api/projects/phrasis-bad/evaluations/", {"file": upload("p.jsonl", text), "name": "m"}, format="multipart"
+    )
     assert response.status_code == 400
     assert {(e["row"], e["field"]) for e in response.json()["errors"]} == {(1, "reversed"), (2, "prediction")}
     assert not Evaluation.objects.exists()

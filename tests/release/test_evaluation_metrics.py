@@ -14,11 +14,11 @@ from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_f
 from annotation.metrics.evaluation import (
     CellStatistic,
     bootstrap,
-    combine,
-    masked_rates_statistic,
     classification_point,
     classification_statistic,
+    combine,
     masked_means_statistic,
+    masked_rates_statistic,
     paired_bootstrap,
     resample_chunks,
     stratum_codes,
@@ -33,6 +33,7 @@ def point(statistic, n):
 
 
 # --- hand-checked examples ------------------------------------------------------------------
+
 
 def test_a_hand_counted_confusion_gives_the_figures():
     # gold e e e n n c ; predicted e e n n c c
@@ -59,7 +60,9 @@ def test_table_5_subsets_count_only_items_with_a_known_flag():
     predicted = [0, 1, 0, 1, 1, 0]
     overlap = stratum_codes([True, True, False, False, None, True])
     hypothesis = stratum_codes([False] * 6)
-    figures = point(classification_statistic(gold, predicted, LABELS, {"hard(overlap)": overlap, "hard(hypothesis)": hypothesis}), 6)
+    figures = point(
+        classification_statistic(gold, predicted, LABELS, {"hard(overlap)": overlap, "hard(hypothesis)": hypothesis}), 6
+    )
     assert figures["subsets.hard(overlap).hard"] == pytest.approx(2 / 3)
     assert figures["subsets.hard(overlap).easy"] == 0.0
     assert figures["subsets.hard(hypothesis).easy"] == pytest.approx(3 / 6)
@@ -90,7 +93,9 @@ def test_vectorized_figures_equal_scikit_learn(case):
     gold, predicted, flags = case
     n = len(gold)
     figures = point(classification_statistic(gold, predicted, LABELS, {"f": stratum_codes(flags)}), n)
-    precision, recall, f1, _support = precision_recall_fscore_support(gold, predicted, labels=[0, 1, 2], zero_division=0)
+    precision, recall, f1, _support = precision_recall_fscore_support(
+        gold, predicted, labels=[0, 1, 2], zero_division=0
+    )
     assert figures["accuracy"] == pytest.approx(accuracy_score(gold, predicted))
     assert figures["macro_f1"] == pytest.approx(float(np.mean(f1)))
     for i, label in enumerate(LABELS):
@@ -116,7 +121,9 @@ def test_every_resample_row_is_scored_as_the_items_it_draws(case, seed):
     indices = next(resample_chunks(len(gold), 5, seed))
     figures = classification_statistic(gold, predicted, LABELS)(indices)
     for row, drawn in enumerate(indices):
-        _p, _r, f1, _s = precision_recall_fscore_support(gold[drawn], predicted[drawn], labels=[0, 1, 2], zero_division=0)
+        _p, _r, f1, _s = precision_recall_fscore_support(
+            gold[drawn], predicted[drawn], labels=[0, 1, 2], zero_division=0
+        )
         assert figures["macro_f1"][row] == pytest.approx(float(np.mean(f1)))
         assert figures["accuracy"][row] == pytest.approx(accuracy_score(gold[drawn], predicted[drawn]))
 
@@ -225,9 +232,13 @@ def test_paired_cell_counts_keep_the_pairing():
     gold = rng.integers(0, 3, 500)
     predicted = np.where(rng.random(500) < 0.8, gold, (gold + 1) % 3)
     worse = np.where(rng.random(500) < 0.5, predicted, (gold + 2) % 3)  # right only where predicted is, at most
-    same = paired_bootstrap(classification_statistic(gold, predicted, LABELS), classification_statistic(gold, predicted, LABELS), 500)
+    same = paired_bootstrap(
+        classification_statistic(gold, predicted, LABELS), classification_statistic(gold, predicted, LABELS), 500
+    )
     assert (same["accuracy"].ci_low, same["accuracy"].ci_high, same["accuracy"].share_a_better) == (0.0, 0.0, 0.0)
-    better = paired_bootstrap(classification_statistic(gold, predicted, LABELS), classification_statistic(gold, worse, LABELS), 500)
+    better = paired_bootstrap(
+        classification_statistic(gold, predicted, LABELS), classification_statistic(gold, worse, LABELS), 500
+    )
     samples_positive = better["accuracy"].share_a_better
     assert better["accuracy"].ci_low > 0 and samples_positive == 1.0
 

@@ -12,8 +12,15 @@ def _items(project):
     from annotation.models import Item
 
     for position, (key, gold, split, _computed, overlap, _hypothesis) in enumerate(ITEMS):
-        Item.objects.create(project=project, external_id=key, position=position, split=split, status="accepted",
-                            gold_label=gold, payload={"premise": "پیش‌فرض", "hypothesis": "فرضیه", "extra": {"hard(overlap)": overlap}})
+        Item.objects.create(
+            project=project,
+            external_id=key,
+            position=position,
+            split=split,
+            status="accepted",
+            gold_label=gold,
+            payload={"premise": "پیش‌فرض", "hypothesis": "فرضیه", "extra": {"hard(overlap)": overlap}},
+        )
 
 
 @pytest.mark.worker
@@ -27,7 +34,9 @@ def test_the_evaluation_job_runs_on_a_real_worker(transactional_db, celery_worke
     response = client.post(URL, {"file": upload("p.jsonl", text), "name": "worker-model"}, format="multipart")
     assert response.status_code == 202, response.content
     job_id, evaluation_id = response.json()["job"], response.json()["id"]
-    final = wait_until(lambda: (body := client.get(f"/api/jobs/{job_id}/").json())["status"] in ("done", "failed") and body, timeout=90)
+    final = wait_until(
+        lambda: (body := client.get(f"/api/jobs/{job_id}/").json())["status"] in ("done", "failed") and body, timeout=90
+    )
     assert final["status"] == "done" and final["progress"] == 1.0, final
     assert final["result"]["figures"]["accuracy"] == pytest.approx(4 / 6)
     detail = client.get(f"{URL}{evaluation_id}/").json()
@@ -42,8 +51,9 @@ def test_the_evaluation_job_runs_on_a_real_worker(transactional_db, celery_worke
 
 @pytest.mark.django_db
 def test_manage_py_evaluate_prints_every_figure_with_its_interval(nli_project, tmp_path):
-    from django.core.management import CommandError, call_command
     from io import StringIO
+
+    from django.core.management import CommandError, call_command
 
     _items(nli_project)
     path = tmp_path / "model.jsonl"

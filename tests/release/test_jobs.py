@@ -70,7 +70,10 @@ def test_search_split_and_leak_check_run_on_the_worker(project, celery_worker):
     stored = dict(Item.objects.filter(project__slug=SLUG).values_list("external_id", "split"))
     assert stored["copy"] == stored["q0-0"] == stored["q0-1"] == stored["q0-2"]
     again = run_on_worker(client, "splits", {"seed": 11, "shares": {"train": 0.5, "dev": 0.25, "test": 0.25}})
-    assert again["changed"] == 0 and dict(Item.objects.filter(project__slug=SLUG).values_list("external_id", "split")) == stored
+    assert (
+        again["changed"] == 0
+        and dict(Item.objects.filter(project__slug=SLUG).values_list("external_id", "split")) == stored
+    )
 
     assert run_on_worker(client, "leaks", {})["count"] == 0
     assert list(CurationRun.objects.filter(project__slug=SLUG).order_by("pk").values_list("kind", flat=True)) == [

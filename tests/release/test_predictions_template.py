@@ -32,7 +32,10 @@ def test_the_leaderboard_offers_a_predictions_template_that_the_upload_takes_bac
     assert 'filename="fa-nli-test-predictions.jsonl"' in response["Content-Disposition"]
     rows = [json.loads(line) for line in response.content.decode().splitlines()]
     assert rows == [{"id": key, "prediction": ""} for key, _, split, *_ in ITEMS if split == "test"]
-    every = [json.loads(line)["id"] for line in sup.get("/p/fa-nli/leaderboard/?template=jsonl&split=all").content.decode().splitlines()]
+    every = [
+        json.loads(line)["id"]
+        for line in sup.get("/p/fa-nli/leaderboard/?template=jsonl&split=all").content.decode().splitlines()
+    ]
     assert every == [key for key, *_ in ITEMS]
     # Filled in, it is a valid upload.
     filled = "".join(json.dumps({**row, "prediction": "neutral"}) + "\n" for row in rows)

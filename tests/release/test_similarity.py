@@ -58,7 +58,9 @@ def test_pairs_above_is_every_pair_a_dense_computation_finds(corpus, threshold, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=3), min_size=2, max_size=20), thresholds)
+@given(
+    st.lists(st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=3), min_size=2, max_size=20), thresholds
+)
 def test_dense_vectors_are_compared_block_by_block(rows, threshold):
     matrix = normalize_dense(np.asarray(rows))
     found = pairs_above(matrix, threshold, block_rows=2)
@@ -88,7 +90,9 @@ def test_folding_makes_persian_digits_and_letter_variants_one_token():
 @given(texts, st.data(), thresholds)
 def test_near_duplicates_are_pairs_of_different_groups_similar_in_premise_and_hypothesis(premises, data, threshold):
     n = len(premises)
-    hypotheses = data.draw(st.lists(st.sampled_from(["او در خانه", "او در مدرسه", "کتاب را", "آب"]), min_size=n, max_size=n))
+    hypotheses = data.draw(
+        st.lists(st.sampled_from(["او در خانه", "او در مدرسه", "کتاب را", "آب"]), min_size=n, max_size=n)
+    )
     groups = data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))
     result = near_duplicates(premises, hypotheses, groups, threshold, vectorize)
     found = set(zip(result.a.tolist(), result.b.tolist()))
@@ -105,7 +109,9 @@ def test_near_duplicates_are_pairs_of_different_groups_similar_in_premise_and_hy
 @given(texts, st.data(), st.sampled_from([0.5, 0.9]), st.integers(0, 2**32))
 def test_grouped_splits_keep_groups_whole_leave_no_leak_and_hit_the_shares(premises, data, threshold, seed):
     n = len(premises)
-    hypotheses = data.draw(st.lists(st.sampled_from(["او در خانه", "او در مدرسه", "کتاب را", "آب", "ب"]), min_size=n, max_size=n))
+    hypotheses = data.draw(
+        st.lists(st.sampled_from(["او در خانه", "او در مدرسه", "کتاب را", "آب", "ب"]), min_size=n, max_size=n)
+    )
     group_labels = data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
     index = {}
     groups = [index.setdefault(label, len(index)) for label in group_labels]
@@ -117,7 +123,9 @@ def test_grouped_splits_keep_groups_whole_leave_no_leak_and_hit_the_shares(premi
             if groups[a] == groups[b]:
                 assert split[a] == split[b]
     # (pairs right at the threshold may fall either side by rounding)
-    leaks = set(brute_pairs(vectorize(premises), threshold + 1e-9)) | set(brute_pairs(vectorize(hypotheses), threshold + 1e-9))
+    leaks = set(brute_pairs(vectorize(premises), threshold + 1e-9)) | set(
+        brute_pairs(vectorize(hypotheses), threshold + 1e-9)
+    )
     assert all(split[a] == split[b] for a, b in leaks)
     for name, share in shares.items():
         assert abs(split.count(name) - share * n) <= plan.largest_component
@@ -125,7 +133,11 @@ def test_grouped_splits_keep_groups_whole_leave_no_leak_and_hit_the_shares(premi
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(1, 50), min_size=1, max_size=60), st.integers(0, 2**63), st.sampled_from([(0.7, 0.15, 0.15), (0.9, 0.05, 0.05), (0.5, 0.5, 0.0)]))
+@given(
+    st.lists(st.integers(1, 50), min_size=1, max_size=60),
+    st.integers(0, 2**63),
+    st.sampled_from([(0.7, 0.15, 0.15), (0.9, 0.05, 0.05), (0.5, 0.5, 0.0)]),
+)
 def test_assigned_shares_are_within_one_component_of_the_target(sizes, seed, targets):
     shares = dict(zip(("train", "dev", "test"), targets))
     chosen = assign_splits(sizes, shares, seed)
@@ -143,4 +155,7 @@ def test_identical_texts_of_several_items_give_every_pair():
 
 def test_the_module_imports_no_django():
     code = "import sys, annotation.metrics.similarity; print(any(m.startswith('django') for m in sys.modules))"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )

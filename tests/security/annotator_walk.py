@@ -47,10 +47,16 @@ def walk_every_route(api, client, params: dict) -> list[tuple[str, bytes]]:
             continue
         missing = set(re.findall(r"<(?:\w+:)?(\w+)>", route.regex)) - set(params)
         assert not missing, f"{route.name}: no value for {missing}"
-        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(params[m.group(1)]), route.regex).replace("^", "").replace("$", "")
+        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(params[m.group(1)]), route.regex).replace(
+            "^", ""
+        ).replace("$", "")
         for method in ("get", "post"):
             caller = api if route.name.startswith("api-") else client
-            response = getattr(caller, method)(path, {}, format="json") if caller is api and method == "post" else getattr(caller, method)(path)
+            response = (
+                getattr(caller, method)(path, {}, format="json")
+                if caller is api and method == "post"
+                else getattr(caller, method)(path)
+            )
             assert response.status_code != 500, path
             seen.append((f"{method.upper()} {path}", content_of(response)))
     assert len(seen) > 60

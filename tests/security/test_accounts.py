@@ -51,7 +51,16 @@ def projects_with(api_client, token):
         "\u3164" * 8,  # Hangul filler: a letter that shows nothing
         " a b c d e f ",  # six visible characters padded to length
     ],
-    ids=["spaces", "rlm", "format-controls", "ideographic-space", "other-whitespace", "marks-only", "hangul-filler", "too-few-visible"],
+    ids=[
+        "spaces",
+        "rlm",
+        "format-controls",
+        "ideographic-space",
+        "other-whitespace",
+        "marks-only",
+        "hangul-filler",
+        "too-few-visible",
+    ],
 )
 def test_blank_or_invisible_passwords_are_refused(supervisor, django_user_model, password):
     before = django_user_model.objects.count()
@@ -184,8 +193,12 @@ def test_a_lookalike_of_an_existing_username_is_refused(supervisor, make_user, d
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("existing", "variant"), [("admin", "\uff41\uff44\uff4d\uff49\uff4e"), ("admin", "Admin"), ("dana", "DANA")])
-def test_fullwidth_and_case_variants_of_an_existing_username_conflict(supervisor, make_user, django_user_model, existing, variant):
+@pytest.mark.parametrize(
+    ("existing", "variant"), [("admin", "\uff41\uff44\uff4d\uff49\uff4e"), ("admin", "Admin"), ("dana", "DANA")]
+)
+def test_fullwidth_and_case_variants_of_an_existing_username_conflict(
+    supervisor, make_user, django_user_model, existing, variant
+):
     make_user(existing)
     before = django_user_model.objects.count()
     errors = field_errors(create(supervisor, variant), 409)
@@ -266,7 +279,17 @@ def test_the_admin_refuses_renaming_into_a_lookalike(admin_client, make_user):
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "email",
-    ["not-an-email", "a@b", "a@@example.org", "a b@example.org", "@example.org", "dana@", "dana@example..org", 42, ["a@example.org"]],
+    [
+        "not-an-email",
+        "a@b",
+        "a@@example.org",
+        "a b@example.org",
+        "@example.org",
+        "dana@",
+        "dana@example..org",
+        42,
+        ["a@example.org"],
+    ],
 )
 def test_bad_emails_are_refused(supervisor, django_user_model, email):
     before = django_user_model.objects.count()

@@ -70,10 +70,8 @@ def world(make_user, client_for, nli_project):
     graded one (so an annotation, a feedback message and a validation target exist)."""
     from django.contrib.auth import get_user_model
 
-    from annotation.models import Membership
+    from annotation.models import AccountInvitation, Membership, Project
     from annotation.services.projects import project_create
-
-    from annotation.models import AccountInvitation, Project
 
     users = {user.username: user for user in get_user_model().objects.all()}
     client = lambda name: client_for(users[name])  # noqa: E731
@@ -82,21 +80,34 @@ def world(make_user, client_for, nli_project):
     Project.objects.filter(pk=nli_project.pk).update(owner=users["sup"])
     AccountInvitation.objects.create(user=users["ann2"], invited_by=users["sup"])
     nli_rows = [{"id": f"n{i}", "premise": "پیش‌فرض", "hypothesis": "فرضیه", "label": "e"} for i in range(3)]
-    imported = client("sup").post("/api/projects/fa-nli/import/", {"file": upload("n.jsonl", jsonl(nli_rows)), "format": "jsonl"})
+    imported = client("sup").post(
+        "/api/projects/fa-nli/import/", {"file": upload("n.jsonl", jsonl(nli_rows)), "format": "jsonl"}
+    )
     assert imported.status_code == 201, imported.content
     assignment = client("ann1").get("/api/projects/fa-nli/next/").json()["assignment"]
     # ann2's own label in another project, which they may change while its round is open
     test = project_create(actor=users["root"], slug="he-test", name="Test", kind="label_test", language="he")
     Membership.objects.create(project=test, user=users["ann2"], role="annotator", status="active")
     Membership.objects.create(project=test, user=users["sup"], role="supervisor", status="active")
-    assert client("sup").post("/api/projects/he-test/import/", {"file": upload("t.jsonl", jsonl(nli_rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        client("sup")
+        .post("/api/projects/he-test/import/", {"file": upload("t.jsonl", jsonl(nli_rows)), "format": "jsonl"})
+        .status_code
+        == 201
+    )
     labelled = client("ann2").get("/api/projects/he-test/next/").json()["assignment"]
-    own = client("ann2").post(f"/api/assignments/{labelled}/submit/", {"value": {"label": "neutral"}}, format="json").json()["id"]
+    own = (
+        client("ann2")
+        .post(f"/api/assignments/{labelled}/submit/", {"value": {"label": "neutral"}}, format="json")
+        .json()["id"]
+    )
 
     from annotation.models import Item
 
     # Gold labels of two classes in the train split, so that a bias analysis can start.
-    for item, gold in zip(Item.objects.filter(project=nli_project).order_by("pk"), ("entailment", "neutral", "entailment")):
+    for item, gold in zip(
+        Item.objects.filter(project=nli_project).order_by("pk"), ("entailment", "neutral", "entailment")
+    ):
         Item.objects.filter(pk=item.pk).update(split="train", gold_label=gold)
 
     hesum = project_create(actor=users["root"], slug="hesum", name="HeSum", kind="summary_rating", language="he")
@@ -108,20 +119,56 @@ def world(make_user, client_for, nli_project):
     Membership.objects.create(project=qa, user=users["sup"], role="supervisor", status="active")
     Membership.objects.create(project=qa, user=users["rev"], role="reviewer", status="active")
     rows = [{"id": "p1", "context": PARAGRAPH, "title": "ערים", "split": "dev"}]
-    assert client("sup").post("/api/projects/heq/import/", {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"}).status_code == 201
+    assert (
+        client("sup")
+        .post("/api/projects/heq/import/", {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"})
+        .status_code
+        == 201
+    )
     claimed = client("t1").get("/api/projects/heq/next/").json()
-    annotation = client("t1").post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": good_value()}, format="json").json()["id"]
-    graded = client("rev").post(f"/api/annotations/{annotation}/review/", {"grade": "good", "question": 0}, format="json")
+    annotation = (
+        client("t1")
+        .post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": good_value()}, format="json")
+        .json()["id"]
+    )
+    graded = client("rev").post(
+        f"/api/annotations/{annotation}/review/", {"grade": "good", "question": 0}, format="json"
+    )
     assert graded.status_code == 201, graded.content
     from annotation.models import Feedback, Item
 
     # A translation project with one item the back-translation filter removed.
-    mt = project_create(actor=users["root"], slug="he-mt", name="MT", kind="translation_rating", language="he", settings={"released_system": "a"})
+    mt = project_create(
+        actor=users["root"],
+        slug="he-mt",
+        name="MT",
+        kind="translation_rating",
+        language="he",
+        settings={"released_system": "a"},
+    )
     Membership.objects.create(project=mt, user=users["sup"], role="supervisor", status="active")
-    mt_row = {"id": "m1", "source": {"premise": "p", "hypothesis": "h", "label": "e"}, "candidates": [{"system": "a", "premise": "פ", "hypothesis": "ה"}]}
-    assert client("sup").post("/api/projects/he-mt/import/", {"file": upload("m.jsonl", jsonl([mt_row])), "format": "jsonl"}).status_code == 201
-    removal = {"reason": "low", "system": "a", "premise": 0.1, "hypothesis": 0.9, "threshold": 0.75, "previous_status": "open"}
-    Item.objects.filter(project=mt).update(status="removed", computed={"back_translation": {"candidates": [], "removed": removal}})
+    mt_row = {
+        "id": "m1",
+        "source": {"premise": "p", "hypothesis": "h", "label": "e"},
+        "candidates": [{"system": "a", "premise": "פ", "hypothesis": "ה"}],
+    }
+    assert (
+        client("sup")
+        .post("/api/projects/he-mt/import/", {"file": upload("m.jsonl", jsonl([mt_row])), "format": "jsonl"})
+        .status_code
+        == 201
+    )
+    removal = {
+        "reason": "low",
+        "system": "a",
+        "premise": 0.1,
+        "hypothesis": 0.9,
+        "threshold": 0.75,
+        "previous_status": "open",
+    }
+    Item.objects.filter(project=mt).update(
+        status="removed", computed={"back_translation": {"candidates": [], "removed": removal}}
+    )
 
     # A near-duplicate pair of two NLI items, and a third item removed as a near-duplicate.
     from django.utils import timezone
@@ -129,12 +176,25 @@ def world(make_user, client_for, nli_project):
     from annotation.models import DuplicatePair
 
     n0, n1, n2 = (
-        Item.objects.create(project=nli_project, external_id=f"d{k}", payload={"premise": "p", "hypothesis": "h"}, status="accepted")
+        Item.objects.create(
+            project=nli_project, external_id=f"d{k}", payload={"premise": "p", "hypothesis": "h"}, status="accepted"
+        )
         for k in range(3)
     )
-    pair = DuplicatePair.objects.create(project=nli_project, item_a=n0, item_b=n1, premise_similarity=1.0, hypothesis_similarity=1.0,
-                                        representation="bow", threshold=0.8, found_at=timezone.now())
-    Item.objects.filter(pk=n2.pk).update(status="removed", computed={"duplicate": {"removed": {"reason": "near-duplicate", "pair": pair.pk, "previous_status": "open"}}})
+    pair = DuplicatePair.objects.create(
+        project=nli_project,
+        item_a=n0,
+        item_b=n1,
+        premise_similarity=1.0,
+        hypothesis_similarity=1.0,
+        representation="bow",
+        threshold=0.8,
+        found_at=timezone.now(),
+    )
+    Item.objects.filter(pk=n2.pk).update(
+        status="removed",
+        computed={"duplicate": {"removed": {"reason": "near-duplicate", "pair": pair.pk, "previous_status": "open"}}},
+    )
 
     return {
         "pair": pair.pk,
@@ -154,39 +214,124 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
     answer = {"start": PARAGRAPH.index("1948"), "text": "1948"}
     return {
         "token": ("anonymous", "post", "/api/auth/token/", {"username": "sup", "password": "pass-word-123"}),
-        "user-create": ("root", "post", "/api/users/", {"username": "newcomer", "password": "a-long-pass-phrase-9", "email": "n@example.org"}),
-        "project-create": ("root", "post", "/api/projects/", {
-            "slug": "new-project", "name": "New", "kind": "nli_relabel", "language": "fa",
-            "settings": {"consensus_n": 5, "consensus_k": 4, "claim_ttl": 600}, "guidelines": "",
-        }),
-        "member-add": ("sup", "post", "/api/projects/fa-nli/members/", {"username": "t1", "role": "annotator", "status": "active", "trusted": False}),
-        "member-update": ("sup", "patch", "/api/projects/fa-nli/members/ann2/", {"status": "active", "trusted": False, "role": "annotator", "adjudicator": False}),
-        "project-update": ("sup", "patch", "/api/projects/fa-nli/", {
-            "name": "Renamed", "guidelines": "# Guide", "settings": {"claim_ttl": 600, "consensus_k": 4},
-            "label_guide": {"label": {"neutral": "neither"}}, "owner": "sup",
-        }),
+        "user-create": (
+            "root",
+            "post",
+            "/api/users/",
+            {"username": "newcomer", "password": "a-long-pass-phrase-9", "email": "n@example.org"},
+        ),
+        "project-create": (
+            "root",
+            "post",
+            "/api/projects/",
+            {
+                "slug": "new-project",
+                "name": "New",
+                "kind": "nli_relabel",
+                "language": "fa",
+                "settings": {"consensus_n": 5, "consensus_k": 4, "claim_ttl": 600},
+                "guidelines": "",
+            },
+        ),
+        "member-add": (
+            "sup",
+            "post",
+            "/api/projects/fa-nli/members/",
+            {"username": "t1", "role": "annotator", "status": "active", "trusted": False},
+        ),
+        "member-update": (
+            "sup",
+            "patch",
+            "/api/projects/fa-nli/members/ann2/",
+            {"status": "active", "trusted": False, "role": "annotator", "adjudicator": False},
+        ),
+        "project-update": (
+            "sup",
+            "patch",
+            "/api/projects/fa-nli/",
+            {
+                "name": "Renamed",
+                "guidelines": "# Guide",
+                "settings": {"claim_ttl": 600, "consensus_k": 4},
+                "label_guide": {"label": {"neutral": "neither"}},
+                "owner": "sup",
+            },
+        ),
         "password-reset": ("sup", "post", "/api/users/ann2/password/", {"password": "a-new-pass-phrase-9"}),
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
         "intrinsic": ("sup", "post", "/api/projects/hesum/intrinsic/", {"all": False}),
         "bias": ("sup", "post", "/api/projects/fa-nli/bias/", {"split": "train", "smoothing": 100}),
-        "back-translation-restore": ("sup", "post", "/api/projects/he-mt/back-translation/restore/", {"items": [world["mt_item"]]}),
+        "back-translation-restore": (
+            "sup",
+            "post",
+            "/api/projects/he-mt/back-translation/restore/",
+            {"items": [world["mt_item"]]},
+        ),
         # before submit, which closes the claim
         "draft-save": ("ann1", "put", f"/api/assignments/{world['assignment']}/draft/", {"value": {}}),
         "duplicates": ("sup", "post", "/api/projects/fa-nli/duplicates/", {"threshold": 0.8, "representation": "bow"}),
-        "duplicate-decision": ("sup", "post", f"/api/projects/fa-nli/duplicates/{world['pair']}/", {"decision": "remove"}),
-        "duplicates-restore": ("sup", "post", "/api/projects/fa-nli/duplicates/restore/", {"items": [world["removed_duplicate"]]}),
-        "splits": ("sup", "post", "/api/projects/fa-nli/splits/", {"shares": {"train": 0.7, "dev": 0.15, "test": 0.15}, "seed": 7, "leak_threshold": 0.9}),
+        "duplicate-decision": (
+            "sup",
+            "post",
+            f"/api/projects/fa-nli/duplicates/{world['pair']}/",
+            {"decision": "remove"},
+        ),
+        "duplicates-restore": (
+            "sup",
+            "post",
+            "/api/projects/fa-nli/duplicates/restore/",
+            {"items": [world["removed_duplicate"]]},
+        ),
+        "splits": (
+            "sup",
+            "post",
+            "/api/projects/fa-nli/splits/",
+            {"shares": {"train": 0.7, "dev": 0.15, "test": 0.15}, "seed": 7, "leak_threshold": 0.9},
+        ),
         "leaks": ("sup", "post", "/api/projects/fa-nli/leaks/", {"threshold": 0.9}),
-        "submit": ("ann1", "post", f"/api/assignments/{world['assignment']}/submit/", {"value": {"label": "entailment"}}),
-        "annotation-edit": ("ann2", "patch", f"/api/annotations/{world['own_annotation']}/", {"value": {"label": "entailment"}}),
-        "revise": ("ann1", "post", f"/api/items/{world['nli_item']}/revise/", {"premise": "p", "hypothesis": "h", "withdraw": False}),
-        "review": ("rev", "post", f"/api/annotations/{world['annotation']}/review/", {"grade": "verified", "comment": "ok", "question": 1}),
-        "validation-submit": ("v1", "post", "/api/validations/submit/", {
-            "annotation": world["annotation"], "question": 1, "answerable": True, "answer": answer,
-        }),
+        "submit": (
+            "ann1",
+            "post",
+            f"/api/assignments/{world['assignment']}/submit/",
+            {"value": {"label": "entailment"}},
+        ),
+        "annotation-edit": (
+            "ann2",
+            "patch",
+            f"/api/annotations/{world['own_annotation']}/",
+            {"value": {"label": "entailment"}},
+        ),
+        "revise": (
+            "ann1",
+            "post",
+            f"/api/items/{world['nli_item']}/revise/",
+            {"premise": "p", "hypothesis": "h", "withdraw": False},
+        ),
+        "review": (
+            "rev",
+            "post",
+            f"/api/annotations/{world['annotation']}/review/",
+            {"grade": "verified", "comment": "ok", "question": 1},
+        ),
+        "validation-submit": (
+            "v1",
+            "post",
+            "/api/validations/submit/",
+            {
+                "annotation": world["annotation"],
+                "question": 1,
+                "answerable": True,
+                "answer": answer,
+            },
+        ),
         # Last: deciding the item ends its round (the submit above claims it); the item is
         # not in the queue, so the supervisor overrides. Then a reopen starts a new round.
-        "adjudicate": ("sup", "post", f"/api/items/{world['nli_item']}/adjudicate/", {"label": "neutral", "comment": "הוכרע", "override": True}),
+        "adjudicate": (
+            "sup",
+            "post",
+            f"/api/items/{world['nli_item']}/adjudicate/",
+            {"label": "neutral", "comment": "הוכרע", "override": True},
+        ),
         "reopen": ("sup", "post", f"/api/items/{world['nli_item']}/reopen/", {"reason": "בדיקה חוזרת"}),
     }
 
@@ -205,11 +350,30 @@ def _fields(body: dict, prefix: str = "") -> list[str]:
 FIELDS = {
     "token": ["username", "password"],
     "user-create": ["username", "password", "email"],
-    "project-create": ["slug", "name", "kind", "language", "settings", "settings.consensus_n", "settings.consensus_k", "settings.claim_ttl", "guidelines"],
+    "project-create": [
+        "slug",
+        "name",
+        "kind",
+        "language",
+        "settings",
+        "settings.consensus_n",
+        "settings.consensus_k",
+        "settings.claim_ttl",
+        "guidelines",
+    ],
     "member-add": ["username", "role", "status", "trusted"],
     "member-update": ["status", "trusted", "role", "adjudicator"],
-    "project-update": ["name", "guidelines", "settings", "settings.claim_ttl", "settings.consensus_k", "label_guide",
-                       "label_guide.label", "label_guide.label.neutral", "owner"],
+    "project-update": [
+        "name",
+        "guidelines",
+        "settings",
+        "settings.claim_ttl",
+        "settings.consensus_k",
+        "label_guide",
+        "label_guide.label",
+        "label_guide.label.neutral",
+        "owner",
+    ],
     "password-reset": ["password"],
     "submit": ["value", "value.label"],
     "draft-save": ["value"],
@@ -230,9 +394,25 @@ FIELDS = {
     "leaks": ["threshold"],
 }
 
-STORED_MODELS = ("Project", "Membership", "Item", "Assignment", "Annotation", "Review", "Feedback", "QuestionValidation", "Job",
-                 "ItemRevision", "IdempotencyRecord", "Adjudication", "Evaluation",
-                 "DuplicatePair", "CurationRun", "Decision", "AuditEntry")
+STORED_MODELS = (
+    "Project",
+    "Membership",
+    "Item",
+    "Assignment",
+    "Annotation",
+    "Review",
+    "Feedback",
+    "QuestionValidation",
+    "Job",
+    "ItemRevision",
+    "IdempotencyRecord",
+    "Adjudication",
+    "Evaluation",
+    "DuplicatePair",
+    "CurationRun",
+    "Decision",
+    "AuditEntry",
+)
 
 
 def _counts() -> dict[str, int]:
@@ -265,9 +445,24 @@ def _send(world, operation: str, text: str, content_type: str = "application/jso
 
 def test_every_body_operation_succeeds_with_its_valid_body(world):
     """The corpus probes operations that work: each valid body is accepted as it stands."""
-    expected = {"token": 200, "member-update": 200, "draft-save": 200, "annotation-edit": 200, "project-update": 200, "password-reset": 204,
-                "revise": 404, "sample": 200, "intrinsic": 202, "back-translation-restore": 200, "bias": 202,
-                "duplicates": 202, "duplicate-decision": 200, "duplicates-restore": 200, "splits": 202, "leaks": 202}
+    expected = {
+        "token": 200,
+        "member-update": 200,
+        "draft-save": 200,
+        "annotation-edit": 200,
+        "project-update": 200,
+        "password-reset": 204,
+        "revise": 404,
+        "sample": 200,
+        "intrinsic": 202,
+        "back-translation-restore": 200,
+        "bias": 202,
+        "duplicates": 202,
+        "duplicate-decision": 200,
+        "duplicates-restore": 200,
+        "splits": 202,
+        "leaks": 202,
+    }
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         response = _send(world, operation, json.dumps(body))
         assert response.status_code == expected.get(operation, 201), (operation, response.content[:300])
@@ -283,17 +478,22 @@ def test_the_corpus_covers_every_writable_operation_of_the_schema(world):
         for method, operation in operations.items()
         if "application/json" in operation.get("requestBody", {}).get("content", {})
     }
-    covered = {(method.upper(), _templated(path, world)) for _caller, method, path, _body in _operations(world).values()}
+    covered = {
+        (method.upper(), _templated(path, world)) for _caller, method, path, _body in _operations(world).values()
+    }
     assert with_body <= covered, with_body - covered
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         assert set(_fields(body)) <= set(FIELDS[operation]), operation
 
 
 def _templated(path: str, world) -> str:
-    for collection, key, name in (("assignments", "assignment", "assignment_id"), ("items", "nli_item", "item_id"),
-                                  ("annotations", "annotation", "annotation_id"),
-                                  ("annotations", "own_annotation", "annotation_id"),
-                                  ("duplicates", "pair", "pair_id")):
+    for collection, key, name in (
+        ("assignments", "assignment", "assignment_id"),
+        ("items", "nli_item", "item_id"),
+        ("annotations", "annotation", "annotation_id"),
+        ("annotations", "own_annotation", "annotation_id"),
+        ("duplicates", "pair", "pair_id"),
+    ):
         path = path.replace(f"/{collection}/{world[key]}/", f"/{collection}/{{{name}}}/")
     path = path.replace("/members/ann2/", "/members/{username}/").replace("/users/ann2/", "/users/{username}/")
     return re.sub(r"^/api/projects/[a-z0-9-]+/", "/api/projects/{slug}/", path)
@@ -391,10 +591,14 @@ def test_a_bad_value_in_a_predictions_file_is_400_naming_it_and_stores_nothing(w
     problems = {}
     for value, bad in BAD_VALUES.items():
         rows = [json.dumps({"id": key, "prediction": "entailment"}) for key in ids]
-        rows[0] = json.dumps({"id": ids[0], "prediction": "entailment", field: PLACEHOLDER}).replace(json.dumps(PLACEHOLDER), bad)
+        rows[0] = json.dumps({"id": ids[0], "prediction": "entailment", field: PLACEHOLDER}).replace(
+            json.dumps(PLACEHOLDER), bad
+        )
         before = _counts()
         response = world["client"]("sup").post(
-            "/api/projects/fa-nli/evaluations/", {"file": upload("p.jsonl", "\n".join(rows)), "name": "m"}, format="multipart"
+            "/api/projects/fa-nli/evaluations/",
+            {"file": upload("p.jsonl", "\n".join(rows)), "name": "m"},
+            format="multipart",
         )
         problem = refusal_problem(response, before, {field})
         if problem is None and not any(error.get("row") == 1 for error in response.json()["errors"]):
@@ -555,7 +759,13 @@ def test_aggregation_and_overlap_settings_are_stored(world, kind, settings_value
 
 
 def test_a_week_long_claim_is_accepted_and_next_still_works(world):
-    body = {"slug": "week", "name": "W", "kind": "nli_relabel", "language": "fa", "settings": {"claim_ttl": 7 * 24 * 3600}}
+    body = {
+        "slug": "week",
+        "name": "W",
+        "kind": "nli_relabel",
+        "language": "fa",
+        "settings": {"claim_ttl": 7 * 24 * 3600},
+    }
     assert world["client"]("root").post("/api/projects/", body, format="json").status_code == 201
 
 
@@ -572,8 +782,12 @@ def phrase_project(world):
     assert created.status_code == 201, created.content
     from annotation.models import Membership, Project
 
-    Membership.objects.create(project=Project.objects.get(slug="pairs"), user=get_user_model().objects.get(username="sup"),
-                              role="supervisor", status="active")
+    Membership.objects.create(
+        project=Project.objects.get(slug="pairs"),
+        user=get_user_model().objects.get(username="sup"),
+        role="supervisor",
+        status="active",
+    )
     return world["client"]("sup")
 
 
@@ -593,7 +807,9 @@ def _import(client, name: str, text: str, fmt: str):
 )
 def test_a_non_finite_score_or_extra_value_in_a_jsonl_import_is_400_naming_it(phrase_project, line, field):
     before = _counts()
-    response = _import(phrase_project, "pairs.jsonl", f'{{"id": "ok", "left": "l", "right": "r", "score": 4}}\n{line}\n', "jsonl")
+    response = _import(
+        phrase_project, "pairs.jsonl", f'{{"id": "ok", "left": "l", "right": "r", "score": 4}}\n{line}\n', "jsonl"
+    )
     assert_refused(response, before)
     [error] = response.json()["errors"]
     assert error["row"] == 2 and error["field"].split(".")[0] == field, error
@@ -644,11 +860,15 @@ def test_an_import_upload_may_be_larger_than_a_json_body(world, settings):
     rows = [{"id": f"big{i}", "premise": "پیش‌فرض " * 20, "hypothesis": "فرضیه"} for i in range(40)]
     text = jsonl(rows)
     assert len(text.encode()) > 4 * 1024
-    response = world["client"]("sup").post("/api/projects/fa-nli/import/", {"file": upload("big.jsonl", text), "format": "jsonl"})
+    response = world["client"]("sup").post(
+        "/api/projects/fa-nli/import/", {"file": upload("big.jsonl", text), "format": "jsonl"}
+    )
     assert response.status_code == 201, response.content
     settings.MASHOV_MAX_IMPORT_BYTES = 1024
     before = _counts()
-    response = world["client"]("sup").post("/api/projects/fa-nli/import/", {"file": upload("big2.jsonl", text), "format": "jsonl"})
+    response = world["client"]("sup").post(
+        "/api/projects/fa-nli/import/", {"file": upload("big2.jsonl", text), "format": "jsonl"}
+    )
     assert response.status_code == 413 and response.json()["errors"][0]["field"] == "body"
     assert _counts() == before
 

@@ -51,12 +51,20 @@ def world(make_user, client_for):
 
 
 def authoring_body(slug: str, target: str) -> dict:
-    return {"slug": slug, "name": "Authoring", "kind": "nli_authoring", "language": "fa", "settings": {"relabel_project": target}}
+    return {
+        "slug": slug,
+        "name": "Authoring",
+        "kind": "nli_authoring",
+        "language": "fa",
+        "settings": {"relabel_project": target},
+    }
 
 
 def start_authoring(client, slug: str, author: str):
     """Make `author` an annotator of the authoring project and import one question."""
-    added = client.post(f"/api/projects/{slug}/members/", {"username": author, "role": "annotator", "status": "active"}, format="json")
+    added = client.post(
+        f"/api/projects/{slug}/members/", {"username": author, "role": "annotator", "status": "active"}, format="json"
+    )
     assert added.status_code == 201, added.content
     data = json.dumps(QUESTION, ensure_ascii=False) + "\n"
     imported = client.post(f"/api/projects/{slug}/import/", {"file": upload("q.jsonl", data), "format": "jsonl"})
@@ -92,7 +100,9 @@ def test_naming_a_project_one_does_not_supervise_gets_the_same_answer_as_a_missi
     # A supervisor of the target (and an admin) may link it.
     made = world["client"]("sup-a").post("/api/projects/", authoring_body("a-author", "proj-a"), format="json")
     assert made.status_code == 201, made.content
-    assert world["admin"].post("/api/projects/", authoring_body("root-author", "proj-a"), format="json").status_code == 201
+    assert (
+        world["admin"].post("/api/projects/", authoring_body("root-author", "proj-a"), format="json").status_code == 201
+    )
 
 
 def test_a_link_b_arranged_on_its_own_side_never_lets_items_into_a(world):
@@ -102,12 +112,18 @@ def test_a_link_b_arranged_on_its_own_side_never_lets_items_into_a(world):
 
     sup_b = world["client"]("sup-b")
     b = Project.objects.create(
-        slug="proj-b", name="B", kind="nli_authoring", language="fa",
-        settings={"relabel_project": "proj-a", "authors_per_question": 1}, created_by=world["users"]["sup-b"],
+        slug="proj-b",
+        name="B",
+        kind="nli_authoring",
+        language="fa",
+        settings={"relabel_project": "proj-a", "authors_per_question": 1},
+        created_by=world["users"]["sup-b"],
     )
     Membership.objects.create(project=b, user=world["users"]["sup-b"], role="supervisor", status="active")
     start_authoring(sup_b, "proj-b", "author1")
-    added = sup_b.post("/api/projects/proj-b/members/", {"username": "sup-a", "role": "supervisor", "status": "active"}, format="json")
+    added = sup_b.post(
+        "/api/projects/proj-b/members/", {"username": "sup-a", "role": "supervisor", "status": "active"}, format="json"
+    )
     assert added.status_code == 201  # allowed, but it grants nothing in A
 
     before = items_in_a()
@@ -132,12 +148,20 @@ def test_a_link_stops_holding_when_its_maker_no_longer_supervises_the_target(wor
     # A's owner (the admin who created it) takes sup-a's role away; another supervisor of A
     # may not. The next submit is refused.
     other = make_user("sup-a2")
-    Membership.objects.create(project=Project.objects.get(slug="proj-a"), user=other, role="supervisor", status="active")
-    assert client_for(other).patch("/api/projects/proj-a/members/sup-a/", {"role": "annotator"}, format="json").status_code == 403
+    Membership.objects.create(
+        project=Project.objects.get(slug="proj-a"), user=other, role="supervisor", status="active"
+    )
+    assert (
+        client_for(other).patch("/api/projects/proj-a/members/sup-a/", {"role": "annotator"}, format="json").status_code
+        == 403
+    )
     demoted = world["admin"].patch("/api/projects/proj-a/members/sup-a/", {"role": "annotator"}, format="json")
     assert demoted.status_code == 200
     data = json.dumps({**QUESTION, "id": "q2"}, ensure_ascii=False) + "\n"
-    assert sup_a.post("/api/projects/a-author/import/", {"file": upload("q.jsonl", data), "format": "jsonl"}).status_code == 201
+    assert (
+        sup_a.post("/api/projects/a-author/import/", {"file": upload("q.jsonl", data), "format": "jsonl"}).status_code
+        == 201
+    )
     response = author_submits(author, "a-author")
     assert response.status_code == 409, response.content
     assert items_in_a() == 3 and Annotation.objects.filter(item__project__slug="a-author").count() == 1
@@ -158,13 +182,22 @@ def test_revisions_of_a_are_not_readable_from_b(world, client):
     from annotation.models import Item, ItemRevision, Membership, Project
 
     b = Project.objects.create(
-        slug="proj-b", name="B", kind="nli_authoring", language="fa",
-        settings={"relabel_project": "proj-a", "authors_per_question": 1}, created_by=world["users"]["sup-b"],
+        slug="proj-b",
+        name="B",
+        kind="nli_authoring",
+        language="fa",
+        settings={"relabel_project": "proj-a", "authors_per_question": 1},
+        created_by=world["users"]["sup-b"],
     )
     Membership.objects.create(project=b, user=world["users"]["author1"], role="annotator", status="active")
     item = Item.objects.create(
-        project=Project.objects.get(slug="proj-a"), external_id="q1-1-e", payload={"premise": "p", "hypothesis": "h"},
-        reference_label="entailment", group="proj-b:q1", author=world["users"]["author1"], status=Item.Status.NEEDS_REVISION,
+        project=Project.objects.get(slug="proj-a"),
+        external_id="q1-1-e",
+        payload={"premise": "p", "hypothesis": "h"},
+        reference_label="entailment",
+        group="proj-b:q1",
+        author=world["users"]["author1"],
+        status=Item.Status.NEEDS_REVISION,
     )
     author = world["client"]("author1")
     listed = author.get("/api/projects/proj-a/revisions/")

@@ -124,7 +124,11 @@ def test_bad_json_column_of_a_csv_is_400_naming_row_and_column(post, project_of_
     slug = project_of_kind("nli_authoring")
     buffer = io.StringIO()
     csv.writer(buffer).writerows(
-        [["id", "question", "choices", "answer_index"], ["q1", "which?", '["a", "b"]', "0"], ["q2", "which?", cell, "0"]]
+        [
+            ["id", "question", "choices", "answer_index"],
+            ["q1", "which?", '["a", "b"]', "0"],
+            ["q2", "which?", cell, "0"],
+        ]
     )
     errors = errors_of(post("deep.csv", buffer.getvalue(), "csv", slug))
     assert errors == [{"field": "choices", "message": message, "row": 2}]
@@ -235,7 +239,10 @@ def test_utf16_without_bom_is_one_error_for_the_file(post, encoding, text):
     errors = errors_of(post("wide.csv", text.encode(encoding), "csv"))
     endian = "little" if encoding.endswith("le") else "big"
     assert errors == [
-        {"field": "file", "message": f"the file is UTF-16 ({endian}-endian) without a byte-order mark; save it as UTF-8"}
+        {
+            "field": "file",
+            "message": f"the file is UTF-16 ({endian}-endian) without a byte-order mark; save it as UTF-8",
+        }
     ]
     assert nothing_stored()
 
@@ -252,7 +259,11 @@ def test_utf16_jsonl_without_bom_is_one_error_for_the_file(post):
 @pytest.mark.django_db
 @pytest.mark.parametrize("encoding", ["cp1256", "iso-8859-8"])
 def test_a_legacy_single_byte_encoding_is_one_error_for_the_file(post, encoding):
-    text = "id,premise,hypothesis\nr1,p,h\nr2,سلام,h\n" if encoding == "cp1256" else "id,premise,hypothesis\nr1,p,h\nr2,שלום,h\n"
+    text = (
+        "id,premise,hypothesis\nr1,p,h\nr2,سلام,h\n"
+        if encoding == "cp1256"
+        else "id,premise,hypothesis\nr1,p,h\nr2,שלום,h\n"
+    )
     errors = errors_of(post("legacy.csv", text.encode(encoding), "csv"))
     assert errors == [
         {
@@ -320,7 +331,12 @@ def test_lchaim_files_with_deep_or_non_finite_json_are_400_naming_file_row_and_f
     translation = '[{"uid": "u1", "premise": "פ", "hypothesis": "ה", "score": NaN}]'
     response = sup.post(
         f"/api/projects/{slug}/import-lchaim/",
-        {"split": "dev", "source": upload("c.jsonl", source), "system": "amazon", "translation": upload("a.json", translation)},
+        {
+            "split": "dev",
+            "source": upload("c.jsonl", source),
+            "system": "amazon",
+            "translation": upload("a.json", translation),
+        },
     )
     errors = errors_of(response)
     assert {"field": "source.premise", "message": "nests deeper than 64 levels", "row": 2} in errors, errors

@@ -107,7 +107,9 @@ def test_rotating_x_forwarded_for_does_not_escape_the_count(path, user):
 def test_a_trusted_proxy_passes_on_the_client_address(path, user, settings):
     proxy = "192.0.2.1"
     settings.MASHOV_TRUSTED_PROXIES = ["192.0.2.0/28"]
-    outcomes = [attempt(path, f"guess{n}", "wrong", proxy, HTTP_X_FORWARDED_FOR=ATTACKER) for n in range(throttle.ADDRESS_LIMIT)]
+    outcomes = [
+        attempt(path, f"guess{n}", "wrong", proxy, HTTP_X_FORWARDED_FOR=ATTACKER) for n in range(throttle.ADDRESS_LIMIT)
+    ]
     assert outcomes == ["wrong"] * throttle.ADDRESS_LIMIT
     assert attempt(path, "dana", PASSWORD, proxy, HTTP_X_FORWARDED_FOR=ATTACKER) == "refused"
     # Another client behind the same proxy is not the attacker.

@@ -91,7 +91,9 @@ def test_a_supervisor_sets_the_password_of_their_invitation_until_its_first_logi
 @pytest.mark.django_db
 def test_token_and_session_logins_set_last_login(make_user, api_client, client):
     dana, reza = make_user("dana", password=STRONG), make_user("reza", password=STRONG)
-    assert api_client.post("/api/auth/token/", {"username": "dana", "password": STRONG}, format="json").status_code == 200
+    assert (
+        api_client.post("/api/auth/token/", {"username": "dana", "password": STRONG}, format="json").status_code == 200
+    )
     assert client.post("/login/", {"username": "reza", "password": STRONG}).status_code == 302
     dana.refresh_from_db()
     reza.refresh_from_db()
@@ -102,7 +104,12 @@ def test_token_and_session_logins_set_last_login(make_user, api_client, client):
 def test_password_resets_are_in_the_audit_log(team):
     sup = team["clients"]["sup"]
     assert sup.post("/api/users/", {"username": "newbie", "password": STRONG}, format="json").status_code == 201
-    assert sup.post(f"/api/projects/{SLUG}/members/", {"username": "newbie", "role": "annotator"}, format="json").status_code == 201
+    assert (
+        sup.post(
+            f"/api/projects/{SLUG}/members/", {"username": "newbie", "role": "annotator"}, format="json"
+        ).status_code
+        == 201
+    )
     assert reset(sup, "newbie").status_code == 204
     [entry] = audit_of(team["project"], "password_reset")
     assert entry.actor == team["users"]["sup"] and entry.target == "user:newbie"
@@ -124,17 +131,26 @@ def test_only_the_owner_or_an_admin_changes_another_supervisors_role_or_status(t
     assert sup.patch(f"/api/projects/{SLUG}/members/ann1/", {"status": "trial"}, format="json").status_code == 200
     # Nobody changes their own status, and the owner's membership stays as it is.
     assert field_of(sup.patch(f"/api/projects/{SLUG}/members/sup/", {"status": "trial"}, format="json")) == "status"
-    assert field_of(team["clients"]["root"].patch(f"/api/projects/{SLUG}/members/root/", {"status": "disqualified"}, format="json")) == "status"
+    assert (
+        field_of(
+            team["clients"]["root"].patch(
+                f"/api/projects/{SLUG}/members/root/", {"status": "disqualified"}, format="json"
+            )
+        )
+        == "status"
+    )
 
 
 @pytest.mark.django_db
 def test_role_and_status_changes_are_in_the_audit_log(team):
     root = team["clients"]["root"]
     assert root.patch(f"/api/projects/{SLUG}/members/co/", {"role": "reviewer"}, format="json").status_code == 200
-    assert root.patch(f"/api/projects/{SLUG}/members/ann1/", {"status": "disqualified"}, format="json").status_code == 200
-    change, = audit_of(team["project"], "member_change")
+    assert (
+        root.patch(f"/api/projects/{SLUG}/members/ann1/", {"status": "disqualified"}, format="json").status_code == 200
+    )
+    (change,) = audit_of(team["project"], "member_change")
     assert (change.target, change.before, change.after) == ("member:co", {"role": "supervisor"}, {"role": "reviewer"})
-    disqualification, = audit_of(team["project"], "disqualification")
+    (disqualification,) = audit_of(team["project"], "disqualification")
     assert (disqualification.before, disqualification.after) == ({"status": "active"}, {"status": "disqualified"})
 
 
@@ -170,11 +186,21 @@ def test_a_disqualified_supervisor_or_reviewer_keeps_no_right(team, who, client)
     from annotation.models import Membership, Project
 
     project = team["project"]
-    assert team["clients"]["root"].patch(f"/api/projects/{SLUG}/members/{who}/", {"status": "disqualified"}, format="json").status_code == 200
+    assert (
+        team["clients"]["root"]
+        .patch(f"/api/projects/{SLUG}/members/{who}/", {"status": "disqualified"}, format="json")
+        .status_code
+        == 200
+    )
     them = team["clients"][who]
     assert them.get(f"/api/projects/{SLUG}/export/?format=jsonl&status=all").status_code == 404
     assert them.patch(f"/api/projects/{SLUG}/", {"name": "Mine now"}, format="json").status_code == 404
-    assert them.post(f"/api/projects/{SLUG}/members/", {"username": "ann2", "role": "supervisor"}, format="json").status_code == 404
+    assert (
+        them.post(
+            f"/api/projects/{SLUG}/members/", {"username": "ann2", "role": "supervisor"}, format="json"
+        ).status_code
+        == 404
+    )
     assert them.patch(f"/api/projects/{SLUG}/members/{who}/", {"status": "active"}, format="json").status_code == 404
     assert them.get(f"/api/projects/{SLUG}/").status_code == 404
     assert them.get(f"/api/projects/{SLUG}/items/").status_code == 404
@@ -194,7 +220,12 @@ def test_a_disqualified_supervisor_no_longer_reads_the_jobs_they_started(team):
 
     job = Job.objects.create(kind="import", project=team["project"], created_by=team["users"]["co"], params={})
     assert team["clients"]["co"].get(f"/api/jobs/{job.pk}/").status_code == 200
-    assert team["clients"]["root"].patch(f"/api/projects/{SLUG}/members/co/", {"status": "disqualified"}, format="json").status_code == 200
+    assert (
+        team["clients"]["root"]
+        .patch(f"/api/projects/{SLUG}/members/co/", {"status": "disqualified"}, format="json")
+        .status_code
+        == 200
+    )
     assert team["clients"]["co"].get(f"/api/jobs/{job.pk}/").status_code == 404
 
 
@@ -210,9 +241,17 @@ def jsonl(*rows) -> io.BytesIO:
 @pytest.mark.django_db
 def test_the_audit_log_lists_supervisor_actions_with_filters(team):
     sup = team["clients"]["sup"]
-    assert sup.patch(f"/api/projects/{SLUG}/", {"name": "Renamed", "settings": {"consensus_k": 3}}, format="json").status_code == 200
+    assert (
+        sup.patch(
+            f"/api/projects/{SLUG}/", {"name": "Renamed", "settings": {"consensus_k": 3}}, format="json"
+        ).status_code
+        == 200
+    )
     assert sup.patch(f"/api/projects/{SLUG}/members/ann1/", {"trusted": True}, format="json").status_code == 200
-    imported = sup.post(f"/api/projects/{SLUG}/import/", {"file": jsonl({"id": "a", "premise": "پ", "hypothesis": "ف"}), "format": "jsonl"})
+    imported = sup.post(
+        f"/api/projects/{SLUG}/import/",
+        {"file": jsonl({"id": "a", "premise": "پ", "hypothesis": "ف"}), "format": "jsonl"},
+    )
     assert imported.status_code == 201
     assert sup.post(f"/api/projects/{SLUG}/splits/", {}, format="json").status_code == 202
 
@@ -240,7 +279,12 @@ def test_the_audit_log_lists_supervisor_actions_with_filters(team):
 def test_a_refused_change_leaves_no_entry(team):
     sup = team["clients"]["sup"]
     before = len(audit_of(team["project"]))
-    assert sup.patch(f"/api/projects/{SLUG}/", {"name": "Renamed", "settings": {"consensus_k": 9}}, format="json").status_code == 400
+    assert (
+        sup.patch(
+            f"/api/projects/{SLUG}/", {"name": "Renamed", "settings": {"consensus_k": 9}}, format="json"
+        ).status_code
+        == 400
+    )
     assert sup.patch(f"/api/projects/{SLUG}/members/co/", {"status": "disqualified"}, format="json").status_code == 403
     assert len(audit_of(team["project"])) == before
 
@@ -294,10 +338,20 @@ def test_released_system_is_shown_to_staff_not_to_raters(make_user, client_for, 
     from annotation.services.projects import project_create
 
     root = make_user("root", staff=True)
-    project = project_create(actor=root, slug="mt", name="MT", kind="translation_rating", language="he", settings={"released_system": "amazon"})
+    project = project_create(
+        actor=root,
+        slug="mt",
+        name="MT",
+        kind="translation_rating",
+        language="he",
+        settings={"released_system": "amazon"},
+    )
     for name, role in (("rev", "reviewer"), ("rater", "annotator"), ("sup", "supervisor")):
         Membership.objects.create(project=project, user=make_user(name), role=role, status="active")
-    seen = {name: client_for(project.memberships.get(user__username=name).user).get("/api/projects/mt/").json()["settings"] for name in ("rev", "rater", "sup")}
+    seen = {
+        name: client_for(project.memberships.get(user__username=name).user).get("/api/projects/mt/").json()["settings"]
+        for name in ("rev", "rater", "sup")
+    }
     assert seen["sup"]["released_system"] == "amazon"
     assert seen["rev"]["released_system"] == "amazon"
     assert "released_system" not in seen["rater"]

@@ -29,17 +29,27 @@ import pytest
 
 from tests.security.world import (
     ANNOTATING,
+    HELPER,
     KIND_SLUGS,
     OTHER_SLUG,
     PASSWORD,
     ROLES,
-    HELPER,
     USERNAMES,
     build_world,
 )
 
-NLI, QA, MT, LABEL, PHRASE, SUM, AUTHOR = (KIND_SLUGS[k] for k in (
-    "nli_relabel", "qa_authoring", "translation_rating", "label_test", "phrase_pair", "summary_rating", "nli_authoring"))
+NLI, QA, MT, LABEL, PHRASE, SUM, AUTHOR = (
+    KIND_SLUGS[k]
+    for k in (
+        "nli_relabel",
+        "qa_authoring",
+        "translation_rating",
+        "label_test",
+        "phrase_pair",
+        "summary_rating",
+        "nli_authoring",
+    )
+)
 ALL = tuple(KIND_SLUGS.values())
 
 
@@ -53,6 +63,7 @@ def planted(slug: str, name: str) -> str:
 
 # --- policies: caller → outcome -------------------------------------------------------------------
 
+
 def policy(default, **by_role):
     return {role: by_role.get(role, default) for role in ROLES}
 
@@ -60,7 +71,9 @@ def policy(default, **by_role):
 PUBLIC = policy("ok")
 SIGNED_IN = policy("ok", anonymous="anon")
 MANAGER = policy("refused", anonymous="anon", other_supervisor="ok", supervisor="ok", admin="ok")
-MEMBER = policy("ok", anonymous="anon", outsider="hidden", other_supervisor="hidden", dq_supervisor="hidden", dq_reviewer="hidden")
+MEMBER = policy(
+    "ok", anonymous="anon", outsider="hidden", other_supervisor="hidden", dq_supervisor="hidden", dq_reviewer="hidden"
+)
 STAFF = {**MEMBER, **dict.fromkeys(ANNOTATING, "refused")}
 SUPERVISOR = {**STAFF, "reviewer": "refused"}
 ANNOTATOR = {**MEMBER, "disqualified": "refused", "reviewer": "refused", "supervisor": "refused", "admin": "refused"}
@@ -92,7 +105,14 @@ ROUTES = {
     # --- pages ---
     "home": {"GET": Rule(SIGNED_IN)},
     "healthz": {"GET": Rule(PUBLIC)},
-    "login": {"GET": Rule(PUBLIC), "POST": Rule(PUBLIC, ok=(200, 302), body=lambda w, role: {"username": USERNAMES.get(role, "nobody"), "password": PASSWORD})},
+    "login": {
+        "GET": Rule(PUBLIC),
+        "POST": Rule(
+            PUBLIC,
+            ok=(200, 302),
+            body=lambda w, role: {"username": USERNAMES.get(role, "nobody"), "password": PASSWORD},
+        ),
+    },
     "logout": {"POST": Rule(PUBLIC, ok=(302,), ends_at_login=True)},
     "set_language": {"POST": Rule(PUBLIC, ok=(302,), body={"language": "he", "next": "/"})},
     "project": {"GET": Rule(STAFF, slugs=ALL)},
@@ -111,7 +131,11 @@ ROUTES = {
     "lchaim-results": {"GET": Rule(STAFF, slugs=(MT, LABEL))},
     "lchaim-sample": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(302,), body={"n": "1"})},
     # Refusals are answered as "not found" here: a download link reveals nothing either way.
-    "lchaim-download": {"GET": Rule({**STAFF, **dict.fromkeys(ANNOTATING, "hidden")}, slugs=(MT,), kwargs={"table": "table1", "fmt": "csv"})},
+    "lchaim-download": {
+        "GET": Rule(
+            {**STAFF, **dict.fromkeys(ANNOTATING, "hidden")}, slugs=(MT,), kwargs={"table": "table1", "fmt": "csv"}
+        )
+    },
     "phrase-coherence": {"GET": Rule(SUPERVISOR, slugs=(PHRASE,))},
     "summary-results": {"GET": Rule(STAFF, slugs=(SUM,))},
     "summary-intrinsic": {"POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(302,))},
@@ -135,23 +159,37 @@ ROUTES = {
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
-    "api-token": {"POST": Rule({**PUBLIC, "anonymous": 400}, body=lambda w, role: {"username": USERNAMES.get(role, ""), "password": PASSWORD})},
+    "api-token": {
+        "POST": Rule(
+            {**PUBLIC, "anonymous": 400},
+            body=lambda w, role: {"username": USERNAMES.get(role, ""), "password": PASSWORD},
+        )
+    },
     # Signing out of the API: the caller's own token, whoever they are.
     "api-token-current": {"DELETE": Rule(SIGNED_IN, ok=(204,))},
     # The admin's login page (under the login throttle): open to all, staff are sent on.
     "admin/login/": {"GET": Rule(PUBLIC, ok=(200, 302))},
-    "api-users": {"POST": Rule(MANAGER, ok=(201,), body={"username": "sec-new-user", "password": "a-Long-pass-phrase-42"})},
+    "api-users": {
+        "POST": Rule(MANAGER, ok=(201,), body={"username": "sec-new-user", "password": "a-Long-pass-phrase-42"})
+    },
     "api-projects": {
         "GET": Rule(SIGNED_IN),
-        "POST": Rule(MANAGER, ok=(201,), body={"slug": "sec-new", "name": "New", "kind": "nli_relabel", "language": "he"}),
+        "POST": Rule(
+            MANAGER, ok=(201,), body={"slug": "sec-new", "name": "New", "kind": "nli_relabel", "language": "he"}
+        ),
     },
     "api-project": {"GET": Rule(MEMBER, slugs=ALL), "PATCH": Rule(SUPERVISOR, slugs=ALL, body={"name": "Renamed"})},
     "api-audit": {"GET": Rule(SUPERVISOR, slugs=ALL, query="?action=settings_change")},
     # A supervisor resets the passwords of the accounts they created that never logged in:
     # the annotator's is the supervisor's invitation, not the other supervisor's.
-    "api-user-password": {"POST": Rule({**MANAGER, "other_supervisor": "hidden"}, ok=(204,), body={"password": "a-Long-pass-phrase-42"})},
+    "api-user-password": {
+        "POST": Rule({**MANAGER, "other_supervisor": "hidden"}, ok=(204,), body={"password": "a-Long-pass-phrase-42"})
+    },
     "api-preview": {"GET": Rule(STAFF, slugs=ALL, ok=(200, 204))},
-    "api-members": {"GET": Rule(STAFF, slugs=ALL), "POST": Rule(SUPERVISOR, ok=(201,), body={"username": "sec-helper", "role": "annotator"})},
+    "api-members": {
+        "GET": Rule(STAFF, slugs=ALL),
+        "POST": Rule(SUPERVISOR, ok=(201,), body={"username": "sec-helper", "role": "annotator"}),
+    },
     "api-member": {"PATCH": Rule(SUPERVISOR, body={"trusted": True})},
     "api-import": {"POST": Rule(SUPERVISOR, ok=(201,), body="import")},
     "api-items": {"GET": Rule(STAFF, slugs=ALL)},
@@ -171,20 +209,38 @@ ROUTES = {
     "api-report": {"GET": Rule(STAFF, slugs=ALL)},
     # No analysis has run in the world (404 for staff, after the access check); its items
     # have no gold labels in train, so starting one is refused as bad input.
-    "api-bias": {"GET": Rule(STAFF, slugs=(NLI, QA), ok=(404,)), "POST": Rule(SUPERVISOR, slugs=(NLI, QA), ok=(400,), body={"split": "train"})},
+    "api-bias": {
+        "GET": Rule(STAFF, slugs=(NLI, QA), ok=(404,)),
+        "POST": Rule(SUPERVISOR, slugs=(NLI, QA), ok=(400,), body={"split": "train"}),
+    },
     "api-reviews-pending": {"GET": Rule(STAFF, slugs=(QA,))},
-    "api-annotation-review": {"POST": Rule(STAFF, slugs=(QA,), ok=(201,), body={"grade": "gold", "comment": "טוב", "question": 1})},
+    "api-annotation-review": {
+        "POST": Rule(STAFF, slugs=(QA,), ok=(201,), body={"grade": "gold", "comment": "טוב", "question": 1})
+    },
     "api-feedback": {"GET": Rule(SIGNED_IN)},
     "api-feedback-read": {"POST": Rule(OWNER)},
     "api-validation-next": {"GET": Rule(VALIDATOR, slugs=(QA,), ok=(200, 204))},
     # The author of the question may not validate it; everyone else answers it once.
-    "api-validation-submit": {"POST": Rule({**VALIDATOR, "annotator": "refused"}, slugs=(QA,), ok=(201,), body=lambda w, role: {
-        "annotation": w.annotations[QA]["annotator"], "question": 0, "answerable": False, "answer": None})},
+    "api-validation-submit": {
+        "POST": Rule(
+            {**VALIDATOR, "annotator": "refused"},
+            slugs=(QA,),
+            ok=(201,),
+            body=lambda w, role: {
+                "annotation": w.annotations[QA]["annotator"],
+                "question": 0,
+                "answerable": False,
+                "answer": None,
+            },
+        )
+    },
     "api-question-export": {"GET": Rule(STAFF, slugs=(QA,), query="?format=squad")},
     # The minimal body is refused as bad input (400) only after the access check.
     "api-import-lchaim": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(400,), body="multipart-empty")},
     "api-sample": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(409,), body={"n": 1})},  # rating has started
-    "api-back-translation": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(202, 400))},  # 400 without the embeddings package
+    "api-back-translation": {
+        "POST": Rule(SUPERVISOR, slugs=(MT,), ok=(202, 400))
+    },  # 400 without the embeddings package
     # The world's items were not removed by the filter: the body is refused after the access check.
     "api-back-translation-restore": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(400,), body={"items": [1]})},
     "api-ratings-export": {"GET": Rule(STAFF, slugs=(MT,), query="?format=jsonl")},
@@ -195,7 +251,9 @@ ROUTES = {
     # The world's items were not removed as near-duplicates: refused after the access check.
     "api-duplicates-restore": {"POST": Rule(SUPERVISOR, slugs=(NLI,), ok=(400,), body={"items": [1]})},
     # The world has no pair: the supervisor's answer is the 404 of a missing pair.
-    "api-duplicate": {"POST": Rule(SUPERVISOR, slugs=(NLI,), ok=(404,), body={"decision": "keep"}, kwargs={"pair_id": 987654321})},
+    "api-duplicate": {
+        "POST": Rule(SUPERVISOR, slugs=(NLI,), ok=(404,), body={"decision": "keep"}, kwargs={"pair_id": 987654321})
+    },
     "api-splits": {"GET": Rule(STAFF, slugs=(NLI, QA)), "POST": Rule(SUPERVISOR, slugs=(NLI, QA), ok=(202,))},
     "api-leaks": {"GET": Rule(STAFF, slugs=(NLI, QA)), "POST": Rule(SUPERVISOR, slugs=(NLI, QA), ok=(202,))},
     "api-intrinsic": {"GET": Rule(STAFF, slugs=(SUM,)), "POST": Rule(SUPERVISOR, slugs=(SUM,), ok=(202,))},
@@ -209,8 +267,10 @@ ROUTES = {
     "api-item-reopen": {"POST": Rule(SUPERVISOR, ok=(201, 409), body={"reason": "בדיקה חוזרת"})},
     # Model evaluation: the minimal bodies (no file; ids of no evaluation) are refused as bad
     # input only after the access check.
-    "api-evaluations": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE, LABEL)),
-                        "POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(400,), body="multipart-empty")},
+    "api-evaluations": {
+        "GET": Rule(STAFF, slugs=(NLI, QA, PHRASE, LABEL)),
+        "POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(400,), body="multipart-empty"),
+    },
     "api-evaluation": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE))},
     "api-evaluation-compare": {"GET": Rule(STAFF, slugs=(NLI, PHRASE), ok=(400,), query="?a=987654321&b=987654322")},
 }
@@ -218,6 +278,7 @@ ADMIN_NAMESPACE = "admin"  # Django's admin site: one rule for all of its routes
 
 
 # --- the URL patterns -----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Route:
@@ -238,7 +299,9 @@ def all_routes() -> list[Route]:
                 walk(entry, prefix + str(entry.pattern), entry.namespace or namespace)
             elif isinstance(entry, URLPattern):
                 name = entry.name or str(entry.pattern)
-                found.append(Route(f"{namespace}:{name}" if namespace else name, entry, prefix + str(entry.pattern), prefix))
+                found.append(
+                    Route(f"{namespace}:{name}" if namespace else name, entry, prefix + str(entry.pattern), prefix)
+                )
 
     walk(get_resolver(), "", None)
     return found
@@ -252,6 +315,7 @@ def api_operations() -> set[tuple[str, str]]:
 
 
 # --- cases ---------------------------------------------------------------------------------------
+
 
 def cases():
     out = []
@@ -387,7 +451,8 @@ def member_slugs(world, role: str) -> set[str]:
     if role == "admin":
         return set(world.projects)
     memberships = Membership.objects.filter(user=world.users[role]).exclude(
-        role__in=("supervisor", "reviewer"), status="disqualified")
+        role__in=("supervisor", "reviewer"), status="disqualified"
+    )
     return set(memberships.values_list("project__slug", flat=True))
 
 
@@ -470,7 +535,9 @@ def test_admin_site_is_for_staff_only(world, name, role):
         assert response.status_code in (200, 302, 403, 404)
     else:
         assert response.status_code == 302 and response["Location"].startswith("/admin/login/"), (
-            response.status_code, response.get("Location"))
+            response.status_code,
+            response.get("Location"),
+        )
     assert_no_foreign_marker(world, role, response.content, name)
 
 
@@ -504,8 +571,17 @@ def test_cross_project_relabel_link_is_refused(world):
     client = client_for(world, "supervisor", api=True)
 
     def create(slug, target):
-        return client.post("/api/projects/", {"slug": slug, "name": "Linked", "kind": "nli_authoring", "language": "he",
-                                              "settings": {"relabel_project": target}}, format="json")
+        return client.post(
+            "/api/projects/",
+            {
+                "slug": slug,
+                "name": "Linked",
+                "kind": "nli_authoring",
+                "language": "he",
+                "settings": {"relabel_project": target},
+            },
+            format="json",
+        )
 
     theirs, missing = create("sec-linked-a", OTHER_SLUG), create("sec-linked-b", "no-such-project")
     assert missing.status_code in (400, 404)

@@ -24,7 +24,13 @@ UNANSWERABLE = {"answerable": False, "answer": None}
 
 
 def imported_question(qid: str, quality: str = "verified") -> dict:
-    return {"id": qid, "question": "כמה עובדים יש בחברה?", "is_impossible": True, "answers": [], "question quality": quality}
+    return {
+        "id": qid,
+        "question": "כמה עובדים יש בחברה?",
+        "is_impossible": True,
+        "answers": [],
+        "question quality": quality,
+    }
 
 
 @pytest.fixture
@@ -43,17 +49,30 @@ def heq(make_user, client_for):
     for name in ("a1", *(f"v{i}" for i in range(VALIDATORS))):
         Membership.objects.create(project=project, user=users[name], role="annotator", status="active", trusted=True)
     rows = [
-        {"id": f"p-{split}", "context": PARAGRAPH, "title": f"ערים {split}", "split": split, "questions": [imported_question(f"imp-{split}"), imported_question(f"rejected-{split}", "rejected")]}
+        {
+            "id": f"p-{split}",
+            "context": PARAGRAPH,
+            "title": f"ערים {split}",
+            "split": split,
+            "questions": [imported_question(f"imp-{split}"), imported_question(f"rejected-{split}", "rejected")],
+        }
         for split in ("train", "dev")
     ]
     response = client_for(users["sup"]).post(
-        "/api/projects/heq-rules/import/", {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"}, format="multipart"
+        "/api/projects/heq-rules/import/",
+        {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"},
+        format="multipart",
     )
     assert response.status_code == 201, response.content
     author = client_for(users["a1"])
     for _ in rows:
         claimed = author.get("/api/projects/heq-rules/next/").json()
-        assert author.post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": good_value()}, format="json").status_code == 201
+        assert (
+            author.post(
+                f"/api/assignments/{claimed['assignment']}/submit/", {"value": good_value()}, format="json"
+            ).status_code
+            == 201
+        )
     by_split = {a.item.split: a for a in Annotation.objects.select_related("item")}
     items = {a.item.split: a.item for a in by_split.values()}
     return {"users": users, "client": lambda name: client_for(users[name]), "annotations": by_split, "items": items}
@@ -89,11 +108,15 @@ def test_validation_of_a_rejected_question_is_refused(heq):
     from annotation.models import QuestionValidation
 
     dev = heq["annotations"]["dev"]
-    graded = heq["client"]("sup").post(f"/api/annotations/{dev.pk}/review/", {"grade": "rejected", "question": 1}, format="json")
+    graded = heq["client"]("sup").post(
+        f"/api/annotations/{dev.pk}/review/", {"grade": "rejected", "question": 1}, format="json"
+    )
     assert graded.status_code == 201
     v0 = heq["client"]("v0")
-    for body, field in (({"annotation": dev.pk, "question": 1}, "question"),
-                        ({"item": heq["items"]["dev"].pk, "question_key": "rejected-dev"}, "question_key")):
+    for body, field in (
+        ({"annotation": dev.pk, "question": 1}, "question"),
+        ({"item": heq["items"]["dev"].pk, "question_key": "rejected-dev"}, "question_key"),
+    ):
         response = v0.post(SUBMIT, {**body, **UNANSWERABLE}, format="json")
         assert response.status_code == 409, response.content
         assert response.json()["errors"][0]["field"] == field
@@ -120,14 +143,18 @@ def test_validation_stops_at_validators_per_question(heq):
 @pytest.mark.postgres
 def test_concurrent_validations_never_exceed_the_cap(transactional_db, heq):
     from annotation.errors import Conflict
-    from annotation.models import QuestionValidation
     from annotation.kinds.qa.validation import validation_submit
+    from annotation.models import QuestionValidation
 
     for body, _field in targets(heq, "dev"):
         outcomes = Counter()
         lock = threading.Lock()
-        target = {"annotation_id": body.get("annotation"), "question": body.get("question"),
-                  "item_id": body.get("item"), "question_key": body.get("question_key")}
+        target = {
+            "annotation_id": body.get("annotation"),
+            "question": body.get("question"),
+            "item_id": body.get("item"),
+            "question_key": body.get("question_key"),
+        }
 
         def validate(user):
             try:
@@ -160,24 +187,44 @@ def failed_pairs(make_user, client_for):
     users = {name: make_user(name) for name in ("sup", "author-a", "b-author")}
     rules = project_create(actor=admin, slug="fa-rules", name="Rules", kind="nli_relabel", language="fa")
     rel = project_create(actor=admin, slug="fa-rel", name="Relabel", kind="nli_relabel", language="fa")
-    auth = project_create(actor=admin, slug="fa-auth", name="Authoring", kind="nli_authoring", language="fa",
-                          settings={"relabel_project": "fa-rel"})
+    auth = project_create(
+        actor=admin,
+        slug="fa-auth",
+        name="Authoring",
+        kind="nli_authoring",
+        language="fa",
+        settings={"relabel_project": "fa-rel"},
+    )
     for project in (rules, rel, auth):
         Membership.objects.create(project=project, user=users["sup"], role="supervisor", status="active")
     Membership.objects.create(project=rules, user=users["author-a"], role="annotator", status="active")
     Membership.objects.create(project=auth, user=users["b-author"], role="annotator", status="active")
     items = {
-        "author-a": Item.objects.create(project=rules, external_id="x1", payload={"premise": "p", "hypothesis": "h"},
-                                        reference_label="entailment", author=users["author-a"], status=Item.Status.NEEDS_REVISION),
-        "b-author": Item.objects.create(project=rel, external_id="q1-7-e", payload={"premise": "p", "hypothesis": "h"},
-                                        reference_label="entailment", group="fa-auth:q1", author=users["b-author"],
-                                        status=Item.Status.NEEDS_REVISION),
+        "author-a": Item.objects.create(
+            project=rules,
+            external_id="x1",
+            payload={"premise": "p", "hypothesis": "h"},
+            reference_label="entailment",
+            author=users["author-a"],
+            status=Item.Status.NEEDS_REVISION,
+        ),
+        "b-author": Item.objects.create(
+            project=rel,
+            external_id="q1-7-e",
+            payload={"premise": "p", "hypothesis": "h"},
+            reference_label="entailment",
+            group="fa-auth:q1",
+            author=users["b-author"],
+            status=Item.Status.NEEDS_REVISION,
+        ),
     }
     return {"users": users, "items": items, "client": lambda name: client_for(users[name])}
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("author", "relabel", "disqualified_in"), [("author-a", "fa-rules", "fa-rules"), ("b-author", "fa-rel", "fa-auth")])
+@pytest.mark.parametrize(
+    ("author", "relabel", "disqualified_in"), [("author-a", "fa-rules", "fa-rules"), ("b-author", "fa-rel", "fa-auth")]
+)
 def test_a_disqualified_author_neither_revises_nor_reopens(failed_pairs, client, author, relabel, disqualified_in):
     from annotation.models import Item, ItemRevision
 
@@ -192,13 +239,20 @@ def test_a_disqualified_author_neither_revises_nor_reopens(failed_pairs, client,
         response = me.post(f"/api/items/{item.pk}/revise/", body, format="json")
         assert response.status_code == 403, (body, response.content)
     item.refresh_from_db()
-    assert (item.status, item.round, item.payload) == (Item.Status.NEEDS_REVISION, 1, {"premise": "p", "hypothesis": "h"})
+    assert (item.status, item.round, item.payload) == (
+        Item.Status.NEEDS_REVISION,
+        1,
+        {"premise": "p", "hypothesis": "h"},
+    )
     assert not ItemRevision.objects.exists()
     assert me.get(f"/api/projects/{relabel}/revisions/").status_code == 403
     client.force_login(failed_pairs["users"][author])
     assert client.get(f"/p/{relabel}/revisions/").status_code == 403
 
     # Reinstated, they revise as before.
-    assert sup.patch(f"/api/projects/{disqualified_in}/members/{author}/", {"status": "active"}, format="json").status_code == 200
+    assert (
+        sup.patch(f"/api/projects/{disqualified_in}/members/{author}/", {"status": "active"}, format="json").status_code
+        == 200
+    )
     assert me.post(f"/api/items/{item.pk}/revise/", {"hypothesis": "h2"}, format="json").status_code == 200
     assert json.loads(me.get(f"/api/projects/{relabel}/revisions/").content)["results"] == []

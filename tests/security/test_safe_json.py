@@ -47,7 +47,10 @@ def test_agrees_with_json_loads_on_ordinary_json(value):
     assert loads(text) == json.loads(text)
 
 
-@pytest.mark.parametrize(("text", "reason"), [("1e400", "beyond the range"), ("[-1e999]", "beyond the range"), ("9" * 5_000, "too many digits")])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("1e400", "beyond the range"), ("[-1e999]", "beyond the range"), ("9" * 5_000, "too many digits")],
+)
 def test_numbers_python_cannot_hold_are_refused(text, reason):
     with pytest.raises(UnsafeJSON, match=reason):
         loads(text)

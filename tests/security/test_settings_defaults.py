@@ -15,7 +15,14 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # Anything here that would choose or loosen the settings is dropped from the child's environment.
-DROPPED = ("DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE", "PLAIN_HTTP", "SECURE_HSTS_SECONDS")
+DROPPED = (
+    "DJANGO_SETTINGS_MODULE",
+    "SECRET_KEY",
+    "DEBUG",
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
+    "PLAIN_HTTP",
+    "SECURE_HSTS_SECONDS",
+)
 PRINT_SETTINGS = "from django.conf import settings; print(settings.SETTINGS_MODULE, settings.DEBUG)"
 ENTRY_POINTS = {
     "wsgi": "import config.wsgi",
@@ -33,7 +40,9 @@ def run(args: list[str], **env) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS)
 def test_servers_and_the_celery_app_default_to_production(entry):
-    result = run([sys.executable, "-c", f"{ENTRY_POINTS[entry]}; {PRINT_SETTINGS}"], SECRET_KEY=secrets.token_urlsafe(60))
+    result = run(
+        [sys.executable, "-c", f"{ENTRY_POINTS[entry]}; {PRINT_SETTINGS}"], SECRET_KEY=secrets.token_urlsafe(60)
+    )
     assert result.stdout.split() == ["config.settings.production", "False"], result.stderr
 
 
@@ -125,7 +134,12 @@ def test_production_without_cache_url_shares_the_brokers_redis_on_another_databa
 
 
 def test_production_cache_url_wins_over_the_broker():
-    env = {**PRODUCTION, "SECRET_KEY": secrets.token_urlsafe(50), "CELERY_BROKER_URL": "redis://a:6379/0", "CACHE_URL": "redis://b:6379/3"}
+    env = {
+        **PRODUCTION,
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "CELERY_BROKER_URL": "redis://a:6379/0",
+        "CACHE_URL": "redis://b:6379/3",
+    }
     result = run([sys.executable, "-c", PRINT_CACHE], **env)
     assert result.stdout.split() == ["django.core.cache.backends.redis.RedisCache", "redis://b:6379/3"], result.stderr
 

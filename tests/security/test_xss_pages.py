@@ -69,12 +69,28 @@ class Corpus:
         return text
 
 
-STRICT_CSP = ("default-src 'self'", "script-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'")
+STRICT_CSP = (
+    "default-src 'self'",
+    "script-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+)
 
 # Who opens which pages. Every page that renders stored text is here; the matrix test checks
 # that each route exists.
-NLI, QA, MT, LABEL, PHRASE, SUM, AUTHOR = (KIND_SLUGS[k] for k in (
-    "nli_relabel", "qa_authoring", "translation_rating", "label_test", "phrase_pair", "summary_rating", "nli_authoring"))
+NLI, QA, MT, LABEL, PHRASE, SUM, AUTHOR = (
+    KIND_SLUGS[k]
+    for k in (
+        "nli_relabel",
+        "qa_authoring",
+        "translation_rating",
+        "label_test",
+        "phrase_pair",
+        "summary_rating",
+        "nli_authoring",
+    )
+)
 PAGES = {
     "annotator": [
         "/",
@@ -113,7 +129,17 @@ PAGES = {
     "other_supervisor": ["/", f"/p/{OTHER_SLUG}/", "/login/"],
 }
 # Pages whose job is to show stored text: at least one planted text must be on them.
-SHOWS_TEXT = {"/annotate/", "/feedback/", "/revisions/", "/review/", "/validate/", "/p/", "/items/", "/preview/", "/settings/"}
+SHOWS_TEXT = {
+    "/annotate/",
+    "/feedback/",
+    "/revisions/",
+    "/review/",
+    "/validate/",
+    "/p/",
+    "/items/",
+    "/preview/",
+    "/settings/",
+}
 MARKDOWN_FIELDS = ("guidelines",)
 
 _PAGE_STATE = """() => {
@@ -192,7 +218,7 @@ def test_stored_payloads_never_run_and_show_literally(corpus, browser, settings)
                 # The review page shows bidi controls as visible "U+202E" marks, on purpose.
                 if planted[tag] not in state["text"] and planted[tag].replace(RLO, "U+202E") not in state["text"]:
                     at = state["text"].index(tag)
-                    failures.append(f"{where}: {tag} not shown literally: {state['text'][max(0, at - 120):at]!r}")
+                    failures.append(f"{where}: {tag} not shown literally: {state['text'][max(0, at - 120) : at]!r}")
             if any(marker in url for marker in SHOWS_TEXT) and url != "/login/" and not shown:
                 failures.append(f"{where}: shows none of the planted texts")
             dialogs.clear()

@@ -77,7 +77,12 @@ def _rows(kind: str, slug: str, text) -> list[dict]:
     for i in range(ITEMS_PER_PROJECT):
         t = lambda name: text(slug, f"{name}{i}")  # noqa: E731 — one text per field and item
         if kind in ("nli_relabel", "label_test"):
-            row = {"premise": t("premise"), "hypothesis": t("hypothesis"), "label": "entailment", "extra": {"note": t("extra")}}
+            row = {
+                "premise": t("premise"),
+                "hypothesis": t("hypothesis"),
+                "label": "entailment",
+                "extra": {"note": t("extra")},
+            }
         elif kind == "nli_authoring":
             row = {"question": t("question"), "choices": [t("choice-a"), t("choice-b")], "answer_index": 0}
         elif kind == "qa_authoring":
@@ -85,13 +90,23 @@ def _rows(kind: str, slug: str, text) -> list[dict]:
         elif kind == "translation_rating":
             row = {
                 "source": {"premise": t("source-premise"), "hypothesis": t("source-hypothesis"), "label": "e"},
-                "candidates": [{"system": text(slug, f"system-{n}"), "premise": t(f"premise-{n}"), "hypothesis": t(f"hypothesis-{n}")} for n in range(2)],
+                "candidates": [
+                    {
+                        "system": text(slug, f"system-{n}"),
+                        "premise": t(f"premise-{n}"),
+                        "hypothesis": t(f"hypothesis-{n}"),
+                    }
+                    for n in range(2)
+                ],
                 "split": "dev",
             }
         elif kind == "phrase_pair":
             row = {"left": t("left"), "right": t("right"), "label": "EQUIVALENT", "extra": {"note": t("extra")}}
         elif kind == "summary_rating":
-            row = {"article": t("article"), "summaries": [{"system": text(slug, f"system-{n}"), "text": t(f"summary-{n}")} for n in range(2)]}
+            row = {
+                "article": t("article"),
+                "summaries": [{"system": text(slug, f"system-{n}"), "text": t(f"summary-{n}")} for n in range(2)],
+            }
         else:
             raise AssertionError(kind)
         rows.append({"id": f"{slug}-{i}", **row})
@@ -115,21 +130,36 @@ def value_for(kind: str, payload: dict, slug: str, text, who: str) -> dict:
     if kind == "phrase_pair":
         return {"label": "EQUIVALENT"}
     if kind == "nli_authoring":
-        return {"premise": t("premise"), "entailment": t("entailment"), "contradiction": t("contradiction"), "neutral": t("neutral")}
+        return {
+            "premise": t("premise"),
+            "entailment": t("entailment"),
+            "contradiction": t("contradiction"),
+            "neutral": t("neutral"),
+        }
     if kind == "qa_authoring":
         context = payload["context"]
         answer = context[-10:]
         return {
             "questions": [
-                {"question": t(f"question{n}"), "answerable": True, "answer": {"start": len(context) - 10, "text": answer}}
+                {
+                    "question": t(f"question{n}"),
+                    "answerable": True,
+                    "answer": {"start": len(context) - 10, "text": answer},
+                }
                 for n in range(3)
             ]
         }
     if kind == "translation_rating":
         n = len(payload["candidates"])
-        return {"ratings": {str(d): {"accuracy": 3, "fluency": 4, "cultural_fit": 5, "label_valid": True} for d in range(n)}}
+        return {
+            "ratings": {str(d): {"accuracy": 3, "fluency": 4, "cultural_fit": 5, "label_valid": True} for d in range(n)}
+        }
     if kind == "summary_rating":
-        return {"ratings": {str(d): {"coherence": 3, "completeness": 4, "errors": []} for d in range(len(payload["summaries"]))}}
+        return {
+            "ratings": {
+                str(d): {"coherence": 3, "completeness": 4, "errors": []} for d in range(len(payload["summaries"]))
+            }
+        }
     raise AssertionError(kind)
 
 
@@ -154,8 +184,15 @@ def build_world(text) -> World:
     admin = world.users["admin"]
 
     def create(slug, kind, settings=None):
-        project = project_create(actor=admin, slug=slug, name=text(slug, "name"), kind=kind, language="he", settings=settings,
-                                 guidelines=text(slug, "guidelines"))
+        project = project_create(
+            actor=admin,
+            slug=slug,
+            name=text(slug, "name"),
+            kind=kind,
+            language="he",
+            settings=settings,
+            guidelines=text(slug, "guidelines"),
+        )
         Membership.objects.filter(project=project, user=admin).delete()  # admin sees it as staff, not as a member
         # The project's own wording of the first label (or scale point) its kind's guide explains.
         guide = get_kind(kind).label_guide(None, project.settings)
@@ -171,7 +208,9 @@ def build_world(text) -> World:
     Membership.objects.create(project=other, user=helper, role="annotator", status="active")
     _import(other, "nli_relabel", text)
     world.other_claim = _claim(helper, OTHER_SLUG).pk
-    world.jobs[OTHER_SLUG] = Job.objects.create(kind="import", project=other, created_by=world.users["other_supervisor"], params={}).pk
+    world.jobs[OTHER_SLUG] = Job.objects.create(
+        kind="import", project=other, created_by=world.users["other_supervisor"], params={}
+    ).pk
 
     settings = {
         "qa_authoring": {"validate_splits": ["train", "dev", "test"], "min_questions": 3},
@@ -197,20 +236,29 @@ def build_world(text) -> World:
                 world.annotations[slug][role] = _submit(user, slug, kind, text, role).pk
             world.claims[slug][role] = _claim(user, slug).pk
         Membership.objects.filter(project=project, user=world.users["disqualified"]).update(status="disqualified")
-        world.jobs[slug] = Job.objects.create(kind="import", project=project, created_by=world.users["supervisor"], params={}).pk
+        world.jobs[slug] = Job.objects.create(
+            kind="import", project=project, created_by=world.users["supervisor"], params={}
+        ).pk
 
     _review(world, text)
     # Items that failed consensus, waiting for their authors' revision (imported last, so
     # that no claim above holds them).
     nli = world.projects[KIND_SLUGS["nli_relabel"]]
     for role in ("annotator", "disqualified"):
-        row = {"id": f"{nli.slug}-by-{role}", "premise": text(nli.slug, f"revisable-premise-{role}"),
-               "hypothesis": text(nli.slug, f"revisable-hypothesis-{role}"), "label": "neutral", "author": USERNAMES[role]}
+        row = {
+            "id": f"{nli.slug}-by-{role}",
+            "premise": text(nli.slug, f"revisable-premise-{role}"),
+            "hypothesis": text(nli.slug, f"revisable-hypothesis-{role}"),
+            "label": "neutral",
+            "author": USERNAMES[role],
+        }
         items_import(project=nli, data=_jsonl([row]), fmt="jsonl", filename="r.jsonl")
         item = Item.objects.get(project=nli, external_id=row["id"])
         Item.objects.filter(pk=item.pk).update(status=Item.Status.NEEDS_REVISION)
         # A failed round, as the consensus step records one: the item is in the adjudication queue.
-        ConsensusOutcome.objects.create(item=item, round=1, outcome="failed", votes={"neutral": 1}, n_votes=1, agreement=1.0)
+        ConsensusOutcome.objects.create(
+            item=item, round=1, outcome="failed", votes={"neutral": 1}, n_votes=1, agreement=1.0
+        )
         world.revisable[role] = item.pk
     return world
 
@@ -218,7 +266,9 @@ def build_world(text) -> World:
 def _import(project, kind, text):
     from annotation.services.imports import items_import
 
-    result = items_import(project=project, data=_jsonl(_rows(kind, project.slug, text)), fmt="jsonl", filename="w.jsonl")
+    result = items_import(
+        project=project, data=_jsonl(_rows(kind, project.slug, text)), fmt="jsonl", filename="w.jsonl"
+    )
     assert result.created == ITEMS_PER_PROJECT, result
 
 

@@ -141,7 +141,11 @@ def test_dawid_skene_confidence_uses_the_stored_competences(make_project):
     project, users = make_project(annotators=8, kind="phrase_pair", settings=settings)
     for user, competence in zip(users, [0.99, 0.99, 0.4, 0.4]):
         AnnotatorCompetence.objects.create(
-            project=project, annotator=user, method="dawid_skene", competence=competence, computed_at="2026-01-01T00:00Z"
+            project=project,
+            annotator=user,
+            method="dawid_skene",
+            competence=competence,
+            computed_at="2026-01-01T00:00Z",
         )
     reliable = add_item(project, "reliable", payload={"left": "a", "right": "b"})
     for user in users[:2]:

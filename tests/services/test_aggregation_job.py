@@ -33,7 +33,9 @@ def build(make_user, *, settings: dict, items: int = 12):
     from annotation.services.projects import project_create
 
     admin = make_user("agg-admin", staff=True)
-    project = project_create(actor=admin, slug="agg-job", name="Aggregation", kind="phrase_pair", language="en", settings=settings)
+    project = project_create(
+        actor=admin, slug="agg-job", name="Aggregation", kind="phrase_pair", language="en", settings=settings
+    )
     users = []
     for name in ("agg-a", "agg-b", "agg-c", "agg-spam"):
         users.append(make_user(name))
@@ -63,7 +65,9 @@ def stored(project):
     from annotation.models import ItemAggregate
 
     return sorted(
-        ItemAggregate.objects.filter(item__project=project).values_list("item__external_id", "method", "round", "label", "confidence")
+        ItemAggregate.objects.filter(item__project=project).values_list(
+            "item__external_id", "method", "round", "label", "confidence"
+        )
     )
 
 
@@ -72,10 +76,10 @@ def stored(project):
 def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(transactional_db, make_user, celery_worker):
     from django.utils import timezone
 
+    from annotation.kinds.registry import get_kind
     from annotation.metrics.aggregation import aggregate
     from annotation.models import AnnotatorCompetence, Item, Job
     from annotation.services.aggregation import aggregation_sweep, project_votes
-    from annotation.kinds.registry import get_kind
 
     project, users = build(make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 4, "probe_rate": 0.0})
     label_everything(project, users)
@@ -103,7 +107,9 @@ def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(trans
         # A later run may replace its own earlier decision as more votes came in.
         assert set(item.decisions.values_list("method", flat=True)) == {"dawid_skene"}
     competence = dict(
-        AnnotatorCompetence.objects.filter(project=project, method="dawid_skene").values_list("annotator__username", "competence")
+        AnnotatorCompetence.objects.filter(project=project, method="dawid_skene").values_list(
+            "annotator__username", "competence"
+        )
     )
     assert set(competence) == {user.username for user in users}
     assert min(competence, key=competence.get) == "agg-spam"
@@ -121,11 +127,16 @@ def test_a_second_run_writes_the_same_rows_and_k_of_n_keeps_the_kinds_gold(make_
     before_gold = dict(Item.objects.filter(project=project).values_list("pk", "gold_label"))
     first = aggregation_compute_for_project(project)
     rows = [row[:4] for row in stored(project)]
-    competences = sorted(AnnotatorCompetence.objects.filter(project=project).values_list("annotator_id", "method", "competence"))
+    competences = sorted(
+        AnnotatorCompetence.objects.filter(project=project).values_list("annotator_id", "method", "competence")
+    )
     second = aggregation_compute_for_project(project)
     assert first == second and first["items"] == 6 and first["gold_changed"] == 0
     assert [row[:4] for row in stored(project)] == rows
-    assert sorted(AnnotatorCompetence.objects.filter(project=project).values_list("annotator_id", "method", "competence")) == competences
+    assert (
+        sorted(AnnotatorCompetence.objects.filter(project=project).values_list("annotator_id", "method", "competence"))
+        == competences
+    )
     # k-of-n (the default) leaves phrase pairs' own gold (set on submit) as it was.
     assert dict(Item.objects.filter(project=project).values_list("pk", "gold_label")) == before_gold
     # The k-of-n rule of phrase pairs: 2 of 3 agree on every item (one careful annotator
@@ -137,10 +148,11 @@ def test_a_second_run_writes_the_same_rows_and_k_of_n_keeps_the_kinds_gold(make_
 @pytest.mark.parametrize(("method", "outcome", "gold"), [("k_of_n", "failed", ""), ("majority", "accepted", "neutral")])
 def test_nli_rounds_are_decided_by_the_chosen_per_round_method(make_user, method, outcome, gold):
     """3 of 5 (the author's label included) fail FarsTail's 4 of 5 but win a majority."""
+    from django.utils import timezone
+
     from annotation.models import Annotation, Assignment, ConsensusOutcome, Item, Membership
     from annotation.services.consensus import consensus_compute_for_item
     from annotation.services.projects import project_create
-    from django.utils import timezone
 
     admin = make_user("nli-admin", staff=True)
     project = project_create(actor=admin, slug="nli-agg", name="N", kind="nli_relabel", language="fa",
@@ -162,12 +174,14 @@ def test_nli_rounds_are_decided_by_the_chosen_per_round_method(make_user, method
 
 @pytest.mark.django_db
 def test_with_dawid_skene_chosen_the_job_decides_phrase_pairs(make_user):
+    from annotation.kinds.registry import get_kind
     from annotation.metrics.aggregation import aggregate
     from annotation.models import Item, ItemAggregate
-    from annotation.kinds.registry import get_kind
     from annotation.services.aggregation import aggregation_compute_for_project, project_votes
 
-    project, users = build(make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 3, "probe_rate": 0.0}, items=8)
+    project, users = build(
+        make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 3, "probe_rate": 0.0}, items=8
+    )
     # A phrase-pair pool whose rounds Dawid-Skene decides: each waits for the job, which
     # gives it the Dawid-Skene label where the posterior reaches the target (0.9), else none.
     label_everything(project, users[1:])  # the two careful ones and the spammer

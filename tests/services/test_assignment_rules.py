@@ -27,7 +27,9 @@ def make_project(make_user):
         counter["n"] += 1
         n = counter["n"]
         admin = make_user(f"admin{n}", staff=True)
-        project = project_create(actor=admin, slug=f"rules-{n}", name=f"Rules {n}", kind=kind, language="he", settings=settings)
+        project = project_create(
+            actor=admin, slug=f"rules-{n}", name=f"Rules {n}", kind=kind, language="he", settings=settings
+        )
         users = []
         for i in range(annotators):
             user = make_user(f"p{n}-ann{i}")
@@ -38,7 +40,9 @@ def make_project(make_user):
     return make
 
 
-def add_items(project, count: int, *, prefix: str = "i", group=None, reference_label: str = "", author=None, status="open"):
+def add_items(
+    project, count: int, *, prefix: str = "i", group=None, reference_label: str = "", author=None, status="open"
+):
     items = []
     for i in range(count):
         items.append(
@@ -258,7 +262,9 @@ def test_never_the_same_group_twice_in_a_row_when_another_is_available(make_proj
             group = group_of[assignment.item_id]
             if previous is not None and group == previous:
                 others = sum(count for g, count in remaining.items() if g != previous)
-                assert others == 0, f"{user.username} got {group} twice in a row while {others} other-group items were left"
+                assert others == 0, (
+                    f"{user.username} got {group} twice in a row while {others} other-group items were left"
+                )
                 checked += 1
             remaining[group] -= 1
             previous = group

@@ -41,7 +41,9 @@ def make_crowd(make_user, *, annotators: int, items: int, slug: str = "crowd", s
         for i in range(items)
     )
     users = [make_user(f"{slug}-ann{i:02d}") for i in range(annotators)]
-    Membership.objects.bulk_create(Membership(project=project, user=u, role="annotator", status="active") for u in users)
+    Membership.objects.bulk_create(
+        Membership(project=project, user=u, role="annotator", status="active") for u in users
+    )
     return project, users
 
 
@@ -152,7 +154,9 @@ def test_fifty_annotators_through_the_services(transactional_db, make_user):
     started = time.monotonic()
     errors = run_threads(annotate, [(u, i) for i, u in enumerate(users)])
     elapsed = time.monotonic() - started
-    print(f"\n50 annotators via services: {ITEMS * VOTES} annotations in {elapsed:.2f}s; conflicts {sum(conflicts.values())}")
+    print(
+        f"\n50 annotators via services: {ITEMS * VOTES} annotations in {elapsed:.2f}s; conflicts {sum(conflicts.values())}"
+    )
     assert_no_overfill_no_doubles(project, VOTES)
     assert errors == [], errors[0]
     assert sum(done.values()) == ITEMS * VOTES
@@ -284,7 +288,9 @@ def test_fifty_annotators_with_adaptive_overlap(transactional_db, make_user):
     grew = 0
     for item in Item.objects.filter(project=project):
         assert item.status != "open", "an item was left waiting for a vote"
-        labels = list(Annotation.objects.filter(item=item, round=1).order_by("id").values_list("value__label", flat=True))
+        labels = list(
+            Annotation.objects.filter(item=item, round=1).order_by("id").values_list("value__label", flat=True)
+        )
         assert len(labels) == (item.votes_target or ADAPTIVE["overlap_min"]), "votes beyond what the item needed"
         grew += len(labels) > ADAPTIVE["overlap_min"]
         # The engine asked for each vote past overlap_min, and stopped where the rule says.

@@ -41,7 +41,9 @@ def _world(make_user):
     return slug, people, boss, Item, Membership, project_create
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(method=st.sampled_from(["k_of_n", "dawid_skene"]), steps=operations)
 def test_gold_always_follows_the_effective_decision_and_history_only_grows(make_user, method, steps):
     from annotation.models import Annotation, Decision, Item, Membership
@@ -89,7 +91,9 @@ def test_gold_always_follows_the_effective_decision_and_history_only_grows(make_
                 project.refresh_from_db()
                 aggregation_compute_for_project(project)
             elif step[0] == "adjudicate":
-                item_adjudicate(user=sup, item_id=item.pk, data={"label": step[1], "override": True, "comment": "בדיקה"})
+                item_adjudicate(
+                    user=sup, item_id=item.pk, data={"label": step[1], "override": True, "comment": "בדיקה"}
+                )
             elif step[0] == "reopen":
                 from annotation.services.decisions import item_reopen_by_supervisor
 

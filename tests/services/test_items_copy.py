@@ -14,7 +14,17 @@ def test_copied_items_keep_their_text_exactly(nli_project, make_user):
     from annotation.models import Item
     from annotation.services.imports import items_import
 
-    rows = [{"id": f"r{i}", "premise": TRICKY + str(i), "hypothesis": "h\\", "label": "neutral", "group": "g\t1", "extra_note": {"k": [1, None]}} for i in range(3)]
+    rows = [
+        {
+            "id": f"r{i}",
+            "premise": TRICKY + str(i),
+            "hypothesis": "h\\",
+            "label": "neutral",
+            "group": "g\t1",
+            "extra_note": {"k": [1, None]},
+        }
+        for i in range(3)
+    ]
     data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
     result = items_import(project=nli_project, data=data, fmt="jsonl", filename="t.jsonl")
     assert result.created == 3

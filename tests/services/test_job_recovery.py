@@ -105,7 +105,9 @@ def test_the_heartbeat_reports_progress_from_inside_the_jobs_transaction(transac
 
     def poll():  # another client, on its own connection
         try:
-            seen["row"] = wait_until(lambda: Job.objects.filter(pk=job.pk, progress=0.7).values_list("heartbeat_at").first(), timeout=5)
+            seen["row"] = wait_until(
+                lambda: Job.objects.filter(pk=job.pk, progress=0.7).values_list("heartbeat_at").first(), timeout=5
+            )
         finally:
             connection.close()
 

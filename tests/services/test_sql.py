@@ -30,8 +30,9 @@ def test_prepared_form_names_differ_with_the_text():
 
 def test_from_row_gives_the_orm_instance(nli_project, make_user):
     """Every field, JSON, booleans and aware datetimes included, on either backend."""
-    from annotation.models import Assignment, Item
     from django.utils import timezone
+
+    from annotation.models import Assignment, Item
 
     item = Item.objects.create(
         project=nli_project,

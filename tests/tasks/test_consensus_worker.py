@@ -19,7 +19,18 @@ import pytest
 from tests.conftest import ROOT, _wait_for_worker, wait_until
 
 SLUG = "consensus-w"
-OUTCOME_FIELDS = ("id", "item_id", "round", "outcome", "gold", "votes", "n_votes", "agreement", "label_changed", "computed_at")
+OUTCOME_FIELDS = (
+    "id",
+    "item_id",
+    "round",
+    "outcome",
+    "gold",
+    "votes",
+    "n_votes",
+    "agreement",
+    "label_changed",
+    "computed_at",
+)
 ITEM_FIELDS = ("id", "status", "gold_label", "round")
 
 
@@ -62,10 +73,18 @@ def vote_directly(item, users, labels, *, complete=True):
     now = timezone.now()
     for user, label in zip(users, labels):
         assignment = Assignment.objects.create(
-            project=item.project, item=item, annotator=user, round=item.round, status="submitted",
-            claimed_at=now, expires_at=now, submitted_at=now,
+            project=item.project,
+            item=item,
+            annotator=user,
+            round=item.round,
+            status="submitted",
+            claimed_at=now,
+            expires_at=now,
+            submitted_at=now,
         )
-        Annotation.objects.create(assignment=assignment, item=item, annotator=user, round=item.round, value={"label": label})
+        Annotation.objects.create(
+            assignment=assignment, item=item, annotator=user, round=item.round, value={"label": label}
+        )
     if complete:
         Item.objects.filter(pk=item.pk).update(status=Item.Status.COMPLETE)
 
@@ -147,7 +166,12 @@ def test_two_racing_last_votes_give_one_outcome(relabel, celery_worker):
     time.sleep(0.5)  # a second, late run would land now
     [row] = outcome_rows(item=item)
     assert (row["outcome"], row["gold"], row["votes"], row["n_votes"], row["agreement"], row["label_changed"]) == (
-        "accepted", "entailment", {"entailment": 4, "neutral": 1}, 5, 0.8, False,
+        "accepted",
+        "entailment",
+        {"entailment": 4, "neutral": 1},
+        5,
+        0.8,
+        False,
     )
     assert Item.objects.get(pk=item.pk).gold_label == "entailment"
     assert ConsensusOutcome.objects.count() == 1
@@ -167,7 +191,9 @@ def test_per_item_and_batch_runs_racing_on_one_item_write_one_outcome(relabel, c
     author = users["author"]
     items = [new_item(project, f"dup{n}", author=author) for n in range(5)]
     for item in items:
-        vote_directly(item, [users[n] for n in ("r1", "r2", "r3", "r4")], ["neutral", "neutral", "contradiction", "entailment"])
+        vote_directly(
+            item, [users[n] for n in ("r1", "r2", "r3", "r4")], ["neutral", "neutral", "contradiction", "entailment"]
+        )
 
     barrier = threading.Barrier(3)
 
@@ -276,7 +302,11 @@ def _active_pid(app, worker_prefix: str, task_name: str, args: list, *, not_pid:
         if not name.startswith(worker_prefix):
             continue
         for task in tasks:
-            if task.get("name") == task_name and list(task.get("args") or []) == args and task.get("worker_pid") != not_pid:
+            if (
+                task.get("name") == task_name
+                and list(task.get("args") or []) == args
+                and task.get("worker_pid") != not_pid
+            ):
                 return task.get("worker_pid")
     return None
 
@@ -285,7 +315,9 @@ def _waiting_on_a_lock() -> bool:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
         return cursor.fetchone()[0] >= 1
 
 
@@ -298,14 +330,15 @@ def test_pool_process_killed_mid_consensus_writes_the_outcome_once_after_redeliv
     written exactly once and the worker itself carries on."""
     from django.db import connection, transaction
 
-    from config.celery import app
-
     from annotation.models import Item
     from annotation.tasks import compute_consensus
+    from config.celery import app
 
     project, users, _ = relabel
     item = new_item(project, "kill", author=users["author"], reference="neutral")
-    vote_directly(item, [users[n] for n in ("r1", "r2", "r3", "r4")], ["neutral", "neutral", "neutral", "contradiction"])
+    vote_directly(
+        item, [users[n] for n in ("r1", "r2", "r3", "r4")], ["neutral", "neutral", "neutral", "contradiction"]
+    )
     holding, release = threading.Event(), threading.Event()
 
     def hold_item_lock():
@@ -352,11 +385,10 @@ def test_batch_killed_mid_chunk_writes_nothing_and_the_next_sweep_decides_once(r
     decide every item exactly once — the unique (item, round) key never trips."""
     from django.db import connection, transaction
 
-    from config.celery import app
-
     from annotation.models import ConsensusOutcome, Item
     from annotation.services.consensus import consensus_sweep
     from annotation.tasks import compute_consensus_batch
+    from config.celery import app
 
     project, users, _ = relabel
     relabelers = [users[n] for n in ("r1", "r2", "r3", "r4")]
@@ -369,7 +401,9 @@ def test_batch_killed_mid_chunk_writes_nothing_and_the_next_sweep_decides_once(r
     def hold_outcome_key():
         try:
             with transaction.atomic():
-                ConsensusOutcome.objects.create(item=items[-1], round=1, outcome="failed", votes={}, n_votes=0, agreement=0)
+                ConsensusOutcome.objects.create(
+                    item=items[-1], round=1, outcome="failed", votes={}, n_votes=0, agreement=0
+                )
                 holding.set()
                 release.wait(timeout=180)
                 transaction.set_rollback(True)
@@ -406,7 +440,9 @@ def test_batch_killed_mid_chunk_writes_nothing_and_the_next_sweep_decides_once(r
     wait_until(lambda: _active_pid(app, prefix, name, [ids]) is None, timeout=30)
     rows = outcome_rows(item__in=items)
     assert [r["item_id"] for r in rows] == ids
-    assert {(r["outcome"], r["gold"], r["n_votes"], r["agreement"]) for r in rows} == {("accepted", "contradiction", 5, 1.0)}
+    assert {(r["outcome"], r["gold"], r["n_votes"], r["agreement"]) for r in rows} == {
+        ("accepted", "contradiction", 5, 1.0)
+    }
     assert set(Item.objects.filter(pk__in=ids).values_list("status", "gold_label")) == {("accepted", "contradiction")}
     assert celery_worker.process.poll() is None
 
@@ -448,16 +484,17 @@ def _stop(process: subprocess.Popen, sig=signal.SIGKILL) -> None:
 @pytest.mark.worker
 @pytest.mark.postgres
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server to start a private broker")
-def test_votes_kept_while_redis_is_down_and_decided_by_the_sweep_once_it_is_back(relabel, celery_worker, settings, monkeypatch):
+def test_votes_kept_while_redis_is_down_and_decided_by_the_sweep_once_it_is_back(
+    relabel, celery_worker, settings, monkeypatch
+):
     """A private Redis (the machine's shared one is never touched) serves the web side and
     a second worker. It is killed; the last votes of three items still come in: stored,
     answered fast, the items complete, and no consensus computed in the request. Redis
     restarts empty on the same port; the sweep enqueues the items and the second worker
     decides each once."""
-    from config.celery import app
-
     from annotation.models import Annotation, ConsensusOutcome, Item
     from annotation.services.consensus import consensus_sweep
+    from config.celery import app
 
     project, users, clients = relabel
     items = [new_item(project, f"down{n}") for n in range(3)]
@@ -481,8 +518,24 @@ def test_votes_kept_while_redis_is_down_and_decided_by_the_sweep_once_it_is_back
     try:
         use_broker(private_url)
         second = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-n", f"{celery_worker.queue}@private-%h",
-             "-Q", celery_worker.queue, "-c", "1", "-l", "warning", "--without-gossip", "--without-mingle"],
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-n",
+                f"{celery_worker.queue}@private-%h",
+                "-Q",
+                celery_worker.queue,
+                "-c",
+                "1",
+                "-l",
+                "warning",
+                "--without-gossip",
+                "--without-mingle",
+            ],
             cwd=ROOT,
             env={**celery_worker.env, "CELERY_BROKER_URL": private_url},
             stdout=log,
@@ -526,7 +579,9 @@ def test_votes_kept_while_redis_is_down_and_decided_by_the_sweep_once_it_is_back
         time.sleep(1.0)
         rows = outcome_rows(item__in=items)
         assert [r["item_id"] for r in rows] == [item.pk for item in items]
-        assert {(r["outcome"], r["gold"], r["n_votes"], r["agreement"]) for r in rows} == {("accepted", "entailment", 5, 0.8)}
+        assert {(r["outcome"], r["gold"], r["n_votes"], r["agreement"]) for r in rows} == {
+            ("accepted", "entailment", 5, 0.8)
+        }
         assert set(Item.objects.filter(pk__in=[i.pk for i in items]).values_list("status", flat=True)) == {"accepted"}
         assert consensus_sweep() == 0
         assert outcome_rows(item__in=items) == rows
@@ -572,7 +627,13 @@ def test_batch_decides_like_the_per_item_path(db, make_user):
         ("short", "neutral", False, 1, ["neutral", "neutral", "neutral"]),
         ("abstention", "neutral", False, 1, ["neutral", "neutral", "neutral", None]),
         ("no reference", "", False, 1, ["neutral"] * 4 + ["entailment"]),
-        ("over-assigned", "neutral", False, 1, ["neutral", "neutral", "neutral", "entailment", "entailment", "entailment"]),
+        (
+            "over-assigned",
+            "neutral",
+            False,
+            1,
+            ["neutral", "neutral", "neutral", "entailment", "entailment", "entailment"],
+        ),
     ]
     twins = []
     for project in projects:

@@ -148,10 +148,9 @@ def test_running_a_finished_job_again_changes_nothing(big_import):
 
 
 def test_broker_down_keeps_the_request_fast_and_the_sweep_enqueues_later(big_import, settings, monkeypatch):
-    from config.celery import app
-
     from annotation.models import Item, Job
     from annotation.services.jobs import jobs_sweep
+    from config.celery import app
 
     project, client, send = big_import
     real_url = app.conf.broker_url
@@ -231,7 +230,9 @@ def lock_waiters() -> int:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
         return cursor.fetchone()[0]
 
 
@@ -248,10 +249,9 @@ def test_pool_process_killed_mid_job_is_run_again_once_by_the_sweep(big_import, 
     fresh pool process, which leaves the job alone (it is running: a second copy must not
     start beside a live one); the sweep sees the heartbeat stop, queues the job again, and it
     finishes exactly once."""
-    from config.celery import app
-
     from annotation.models import Item, Job
     from annotation.services.jobs import jobs_sweep
+    from config.celery import app
 
     project, client, send = big_import
     with holding_item(project, "kill1"):
@@ -282,7 +282,6 @@ def dying_worker(import_client, settings):
     """A worker of its own (its own queue, which the app publishes to meanwhile), with a
     heartbeat every half second; the test kills it with SIGKILL. Yields (worker, start_another)."""
     from config.celery import app
-
     from tests.conftest import TEST_QUEUE, start_worker, stop_worker
 
     queue = f"{TEST_QUEUE}-dies"

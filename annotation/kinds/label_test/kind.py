@@ -23,7 +23,11 @@ class LabelTestKind(NliKind):
         "labels_per_item": _("Testers who label each item (LCHAIM: four)."),
         "sample_size": _("Items drawn for the test (LCHAIM: 200)."),
     }
-    round_bound_settings = {"labels_per_item": _("items being labelled would need a different number of labels than their testers were counted for")}
+    round_bound_settings = {
+        "labels_per_item": _(
+            "items being labelled would need a different number of labels than their testers were counted for"
+        )
+    }
     # The human-baseline results share the results page of translation rating (LCHAIM),
     # which reads Table 2 from results.py here.
     page_urls = ("annotation.kinds.translation.urls",)

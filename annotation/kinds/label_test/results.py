@@ -110,13 +110,17 @@ def testers_mean(annotators: list[dict], gold_counts: Counter) -> dict:
     def mean(values: list[float]) -> float | None:
         return sum(values) / k if k else None
 
-    per_class = {
-        label: {
-            **{field: mean([a["per_class"][label][field] for a in annotators]) for field in TABLE2_CLASS_FIELDS},
-            "support": gold_counts.get(label, 0),
+    per_class = (
+        {
+            label: {
+                **{field: mean([a["per_class"][label][field] for a in annotators]) for field in TABLE2_CLASS_FIELDS},
+                "support": gold_counts.get(label, 0),
+            }
+            for label in LABELS
         }
-        for label in LABELS
-    } if k else {}
+        if k
+        else {}
+    )
     return {
         "testers": k,
         "n": sum(gold_counts.values()),
@@ -129,9 +133,15 @@ def testers_mean(annotators: list[dict], gold_counts: Counter) -> dict:
 def table2_csv_rows(results: dict) -> list[list]:
     """Table 2 as CSV rows: who, n, accuracy, F1, then P/R/F1 per class (fractions 0-1);
     the testers one by one, then their mean (the paper's row), then the majority line."""
-    header = ["annotator", "n", "accuracy", "f1"] + [f"{label}_{field}" for label in results["labels"] for field in TABLE2_CLASS_FIELDS]
+    header = ["annotator", "n", "accuracy", "f1"] + [
+        f"{label}_{field}" for label in results["labels"] for field in TABLE2_CLASS_FIELDS
+    ]
     out = [header]
-    for name, row in [*((r["annotator"], r) for r in results["annotators"]), ("(mean of testers)", results["group"]), ("(majority)", results["majority"])]:
+    for name, row in [
+        *((r["annotator"], r) for r in results["annotators"]),
+        ("(mean of testers)", results["group"]),
+        ("(majority)", results["majority"]),
+    ]:
         line = [name, row["n"], row["accuracy"], row["f1"]]
         for label in results["labels"]:
             cell = row["per_class"].get(label, {})

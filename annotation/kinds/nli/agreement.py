@@ -45,7 +45,13 @@ from django.utils import timezone
 
 from annotation.metrics.agreement import slot_matrix
 from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item, Job
-from annotation.services.agreement import agreement_reports_replace, alpha_with_ci, bootstrap_details, report_figures, scope_key
+from annotation.services.agreement import (
+    agreement_reports_replace,
+    alpha_with_ci,
+    bootstrap_details,
+    report_figures,
+    scope_key,
+)
 from annotation.services.jobs import job_set_progress
 
 LEVEL = "nominal"
@@ -55,7 +61,12 @@ _ORIGINAL_ID = -1
 
 
 def _per_annotator(
-    unit_index: np.ndarray, coder: np.ndarray, codes: np.ndarray, is_vote: np.ndarray, reference: np.ndarray, names: dict
+    unit_index: np.ndarray,
+    coder: np.ndarray,
+    codes: np.ndarray,
+    is_vote: np.ndarray,
+    reference: np.ndarray,
+    names: dict,
 ) -> dict[str, dict]:
     """{username: {"agree", "total", "rate"}} over units whose reference (gold code, -1 =
     none) is known, for relabeling votes only.
@@ -106,7 +117,9 @@ def _load_votes(project, counts_reference: bool):
     label_codes: dict[str, int] = {}
     items = {
         pk: (author_id, reference)
-        for pk, author_id, reference in Item.objects.filter(project=project).values_list("pk", "author_id", "reference_label")
+        for pk, author_id, reference in Item.objects.filter(project=project).values_list(
+            "pk", "author_id", "reference_label"
+        )
     }
     # KT: the label as text (->>), not jsonb that Django would json.loads row by row.
     rows = list(
@@ -135,7 +148,9 @@ def _load_votes(project, counts_reference: bool):
             (author if author is not None else _ORIGINAL_ID for author, _ in refs), dtype=np.int64, count=len(refs)
         )
         ref_codes = np.fromiter(
-            (label_codes.setdefault(ref, len(label_codes)) if ref else -1 for _, ref in refs), dtype=np.int64, count=len(refs)
+            (label_codes.setdefault(ref, len(label_codes)) if ref else -1 for _, ref in refs),
+            dtype=np.int64,
+            count=len(refs),
         )
         # The author also labeled the item in that round: their annotation stands.
         all_coders = np.unique(np.concatenate([coders, ref_coders]))
@@ -190,7 +205,13 @@ def agreement_compute_per_round(project, job: Job, *, consensus: bool) -> dict:
         figures["details"]["labels"] = sorted(label_codes, key=label_codes.get)
         reports.append(
             AgreementReport(
-                project=project, scope=scope, scope_key=scope_key(scope), level=LEVEL, job=job, computed_at=now, **figures
+                project=project,
+                scope=scope,
+                scope_key=scope_key(scope),
+                level=LEVEL,
+                job=job,
+                computed_at=now,
+                **figures,
             )
         )
         job_set_progress(job.pk, 0.2 + 0.7 * position / len(scopes))
@@ -199,4 +220,3 @@ def agreement_compute_per_round(project, job: Job, *, consensus: bool) -> dict:
     return agreement_reports_replace(
         reports, AgreementReport.objects.filter(project=project, level=LEVEL, scope__has_key="round")
     )
-

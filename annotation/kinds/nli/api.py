@@ -36,7 +36,11 @@ class RevisionListView(generics.ListAPIView):
 
 
 class ItemReviseView(APIView):
-    @extend_schema(request=ReviseRequestSerializer, parameters=IDEMPOTENCY_KEY, responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS})
+    @extend_schema(
+        request=ReviseRequestSerializer,
+        parameters=IDEMPOTENCY_KEY,
+        responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS},
+    )
     @idempotent_write
     def post(self, request, item_id):
         item = revision_services.item_revise(user=request.user, item_id=item_id, changes=body_of(request))

@@ -36,7 +36,11 @@ def hard_flag(computed, extra, name: str) -> bool | None:
 
 class NliScorer(ClassificationScorer):
     gold_columns = ("computed", "payload__extra")
-    columns = ("accuracy", "macro_f1", *(f"subsets.{name}.{subset}" for name in BIAS_FLAGS for subset in ("easy", "hard")))
+    columns = (
+        "accuracy",
+        "macro_f1",
+        *(f"subsets.{name}.{subset}" for name in BIAS_FLAGS for subset in ("easy", "hard")),
+    )
 
     def __init__(self, labels, gold_field: str = "gold_label"):
         super().__init__(labels, canonical_label, (gold_field,))

@@ -77,7 +77,9 @@ def farstail_header(items) -> list[str]:
     they were imported in and first met (computed hard flags after them). One query over
     the exported items finds them (constant memory)."""
     seen: dict[str, None] = {}
-    for extra, order, computed in items.values_list("payload__extra", "payload__extra_order", "computed").iterator(chunk_size=2000):
+    for extra, order, computed in items.values_list("payload__extra", "payload__extra_order", "computed").iterator(
+        chunk_size=2000
+    ):
         in_order = extra_in_order({"extra": extra, "extra_order": order}, FARSTAIL_EXTRA_COLUMNS)
         for key in with_computed_flags(in_order, computed):
             if key not in FARSTAIL_COLUMNS:

@@ -12,10 +12,16 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import AGGREGATION_SETTINGS, Kind, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
-from .formats import FARSTAIL_EXPORT, FARSTAIL_EXTRA_COLUMNS, farstail_header, farstail_row, read_farstail, with_computed_flags
+from .formats import (
+    FARSTAIL_EXPORT,
+    FARSTAIL_EXTRA_COLUMNS,
+    farstail_header,
+    farstail_row,
+    read_farstail,
+    with_computed_flags,
+)
 from .guide import NLI_LABEL_GUIDE
 from .labels import LABELS, canonical_label
-
 
 # Characters of the premise shown before the hypothesis in the console's item list.
 PREMISE_SHOWN = 40
@@ -35,7 +41,9 @@ class NliKind(Kind):
     def browser_text(self, payload: dict) -> str:
         """The premise, shortened, then the hypothesis: the items of one group share their
         premise, and the hypothesis is what tells them apart in the item list."""
-        premise, hypothesis = (payload.get("premise"), payload.get("hypothesis")) if isinstance(payload, dict) else (None, None)
+        premise, hypothesis = (
+            (payload.get("premise"), payload.get("hypothesis")) if isinstance(payload, dict) else (None, None)
+        )
         if not isinstance(premise, str) or not isinstance(hypothesis, str):
             return super().browser_text(payload)
         short = premise if len(premise) <= PREMISE_SHOWN else premise[: PREMISE_SHOWN - 1] + "…"
@@ -93,7 +101,7 @@ class NliKind(Kind):
 
     def clean_value(self, value: Any, item) -> dict:
         if not isinstance(value, dict):
-            raise InvalidInput("must be an object like {\"label\": \"entailment\"}", field="value")
+            raise InvalidInput('must be an object like {"label": "entailment"}', field="value")
         unknown = set(value) - {"label"}
         if unknown:
             raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="value")
@@ -186,7 +194,9 @@ class NliRelabelKind(NliKind):
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1, **AGGREGATION_SETTINGS}
     settings_help = {
         "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),
-        "consensus_n": _("Labels an item collects in a round, the author's or the original label counting as one (FarsTail: 5)."),
+        "consensus_n": _(
+            "Labels an item collects in a round, the author's or the original label counting as one (FarsTail: 5)."
+        ),
         "revision_rounds": _("Times a failed item goes back to its author before it is removed (FarsTail: 1)."),
     }
     round_bound_settings = {
@@ -204,7 +214,9 @@ class NliRelabelKind(NliKind):
         if not 2 <= n <= 50:
             raise InvalidInput("must be between 2 and 50", field="settings.consensus_n")
         if not (n / 2 < k <= n):
-            raise InvalidInput("must be more than half of consensus_n and at most consensus_n", field="settings.consensus_k")
+            raise InvalidInput(
+                "must be more than half of consensus_n and at most consensus_n", field="settings.consensus_k"
+            )
         if not 0 <= settings["revision_rounds"] <= 5:
             raise InvalidInput("must be between 0 and 5", field="settings.revision_rounds")
         check_aggregation_settings(settings)
@@ -242,4 +254,7 @@ class NliRelabelKind(NliKind):
         from .reports import consensus_sections_for_project
 
         chosen = self.project_settings(project)["aggregation"]
-        return {**consensus_sections_for_project(project), "aggregation": aggregation_report_for_project(project, chosen)}
+        return {
+            **consensus_sections_for_project(project),
+            "aggregation": aggregation_report_for_project(project, chosen),
+        }

@@ -21,12 +21,16 @@ def revisions_for_author(*, user, slug: str) -> list[dict]:
     standing = access_project_for_author(user, slug)
     items = [
         item
-        for item in Item.objects.filter(project=standing.project, author=user, status=Item.Status.NEEDS_REVISION).order_by("position", "id")
+        for item in Item.objects.filter(
+            project=standing.project, author=user, status=Item.Status.NEEDS_REVISION
+        ).order_by("position", "id")
         if standing.refusal(item) is None
     ]
     cast: dict[int, Counter] = {item.pk: Counter() for item in items}
     rounds = {item.pk: item.round for item in items}
-    for item_id, round_, value in Annotation.objects.filter(item_id__in=rounds).values_list("item_id", "round", "value"):
+    for item_id, round_, value in Annotation.objects.filter(item_id__in=rounds).values_list(
+        "item_id", "round", "value"
+    ):
         if round_ == rounds[item_id]:
             cast[item_id][value.get("label")] += 1
     return [
@@ -79,7 +83,11 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
             raise Conflict("This item is not waiting for a revision.", field="status")
         if withdraw:
             ItemRevision.objects.create(
-                item=item, failed_round=item.round, action=ItemRevision.Action.WITHDRAWN, previous_payload=item.payload, created_by=user
+                item=item,
+                failed_round=item.round,
+                action=ItemRevision.Action.WITHDRAWN,
+                previous_payload=item.payload,
+                created_by=user,
             )
             item.status = Item.Status.REMOVED
             item.save(update_fields=["status"])
@@ -89,7 +97,11 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
         if all(item.payload.get(field) == text for field, text in edits.items()):
             raise InvalidInput("the revision changes nothing", field=next(iter(edits)))
         ItemRevision.objects.create(
-            item=item, failed_round=item.round, action=ItemRevision.Action.REVISED, previous_payload=item.payload, created_by=user
+            item=item,
+            failed_round=item.round,
+            action=ItemRevision.Action.REVISED,
+            previous_payload=item.payload,
+            created_by=user,
         )
         item.payload = {**item.payload, **edits}
         item.round += 1

@@ -50,7 +50,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput, NotFound
@@ -82,7 +81,9 @@ class NliAuthoringKind(Kind):
         "relabel_project": _("Slug of the nli_relabel project (one you supervise) that receives the authored pairs."),
         "authors_per_question": _("Authors who write pairs from each question."),
     }
-    round_bound_settings = {"authors_per_question": _("questions being authored would need a different number of authors")}
+    round_bound_settings = {
+        "authors_per_question": _("questions being authored would need a different number of authors")
+    }
 
     csv_json_fields = ("choices",)
     # A submit creates three relabel items from the value: changing it afterwards would leave
@@ -167,7 +168,9 @@ class NliAuthoringKind(Kind):
                 # Never echo a key that cannot be encoded back (a lone surrogate would 500).
                 errors.append(FieldError("value", f"a key {reason}"))
             else:
-                errors.append(FieldError(f"value.{key}", f"is not a field of nli_authoring; expected {', '.join(VALUE_FIELDS)}"))
+                errors.append(
+                    FieldError(f"value.{key}", f"is not a field of nli_authoring; expected {', '.join(VALUE_FIELDS)}")
+                )
         for name in VALUE_FIELDS:
             text = value.get(name)
             field = f"value.{name}"
@@ -208,7 +211,9 @@ class NliAuthoringKind(Kind):
         >>> NliAuthoringKind().value_warnings({"entailment": "abcd", "contradiction": "xyzw", "neutral": "n"})
         [{'field': 'value.neutral', 'code': 'length', 'message': 'is much shorter or longer than the entailment hypothesis; FarsTail asks for a similar length'}]
         """
-        entailment, contradiction, neutral = (value[name].strip() for name in ("entailment", "contradiction", "neutral"))
+        entailment, contradiction, neutral = (
+            value[name].strip() for name in ("entailment", "contradiction", "neutral")
+        )
         warnings = []
         for name, text, others in (
             ("contradiction", contradiction, (("entailment", entailment),)),

@@ -13,8 +13,8 @@ from rest_framework.views import APIView
 from annotation import access
 from annotation.errors import InvalidInput
 from annotation.services.exports import EXPORT_STATUSES
-from api.views import ERRORS
 from api.export_views import JsonErrorsNegotiation
+from api.views import ERRORS
 
 from .formats import phrasis_export_prepare, phrasis_export_stream
 
@@ -34,8 +34,12 @@ class PhrasisExportView(APIView):
             "unlabeled file comes back byte for byte."
         ),
         parameters=[
-            OpenApiParameter("file", str, description="Name of an imported PhrasIS file, e.g. PhrasIS.train.images.positives.txt"),
-            OpenApiParameter("status", str, enum=list(EXPORT_STATUSES), default="all", description="Item status, or `all`."),
+            OpenApiParameter(
+                "file", str, description="Name of an imported PhrasIS file, e.g. PhrasIS.train.images.positives.txt"
+            ),
+            OpenApiParameter(
+                "status", str, enum=list(EXPORT_STATUSES), default="all", description="Item status, or `all`."
+            ),
             OpenApiParameter("split", str, description="Only items of this split."),
         ],
         responses={
@@ -51,7 +55,9 @@ class PhrasisExportView(APIView):
         items = phrasis_export_prepare(
             project, file=params.get("file"), status=params.get("status"), split=params.get("split")
         )
-        response = StreamingHttpResponse(phrasis_export_stream(items), content_type="text/tab-separated-values; charset=utf-8")
+        response = StreamingHttpResponse(
+            phrasis_export_stream(items), content_type="text/tab-separated-values; charset=utf-8"
+        )
         name = params.get("file") or f"{project.slug}.phrasis.txt"
         response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=name)
         response["Cache-Control"] = "no-store"

@@ -147,4 +147,6 @@ def phrasis_export_stream(items) -> Iterator[bytes]:
 
     iterator = items.iterator(chunk_size=EXPORT_CHUNK)
     while chunk := list(islice(iterator, EXPORT_CHUNK)):
-        yield "".join(delimited_line(phrasis_row(item), "\t", "\n", quote_any_quote=False) for item in chunk).encode("utf-8")
+        yield "".join(delimited_line(phrasis_row(item), "\t", "\n", quote_any_quote=False) for item in chunk).encode(
+            "utf-8"
+        )

@@ -67,10 +67,14 @@ class PhrasePairKind(Kind):
         "labels_per_item": _("Annotators who label each pair."),
         "probe_rate": _("Share of reversed copies mixed in as coherence probes (0 to 0.5)."),
         "probe_seed": _("Seed of the draw that picks the probes."),
-        "probe_labels": _("Labels whose pairs may be reversed into probes (fine-grained-nli-coherence §3: EQUIVALENT, FORWARD, BACKWARD)."),
+        "probe_labels": _(
+            "Labels whose pairs may be reversed into probes (fine-grained-nli-coherence §3: EQUIVALENT, FORWARD, BACKWARD)."
+        ),
     }
     round_bound_settings = {
-        "labels_per_item": _("pairs being labelled would need a different number of labels than the round was collected for"),
+        "labels_per_item": _(
+            "pairs being labelled would need a different number of labels than the round was collected for"
+        ),
         "probe_labels": _("probes already handed out were chosen by the old labels, so coherence would mix two rules"),
         "probe_rate": _("the probes already mixed in were drawn at the old rate"),
     }
@@ -224,7 +228,9 @@ class PhrasePairKind(Kind):
 
         settings = self.settings_for(project.settings)
         return {
-            **coherence_report_for_project(project, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"]),
+            **coherence_report_for_project(
+                project, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"]
+            ),
             "aggregation": aggregation_report_for_project(project, settings["aggregation"]),
         }
 

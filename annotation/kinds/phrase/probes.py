@@ -114,7 +114,17 @@ def _held(project, user) -> list[HeldRow]:
         )
     )  # fmt: skip
     return [
-        HeldRow(item_id, probe_of, status, claimed_at, pk, label, round_ == item_round, item_status != Item.Status.REMOVED, group)
+        HeldRow(
+            item_id,
+            probe_of,
+            status,
+            claimed_at,
+            pk,
+            label,
+            round_ == item_round,
+            item_status != Item.Status.REMOVED,
+            group,
+        )
         for item_id, probe_of, status, claimed_at, pk, label, round_, item_round, item_status, group in rows
     ]
 
@@ -148,7 +158,9 @@ def _originals_due(project, user, settings: dict, rows: list[HeldRow]) -> tuple[
     # One draw per (annotator, position): asking again at the same point gives the same
     # answer, so "nothing left" never turns into a probe on reload. The draws are keyed by
     # the project's secret (with the seed), so annotators cannot work them out.
-    rng = random.Random(keyed_draw(project.draw_secret, settings.get("probe_seed", 0), f"{project.pk}:{user.pk}:{len(rows)}"))
+    rng = random.Random(
+        keyed_draw(project.draw_secret, settings.get("probe_seed", 0), f"{project.pk}:{user.pk}:{len(rows)}")
+    )
     if owed < 1 and rng.random() >= owed:
         return None
     originals = eligible_originals(rows, settings["probe_labels"], latest_item=_latest_item(rows))
@@ -190,7 +202,12 @@ def probe_next_for_annotator(project, user, settings: dict, *, last_group: str |
         },
     )
     # Lock it for the caller's claim (the engine re-counts its slot under this lock).
-    return Item.objects.select_for_update().filter(pk=probe.pk, status=Item.Status.OPEN).values_list("pk", flat=True).first()
+    return (
+        Item.objects.select_for_update()
+        .filter(pk=probe.pk, status=Item.Status.OPEN)
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
 def probes_remaining_for_annotator(project, user, settings: dict, *, ordinary_remaining: int) -> int:

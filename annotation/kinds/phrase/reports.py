@@ -86,7 +86,10 @@ def coherence_by_annotator(project) -> dict[int, dict]:
     pairs: dict[int, list[tuple[str, str, str | None]]] = defaultdict(list)
     for _original, annotator_id, original_label, label, gold in _probe_pairs(_probe_rows(project)):
         pairs[annotator_id].append((original_label, label, gold))
-    return {row["annotator"]: {"probes": row["probes"], "soft": row["soft"], "hard": row["hard"]} for row in coherence_rows(pairs)}
+    return {
+        row["annotator"]: {"probes": row["probes"], "soft": row["soft"], "hard": row["hard"]}
+        for row in coherence_rows(pairs)
+    }
 
 
 def incoherent_probe_answers(project) -> list[tuple[int, int, str, str]]:

@@ -30,10 +30,17 @@ from .questions import GRADES, SPLITS
 
 class ReviewRequestSerializer(serializers.Serializer):
     grade = serializers.ChoiceField(choices=GRADES)
-    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
-                                    help_text="Free text, kept exactly as typed; reaches the annotator's inbox.")
-    question = serializers.IntegerField(required=False, min_value=0,
-                                        help_text="Index of the graded question; required for qa_authoring, absent otherwise.")
+    comment = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="Free text, kept exactly as typed; reaches the annotator's inbox.",
+    )
+    question = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="Index of the graded question; required for qa_authoring, absent otherwise.",
+    )
 
 
 class ReviewSerializer(serializers.Serializer):
@@ -49,7 +56,9 @@ class ReviewSerializer(serializers.Serializer):
 
 class PendingReviewSerializer(serializers.Serializer):
     annotation = serializers.IntegerField(source="pk")
-    annotator = serializers.SerializerMethodField(help_text="the username to supervisors, the export's pseudonym to reviewers")
+    annotator = serializers.SerializerMethodField(
+        help_text="the username to supervisors, the export's pseudonym to reviewers"
+    )
     item = serializers.SerializerMethodField()
     value = serializers.DictField()
     created_at = serializers.DateTimeField()
@@ -57,13 +66,19 @@ class PendingReviewSerializer(serializers.Serializer):
 
     def get_annotator(self, annotation) -> str:
         names = self.context.get("names", False)
-        return shown_name(annotation.item.project_id, annotation.annotator_id, annotation.annotator.username, names=names)
+        return shown_name(
+            annotation.item.project_id, annotation.annotator_id, annotation.annotator.username, names=names
+        )
 
     def get_item(self, annotation) -> dict:
         item = annotation.item
-        return {"id": item.pk, "external_id": item.external_id, "payload": {"context": item.payload.get("context", ""),
-                                                                             "title": item.payload.get("title", "")}
-                if "context" in item.payload else item.payload}
+        return {
+            "id": item.pk,
+            "external_id": item.external_id,
+            "payload": {"context": item.payload.get("context", ""), "title": item.payload.get("title", "")}
+            if "context" in item.payload
+            else item.payload,
+        }
 
     def get_graded(self, annotation) -> dict:
         return {str(index): entry for index, entry in annotation.graded.items()}
@@ -95,7 +110,11 @@ class FeedbackSerializer(serializers.Serializer):
         if review is None or review.question is None:
             return None
         questions = review.annotation.value.get("questions") if isinstance(review.annotation.value, dict) else None
-        if isinstance(questions, list) and 0 <= review.question < len(questions) and isinstance(questions[review.question], dict):
+        if (
+            isinstance(questions, list)
+            and 0 <= review.question < len(questions)
+            and isinstance(questions[review.question], dict)
+        ):
             return questions[review.question].get("question")
         return None
 
@@ -107,9 +126,16 @@ class FeedbackSerializer(serializers.Serializer):
 
 
 class ValidationNextSerializer(serializers.Serializer):
-    annotation = serializers.IntegerField(allow_null=True, help_text="The authored question's annotation; null for a question of the imported file.")
-    question = serializers.IntegerField(help_text="Index of the question within the annotation (or within the imported paragraph).")
-    question_key = serializers.CharField(allow_null=True, help_text="The imported question's id (send it back with `item`); null for an authored question.")
+    annotation = serializers.IntegerField(
+        allow_null=True, help_text="The authored question's annotation; null for a question of the imported file."
+    )
+    question = serializers.IntegerField(
+        help_text="Index of the question within the annotation (or within the imported paragraph)."
+    )
+    question_key = serializers.CharField(
+        allow_null=True,
+        help_text="The imported question's id (send it back with `item`); null for an authored question.",
+    )
     question_text = serializers.CharField(trim_whitespace=False)
     item = s.AnnotatorItemSerializer(help_text="The paragraph (context, title) — never the existing answers.")
     remaining = serializers.IntegerField(help_text="Questions still open to the caller, this one included.")
@@ -118,15 +144,19 @@ class ValidationNextSerializer(serializers.Serializer):
 class SpanSerializer(serializers.Serializer):
     start = serializers.IntegerField(
         help_text="Code points into the stored paragraph. Both edges fall between whole characters (extended "
-                  "grapheme clusters: a letter with its niqqud, an emoji sequence); a blank span is refused."
+        "grapheme clusters: a letter with its niqqud, an emoji sequence); a blank span is refused."
     )
     text = serializers.CharField(trim_whitespace=False, help_text="Must equal the paragraph's slice at start.")
 
 
 class ValidationRequestSerializer(serializers.Serializer):
-    annotation = serializers.IntegerField(required=False, help_text="An authored question: its annotation, with `question`.")
+    annotation = serializers.IntegerField(
+        required=False, help_text="An authored question: its annotation, with `question`."
+    )
     question = serializers.IntegerField(required=False, help_text="Index of the authored question.")
-    item = serializers.IntegerField(required=False, help_text="A question of the imported file: its paragraph, with `question_key`.")
+    item = serializers.IntegerField(
+        required=False, help_text="A question of the imported file: its paragraph, with `question_key`."
+    )
     question_key = serializers.CharField(required=False, trim_whitespace=False, help_text="The imported question's id.")
     answerable = serializers.BooleanField()
     answer = SpanSerializer(allow_null=True, help_text="Null when the validator finds the question unanswerable.")
@@ -187,7 +217,9 @@ class ReviewView(APIView):
             data = body_of(request)
             unknown = set(data) - {"grade", "comment", "question"}
             if unknown:
-                raise InvalidInput("unknown field; expected grade, comment, question", field=sorted(map(str, unknown))[0])
+                raise InvalidInput(
+                    "unknown field; expected grade, comment, question", field=sorted(map(str, unknown))[0]
+                )
             review, created = review_services.review_create(
                 user=request.user,
                 annotation_id=annotation_id,
@@ -195,7 +227,9 @@ class ReviewView(APIView):
                 comment=data.get("comment", ""),
                 question=data.get("question"),
             )
-            return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+            return Response(
+                ReviewSerializer(review).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+            )
 
         return idempotent(request, produce)
 
@@ -203,10 +237,19 @@ class ReviewView(APIView):
 class FeedbackListView(APIView):
     @extend_schema(
         summary="The caller's feedback inbox, newest first, with the unread count",
-        parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int),
-                    OpenApiParameter("unread", bool, description="Only unread messages.")],
-        responses={200: page_of("FeedbackPage", FeedbackSerializer,
-                                unread=serializers.IntegerField(help_text="Unread messages in the whole inbox.")), **ERRORS},
+        parameters=[
+            OpenApiParameter("page", int),
+            OpenApiParameter("page_size", int),
+            OpenApiParameter("unread", bool, description="Only unread messages."),
+        ],
+        responses={
+            200: page_of(
+                "FeedbackPage",
+                FeedbackSerializer,
+                unread=serializers.IntegerField(help_text="Unread messages in the whole inbox."),
+            ),
+            **ERRORS,
+        },
     )
     def get(self, request):
         messages = review_services.feedback_list_for_user(request.user)
@@ -218,8 +261,9 @@ class FeedbackListView(APIView):
 
 
 class FeedbackReadView(APIView):
-    @extend_schema(summary="Mark one of the caller's messages read", request=None,
-                   responses={200: FeedbackSerializer, **ERRORS})
+    @extend_schema(
+        summary="Mark one of the caller's messages read", request=None, responses={200: FeedbackSerializer, **ERRORS}
+    )
     def post(self, request, feedback_id):
         review_services.feedback_mark_read(user=request.user, feedback_id=feedback_id)
         feedback = review_services.feedback_list_for_user(request.user).get(pk=feedback_id)
@@ -236,7 +280,11 @@ class ValidationNextView(APIView):
             "settings.validators_per_question answers. The response carries the paragraph and the question only — "
             "not the existing answers nor whether the question is answerable. 204 when nothing is left."
         ),
-        responses={200: ValidationNextSerializer, 204: OpenApiResponse(description="nothing left to validate"), **ERRORS},
+        responses={
+            200: ValidationNextSerializer,
+            204: OpenApiResponse(description="nothing left to validate"),
+            **ERRORS,
+        },
     )
     def get(self, request, slug):
         found = validation_services.validation_next_for_user(user=request.user, slug=slug)
@@ -264,8 +312,10 @@ class ValidationSubmitView(APIView):
             data = body_of(request)
             unknown = set(data) - {"annotation", "question", "item", "question_key", "answerable", "answer"}
             if unknown:
-                raise InvalidInput("unknown field; expected annotation, question, item, question_key, answerable, answer",
-                                   field=sorted(map(str, unknown))[0])
+                raise InvalidInput(
+                    "unknown field; expected annotation, question, item, question_key, answerable, answer",
+                    field=sorted(map(str, unknown))[0],
+                )
             validation = validation_services.validation_submit(
                 user=request.user,
                 annotation_id=data.get("annotation"),

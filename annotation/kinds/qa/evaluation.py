@@ -43,7 +43,9 @@ class QaScorer(EvaluationScorer):
         answer = record.get("prediction")
         if not isinstance(answer, str):
             shown = "missing" if answer is None else f"a {type(answer).__name__}"
-            return None, [FieldError("prediction", f'must be the answer text, a string ("" for no answer), not {shown}', row)]
+            return None, [
+                FieldError("prediction", f'must be the answer text, a string ("" for no answer), not {shown}', row)
+            ]
         return (answer or None), []
 
     def arrays(self, project, gold: dict, predictions: dict) -> dict:

@@ -88,8 +88,12 @@ def pool_paragraphs(text: str, title: str, rule: dict) -> list[tuple[int, str]]:
     candidates = []
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
-        if low <= len(line) and (high is None or len(line) <= high) and line.strip() \
-                and hebrew_letters(line) >= (rule.get("min_hebrew_letters") or 0):
+        if (
+            low <= len(line)
+            and (high is None or len(line) <= high)
+            and line.strip()
+            and hebrew_letters(line) >= (rule.get("min_hebrew_letters") or 0)
+        ):
             candidates.append((number, line))
     if per_article is not None and len(candidates) > per_article:
         seed = int.from_bytes(hashlib.sha256(title.encode()).digest()[:8], "big")
@@ -108,7 +112,9 @@ def check_pool_rules(rules: Any) -> str | None:
             return f"{source!r}: a rule is an object with min_chars and optionally {', '.join(POOL_RULE_KEYS[1:])}"
         for key in POOL_RULE_KEYS:
             value = rule.get(key)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_CONTEXT_LENGTH):
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_CONTEXT_LENGTH
+            ):
                 return f"{source!r}: {key} must be an integer between 0 and {MAX_CONTEXT_LENGTH} or null"
         if rule.get("max_chars") is not None and rule["max_chars"] < rule["min_chars"]:
             return f"{source!r}: max_chars is below min_chars"
@@ -127,7 +133,9 @@ def _v10_to_v11(question: dict) -> dict | str:
     flag = question.get("is_impossible")
     if flag not in ("TRUE", "FALSE"):
         return 'is_impossible must be "TRUE" or "FALSE" in a v1.0 file'
-    converted = {key: value for key, value in question.items() if key not in ("is_impossible", "answers", "wrong_answers")}
+    converted = {
+        key: value for key, value in question.items() if key not in ("is_impossible", "answers", "wrong_answers")
+    }
     answers = question.get("answers", [])
     if flag == "TRUE":
         converted.update(answers=answers, is_impossible=False, wrong_answers=[])
@@ -137,7 +145,7 @@ def _v10_to_v11(question: dict) -> dict | str:
 
 
 def detect_squad_release(doc: dict) -> str:
-    """"v1.0" or "v1.1": HeQ's two conventions for `is_impossible`, told apart by its type
+    """ "v1.0" or "v1.1": HeQ's two conventions for `is_impossible`, told apart by its type
     (strings in v1.0, booleans in v1.1 and in SQuAD 2.0). A file whose `version` names one
     release while its values follow the other, or that mixes both, is refused."""
     kinds = set()
@@ -148,7 +156,7 @@ def detect_squad_release(doc: dict) -> str:
                     flag = question["is_impossible"]
                     kinds.add("v1.0" if isinstance(flag, str) else "v1.1" if isinstance(flag, bool) else "other")
     if "other" in kinds:
-        raise InvalidInput("is_impossible must be a boolean (v1.1) or \"TRUE\"/\"FALSE\" (v1.0)", field="file")
+        raise InvalidInput('is_impossible must be a boolean (v1.1) or "TRUE"/"FALSE" (v1.0)', field="file")
     if len(kinds) > 1:
         raise InvalidInput("the file mixes v1.0 (string) and v1.1 (boolean) is_impossible values", field="file")
     found = kinds.pop() if kinds else None
@@ -218,7 +226,11 @@ def read_articles(text: str, rules: dict, default_source: str) -> Iterator[tuple
         if error:
             yield number, {"_error": error, "_field": member}
             continue
-        if not isinstance(article, dict) or not isinstance(article.get("title"), str) or not isinstance(article.get("text"), str):
+        if (
+            not isinstance(article, dict)
+            or not isinstance(article.get("title"), str)
+            or not isinstance(article.get("text"), str)
+        ):
             yield number, {"_error": 'must be an object with string "title" and "text"'}
             continue
         source = article.get("source")
@@ -227,7 +239,10 @@ def read_articles(text: str, rules: dict, default_source: str) -> Iterator[tuple
             continue
         rule = rules.get((source or default_source).lower())
         if rule is None:
-            yield number, {"_error": f"has no pool rule (settings.pool_rules: {', '.join(sorted(rules))})", "_field": "source"}
+            yield (
+                number,
+                {"_error": f"has no pool rule (settings.pool_rules: {', '.join(sorted(rules))})", "_field": "source"},
+            )
             continue
         for line_number, paragraph in pool_paragraphs(article["text"], article["title"], rule):
             record = {"id": f"{article['title']}#{line_number}", "title": article["title"], "context": paragraph}
@@ -283,7 +298,9 @@ def check_existing_question(question: Any, context: str, path: str, problems: Ro
     if impossible is False and not answers:
         problems.add(f"{path}.answers", "an answerable question needs at least one answer")
     if impossible is True and answers:
-        problems.add(f"{path}.answers", "an unanswerable question has no answers (put a plausible span in wrong_answers)")
+        problems.add(
+            f"{path}.answers", "an unanswerable question has no answers (put a plausible span in wrong_answers)"
+        )
     wrong = question.get("wrong_answers", [])
     if not isinstance(wrong, list):
         problems.add(f"{path}.wrong_answers", "must be a list")
@@ -303,8 +320,13 @@ def ordered_question(question: dict) -> dict:
     for name in ("answers", "wrong_answers"):
         if isinstance(ordered.get(name), list):
             ordered[name] = [
-                {"text": a.get("text"), "answer_start": a.get("answer_start"), **{k: v for k, v in a.items() if k not in ("text", "answer_start")}}
-                if isinstance(a, dict) else a
+                {
+                    "text": a.get("text"),
+                    "answer_start": a.get("answer_start"),
+                    **{k: v for k, v in a.items() if k not in ("text", "answer_start")},
+                }
+                if isinstance(a, dict)
+                else a
                 for a in ordered[name]
             ]
     return ordered
@@ -343,22 +365,43 @@ def export_questions(project, *, split: str | None = None, include_rejected: boo
     for item in items.iterator(chunk_size=500):
         chunk.append(item)
         if len(chunk) == 500:
-            yield from _export_chunk(project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation)
+            yield from _export_chunk(
+                project,
+                chunk,
+                article_splits,
+                split,
+                include_rejected,
+                pseudonym,
+                Annotation,
+                Review,
+                QuestionValidation,
+            )
             chunk = []
     if chunk:
-        yield from _export_chunk(project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation)
+        yield from _export_chunk(
+            project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation
+        )
 
 
-def _export_chunk(project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation):
+def _export_chunk(
+    project, chunk, article_splits, split, include_rejected, pseudonym, Annotation, Review, QuestionValidation
+):
     wanted = [(item, item_split(item, article_splits)) for item in chunk]
     if split:
         wanted = [(item, s) for item, s in wanted if s == split]
     ids = [item.pk for item, _s in wanted]
     annotations = defaultdict(list)
-    for row in Annotation.objects.filter(item_id__in=ids).order_by("id").values("id", "item_id", "annotator_id", "value"):
+    for row in (
+        Annotation.objects.filter(item_id__in=ids).order_by("id").values("id", "item_id", "annotator_id", "value")
+    ):
         annotations[row["item_id"]].append(row)
     annotation_ids = [row["id"] for rows in annotations.values() for row in rows]
-    grades = {(a, q): g for a, q, g in Review.objects.filter(annotation_id__in=annotation_ids).values_list("annotation_id", "question", "grade")}
+    grades = {
+        (a, q): g
+        for a, q, g in Review.objects.filter(annotation_id__in=annotation_ids).values_list(
+            "annotation_id", "question", "grade"
+        )
+    }
     extra_spans = defaultdict(list)
     for a, q, start, text in (
         QuestionValidation.objects.filter(annotation_id__in=annotation_ids, answer_start__isnull=False)
@@ -384,7 +427,11 @@ def _export_chunk(project, chunk, article_splits, split, include_rejected, pseud
             ordered = ordered_question(question)
             # Validators' spans join an answerable question's answers (HeQ §3.3); a question
             # nobody validated is written exactly as it came in.
-            extra = imported_spans.get((item.pk, question.get("id")), ()) if question.get("is_impossible") is not True else ()
+            extra = (
+                imported_spans.get((item.pk, question.get("id")), ())
+                if question.get("is_impossible") is not True
+                else ()
+            )
             if extra and isinstance(ordered.get("answers"), list):
                 known = {(a.get("text"), a.get("answer_start")) for a in ordered["answers"] if isinstance(a, dict)}
                 for span in extra:
@@ -405,15 +452,17 @@ def _export_chunk(project, chunk, article_splits, split, include_rejected, pseud
                             answers.append(span)
                 qid = authored_question_id(project.slug, row["id"], index)
                 authors[qid] = pseudonym(row["annotator_id"])
-                qas.append({
-                    "question": question.get("question", ""),
-                    "id": qid,
-                    "answers": answers,
-                    "is_impossible": not question.get("answerable"),
-                    "WH Question": overlap_metrics.wh_word(question.get("question", "")) or "",
-                    "question quality": grade or UNREVIEWED,
-                    "wrong_answers": [],
-                })
+                qas.append(
+                    {
+                        "question": question.get("question", ""),
+                        "id": qid,
+                        "answers": answers,
+                        "is_impossible": not question.get("answerable"),
+                        "WH Question": overlap_metrics.wh_word(question.get("question", "")) or "",
+                        "question quality": grade or UNREVIEWED,
+                        "wrong_answers": [],
+                    }
+                )
         if not qas:
             continue
         paragraph = {"context": payload.get("context", "")}
@@ -431,7 +480,9 @@ def _export_chunk(project, chunk, article_splits, split, include_rejected, pseud
         }
 
 
-def export_questions_stream(project, *, fmt: str, split: str | None = None, include_rejected: bool = False) -> Iterator[bytes]:
+def export_questions_stream(
+    project, *, fmt: str, split: str | None = None, include_rejected: bool = False
+) -> Iterator[bytes]:
     """`squad`: one SQuAD v2 JSON document in HeQ's v1.1 shape (articles — the imported
     file's, else one per title and source — in order of first appearance, then paragraphs,
     then qas), serialised like HeQ's files (`json.dumps(ensure_ascii=False)` and a final

@@ -122,7 +122,9 @@ class QaAuthoringKind(Kind):
 
     # --- import ---
 
-    def read_format_with_settings(self, fmt: str, text: str, filename: str, settings: dict) -> Iterator[tuple[int, dict]]:
+    def read_format_with_settings(
+        self, fmt: str, text: str, filename: str, settings: dict
+    ) -> Iterator[tuple[int, dict]]:
         if fmt == "squad":
             return read_squad(text)
         if fmt == "articles":
@@ -155,7 +157,9 @@ class QaAuthoringKind(Kind):
             if record.get(name) is not None and not isinstance(record[name], dict):
                 problems.add(name, "must be an object")
         article_index = record.get("article_index")
-        if article_index is not None and (not isinstance(article_index, int) or isinstance(article_index, bool) or article_index < 0):
+        if article_index is not None and (
+            not isinstance(article_index, int) or isinstance(article_index, bool) or article_index < 0
+        ):
             problems.add("article_index", "must be a non-negative integer")
         if problems.errors:
             return None, problems.errors
@@ -184,7 +188,10 @@ class QaAuthoringKind(Kind):
     def clean_value(self, value: Any, item) -> dict:
         settings = self.settings_for(item.project.settings)
         return clean_questions(
-            value, item.payload["context"], min_questions=settings["min_questions"], max_questions=settings["max_questions"]
+            value,
+            item.payload["context"],
+            min_questions=settings["min_questions"],
+            max_questions=settings["max_questions"],
         )
 
     def after_submit(self, annotation, item, settings: dict) -> None:
@@ -197,7 +204,9 @@ class QaAuthoringKind(Kind):
         from .reviews import review_key, review_sampled
 
         membership = (
-            Membership.objects.select_related("user").filter(project_id=item.project_id, user_id=annotation.annotator_id).first()
+            Membership.objects.select_related("user")
+            .filter(project_id=item.project_id, user_id=annotation.annotator_id)
+            .first()
         )
         if membership is None or membership.status != Membership.Status.ACTIVE or not membership.trusted:
             required = True
@@ -245,7 +254,9 @@ class QaAuthoringKind(Kind):
             "split": item.split,
             "status": item.status,
             "existing_questions": [ordered_question(q) for q in payload.get("questions") or []],
-            "authored": [{"annotator": annotator, "questions": questions_of(value)} for annotator, value in facts.annotations],
+            "authored": [
+                {"annotator": annotator, "questions": questions_of(value)} for annotator, value in facts.annotations
+            ],
             "annotators": [annotator for annotator, _value in facts.annotations],
         }
 

@@ -66,7 +66,9 @@ def feedback(request):
                 question = questions[entry.review.question]
                 entry.question_text = question.get("question")
                 entry.answerable = bool(question.get("answerable"))
-                entry.paragraph = paragraph_parts(entry.review.annotation.item.payload.get("context"), question.get("answer"))
+                entry.paragraph = paragraph_parts(
+                    entry.review.annotation.item.payload.get("context"), question.get("answer")
+                )
                 entry.answer = (question.get("answer") or {}).get("text") if entry.answerable else None
     return render(
         request, "qa/feedback.html", {"messages_list": entries, "unread": feedback_unread_count(request.user)}
@@ -87,7 +89,11 @@ def validate(request, slug):
     membership = access.membership_of(request.user, project)
     if project.kind != "qa_authoring":
         raise Http404
-    if membership is not None and membership.role == Membership.Role.ANNOTATOR and membership.status != Membership.Status.ACTIVE:
+    if (
+        membership is not None
+        and membership.role == Membership.Role.ANNOTATOR
+        and membership.status != Membership.Status.ACTIVE
+    ):
         raise PermissionDenied(_("Only active annotators, reviewers and supervisors validate questions."))
     config = {
         "slug": project.slug,
@@ -126,8 +132,9 @@ def _share_bar(share: float | None, rtl: bool, total: float = BAR_W) -> dict:
     return {"x": _mirror(0, width, total, rtl), "width": width}
 
 
-def histogram_chart(series: dict[str, list[int]], rtl: bool, *, tick_labels: dict[int, str],
-                    range_label, threshold: float | None = None) -> dict:
+def histogram_chart(
+    series: dict[str, list[int]], rtl: bool, *, tick_labels: dict[int, str], range_label, threshold: float | None = None
+) -> dict:
     """Grouped bars, one group per bin, each series drawn as its share of its own total (the
     file's 200 questions and a handful of authored ones compare by shape). Rows carry the
     counts and shares that the page prints beside the chart."""
@@ -144,19 +151,50 @@ def histogram_chart(series: dict[str, list[int]], rtl: bool, *, tick_labels: dic
         for k, name in enumerate(series):
             height = round(plot_h * shares[name][b] / top, 2)
             x = HIST_PAD_X + b * slot + 2 + k * bar_w
-            bars.append({"series": name, "x": _mirror(x, bar_w, HIST_W, rtl), "y": round(HIST_PAD_TOP + plot_h - height, 2),
-                         "width": round(bar_w, 2), "height": height, "bin": b, "count": series[name][b]})
-    ticks = [{"x": _mirror(HIST_PAD_X + plot_w * edge / bins, 0, HIST_W, rtl), "label": label}
-             for edge, label in sorted(tick_labels.items())]
-    rows = [{"range": range_label(b, bins),
-             "cells": [{"series": name, "count": series[name][b], "pct": _number(100 * shares[name][b], 1)} for name in series]}
-            for b in range(bins)]
-    chart = {"bars": bars, "ticks": ticks, "rows": rows, "totals": totals, "width": HIST_W, "height": HIST_H,
-             "baseline": HIST_PAD_TOP + plot_h, "x0": HIST_PAD_X, "x1": HIST_W - HIST_PAD_X, "tick_y": HIST_H - 6,
-             "series": list(series)}
+            bars.append(
+                {
+                    "series": name,
+                    "x": _mirror(x, bar_w, HIST_W, rtl),
+                    "y": round(HIST_PAD_TOP + plot_h - height, 2),
+                    "width": round(bar_w, 2),
+                    "height": height,
+                    "bin": b,
+                    "count": series[name][b],
+                }
+            )
+    ticks = [
+        {"x": _mirror(HIST_PAD_X + plot_w * edge / bins, 0, HIST_W, rtl), "label": label}
+        for edge, label in sorted(tick_labels.items())
+    ]
+    rows = [
+        {
+            "range": range_label(b, bins),
+            "cells": [
+                {"series": name, "count": series[name][b], "pct": _number(100 * shares[name][b], 1)} for name in series
+            ],
+        }
+        for b in range(bins)
+    ]
+    chart = {
+        "bars": bars,
+        "ticks": ticks,
+        "rows": rows,
+        "totals": totals,
+        "width": HIST_W,
+        "height": HIST_H,
+        "baseline": HIST_PAD_TOP + plot_h,
+        "x0": HIST_PAD_X,
+        "x1": HIST_W - HIST_PAD_X,
+        "tick_y": HIST_H - 6,
+        "series": list(series),
+    }
     if threshold is not None:
-        chart["threshold"] = {"x": _mirror(HIST_PAD_X + plot_w * threshold, 0, HIST_W, rtl), "y0": HIST_PAD_TOP,
-                              "y1": HIST_PAD_TOP + plot_h, "value": _number(threshold, 2)}
+        chart["threshold"] = {
+            "x": _mirror(HIST_PAD_X + plot_w * threshold, 0, HIST_W, rtl),
+            "y0": HIST_PAD_TOP,
+            "y1": HIST_PAD_TOP + plot_h,
+            "value": _number(threshold, 2),
+        }
     return chart
 
 
@@ -174,15 +212,30 @@ def grade_trend_chart(entry: dict, rtl: bool, *, max_reviewed: int) -> dict:
         x = TREND_PAD_X + (plot_w * index / (n - 1) if n > 1 else plot_w / 2)
         y = TREND_PAD_TOP + plot_h * (1 - period["mean_grade"] / (len(GRADES) - 1))
         radius = 2.5 + 4.5 * (period["reviewed"] / max_reviewed) ** 0.5 if max_reviewed else 3
-        points.append({"x": _mirror(x, 0, TREND_W, rtl), "y": round(y, 2), "r": round(radius, 2), **period,
-                       "mean": _number(period["mean_grade"], 2)})
-    gridlines = [{"value": g, "y": round(TREND_PAD_TOP + plot_h * (1 - g / (len(GRADES) - 1)), 2)} for g in range(len(GRADES))]
+        points.append(
+            {
+                "x": _mirror(x, 0, TREND_W, rtl),
+                "y": round(y, 2),
+                "r": round(radius, 2),
+                **period,
+                "mean": _number(period["mean_grade"], 2),
+            }
+        )
+    gridlines = [
+        {"value": g, "y": round(TREND_PAD_TOP + plot_h * (1 - g / (len(GRADES) - 1)), 2)} for g in range(len(GRADES))
+    ]
     total = sum(entry["totals"].values())
     segments, offset = [], 0.0
     for grade in GRADES:
         width = BAR_W * entry["totals"][grade] / total if total else 0.0
-        segments.append({"grade": grade, "x": _mirror(offset, width, BAR_W, rtl), "width": round(width, 2),
-                         "count": entry["totals"][grade]})
+        segments.append(
+            {
+                "grade": grade,
+                "x": _mirror(offset, width, BAR_W, rtl),
+                "width": round(width, 2),
+                "count": entry["totals"][grade],
+            }
+        )
         offset += width
     first, last = (series[0]["mean_grade"], series[-1]["mean_grade"]) if series else (None, None)
     return {
@@ -190,11 +243,14 @@ def grade_trend_chart(entry: dict, rtl: bool, *, max_reviewed: int) -> dict:
         "points": points,
         "polyline": " ".join(f"{p['x']},{p['y']}" for p in points),
         "gridlines": gridlines,
-        "x0": TREND_PAD_X, "x1": TREND_W - TREND_PAD_X, "label_x": _mirror(TREND_PAD_X - 14, 0, TREND_W, rtl),
+        "x0": TREND_PAD_X,
+        "x1": TREND_W - TREND_PAD_X,
+        "label_x": _mirror(TREND_PAD_X - 14, 0, TREND_W, rtl),
         "segments": segments,
         "totals": entry["totals"],
         "reviewed": total,
-        "first": _number(first, 2), "last": _number(last, 2),
+        "first": _number(first, 2),
+        "last": _number(last, 2),
         "change": None if first is None else f"{last - first:+.2f}",
         "improved": None if first is None or n < 2 else last > first,
         "first_period": series[0]["period"] if series else None,
@@ -207,32 +263,49 @@ def wh_rows(wh: dict, rtl: bool) -> list[dict]:
     series as a bar of its share of that series' questions with a WH-word."""
     counts = {name: wh[name]["counts"] for name in SERIES}
     totals = {name: sum(counts[name].values()) for name in SERIES}
-    words = sorted(set(counts["authored"]) | set(counts["imported"]),
-                   key=lambda w: (-counts["authored"].get(w, 0), -counts["imported"].get(w, 0), w))
-    top = max((counts[name].get(w, 0) / totals[name] for name in SERIES for w in words if totals[name]), default=0.0) or 1.0
+    words = sorted(
+        set(counts["authored"]) | set(counts["imported"]),
+        key=lambda w: (-counts["authored"].get(w, 0), -counts["imported"].get(w, 0), w),
+    )
+    top = (
+        max((counts[name].get(w, 0) / totals[name] for name in SERIES for w in words if totals[name]), default=0.0)
+        or 1.0
+    )
     rows = []
     for word in words:
         cells = []
         for name in SERIES:
             n = counts[name].get(word, 0)
             share = n / totals[name] if totals[name] else 0.0
-            cells.append({"series": name, "count": n, "pct": _number(100 * share, 1), "bar": _share_bar(share / top, rtl)})
+            cells.append(
+                {"series": name, "count": n, "pct": _number(100 * share, 1), "bar": _share_bar(share / top, rtl)}
+            )
         rows.append({"word": word, "cells": cells})
     return rows
 
 
 def agreement_rows(agreement: dict, rtl: bool) -> list[dict]:
     """The EM/F1/TLNLS table: all pairs, by origin of the question, then per validator."""
+
     def row(key: str, label, values: dict, *, user: bool = False) -> dict:
-        return {"key": key, "label": label, "user": user, "pairs": values["pairs"],
-                "metrics": [{"name": m, "value": _number(values[m]), "bar": _share_bar(values[m], rtl, METRIC_W)}
-                            for m in ("em", "f1", "tlnls")]}
+        return {
+            "key": key,
+            "label": label,
+            "user": user,
+            "pairs": values["pairs"],
+            "metrics": [
+                {"name": m, "value": _number(values[m]), "bar": _share_bar(values[m], rtl, METRIC_W)}
+                for m in ("em", "f1", "tlnls")
+            ],
+        }
 
     rows = [row("all", _("all validations"), agreement)]
     by_origin = agreement.get("by_origin", {})
     labels = {"authored": _("questions authored here"), "imported": _("questions of the imported file")}
     rows += [row(origin, labels[origin], by_origin[origin]) for origin in SERIES if origin in by_origin]
-    rows += [row(f"validator:{v['validator']}", v["validator"], v, user=True) for v in agreement.get("per_validator", [])]
+    rows += [
+        row(f"validator:{v['validator']}", v["validator"], v, user=True) for v in agreement.get("per_validator", [])
+    ]
     return rows
 
 
@@ -268,27 +341,50 @@ def quality(request, slug):
         "trend_size": {"width": TREND_W, "height": TREND_H},
         "bar_size": {"width": BAR_W, "height": BAR_H, "metric": METRIC_W},
         "histograms": [
-            {"key": "question_overlap", "title": _("Question–paragraph word overlap"),
-             "hint": _("Share of a question's words that also occur in its paragraph (HeQ asks for low overlap; appendix C). "
-                       "Each series is drawn as a share of its own questions; the dashed line is the warning the authoring "
-                       "page shows."),
-             "range_header": _("Overlap"),
-             "chart": histogram_chart({name: overlap[name] for name in SERIES}, rtl, tick_labels={0: "0", 5: "0.5", 10: "1"},
-                                      range_label=overlap_range, threshold=overlap["warning_above"])},
-            {"key": "answer_positions", "title": _("Answer position in the paragraph"),
-             "hint": _("Where answers start, from the paragraph's first character to its last (HeQ appendix C, position "
-                       "bias). HeQ found a roughly even spread with more answers near the start."),
-             "range_header": _("Position"),
-             "chart": histogram_chart({name: positions[name] for name in SERIES}, rtl,
-                                      tick_labels={0: "0%", 5: "50%", 10: "100%"}, range_label=position_range)},
+            {
+                "key": "question_overlap",
+                "title": _("Question–paragraph word overlap"),
+                "hint": _(
+                    "Share of a question's words that also occur in its paragraph (HeQ asks for low overlap; appendix C). "
+                    "Each series is drawn as a share of its own questions; the dashed line is the warning the authoring "
+                    "page shows."
+                ),
+                "range_header": _("Overlap"),
+                "chart": histogram_chart(
+                    {name: overlap[name] for name in SERIES},
+                    rtl,
+                    tick_labels={0: "0", 5: "0.5", 10: "1"},
+                    range_label=overlap_range,
+                    threshold=overlap["warning_above"],
+                ),
+            },
+            {
+                "key": "answer_positions",
+                "title": _("Answer position in the paragraph"),
+                "hint": _(
+                    "Where answers start, from the paragraph's first character to its last (HeQ appendix C, position "
+                    "bias). HeQ found a roughly even spread with more answers near the start."
+                ),
+                "range_header": _("Position"),
+                "chart": histogram_chart(
+                    {name: positions[name] for name in SERIES},
+                    rtl,
+                    tick_labels={0: "0%", 5: "50%", 10: "100%"},
+                    range_label=position_range,
+                ),
+            },
         ],
         "overlap_means": {name: _number(overlap[f"mean_{name}"]) for name in SERIES},
         "wh": wh_rows(report["wh_words"], rtl),
-        "wh_summary": {name: {**report["wh_words"][name], "entropy_text": _number(report["wh_words"][name]["entropy"])}
-                       for name in SERIES},
+        "wh_summary": {
+            name: {**report["wh_words"][name], "entropy_text": _number(report["wh_words"][name]["entropy"])}
+            for name in SERIES
+        },
         "agreement": agreement_rows(report["span_agreement"], rtl),
         "backlog": report["review_backlog"],
         "validation": validation,
-        "validation_bar": _share_bar(validation["complete"] / validation["questions"] if validation.get("questions") else 0.0, rtl),
+        "validation_bar": _share_bar(
+            validation["complete"] / validation["questions"] if validation.get("questions") else 0.0, rtl
+        ),
     }
     return render(request, "qa/quality.html", context)

@@ -10,7 +10,15 @@ from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.spans import exact_match, f1, tlnls
 from annotation.metrics.text import fold_for_matching
 
-from .questions import GRADE_SCORE, GRADES, imported_golds, imported_questions_of, item_split, project_article_splits, questions_of
+from .questions import (
+    GRADE_SCORE,
+    GRADES,
+    imported_golds,
+    imported_questions_of,
+    item_split,
+    project_article_splits,
+    questions_of,
+)
 
 
 def quality_report_for_project(project, settings: dict) -> dict:
@@ -81,9 +89,17 @@ def quality_report_for_project(project, settings: dict) -> dict:
         for day in sorted(entry["days"]):
             counts = entry["days"][day]
             n = sum(counts.values())
-            series.append({"period": day, **{g: counts.get(g, 0) for g in GRADES}, "reviewed": n,
-                           "mean_grade": sum(GRADE_SCORE[g] * c for g, c in counts.items()) / n})
-        grades_per_annotator.append({"annotator": name, "totals": {g: entry["totals"].get(g, 0) for g in GRADES}, "series": series})
+            series.append(
+                {
+                    "period": day,
+                    **{g: counts.get(g, 0) for g in GRADES},
+                    "reviewed": n,
+                    "mean_grade": sum(GRADE_SCORE[g] * c for g, c in counts.items()) / n,
+                }
+            )
+        grades_per_annotator.append(
+            {"annotator": name, "totals": {g: entry["totals"].get(g, 0) for g in GRADES}, "series": series}
+        )
 
     fold_letters = settings["fold_letter_variants"]
 
@@ -99,8 +115,11 @@ def quality_report_for_project(project, settings: dict) -> dict:
 
     authored_positions = positions([(q["answer"]["start"], c) for _r, _i, q, c in authored if q.get("answer")])
     imported_positions = positions(
-        [(q["answers"][0]["answer_start"], c) for q, c in imported_questions
-         if isinstance(q, dict) and q.get("answers") and isinstance(q["answers"][0], dict)]
+        [
+            (q["answers"][0]["answer_start"], c)
+            for q, c in imported_questions
+            if isinstance(q, dict) and q.get("answers") and isinstance(q["answers"][0], dict)
+        ]
     )
 
     def diversity(questions):
@@ -145,13 +164,23 @@ def quality_report_for_project(project, settings: dict) -> dict:
     def means(rows):
         if not rows:
             return {"pairs": 0, "em": None, "f1": None, "tlnls": None}
-        return {"pairs": len(rows), "em": sum(r[0] for r in rows) / len(rows), "f1": sum(r[1] for r in rows) / len(rows),
-                "tlnls": sum(r[2] for r in rows) / len(rows)}
+        return {
+            "pairs": len(rows),
+            "em": sum(r[0] for r in rows) / len(rows),
+            "f1": sum(r[1] for r in rows) / len(rows),
+            "tlnls": sum(r[2] for r in rows) / len(rows),
+        }
 
-    to_validate = [("authored", row["id"], index) for row, index, _q, _c in authored
-                   if row["item_id"] in validated_items and grades.get((row["id"], index)) != "rejected"]
-    to_validate += [("imported", item_id, qid) for (item_id, qid), q in imported_by_key.items()
-                    if item_id in validated_items and q.get("question quality") != "rejected"]
+    to_validate = [
+        ("authored", row["id"], index)
+        for row, index, _q, _c in authored
+        if row["item_id"] in validated_items and grades.get((row["id"], index)) != "rejected"
+    ]
+    to_validate += [
+        ("imported", item_id, qid)
+        for (item_id, qid), q in imported_by_key.items()
+        if item_id in validated_items and q.get("question quality") != "rejected"
+    ]
     needed = settings["validators_per_question"]
     everything = [row for rows in scores.values() for row in rows]
     return {

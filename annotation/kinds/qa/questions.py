@@ -26,8 +26,14 @@ def article_order(key: str, seed: int) -> bytes:
     return hashlib.sha256(f"{seed}\x00{key}".encode()).digest()
 
 
-def assign_article_splits(question_counts: dict[str, int], *, seed: int, dev_share: float, test_share: float,
-                          fixed: dict[str, int] | None = None) -> dict[str, str]:
+def assign_article_splits(
+    question_counts: dict[str, int],
+    *,
+    seed: int,
+    dev_share: float,
+    test_share: float,
+    fixed: dict[str, int] | None = None,
+) -> dict[str, str]:
     """{article key: split} such that the realised shares of QUESTIONS come as close as the
     articles allow to test_share and dev_share (HeQ §3.3: 90/5/5 of the data, all questions
     of an article in one split). `question_counts` are the questions of each article whose
@@ -81,7 +87,8 @@ def project_article_splits(project, settings: dict) -> dict[str, str]:
     fixed: dict[str, int] = {}
     keys: dict[int, tuple[str, str]] = {}
     for item_id, payload, split, group, external_id in (
-        Item.objects.filter(project=project).exclude(status=Item.Status.REMOVED)
+        Item.objects.filter(project=project)
+        .exclude(status=Item.Status.REMOVED)
         .values_list("id", "payload", "split", "group", "external_id")
     ):
         keys[item_id] = (split, group or external_id)
@@ -91,7 +98,11 @@ def project_article_splits(project, settings: dict) -> dict[str, str]:
     for item_id, value in Annotation.objects.filter(item_id__in=keys).values_list("item_id", "value"):
         _add_questions(counts, fixed, *keys[item_id], len(questions_of(value)))
     return assign_article_splits(
-        counts, seed=settings["split_seed"], dev_share=settings["dev_share"], test_share=settings["test_share"], fixed=fixed
+        counts,
+        seed=settings["split_seed"],
+        dev_share=settings["dev_share"],
+        test_share=settings["test_share"],
+        fixed=fixed,
     )
 
 
@@ -114,11 +125,22 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
     """The authored value, validated against the stored paragraph; InvalidInput lists every
     problem by field (`value.questions.2.answer.start`). Text is kept exactly as typed."""
     if not isinstance(value, dict) or not isinstance(value.get("questions"), list):
-        raise InvalidInput('must be an object like {"questions": [{"question", "answerable", "answer"}]}', field="value")
-    errors = [FieldError("value", f"unknown field {key!r}") for key in value if key != "questions" and not forbidden_character(str(key))]
+        raise InvalidInput(
+            'must be an object like {"questions": [{"question", "answerable", "answer"}]}', field="value"
+        )
+    errors = [
+        FieldError("value", f"unknown field {key!r}")
+        for key in value
+        if key != "questions" and not forbidden_character(str(key))
+    ]
     questions = value["questions"]
     if not min_questions <= len(questions) <= max_questions:
-        errors.append(FieldError("value.questions", f"must hold between {min_questions} and {max_questions} questions (got {len(questions)})"))
+        errors.append(
+            FieldError(
+                "value.questions",
+                f"must hold between {min_questions} and {max_questions} questions (got {len(questions)})",
+            )
+        )
     cleaned = []
     for index, question in enumerate(questions[:50]):
         path = f"value.questions.{index}"
@@ -158,13 +180,29 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
             elif forbidden_character(span):
                 errors.append(FieldError(f"{path}.answer.text", forbidden_character(span)))
             elif not 0 <= start < len(context) or start + len(span) > len(context):
-                errors.append(FieldError(f"{path}.answer.start", f"the span lies outside the paragraph (0..{len(context)} code points)"))
+                errors.append(
+                    FieldError(
+                        f"{path}.answer.start", f"the span lies outside the paragraph (0..{len(context)} code points)"
+                    )
+                )
             elif not span_matches(context, start, span):
-                errors.append(FieldError(f"{path}.answer.text", f"is not the paragraph's text at {start} (code points)"))
+                errors.append(
+                    FieldError(f"{path}.answer.text", f"is not the paragraph's text at {start} (code points)")
+                )
             elif problem := span_edge_problem(context, start, span):
-                errors.append(FieldError(f"{path}.answer.{'start' if problem.edge == 'start' else 'text'}", problem.message))
+                errors.append(
+                    FieldError(f"{path}.answer.{'start' if problem.edge == 'start' else 'text'}", problem.message)
+                )
         if len(errors) == errors_before:
-            cleaned.append({"question": text, "answerable": answerable, "answer": {"start": answer["start"], "text": answer["text"]} if answerable and isinstance(answer, dict) else None})
+            cleaned.append(
+                {
+                    "question": text,
+                    "answerable": answerable,
+                    "answer": {"start": answer["start"], "text": answer["text"]}
+                    if answerable and isinstance(answer, dict)
+                    else None,
+                }
+            )
     if errors:
         raise InvalidInput("invalid value", errors=errors)
     return {"questions": cleaned}
@@ -178,7 +216,9 @@ def check_span_value(answerable: Any, answer: Any, context: str, path: str) -> d
     except InvalidInput as exc:
         raise InvalidInput(
             "invalid answer",
-            errors=[FieldError((e.field or "").replace("value.questions.0.", path) or path, e.message) for e in exc.errors],
+            errors=[
+                FieldError((e.field or "").replace("value.questions.0.", path) or path, e.message) for e in exc.errors
+            ],
         ) from None
     return cleaned["questions"][0]["answer"]
 
@@ -194,8 +234,11 @@ def imported_questions_of(payload) -> list[tuple[int, dict]]:
     questions = payload.get("questions") if isinstance(payload, dict) else None
     if not isinstance(questions, list):
         return []
-    return [(index, q) for index, q in enumerate(questions)
-            if isinstance(q, dict) and isinstance(q.get("id"), str) and q["id"]]
+    return [
+        (index, q)
+        for index, q in enumerate(questions)
+        if isinstance(q, dict) and isinstance(q.get("id"), str) and q["id"]
+    ]
 
 
 def imported_golds(question: dict) -> list[str | None]:
@@ -204,5 +247,9 @@ def imported_golds(question: dict) -> list[str | None]:
     if question.get("is_impossible") is True:
         return [None]
     answers = question.get("answers")
-    texts = [a["text"] for a in answers if isinstance(a, dict) and isinstance(a.get("text"), str)] if isinstance(answers, list) else []
+    texts = (
+        [a["text"] for a in answers if isinstance(a, dict) and isinstance(a.get("text"), str)]
+        if isinstance(answers, list)
+        else []
+    )
     return texts or [None]

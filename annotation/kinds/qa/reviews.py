@@ -90,7 +90,9 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
         created = review is None
         changed = created or review.grade != grade or review.comment != comment
         if created:
-            review = Review.objects.create(annotation=annotation, question=question, grade=grade, comment=comment, reviewer=user)
+            review = Review.objects.create(
+                annotation=annotation, question=question, grade=grade, comment=comment, reviewer=user
+            )
         else:
             review.grade, review.comment, review.reviewer = grade, comment, user
             review.save(update_fields=["grade", "comment", "reviewer", "updated_at"])
@@ -98,7 +100,9 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
         # updates it, and a change brings it back to the top of the inbox as unread.
         message = Feedback.objects.filter(review=review).order_by("-id").first()
         if message is None:
-            Feedback.objects.create(recipient_id=annotation.annotator_id, project=project, review=review, message=comment)
+            Feedback.objects.create(
+                recipient_id=annotation.annotator_id, project=project, review=review, message=comment
+            )
         elif changed:
             Feedback.objects.filter(pk=message.pk).update(message=comment, read_at=None, created_at=timezone.now())
     return review, created

@@ -22,7 +22,6 @@ from .questions import check_span_value, imported_questions_of, item_split, proj
 from .reviews import QUESTION_KINDS
 
 
-
 def _validator_project(user, slug: str):
     project = access.access_project_for_user(user, slug)
     if project.kind not in QUESTION_KINDS:
@@ -54,9 +53,9 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
     splits = set(settings["validate_splits"])
     items = {
         item.pk: item
-        for item in Item.objects.filter(project=project).exclude(status=Item.Status.REMOVED).only(
-            "id", "external_id", "payload", "group", "split", "author_id"
-        )
+        for item in Item.objects.filter(project=project)
+        .exclude(status=Item.Status.REMOVED)
+        .only("id", "external_id", "payload", "group", "split", "author_id")
     }
     article_splits = project_article_splits(project, settings)
     in_split = {pk for pk, item in items.items() if item_split(item, article_splits) in splits}
@@ -70,12 +69,16 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
     for annotation_id, item_id, question, question_key, validator_id in QuestionValidation.objects.filter(
         Q(annotation__item__project=project) | Q(item__project=project)
     ).values_list("annotation_id", "item_id", "question", "question_key", "validator_id"):
-        key = ("authored", annotation_id, question) if annotation_id is not None else ("imported", item_id, question_key)
+        key = (
+            ("authored", annotation_id, question) if annotation_id is not None else ("imported", item_id, question_key)
+        )
         counts[key] = counts.get(key, 0) + 1
         if validator_id == user.pk:
             mine.add(key)
     rejected = set(
-        Review.objects.filter(annotation__item__project=project, grade="rejected").values_list("annotation_id", "question")
+        Review.objects.filter(annotation__item__project=project, grade="rejected").values_list(
+            "annotation_id", "question"
+        )
     )
 
     def open_to_caller(key) -> bool:
@@ -114,8 +117,9 @@ def validation_next_for_user(*, user, slug: str) -> dict | None:
     }
 
 
-def validation_submit(*, user, annotation_id=None, question=None, item_id=None, question_key=None, answerable,
-                      answer) -> QuestionValidation:
+def validation_submit(
+    *, user, annotation_id=None, question=None, item_id=None, question_key=None, answerable, answer
+) -> QuestionValidation:
     """Store the caller's own answer to a question: a span (`start` in code points of the
     stored paragraph, `text` equal to that slice) or null for unanswerable.
 
@@ -128,13 +132,17 @@ def validation_submit(*, user, annotation_id=None, question=None, item_id=None, 
     constraints settle races) and with fewer than settings.validators_per_question answers
     (counted under a row lock, so concurrent validators never exceed it)."""
     if annotation_id is not None and item_id is not None:
-        raise InvalidInput("give either annotation (an authored question) or item with question_key (an imported one)",
-                           field="item")
+        raise InvalidInput(
+            "give either annotation (an authored question) or item with question_key (an imported one)", field="item"
+        )
     if annotation_id is None and item_id is None:
-        raise InvalidInput("is required (or item with question_key for a question of the imported file)", field="annotation")
+        raise InvalidInput(
+            "is required (or item with question_key for a question of the imported file)", field="annotation"
+        )
     if item_id is not None:
-        return _imported_validation_submit(user=user, item_id=item_id, question_key=question_key, answerable=answerable,
-                                           answer=answer)
+        return _imported_validation_submit(
+            user=user, item_id=item_id, question_key=question_key, answerable=answerable, answer=answer
+        )
     if not isinstance(annotation_id, int) or isinstance(annotation_id, bool):
         raise InvalidInput("must be an annotation id", field="annotation")
     annotation = (
@@ -218,7 +226,9 @@ def _imported_validation_submit(*, user, item_id, question_key, answerable, answ
     if not found:
         raise InvalidInput("is not a question of this paragraph", field="question_key")
     if item.payload["questions"][found[0]].get("question quality") == "rejected":
-        raise Conflict("the file marks this question rejected; rejected questions are not validated", field="question_key")
+        raise Conflict(
+            "the file marks this question rejected; rejected questions are not validated", field="question_key"
+        )
     span = check_span_value(answerable, answer, item.payload.get("context", ""), "")
     try:
         with transaction.atomic():

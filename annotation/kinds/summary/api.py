@@ -20,7 +20,9 @@ JobStartedSerializer = inline_serializer("IntrinsicJobStarted", {"job": serializ
 
 
 class SummaryMeasuresSerializer(serializers.Serializer):
-    novel_ngrams = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text='{"1": .., "4": ..}, fractions')
+    novel_ngrams = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), help_text='{"1": .., "4": ..}, fractions'
+    )
     compression_ratio = serializers.FloatField(allow_null=True)
     redundancy = serializers.DictField(child=serializers.FloatField(allow_null=True), help_text='{"1": .., "2": ..}')
     words = serializers.IntegerField()
@@ -46,7 +48,11 @@ class IntrinsicItemSerializer(serializers.Serializer):
             "external_id": item.external_id,
             "article_words": intrinsic.get("article_words"),
             "summaries": [
-                {"index": index, "system": summary["system"], "measures": measured[index] if index < len(measured) else None}
+                {
+                    "index": index,
+                    "system": summary["system"],
+                    "measures": measured[index] if index < len(measured) else None,
+                }
                 for index, summary in enumerate(item.payload["summaries"])
             ],
         }
@@ -62,7 +68,11 @@ class IntrinsicView(generics.ListAPIView):
         project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
         if project.kind != KIND:
             raise InvalidInput(f"intrinsic measures exist for {KIND} projects, not {project.kind}", field="kind")
-        return Item.objects.filter(project=project).only("pk", "external_id", "payload", "computed").order_by("position", "id")
+        return (
+            Item.objects.filter(project=project)
+            .only("pk", "external_id", "payload", "computed")
+            .order_by("position", "id")
+        )
 
     @extend_schema(responses={200: IntrinsicItemSerializer(many=True), **ERRORS})
     def get(self, request, *args, **kwargs):

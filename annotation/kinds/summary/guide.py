@@ -12,20 +12,36 @@ _SOURCE = _("HeSum §4 and its human evaluation appendix")
 _POINTS = _("The paper names the criterion and a 1-5 Likert scale; the meaning of each point is Mashov's wording.")
 
 SUMMARY_SCALES = (
-    scale("coherence", _("Coherence (1-5)"), _SOURCE, _("Grammar and readability: the summary holds together (cohesion), does not contradict itself (consistency) and stays on its point (relevance).") + " " + _POINTS, (
-        _("Ungrammatical or impossible to follow."),
-        _("Hard to read; sentences do not connect."),
-        _("Readable with noticeable breaks or slips."),
-        _("Clear, with minor flaws."),
-        _("Fluent and well organised throughout."),
-    )),
-    scale("completeness", _("Completeness (1-5)"), _SOURCE, _("How much of the article's main ideas the summary captures.") + " " + _POINTS, (
-        _("Misses the article's point."),
-        _("Captures a minor part only."),
-        _("Captures some of the main ideas."),
-        _("Captures most of the main ideas."),
-        _("Captures all the essential information."),
-    )),
+    scale(
+        "coherence",
+        _("Coherence (1-5)"),
+        _SOURCE,
+        _(
+            "Grammar and readability: the summary holds together (cohesion), does not contradict itself (consistency) and stays on its point (relevance)."
+        )
+        + " "
+        + _POINTS,
+        (
+            _("Ungrammatical or impossible to follow."),
+            _("Hard to read; sentences do not connect."),
+            _("Readable with noticeable breaks or slips."),
+            _("Clear, with minor flaws."),
+            _("Fluent and well organised throughout."),
+        ),
+    ),
+    scale(
+        "completeness",
+        _("Completeness (1-5)"),
+        _SOURCE,
+        _("How much of the article's main ideas the summary captures.") + " " + _POINTS,
+        (
+            _("Misses the article's point."),
+            _("Captures a minor part only."),
+            _("Captures some of the main ideas."),
+            _("Captures most of the main ideas."),
+            _("Captures all the essential information."),
+        ),
+    ),
 )
 
 

@@ -47,7 +47,6 @@ from collections import defaultdict
 from typing import Any
 
 from django.utils.crypto import salted_hmac
-
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
@@ -95,10 +94,14 @@ class SummaryRatingKind(Kind):
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS, **RATING_OVERLAP_SETTINGS}
     settings_help = {
         "raters_per_item": _("Raters of each article's summaries."),
-        "error_tags": _("Error categories raters may tick (HeSum Table 4 by default); ids of lower-case letters, digits and underscores."),
+        "error_tags": _(
+            "Error categories raters may tick (HeSum Table 4 by default); ids of lower-case letters, digits and underscores."
+        ),
     }
     round_bound_settings = {
-        "raters_per_item": _("articles being rated would need a different number of raters than their ratings were collected for"),
+        "raters_per_item": _(
+            "articles being rated would need a different number of raters than their ratings were collected for"
+        ),
         "error_tags": _("ratings already given chose among the old tags, so tag counts would compare different lists"),
     }
 
@@ -130,7 +133,10 @@ class SummaryRatingKind(Kind):
                 errors.append(FieldError(field, bidi_control(tag) or forbidden_character(tag)))
             elif len(tag) > MAX_TAG_LENGTH or not _TAG_RE.match(tag):
                 errors.append(
-                    FieldError(field, f"must be an identifier: letters, digits, _ . - only, at most {MAX_TAG_LENGTH} characters")
+                    FieldError(
+                        field,
+                        f"must be an identifier: letters, digits, _ . - only, at most {MAX_TAG_LENGTH} characters",
+                    )
                 )
             elif tag in seen:
                 errors.append(FieldError(field, f"{tag!r} is listed twice"))
@@ -167,7 +173,9 @@ class SummaryRatingKind(Kind):
                 if entry is None:
                     continue
                 if entry["system"] in systems:
-                    problems.add(f"summaries[{index}].system", f"repeats the system of summaries[{systems[entry['system']]}]")
+                    problems.add(
+                        f"summaries[{index}].system", f"repeats the system of summaries[{systems[entry['system']]}]"
+                    )
                     continue
                 systems[entry["system"]] = index
                 cleaned.append(entry)
@@ -251,7 +259,8 @@ class SummaryRatingKind(Kind):
     def clean_value(self, value: Any, item) -> dict:
         if not isinstance(value, dict):
             raise InvalidInput(
-                'must be an object like {"ratings": {"0": {"coherence": 4, "completeness": 3, "errors": []}}}', field="value"
+                'must be an object like {"ratings": {"0": {"coherence": 4, "completeness": 3, "errors": []}}}',
+                field="value",
             )
         errors: list[FieldError] = []
         for key in sorted(set(value) - {"ratings"}, key=str):
@@ -276,14 +285,21 @@ class SummaryRatingKind(Kind):
                 errors.append(FieldError(field, 'must be an object {"coherence", "completeness", "errors"}'))
                 continue
             for extra in sorted(set(rating) - {*CRITERIA, "errors"}, key=str):
-                errors.append(_key_error(field, extra, "is not a field of a rating; expected coherence, completeness, errors"))
+                errors.append(
+                    _key_error(field, extra, "is not a field of a rating; expected coherence, completeness, errors")
+                )
             entry: dict[str, Any] = {}
             for criterion in CRITERIA:
                 score = rating.get(criterion)
                 if score is None:
                     errors.append(FieldError(f"{field}.{criterion}", "is required"))
                 elif isinstance(score, bool) or not isinstance(score, int):
-                    errors.append(FieldError(f"{field}.{criterion}", f"must be an integer from {MIN_SCORE} to {MAX_SCORE} (a JSON number, not a string)"))
+                    errors.append(
+                        FieldError(
+                            f"{field}.{criterion}",
+                            f"must be an integer from {MIN_SCORE} to {MAX_SCORE} (a JSON number, not a string)",
+                        )
+                    )
                 elif not MIN_SCORE <= score <= MAX_SCORE:
                     errors.append(FieldError(f"{field}.{criterion}", f"must be between {MIN_SCORE} and {MAX_SCORE}"))
                 else:
@@ -297,7 +313,9 @@ class SummaryRatingKind(Kind):
                     if not isinstance(tag, str) or forbidden_character(tag):
                         errors.append(FieldError(f"{field}.errors", "must hold error tags (strings)"))
                     elif tag not in known_tags:
-                        errors.append(FieldError(f"{field}.errors", f"unknown error tag {tag!r}; known: {', '.join(known_tags)}"))
+                        errors.append(
+                            FieldError(f"{field}.errors", f"unknown error tag {tag!r}; known: {', '.join(known_tags)}")
+                        )
                     elif tag in seen:
                         errors.append(FieldError(f"{field}.errors", f"lists {tag!r} twice"))
                     else:

@@ -78,7 +78,9 @@ def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | 
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]
         with transaction.atomic():
-            rows = list(Item.objects.select_for_update().filter(pk__in=batch).order_by("pk").only("pk", "payload", "computed"))
+            rows = list(
+                Item.objects.select_for_update().filter(pk__in=batch).order_by("pk").only("pk", "payload", "computed")
+            )
             for item in rows:
                 item.computed = {**(item.computed or {}), "intrinsic": item_measures(item.payload)}
             Item.objects.bulk_update(rows, ["computed"])

@@ -13,7 +13,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError
-from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB, KIND, summary_measures_request
+from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB
+from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
@@ -62,7 +63,9 @@ def _error_rows(report: dict) -> list[dict]:
                     "system": system,
                     "summaries": row["summaries"][system],
                     "tags": row["tags"][system],
-                    "pct": 100.0 * row["summaries"][system] / table["rated"][system] if table["rated"][system] else None,
+                    "pct": 100.0 * row["summaries"][system] / table["rated"][system]
+                    if table["rated"][system]
+                    else None,
                 }
                 for system in table["systems"]
             ],

@@ -28,7 +28,9 @@ ERROR_TAG_HINTS = {
     "non_alphabetic_omission": _("A non-alphabetic mark is missing, such as the geresh in צ'חצ'חים."),
     "incorrect_disambiguation": _("A word of the article was read as a different word."),
     "hallucination": _("The summary states something the article does not, such as a person it never mentions."),
-    "culture_transfer": _("An assumption from English replaces the article's facts, such as a gender guessed from a name."),
+    "culture_transfer": _(
+        "An assumption from English replaces the article's facts, such as a gender guessed from a name."
+    ),
     "incorrect_gender": _("Gender inflection does not agree."),
     "incorrect_definite_construct": _("Definiteness is marked wrongly, e.g. on both words of a construct state."),
 }

@@ -32,7 +32,9 @@ LEVEL = "interval"
 def _items(project) -> dict[int, dict]:
     """{item id: {"systems", "order", "scores", "intrinsic"}} in one query, without the
     article (long) and the summaries' texts."""
-    rows = Item.objects.filter(project=project).values_list("pk", "payload__summaries", "payload__order", "computed__intrinsic")
+    rows = Item.objects.filter(project=project).values_list(
+        "pk", "payload__summaries", "payload__order", "computed__intrinsic"
+    )
     out = {}
     for pk, summaries, order, intrinsic in rows:
         summaries, order, intrinsic = _json(summaries), _json(order), _json(intrinsic)
@@ -99,7 +101,11 @@ def summary_agreement_compute(project, job) -> dict:
                 coders[criterion][(item_id, stored)].add(annotator_id)
     # Units and their coders under the same keys ((criterion, item, summary)) in every scope.
     scopes = [
-        ({"criterion": c}, {(c, *key): v for key, v in units[c].items()}, {(c, *key): v for key, v in coders[c].items()})
+        (
+            {"criterion": c},
+            {(c, *key): v for key, v in units[c].items()},
+            {(c, *key): v for key, v in coders[c].items()},
+        )
         for c in CRITERIA
     ]
     scopes.append(
@@ -140,7 +146,10 @@ def summary_agreement_compute(project, job) -> dict:
                 computed_at=now,
             )
         )
-    return {**agreement_reports_replace(reports, AgreementReport.objects.filter(project=project)), "intrinsic": measured}
+    return {
+        **agreement_reports_replace(reports, AgreementReport.objects.filter(project=project)),
+        "intrinsic": measured,
+    }
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -257,7 +266,9 @@ def summary_report_sections(project, settings: dict) -> dict:
     return {
         "criteria": list(CRITERIA),
         "scale": {"min": 1, "max": 5},
-        "error_tags": [{"id": tag, "name": tag_name(tag), "known": tag in ERROR_TAG_NAMES} for tag in settings["error_tags"]],
+        "error_tags": [
+            {"id": tag, "name": tag_name(tag), "known": tag in ERROR_TAG_NAMES} for tag in settings["error_tags"]
+        ],
         "systems": [
             {
                 "system": system,

@@ -31,7 +31,9 @@ SampleRequest = inline_serializer(
             help_text="How many items to draw. Omitted: the project's `sample_size` setting (LCHAIM: 200), or every item when there are fewer.",
         ),
         "stratum": serializers.ChoiceField(choices=list(STRATUM_FIELDS), required=False, help_text="Default split."),
-        "seed": serializers.IntegerField(required=False, help_text="Same seed, same sample; omitted: a fresh one, returned."),
+        "seed": serializers.IntegerField(
+            required=False, help_text="Same seed, same sample; omitted: a fresh one, returned."
+        ),
     },
 )
 SampleResponse = inline_serializer(
@@ -50,14 +52,24 @@ LchaimImportRequest = inline_serializer(
     {
         "split": serializers.CharField(help_text="The split the files come from (ConTRoL uids restart per split)."),
         "source": serializers.FileField(required=False, help_text="ConTRoL JSONL: uid, premise, hypothesis, label."),
-        "system": serializers.ListField(child=serializers.CharField(), help_text="System names, one per translation file, same order."),
+        "system": serializers.ListField(
+            child=serializers.CharField(), help_text="System names, one per translation file, same order."
+        ),
         "translation": serializers.ListField(child=serializers.FileField(), help_text="LCHAIM-style JSON arrays."),
-        "back_translation": serializers.ListField(child=serializers.FileField(), required=False, help_text="English back-translations, one per system (same shape) or none."),
+        "back_translation": serializers.ListField(
+            child=serializers.FileField(),
+            required=False,
+            help_text="English back-translations, one per system (same shape) or none.",
+        ),
     },
 )
 LchaimImportResponse = inline_serializer(
     "LchaimImportResult",
-    {"created": serializers.IntegerField(), "skipped": serializers.IntegerField(), "updated": serializers.IntegerField()},
+    {
+        "created": serializers.IntegerField(),
+        "skipped": serializers.IntegerField(),
+        "updated": serializers.IntegerField(),
+    },
 )
 
 
@@ -79,7 +91,12 @@ class LchaimImportView(APIView):
             "are added to existing items that have no ratings yet. All or nothing."
         ),
         request={"multipart/form-data": LchaimImportRequest},
-        responses={201: LchaimImportResponse, 409: OpenApiResponse(description="items already rated"), 413: OpenApiResponse(description="file too large"), **ERRORS},
+        responses={
+            201: LchaimImportResponse,
+            409: OpenApiResponse(description="items already rated"),
+            413: OpenApiResponse(description="file too large"),
+            **ERRORS,
+        },
     )
     def post(self, request, slug):
         project = access.access_project_for_supervisor(request.user, slug)
@@ -112,7 +129,9 @@ class SampleView(APIView):
         unknown = set(data) - {"n", "stratum", "seed"}
         if unknown:
             raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
-        result = items_sample(project=project, user=request.user, n=data.get("n"), stratum=data.get("stratum"), seed=data.get("seed"))
+        result = items_sample(
+            project=project, user=request.user, n=data.get("n"), stratum=data.get("stratum"), seed=data.get("seed")
+        )
         return Response(result.as_dict())
 
 
@@ -145,15 +164,23 @@ class BackTranslationRestoreView(APIView):
             "default exports); the restore is recorded on the item and a recompute keeps it. All or nothing: an id "
             "that is not an item of the project removed by the filter is a 400 naming `items[i]`."
         ),
-        request=inline_serializer("BackTranslationRestoreRequest", {"items": serializers.ListField(child=serializers.IntegerField(), help_text="Item ids.")}),
-        responses={200: inline_serializer("BackTranslationRestoreResult", {"restored": serializers.IntegerField()}), **ERRORS},
+        request=inline_serializer(
+            "BackTranslationRestoreRequest",
+            {"items": serializers.ListField(child=serializers.IntegerField(), help_text="Item ids.")},
+        ),
+        responses={
+            200: inline_serializer("BackTranslationRestoreResult", {"restored": serializers.IntegerField()}),
+            **ERRORS,
+        },
     )
     def post(self, request, slug):
         data = body_of(request)
         unknown = set(data) - {"items"}
         if unknown:
             raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
-        return Response({"restored": back_translation_restore(user=request.user, slug=slug, item_ids=data.get("items"))})
+        return Response(
+            {"restored": back_translation_restore(user=request.user, slug=slug, item_ids=data.get("items"))}
+        )
 
 
 class RatingsExportView(APIView):
@@ -171,7 +198,12 @@ class RatingsExportView(APIView):
         ),
         parameters=[
             OpenApiParameter("format", str, required=True, enum=["jsonl", "csv"]),
-            OpenApiParameter("status", str, enum=list(export_services.EXPORT_STATUSES), description="Omitted: every status but removed."),
+            OpenApiParameter(
+                "status",
+                str,
+                enum=list(export_services.EXPORT_STATUSES),
+                description="Omitted: every status but removed.",
+            ),
             OpenApiParameter("split", str),
             OpenApiParameter("exclude_flagged", str, enum=["0", "1"], default="0"),
         ],
@@ -193,9 +225,13 @@ class RatingsExportView(APIView):
         if flag not in ("0", "1", "true", "false"):
             raise InvalidInput("must be 0 or 1", field="exclude_flagged")
         status_param = params.get("status")
-        spec = export_services.export_prepare(project=project, fmt=fmt, status=status_param or "all", split=params.get("split"))
+        spec = export_services.export_prepare(
+            project=project, fmt=fmt, status=status_param or "all", split=params.get("split")
+        )
         stream = ratings_export_stream(spec, exclude_flagged=flag in ("1", "true"), exclude_removed=not status_param)
         response = StreamingHttpResponse(stream, content_type=spec.content_type)
-        response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{project.slug}-ratings.{fmt}")
+        response["Content-Disposition"] = content_disposition_header(
+            as_attachment=True, filename=f"{project.slug}-ratings.{fmt}"
+        )
         response["Cache-Control"] = "no-store"
         return response

@@ -28,7 +28,6 @@ flag and the removal (idempotent).
 
 from __future__ import annotations
 
-
 import numpy as np
 from django.db import transaction
 from django.utils import timezone
@@ -164,7 +163,14 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
                 item.computed, item.flags, item.status = computed, flags, status
                 changed.append(item)
         Item.objects.bulk_update(changed, ["computed", "flags", "status"], batch_size=1000)
-    return {"items": len(items), "checked": checked, "flagged": flagged, "removed": removed, "pairs": len(pairs), "threshold": threshold}
+    return {
+        "items": len(items),
+        "checked": checked,
+        "flagged": flagged,
+        "removed": removed,
+        "pairs": len(pairs),
+        "threshold": threshold,
+    }
 
 
 def _status_before_filter(item) -> str:
@@ -209,14 +215,20 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
             item = items.get(pk)
             removal = ((item.computed or {}).get("back_translation") or {}).get("removed") if item else None
             if item is None or item.status != Item.Status.REMOVED or not isinstance(removal, dict):
-                errors.append(FieldError(f"items[{i}]", "no item of this project removed by the back-translation filter"))
+                errors.append(
+                    FieldError(f"items[{i}]", "no item of this project removed by the back-translation filter")
+                )
         if errors:
             raise InvalidInput("nothing was restored", errors=errors)
         now = timezone.now().isoformat()
         for item in items.values():
             record = dict(item.computed["back_translation"])
             removal = record.pop("removed")
-            record["restored"] = {"by": user.username, "at": now, "removal": {k: v for k, v in removal.items() if k != "previous_status"}}
+            record["restored"] = {
+                "by": user.username,
+                "at": now,
+                "removal": {k: v for k, v in removal.items() if k != "previous_status"},
+            }
             item.status = removal.get("previous_status") or Item.Status.OPEN
             item.computed = {**item.computed, "back_translation": record}
         Item.objects.bulk_update(list(items.values()), ["computed", "status"])
@@ -231,7 +243,11 @@ def back_translation_report(project) -> dict:
     removed and those a supervisor restored. One query."""
     settings = get_kind(project.kind).settings_for(project.settings)
     threshold = settings["back_translation_threshold"]
-    rows = Item.objects.filter(project=project, probe_of__isnull=True).exclude(computed__back_translation=None).order_by("pk")
+    rows = (
+        Item.objects.filter(project=project, probe_of__isnull=True)
+        .exclude(computed__back_translation=None)
+        .order_by("pk")
+    )
     scores: dict[str, dict[str, dict[str, float]]] = {}
     removed = restored = 0
     for payload, computed, status in rows.values_list("payload", "computed", "status"):
@@ -247,7 +263,9 @@ def back_translation_report(project) -> dict:
             for part in ("premise", "hypothesis"):
                 if row.get(part) is not None:
                     instance = (source.get(part, ""), back.get(part, ""))
-                    scores.setdefault(row["system"], {"premise": {}, "hypothesis": {}})[part].setdefault(instance, row[part])
+                    scores.setdefault(row["system"], {"premise": {}, "hypothesis": {}})[part].setdefault(
+                        instance, row[part]
+                    )
 
     def figures(values: list[float]) -> dict:
         array = np.asarray(values, dtype=np.float64)
@@ -261,7 +279,10 @@ def back_translation_report(project) -> dict:
     return {
         "threshold": threshold,
         "released_system": settings["released_system"],
-        "systems": {system: {part: figures(list(by_text.values())) for part, by_text in parts.items()} for system, parts in sorted(scores.items())},
+        "systems": {
+            system: {part: figures(list(by_text.values())) for part, by_text in parts.items()}
+            for system, parts in sorted(scores.items())
+        },
         "removed": int(removed),
         "restored": restored,
     }

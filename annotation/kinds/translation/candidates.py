@@ -20,7 +20,11 @@ def candidate_order(item) -> list[int]:
     permutation of the item's candidates, else the one derived from its shuffle key."""
     n = len(item.payload.get("candidates") or [])
     stored = (item.computed or {}).get("candidate_order") if isinstance(item.computed, dict) else None
-    if isinstance(stored, list) and sorted(x for x in stored if isinstance(x, int) and not isinstance(x, bool)) == list(range(n)) and len(stored) == n:
+    if (
+        isinstance(stored, list)
+        and sorted(x for x in stored if isinstance(x, int) and not isinstance(x, bool)) == list(range(n))
+        and len(stored) == n
+    ):
         return list(stored)
     return derived_order(item.shuffle_key, n)
 
@@ -49,7 +53,9 @@ def candidate_ratings(item, annotations) -> list[dict]:
             for criterion in CRITERIA:
                 if isinstance(scores.get(criterion), (int, bool)):
                     sums[criterion].append(float(scores[criterion]))
-        means = {criterion: (sum(v) / len(v) if v else None) for criterion, v in ((c, sums.get(c, [])) for c in CRITERIA)}
+        means = {
+            criterion: (sum(v) / len(v) if v else None) for criterion, v in ((c, sums.get(c, [])) for c in CRITERIA)
+        }
         out.append(
             {
                 "index": index,

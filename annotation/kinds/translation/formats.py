@@ -40,7 +40,9 @@ def _uid_records(rows, field: str, errors: list[FieldError]) -> dict[str, dict]:
             errors.append(FieldError(f"{field}.uid", "must be a non-empty string without bidi controls", number))
             continue
         if uid in out:
-            errors.append(FieldError(f"{field}.uid", f"duplicate uid {uid!r} (first in row {out[uid]['_row']})", number))
+            errors.append(
+                FieldError(f"{field}.uid", f"duplicate uid {uid!r} (first in row {out[uid]['_row']})", number)
+            )
             continue
         out[uid] = {**record, "_row": number}
     return out
@@ -69,11 +71,17 @@ def lchaim_records(
     line is an error (a typo would otherwise drop data silently)."""
     errors: list[FieldError] = []
     if not isinstance(split, str) or not split or bidi_control(split) or len(split) > 32:
-        errors.append(FieldError("split", "is required (the split the files come from, e.g. dev): uids restart in every split"))
+        errors.append(
+            FieldError("split", "is required (the split the files come from, e.g. dev): uids restart in every split")
+        )
     if len(systems) != len(translations):
-        errors.append(FieldError("system", f"{len(systems)} system name(s) for {len(translations)} translation file(s)"))
+        errors.append(
+            FieldError("system", f"{len(systems)} system name(s) for {len(translations)} translation file(s)")
+        )
     if back_translations and len(back_translations) != len(translations):
-        errors.append(FieldError("back_translation", "give one back-translation file per system, in the same order, or none"))
+        errors.append(
+            FieldError("back_translation", "give one back-translation file per system, in the same order, or none")
+        )
     seen_systems = set()
     for position, system in enumerate(systems):
         if not system or bidi_control(system) or len(system) > 200:
@@ -92,7 +100,10 @@ def lchaim_records(
         record = by_system[i][uid]
         out = {"system": systems[i], "premise": record.get("premise"), "hypothesis": record.get("hypothesis")}
         if backs and uid in backs[i]:
-            out["back_translation"] = {"premise": backs[i][uid].get("premise"), "hypothesis": backs[i][uid].get("hypothesis")}
+            out["back_translation"] = {
+                "premise": backs[i][uid].get("premise"),
+                "hypothesis": backs[i][uid].get("hypothesis"),
+            }
         return out
 
     if source_text is None:
@@ -116,7 +127,9 @@ def lchaim_records(
             previous_premise = premise
         missing = [systems[i] for i, table in enumerate(by_system) if uid not in table]
         if missing:
-            errors.append(FieldError("translation", f"uid {uid!r} has no translation from {', '.join(missing)}", line["_row"]))
+            errors.append(
+                FieldError("translation", f"uid {uid!r} has no translation from {', '.join(missing)}", line["_row"])
+            )
             continue
         records.append(
             {
@@ -135,12 +148,17 @@ def lchaim_records(
     return records, [], errors
 
 
-
 # --- the LCHAIM import (POST /api/projects/{slug}/import-lchaim/) ----------------------------
 
 
 def translation_import_lchaim(
-    *, project, split, source: bytes | None, systems: list[str], translations: list[bytes], back_translations: list[bytes]
+    *,
+    project,
+    split,
+    source: bytes | None,
+    systems: list[str],
+    translations: list[bytes],
+    back_translations: list[bytes],
 ) -> dict:
     """Import the seeds' own files, all or nothing (see the module docstring and
     `lchaim_records`). With `source`, new items are created (rows already present with the
@@ -180,7 +198,11 @@ def translation_import_lchaim(
             raise InvalidInput("the files have invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
         with transaction.atomic():
             result = store_rows(project, rows)
-            fresh = list(Item.objects.filter(project=project, external_id__in=[row.external_id for row in rows]).only("pk", "payload", "computed", "shuffle_key"))
+            fresh = list(
+                Item.objects.filter(project=project, external_id__in=[row.external_id for row in rows]).only(
+                    "pk", "payload", "computed", "shuffle_key"
+                )
+            )
             for item in fresh:
                 item.computed = {**(item.computed or {}), "candidate_order": candidate_order(item)}
             Item.objects.bulk_update(fresh, ["computed"], batch_size=1000)
@@ -189,14 +211,24 @@ def translation_import_lchaim(
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
         wanted = {update["id"]: update["candidates"] for update in updates}
-        items = {item.external_id: item for item in Item.objects.select_for_update().filter(project=project, external_id__in=list(wanted))}
+        items = {
+            item.external_id: item
+            for item in Item.objects.select_for_update().filter(project=project, external_id__in=list(wanted))
+        }
         missing = [key for key in wanted if key not in items]
-        errors = [FieldError("translation", f"no item {key!r} in this project: import the source first") for key in missing]
+        errors = [
+            FieldError("translation", f"no item {key!r} in this project: import the source first") for key in missing
+        ]
         rated = set(
-            Annotation.objects.filter(item__in=list(items.values())).values_list("item__external_id", flat=True).distinct()
+            Annotation.objects.filter(item__in=list(items.values()))
+            .values_list("item__external_id", flat=True)
+            .distinct()
         )
         if rated:
-            raise Conflict(f"{len(rated)} item(s) already have ratings; their candidates can no longer change, e.g. {sorted(rated)[0]!r}", field="system")
+            raise Conflict(
+                f"{len(rated)} item(s) already have ratings; their candidates can no longer change, e.g. {sorted(rated)[0]!r}",
+                field="system",
+            )
         changed = []
         for position, (key, new_candidates) in enumerate(wanted.items(), start=1):
             item = items.get(key)
@@ -205,18 +237,29 @@ def translation_import_lchaim(
             have = {c.get("system") for c in item.payload.get("candidates") or []}
             clash = [c["system"] for c in new_candidates if c["system"] in have]
             if clash:
-                errors.append(FieldError("system", f"item {key!r} already has a candidate from {', '.join(clash)}", position))
+                errors.append(
+                    FieldError("system", f"item {key!r} already has a candidate from {', '.join(clash)}", position)
+                )
                 continue
-            record = {"id": key, "source": item.payload.get("source"), "candidates": [*item.payload.get("candidates", []), *new_candidates]}
+            record = {
+                "id": key,
+                "source": item.payload.get("source"),
+                "candidates": [*item.payload.get("candidates", []), *new_candidates],
+            }
             row, row_errors = kind.parse_record(record, position)
             if row_errors:
                 errors.extend(row_errors)
                 continue
             item.payload = row.payload
-            item.computed = {**(item.computed or {}), "candidate_order": derived_order(item.shuffle_key, len(row.payload["candidates"]))}
+            item.computed = {
+                **(item.computed or {}),
+                "candidate_order": derived_order(item.shuffle_key, len(row.payload["candidates"])),
+            }
             changed.append(item)
         if errors:
-            raise InvalidInput("the files do not match the project's items; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
+            raise InvalidInput(
+                "the files do not match the project's items; nothing was imported", errors=errors[:MAX_LISTED_ERRORS]
+            )
         Item.objects.bulk_update(changed, ["payload", "computed"], batch_size=1000)
     return {"created": 0, "skipped": 0, "updated": len(changed)}
 
@@ -258,10 +301,21 @@ def ratings_export_stream(spec, *, exclude_flagged: bool, exclude_removed: bool 
     from annotation.services.exports import UTF8_BOM, csv_neutralise
 
     if spec.fmt == "jsonl":
-        for item, candidate in ratings_export_rows(spec, exclude_flagged=exclude_flagged, exclude_removed=exclude_removed):
-            record = {"id": item.external_id, "split": item.split, "group": item.group, "status": item.status, "flags": list(item.flags or []), **candidate}
+        for item, candidate in ratings_export_rows(
+            spec, exclude_flagged=exclude_flagged, exclude_removed=exclude_removed
+        ):
+            record = {
+                "id": item.external_id,
+                "split": item.split,
+                "group": item.group,
+                "status": item.status,
+                "flags": list(item.flags or []),
+                **candidate,
+            }
             line = json.dumps(record, ensure_ascii=False)
-            yield (line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085") + "\n").encode("utf-8")
+            yield (
+                line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085") + "\n"
+            ).encode("utf-8")
         return
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -277,9 +331,19 @@ def ratings_export_stream(spec, *, exclude_flagged: bool, exclude_removed: bool 
             return "true" if value else "false"
         return repr(value) if isinstance(value, float) else str(value)
 
-    for count, (item, candidate) in enumerate(ratings_export_rows(spec, exclude_flagged=exclude_flagged, exclude_removed=exclude_removed), start=1):
-
-        row = [item.external_id, item.split, item.group, item.status, " ".join(item.flags or []), candidate["index"], candidate["system"], " ".join(r["rater"] or "" for r in candidate["ratings"])]
+    for count, (item, candidate) in enumerate(
+        ratings_export_rows(spec, exclude_flagged=exclude_flagged, exclude_removed=exclude_removed), start=1
+    ):
+        row = [
+            item.external_id,
+            item.split,
+            item.group,
+            item.status,
+            " ".join(item.flags or []),
+            candidate["index"],
+            candidate["system"],
+            " ".join(r["rater"] or "" for r in candidate["ratings"]),
+        ]
         row += [" ".join(cell(r.get(c)) for r in candidate["ratings"]) for c in CRITERIA]
         row += [cell(candidate["means"][c]) for c in CRITERIA]
         writer.writerow([csv_neutralise(cell(v)) for v in row])

@@ -50,7 +50,16 @@ from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_s
 from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.rows import ItemRow, RowProblems, require_text
 
-from .candidates import BINARY_CRITERION, CRITERIA, MAX_CANDIDATES, SCORE_CRITERIA, SCORE_MAX, SCORE_MIN, candidate_order, candidate_ratings
+from .candidates import (
+    BINARY_CRITERION,
+    CRITERIA,
+    MAX_CANDIDATES,
+    SCORE_CRITERIA,
+    SCORE_MAX,
+    SCORE_MIN,
+    candidate_order,
+    candidate_ratings,
+)
 from .guide import TRANSLATION_GUIDE
 from .results import translation_agreement_compute, translation_table1
 
@@ -103,12 +112,16 @@ class TranslationRatingKind(Kind):
     settings_help = {
         "raters_per_item": _("Raters of each item (LCHAIM: two of the four)."),
         "alpha_level_scores": _("Level of measurement of the 1-5 scores in Krippendorff's alpha: ordinal or interval."),
-        "back_translation_threshold": _("Items whose back-translation similarity falls below this are filtered out (LCHAIM: 0.75)."),
+        "back_translation_threshold": _(
+            "Items whose back-translation similarity falls below this are filtered out (LCHAIM: 0.75)."
+        ),
         "sample_size": _("Items drawn by stratified sampling for rating (LCHAIM: 200)."),
         "released_system": _("The system whose translation is released; staff only, as it would unblind raters."),
     }
     round_bound_settings = {
-        "raters_per_item": _("items being rated would need a different number of raters than their ratings were collected for"),
+        "raters_per_item": _(
+            "items being rated would need a different number of raters than their ratings were collected for"
+        ),
     }
 
     staff_only_settings = ("released_system",)
@@ -172,7 +185,9 @@ class TranslationRatingKind(Kind):
                 for error in inner.errors:
                     problems.add(f"{where}.{error.field}", error.message)
                 if system and system in seen:
-                    problems.add(f"{where}.system", f"system {system!r} appears twice (first in candidates[{seen[system]}])")
+                    problems.add(
+                        f"{where}.system", f"system {system!r} appears twice (first in candidates[{seen[system]}])"
+                    )
                 elif system:
                     seen[system] = index
                 stored = {"system": system, **(pair or {})}
@@ -231,7 +246,9 @@ class TranslationRatingKind(Kind):
         cleaned: dict[str, dict] = {}
         for key in ratings:
             if not isinstance(key, str) or not _ASCII_INDEX.match(key) or int(key) >= n:
-                errors.append(FieldError(f"value.ratings.{key}", f"no such candidate: indices are 0 to {n - 1} (ASCII digits)"))
+                errors.append(
+                    FieldError(f"value.ratings.{key}", f"no such candidate: indices are 0 to {n - 1} (ASCII digits)")
+                )
         for display in range(n):
             key = str(display)
             field = f"value.ratings.{key}"
@@ -269,7 +286,11 @@ class TranslationRatingKind(Kind):
         names a system through the import order, so the annotator never sees it."""
         order = value.get("display_order") or candidate_order(item)
         ratings = value.get("ratings") or {}
-        return {"ratings": {str(display): ratings[str(index)] for display, index in enumerate(order) if str(index) in ratings}}
+        return {
+            "ratings": {
+                str(display): ratings[str(index)] for display, index in enumerate(order) if str(index) in ratings
+            }
+        }
 
     def after_submit(self, annotation, item, settings: dict) -> None:
         """Store the order the annotator saw on the item (locked by the caller), so that the
@@ -302,7 +323,11 @@ class TranslationRatingKind(Kind):
         source = item.payload.get("source", {})
         return {
             "id": item.external_id,
-            "source": {"premise": source.get("premise", ""), "hypothesis": source.get("hypothesis", ""), "label": source.get("label")},
+            "source": {
+                "premise": source.get("premise", ""),
+                "hypothesis": source.get("hypothesis", ""),
+                "label": source.get("label"),
+            },
             "reference_label": item.reference_label or None,
             "group": item.group,
             "split": item.split,

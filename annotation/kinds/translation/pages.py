@@ -54,7 +54,9 @@ def lchaim_results(request, slug):
             cells = []
             for criterion in CRITERIA:
                 cell = row["cells"].get(criterion)
-                cells.append({"criterion": criterion, "cell": cell, "winner": table1["winners"].get(criterion) == row["system"]})
+                cells.append(
+                    {"criterion": criterion, "cell": cell, "winner": table1["winners"].get(criterion) == row["system"]}
+                )
             rows.append({"system": row["system"], "cells": cells})
     table2 = tables.get("table2")
     table2_rows = []
@@ -65,8 +67,21 @@ def lchaim_results(request, slug):
         ]
         for name, r, group in named:
             pct = lambda v: None if v is None else 100 * v  # noqa: E731 — Table 2 prints percentages
-            classes = [pct(r["per_class"].get(label, {}).get(f)) for label in table2["labels"] for f in ("precision", "recall", "f1")]
-            table2_rows.append({"name": name, "n": r["n"], "accuracy": pct(r["accuracy"]), "f1": pct(r["f1"]), "classes": classes, "group": group})
+            classes = [
+                pct(r["per_class"].get(label, {}).get(f))
+                for label in table2["labels"]
+                for f in ("precision", "recall", "f1")
+            ]
+            table2_rows.append(
+                {
+                    "name": name,
+                    "n": r["n"],
+                    "accuracy": pct(r["accuracy"]),
+                    "f1": pct(r["f1"]),
+                    "classes": classes,
+                    "group": group,
+                }
+            )
     sampled = Item.objects.filter(project=project, in_sample=True).count()
     settings = get_kind(project.kind).project_settings(project)
     is_supervisor = access.supervises(request.user, project)
@@ -105,7 +120,9 @@ def lchaim_sample(request, slug):
             user=request.user,
             n=int(n) if n.strip().isascii() and n.strip().isdigit() else (None if not n.strip() else n),
             stratum=request.POST.get("stratum") or None,
-            seed=int(seed) if seed.strip().isascii() and seed.strip().isdigit() else (None if not seed.strip() else seed),
+            seed=int(seed)
+            if seed.strip().isascii() and seed.strip().isdigit()
+            else (None if not seed.strip() else seed),
         )
     except (NotFound, PermissionDenied):
         raise  # the 404 or 403 page (AccessErrorPageMiddleware), as every page answers a refusal
@@ -133,13 +150,21 @@ def lchaim_download(request, slug, table, fmt):
     data = tables[table]
     name = f"{project.slug}-{table}.{fmt}"
     if fmt == "json":
-        response = HttpResponse(json.dumps(data, cls=DjangoJSONEncoder, ensure_ascii=False, indent=2), content_type="application/json; charset=utf-8")
+        response = HttpResponse(
+            json.dumps(data, cls=DjangoJSONEncoder, ensure_ascii=False, indent=2),
+            content_type="application/json; charset=utf-8",
+        )
     else:
         rows = table1_csv_rows(data) if table == "table1" else table2_csv_rows(data)
         buffer = io.StringIO()
         writer = csv.writer(buffer)
         for row in rows:
-            writer.writerow([csv_neutralise("" if v is None else ("true" if v is True else "false" if v is False else str(v))) for v in row])
+            writer.writerow(
+                [
+                    csv_neutralise("" if v is None else ("true" if v is True else "false" if v is False else str(v)))
+                    for v in row
+                ]
+            )
         response = HttpResponse((UTF8_BOM + buffer.getvalue()).encode("utf-8"), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["Cache-Control"] = "no-store"

@@ -25,7 +25,11 @@ def translation_values(project) -> tuple[dict, dict]:
     from annotation.models import Annotation, Item
 
     systems_of: dict[int, list] = {}
-    for pk, candidates in Item.objects.filter(project=project, probe_of__isnull=True).values_list("pk", "payload__candidates").iterator(chunk_size=5000):
+    for pk, candidates in (
+        Item.objects.filter(project=project, probe_of__isnull=True)
+        .values_list("pk", "payload__candidates")
+        .iterator(chunk_size=5000)
+    ):
         systems_of[pk] = [c.get("system") if isinstance(c, dict) else None for c in (candidates or [])]
     columns: dict[tuple[str, str], tuple[list, list, list]] = {}
     rows = Annotation.objects.filter(item__project=project).values_list("item_id", "annotator_id", "value__ratings")
@@ -116,7 +120,15 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
         figures = scope_figures(*arrays[(system, criterion)], level)
         scope = {"system": system, "criterion": criterion}
         reports.append(
-            AgreementReport(project=project, scope=scope, scope_key=scope_key(scope), level=level, job=job, computed_at=now, **figures)
+            AgreementReport(
+                project=project,
+                scope=scope,
+                scope_key=scope_key(scope),
+                level=level,
+                job=job,
+                computed_at=now,
+                **figures,
+            )
         )
         if job is not None:
             job_set_progress(job.pk, 0.3 + 0.6 * position / len(scopes))
@@ -164,7 +176,11 @@ def translation_table1(project) -> dict:
         winner = None
         if len(ranked) >= 2:
             best, runner = cells[ranked[0]][criterion], cells[ranked[1]][criterion]
-            if best["mean_ci_low"] is not None and runner["mean_ci_high"] is not None and best["mean_ci_low"] > runner["mean_ci_high"]:
+            if (
+                best["mean_ci_low"] is not None
+                and runner["mean_ci_high"] is not None
+                and best["mean_ci_low"] > runner["mean_ci_high"]
+            ):
                 winner = ranked[0]
         winners[criterion] = winner
     return {
@@ -189,6 +205,8 @@ def table1_csv_rows(table: dict) -> list[list]:
         line = [row["system"]]
         for criterion in table["criteria"]:
             cell = row["cells"].get(criterion) or {}
-            line += [cell.get(field) for field in TABLE1_CSV_FIELDS] + [table["winners"].get(criterion) == row["system"]]
+            line += [cell.get(field) for field in TABLE1_CSV_FIELDS] + [
+                table["winners"].get(criterion) == row["system"]
+            ]
         rows.append(line)
     return rows

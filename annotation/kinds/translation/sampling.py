@@ -75,7 +75,9 @@ def _clean_int(value, field: str, *, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput("must be an integer", field=field)
     if value < low or (high is not None and value > high):
-        raise InvalidInput(f"must be between {low} and {high}" if high is not None else f"must be at least {low}", field=field)
+        raise InvalidInput(
+            f"must be between {low} and {high}" if high is not None else f"must be at least {low}", field=field
+        )
     return value
 
 

@@ -38,13 +38,19 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--name", default=None, help="the model's name (default: the file's name)")
         parser.add_argument("--split", default=None, help='the split scored (default "test"; "all" for every split)')
-        parser.add_argument("--format", default="", dest="fmt", help="jsonl, csv or squad (default: found from the file)")
-        parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a worker that took the job")
+        parser.add_argument(
+            "--format", default="", dest="fmt", help="jsonl, csv or squad (default: found from the file)"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=600.0, help="seconds to wait for a worker that took the job"
+        )
 
     def handle(self, *args, slug, file, name, split, fmt, timeout, **options):
         project, data = project_and_file(slug, file)
         try:
-            evaluation = evaluation_start(project=project, user=None, data=data, filename=file.name, name=name or file.name, split=split, fmt=fmt)
+            evaluation = evaluation_start(
+                project=project, user=None, data=data, filename=file.name, name=name or file.name, split=split, fmt=fmt
+            )
         except ApplicationError as exc:
             raise refuse(self.stderr, exc, "nothing was stored") from None
         run_job(evaluation.job_id)  # here, unless a worker took it first
@@ -57,6 +63,8 @@ class Command(BaseCommand):
         described = evaluation_describe(evaluation)
         if job.status != Job.Status.DONE:
             raise CommandError(f"evaluation {evaluation.pk} is {job.status}: {job.error or 'still running'}")
-        self.stdout.write(f"evaluation {evaluation.pk} · {evaluation.name} · split {described['split']} · {evaluation.items} items")
+        self.stdout.write(
+            f"evaluation {evaluation.pk} · {evaluation.name} · split {described['split']} · {evaluation.items} items"
+        )
         for line in figure_lines(described["figures"]):
             self.stdout.write(line)

@@ -18,7 +18,9 @@ class Command(BaseCommand):
         parser.add_argument("slug")
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", required=True, dest="fmt")
-        parser.add_argument("--split", default="", help="every row gets this split (FarsTail's Train/Val/Test file names give one)")
+        parser.add_argument(
+            "--split", default="", help="every row gets this split (FarsTail's Train/Val/Test file names give one)"
+        )
         parser.add_argument("--labels-final", action="store_true", help="the file's labels are gold as published")
 
     def handle(self, *args, slug, file, fmt, split="", labels_final=False, **options):

@@ -24,11 +24,25 @@ ANNOTATORS = [
 # protocols are scaled to them (e.g. the author's label plus 3 votes, 3 of 4 agreeing).
 PROJECTS = [
     ("demo-he-nli", "הסקה בעברית — הדגמה", "nli_relabel", "he", "nli_he.jsonl", {"consensus_k": 3, "consensus_n": 4}),
-    ("demo-fa-nli", "استنتاج زبان طبیعی فارسی — نمونه", "nli_relabel", "fa", "nli_fa.jsonl", {"consensus_k": 3, "consensus_n": 4}),
+    (
+        "demo-fa-nli",
+        "استنتاج زبان طبیعی فارسی — نمونه",
+        "nli_relabel",
+        "fa",
+        "nli_fa.jsonl",
+        {"consensus_k": 3, "consensus_n": 4},
+    ),
     ("demo-he-qa", "שאלות על פסקאות — הדגמה", "qa_authoring", "he", "qa_he.jsonl", {}),
     ("demo-he-mt", "דירוג תרגומים — הדגמה", "translation_rating", "he", "translation_he.jsonl", {}),
     ("demo-he-phrases", "זוגות ביטויים — הדגמה", "phrase_pair", "he", "phrase_he.jsonl", {}),
-    ("demo-he-summaries", "דירוג סיכומים — הדגמה", "summary_rating", "he", "summaries_he.jsonl", {"raters_per_item": 3}),
+    (
+        "demo-he-summaries",
+        "דירוג סיכומים — הדגמה",
+        "summary_rating",
+        "he",
+        "summaries_he.jsonl",
+        {"raters_per_item": 3},
+    ),
 ]
 
 
@@ -48,13 +62,20 @@ class Command(BaseCommand):
                 user = User.objects.filter(username=username).first()
                 if user is None:
                     # The demo supervisor may create projects and users (no open sign-up).
-                    user = user_create_by_operator(username=username, password=password, is_staff=username == SUPERVISOR[0])
+                    user = user_create_by_operator(
+                        username=username, password=password, is_staff=username == SUPERVISOR[0]
+                    )
                 users[username] = user
             for slug, name, kind, language, filename, protocol in PROJECTS:
                 project = Project.objects.filter(slug=slug).first()
                 if project is None:
                     project = project_create(
-                        actor=users[SUPERVISOR[0]], slug=slug, name=name, kind=kind, language=language, settings=protocol
+                        actor=users[SUPERVISOR[0]],
+                        slug=slug,
+                        name=name,
+                        kind=kind,
+                        language=language,
+                        settings=protocol,
                     )
                 for username, _ in ANNOTATORS:
                     Membership.objects.get_or_create(

@@ -23,11 +23,23 @@ def setup(make_user, client_for):
     from annotation.services.projects import project_create
 
     admin = make_user("root", staff=True)
-    project = project_create(actor=admin, slug="he-test", name="Human baseline", kind="label_test", language="he", settings={"labels_per_item": 4})
+    project = project_create(
+        actor=admin,
+        slug="he-test",
+        name="Human baseline",
+        kind="label_test",
+        language="he",
+        settings={"labels_per_item": 4},
+    )
     rng = np.random.default_rng(0)
     gold = {f"t{i}": LABELS[int(rng.integers(0, 3))] for i in range(30)}
     rows = [{"id": k, "premise": f"הנחה {k}", "hypothesis": f"השערה {k}", "label": v} for k, v in gold.items()]
-    items_import(project=project, data="".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode(), fmt="jsonl", user=admin)
+    items_import(
+        project=project,
+        data="".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode(),
+        fmt="jsonl",
+        user=admin,
+    )
     users = {}
     for name in ("h1", "h2", "h3", "h4"):
         users[name] = make_user(name)
@@ -44,7 +56,9 @@ def test_table2_matches_sklearn(setup, client):
     # order in which `next` happens to serve the items (and every figure below is fixed).
     planned = {
         name: {
-            item_id: gold[item_id] if rng.random() < p else LABELS[(LABELS.index(gold[item_id]) + int(rng.integers(1, 3))) % 3]
+            item_id: gold[item_id]
+            if rng.random() < p
+            else LABELS[(LABELS.index(gold[item_id]) + int(rng.integers(1, 3))) % 3]
             for item_id in sorted(gold)
         }
         for name, p in accuracy.items()
@@ -57,7 +71,12 @@ def test_table2_matches_sklearn(setup, client):
             assert "label" not in body["item"]["payload"]  # the gold stays hidden
             label = planned[name][body["item"]["external_id"]]
             given[name][body["item"]["external_id"]] = label
-            assert client_.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json").status_code == 201
+            assert (
+                client_.post(
+                    f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json"
+                ).status_code
+                == 201
+            )
     report = setup["root"].get("/api/projects/he-test/report/").json()["label_test"]
     by_name = {row["annotator"]: row for row in report["annotators"]}
     assert set(by_name) == set(accuracy)
@@ -69,7 +88,9 @@ def test_table2_matches_sklearn(setup, client):
         assert row["n"] == 30 and row["accuracy"] == pytest.approx(accuracy_score(y_true, y_pred))
         assert row["f1"] == pytest.approx(f1_score(y_true, y_pred, labels=LABELS, average="macro", zero_division=0))
         for k, label in enumerate(LABELS):
-            assert row["per_class"][label] == pytest.approx({"precision": p[k], "recall": r[k], "f1": f[k], "support": s[k]})
+            assert row["per_class"][label] == pytest.approx(
+                {"precision": p[k], "recall": r[k], "f1": f[k], "support": s[k]}
+            )
     # The group (Table 2's "Human" row): the mean of the testers' own figures.
     group = report["group"]
     assert group["testers"] == 4 and group["n"] == 30
@@ -77,7 +98,9 @@ def test_table2_matches_sklearn(setup, client):
     assert group["f1"] == pytest.approx(np.mean([by_name[n]["f1"] for n in accuracy]))
     for label in LABELS:
         for field in ("precision", "recall", "f1"):
-            assert group["per_class"][label][field] == pytest.approx(np.mean([by_name[n]["per_class"][label][field] for n in accuracy]))
+            assert group["per_class"][label][field] == pytest.approx(
+                np.mean([by_name[n]["per_class"][label][field] for n in accuracy])
+            )
     # The majority label per item stays as an extra line; ties have no answer and count as wrong.
     y_true, y_pred, ties = [], [], 0
     for item_id in sorted(gold):
@@ -121,7 +144,11 @@ def test_label_test_defaults_to_four_testers_per_item(make_user, client_for):
     from annotation.models import Project
 
     root = client_for(make_user("admin", staff=True))
-    made = root.post("/api/projects/", {"slug": "baseline", "name": "Baseline", "kind": "label_test", "language": "he"}, format="json")
+    made = root.post(
+        "/api/projects/",
+        {"slug": "baseline", "name": "Baseline", "kind": "label_test", "language": "he"},
+        format="json",
+    )
     assert made.status_code == 201, made.content
     assert made.json()["settings"]["labels_per_item"] == 4
     assert Project.objects.get(slug="baseline").settings["labels_per_item"] == 4

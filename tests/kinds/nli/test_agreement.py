@@ -99,20 +99,36 @@ SPEC_ITEMS = [
     ("f", "contradiction", "auth2"),
 ]
 SPEC_VOTES = [
-    ("a", 1, "ann1", "entailment"), ("a", 1, "ann2", "entailment"), ("a", 1, "auth2", "neutral"),
-    ("b", 1, "ann1", "neutral"), ("b", 1, "ann3", "contradiction"), ("b", 1, "auth2", "entailment"),
-    ("c", 1, "ann2", "contradiction"), ("c", 1, "ann3", "contradiction"), ("c", 1, "auth1", "contradiction"),
-    ("d", 1, "ann1", "entailment"), ("d", 1, "ann2", "neutral"), ("d", 1, "ann3", "entailment"),
-    ("e", 1, "ann1", "neutral"), ("e", 1, "ann2", "neutral"), ("e", 1, "ann3", None),  # an abstention
-    ("f", 1, "ann1", "neutral"), ("f", 1, "ann3", "entailment"),
+    ("a", 1, "ann1", "entailment"),
+    ("a", 1, "ann2", "entailment"),
+    ("a", 1, "auth2", "neutral"),
+    ("b", 1, "ann1", "neutral"),
+    ("b", 1, "ann3", "contradiction"),
+    ("b", 1, "auth2", "entailment"),
+    ("c", 1, "ann2", "contradiction"),
+    ("c", 1, "ann3", "contradiction"),
+    ("c", 1, "auth1", "contradiction"),
+    ("d", 1, "ann1", "entailment"),
+    ("d", 1, "ann2", "neutral"),
+    ("d", 1, "ann3", "entailment"),
+    ("e", 1, "ann1", "neutral"),
+    ("e", 1, "ann2", "neutral"),
+    ("e", 1, "ann3", None),  # an abstention
+    ("f", 1, "ann1", "neutral"),
+    ("f", 1, "ann3", "entailment"),
     # b failed in round 1 and was revised: round 2 with fresh votes.
-    ("b", 2, "ann2", "neutral"), ("b", 2, "ann3", "neutral"), ("b", 2, "auth2", "neutral"),
-    ("f", 2, "ann2", "contradiction"), ("f", 2, "auth1", "contradiction"),
+    ("b", 2, "ann2", "neutral"),
+    ("b", 2, "ann3", "neutral"),
+    ("b", 2, "auth2", "neutral"),
+    ("f", 2, "ann2", "contradiction"),
+    ("f", 2, "auth1", "contradiction"),
 ]
 
 
 def build(project):
-    items = {ext: make_item(project, ext, ref, author, round_=2 if ext in "bf" else 1) for ext, ref, author in SPEC_ITEMS}
+    items = {
+        ext: make_item(project, ext, ref, author, round_=2 if ext in "bf" else 1) for ext, ref, author in SPEC_ITEMS
+    }
     for ext, round_, name, label in SPEC_VOTES:
         vote(items[ext], name, label, round_)
     return items
@@ -223,7 +239,13 @@ def test_per_annotator_agreement_with_the_consensus(world):
 
     assert figures('{"round":1}') == {"ann1": (1, 2), "ann2": (3, 3), "ann3": (1, 2), "auth1": (1, 1), "auth2": (0, 1)}
     assert figures('{"round":2}') == {"ann2": (1, 1), "ann3": (1, 1), "auth2": (1, 1)}
-    assert figures('{"round":"all"}') == {"ann1": (1, 2), "ann2": (4, 4), "ann3": (2, 3), "auth1": (1, 1), "auth2": (1, 2)}
+    assert figures('{"round":"all"}') == {
+        "ann1": (1, 2),
+        "ann2": (4, 4),
+        "ann3": (2, 3),
+        "auth1": (1, 1),
+        "auth2": (1, 2),
+    }
     assert reports['{"round":"all"}'].details["per_annotator"]["ann3"]["rate"] == pytest.approx(2 / 3)
 
     # The report selector computes the same figures live from votes and golds.
@@ -254,7 +276,11 @@ def test_label_test_reference_is_the_gold_not_a_coder(db, make_user):
     project = project_create(actor=admin, slug="lt", name="LT", kind="label_test", language="he")
     for name in ("ann1", "ann2"):
         Membership.objects.create(project=project, user=make_user(name), role="annotator", status="active")
-    spec = [("entailment", "entailment", "neutral"), ("neutral", "neutral", "neutral"), ("contradiction", "entailment", "contradiction")]
+    spec = [
+        ("entailment", "entailment", "neutral"),
+        ("neutral", "neutral", "neutral"),
+        ("contradiction", "entailment", "contradiction"),
+    ]
     for i, (gold, v1, v2) in enumerate(spec):
         item = make_item(project, f"t{i}", gold)
         vote(item, "ann1", v1)

@@ -12,6 +12,7 @@ import json
 import re
 
 import pytest
+
 from tests.browser.helpers import _RECT_JS, PASSWORD, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -145,7 +146,9 @@ def rtl_setup(transactional_db, live_server):
     for lang, items in ITEMS.items():
         for suffix, rows in (("", items), ("-latin", [LATIN_FIRST[lang]])):
             slug = f"{lang}-browser{suffix}"
-            project = project_create(actor=admin, slug=slug, name=f"{lang.upper()} NLI browser{suffix}", kind="nli_relabel", language=lang)
+            project = project_create(
+                actor=admin, slug=slug, name=f"{lang.upper()} NLI browser{suffix}", kind="nli_relabel", language=lang
+            )
             Membership.objects.create(project=project, user=annotator, role="annotator", status="active")
             result = items_import(project=project, data=_jsonl(rows), fmt="jsonl", filename=f"{slug}.jsonl", user=admin)
             assert result.created == len(rows)
@@ -354,7 +357,9 @@ def test_rtl_sentence_starting_with_a_latin_word_stays_right_to_left(rtl_setup, 
     wait_for_item_text(page, item["premise"], item["hypothesis"])
     page.screenshot(path=str(artifacts_dir / f"annotate_{lang}_latin_first.png"), full_page=True)
     for selector in ("#premise", "#hypothesis"):
-        assert page.evaluate(f"() => getComputedStyle(document.querySelector('{selector}')).direction") == "rtl", selector
+        assert page.evaluate(f"() => getComputedStyle(document.querySelector('{selector}')).direction") == "rtl", (
+            selector
+        )
     first = page.evaluate(_RECT_JS, ["#premise", item["first"], "whole"])
     last = page.evaluate(_RECT_JS, ["#premise", item["last"], "whole"])
     assert first["left"] > last["right"], f"{item['first']!r} should be right of {item['last']!r} in an RTL paragraph"

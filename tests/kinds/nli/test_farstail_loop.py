@@ -27,10 +27,26 @@ ZWNJ = "\u200c"
 
 # Written for this test (the FarsTail sample has no multiple-choice questions).
 QUESTIONS = [
-    {"id": "mc1", "question": "پایتخت ایران کدام شهر است؟", "choices": ["اصفهان", "تهران", "شیراز", "تبریز"], "answer_index": 1},
+    {
+        "id": "mc1",
+        "question": "پایتخت ایران کدام شهر است؟",
+        "choices": ["اصفهان", "تهران", "شیراز", "تبریز"],
+        "answer_index": 1,
+    },
     {"id": "mc2", "question": "حافظ در کدام شهر به دنیا آمد؟", "choices": ["شیراز", "مشهد", "یزد"], "answer_index": 0},
-    {"id": "mc3", "question": f"بلندترین قله{ZWNJ}ی ایران کدام است؟", "choices": ["سبلان", "دنا", "دماوند"], "answer_index": 2},
-    {"id": "mc4", "question": "خلیج فارس در کدام سمت ایران است؟", "choices": ["شمال", "جنوب"], "answer_index": 1, "split": "test"},
+    {
+        "id": "mc3",
+        "question": f"بلندترین قله{ZWNJ}ی ایران کدام است؟",
+        "choices": ["سبلان", "دنا", "دماوند"],
+        "answer_index": 2,
+    },
+    {
+        "id": "mc4",
+        "question": "خلیج فارس در کدام سمت ایران است؟",
+        "choices": ["شمال", "جنوب"],
+        "answer_index": 1,
+        "split": "test",
+    },
 ]
 
 
@@ -84,7 +100,13 @@ def loop(make_user, client_for, settings, django_capture_on_commit_callbacks):
     root = client_for(admin)
     for body in (
         {"slug": RELABEL, "name": "FarsTail relabel", "kind": "nli_relabel", "language": "fa"},
-        {"slug": AUTHORING, "name": "FarsTail authoring", "kind": "nli_authoring", "language": "fa", "settings": {"relabel_project": RELABEL}},
+        {
+            "slug": AUTHORING,
+            "name": "FarsTail authoring",
+            "kind": "nli_authoring",
+            "language": "fa",
+            "settings": {"relabel_project": RELABEL},
+        },
     ):
         response = root.post("/api/projects/", body, format="json")
         assert response.status_code == 201, response.content
@@ -92,7 +114,9 @@ def loop(make_user, client_for, settings, django_capture_on_commit_callbacks):
     for name in AUTHORS + RELABELERS:
         users[name] = make_user(name)
         slug = AUTHORING if name in AUTHORS else RELABEL
-        response = root.post(f"/api/projects/{slug}/members/", {"username": name, "role": "annotator", "status": "active"}, format="json")
+        response = root.post(
+            f"/api/projects/{slug}/members/", {"username": name, "role": "annotator", "status": "active"}, format="json"
+        )
         assert response.status_code == 201, response.content
     clients = {name: client_for(user) for name, user in users.items()}
     return users, clients
@@ -153,14 +177,18 @@ def test_farstail_loop_through_http(loop, django_capture_on_commit_callbacks):
         question = by_id[body["item"]["external_id"]]
         assert body["item"]["payload"]["choices"] == question["choices"]
         value = written_by(author, question)
-        response = clients[author].post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json")
+        response = clients[author].post(
+            f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json"
+        )
         assert response.status_code == 201, response.content
         authored[question["id"]] = {"author": author, "value": value}
     assert clients["a1"].get(f"/api/projects/{AUTHORING}/next/").status_code == 204
 
     # 2. The FarsTail validation sample goes into the same relabel project.
     raw = (FARSTAIL / "Val-word.csv").read_bytes()
-    response = root.post(f"/api/projects/{RELABEL}/import/", {"file": upload("Val-word.csv", raw), "format": "farstail"})
+    response = root.post(
+        f"/api/projects/{RELABEL}/import/", {"file": upload("Val-word.csv", raw), "format": "farstail"}
+    )
     assert response.status_code == 201, response.content
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline=""), delimiter="\t"))[1:]
     assert response.json()["created"] == len(rows) == 152
@@ -221,17 +249,31 @@ def test_farstail_loop_through_http(loop, django_capture_on_commit_callbacks):
             assert entry["labels_cast"] == dict(sorted(Counter(cast[(entry["id"], 1)].values()).items()))
             assert "r1" not in json.dumps(entry, ensure_ascii=False)
     withdrawn = failed_authored[0]
-    response = clients[withdrawn.author.username].post(f"/api/items/{withdrawn.pk}/revise/", {"withdraw": True}, format="json")
+    response = clients[withdrawn.author.username].post(
+        f"/api/items/{withdrawn.pk}/revise/", {"withdraw": True}, format="json"
+    )
     assert response.status_code == 200, response.content
     for item in failed_authored[1:]:
         hypothesis = item.payload["hypothesis"] + " (بازنویسی شده)"
-        response = clients[item.author.username].post(f"/api/items/{item.pk}/revise/", {"hypothesis": hypothesis}, format="json")
+        response = clients[item.author.username].post(
+            f"/api/items/{item.pk}/revise/", {"hypothesis": hypothesis}, format="json"
+        )
         assert response.status_code == 200, response.content
         revised[item.pk] = hypothesis
     # Someone else's pair, or one that is not waiting: refused, nothing changes.
     other_author = "a2" if failed_authored[1].author.username == "a1" else "a1"
-    assert clients[other_author].post(f"/api/items/{failed_authored[1].pk}/revise/", {"hypothesis": "x"}, format="json").status_code == 404
-    assert clients[failed_authored[1].author.username].post(f"/api/items/{failed_authored[1].pk}/revise/", {"hypothesis": "y"}, format="json").status_code == 409
+    assert (
+        clients[other_author]
+        .post(f"/api/items/{failed_authored[1].pk}/revise/", {"hypothesis": "x"}, format="json")
+        .status_code
+        == 404
+    )
+    assert (
+        clients[failed_authored[1].author.username]
+        .post(f"/api/items/{failed_authored[1].pk}/revise/", {"hypothesis": "y"}, format="json")
+        .status_code
+        == 409
+    )
 
     # 5. Round 2 for the revised pairs, with fresh votes; then the consensus again.
     plan2 = {pk: plan_round_2(n, info[pk].reference_label) for n, pk in enumerate(revised)}
@@ -254,7 +296,9 @@ def test_farstail_loop_through_http(loop, django_capture_on_commit_callbacks):
         else:
             status_ = "needs_revision"
         final[pk] = (status_, round_, outcome, gold, votes)
-    assert dict(Item.objects.filter(project__slug=RELABEL).values_list("pk", "status")) == {pk: f[0] for pk, f in final.items()}
+    assert dict(Item.objects.filter(project__slug=RELABEL).values_list("pk", "status")) == {
+        pk: f[0] for pk, f in final.items()
+    }
     assert not Item.objects.filter(project__slug=RELABEL, status__in=["open", "complete", "needs_revision"]).exists()
 
     # 6. Export: the gold (default status=accepted) as computed here.
@@ -282,7 +326,9 @@ def test_farstail_loop_through_http(loop, django_capture_on_commit_callbacks):
     # The FarsTail layout keeps the sample's own columns for the accepted original rows.
     response = root.get(f"/api/projects/{RELABEL}/export/", {"format": "farstail"})
     assert response.status_code == 200
-    tsv = (b"".join(response.streaming_content) if getattr(response, "streaming", False) else response.content).decode("utf-8")
+    tsv = (b"".join(response.streaming_content) if getattr(response, "streaming", False) else response.content).decode(
+        "utf-8"
+    )
     exported = list(csv.reader(io.StringIO(tsv, newline=""), delimiter="\t"))
     assert exported[0][:3] == ["premise", "hypothesis", "label"]
     assert len(exported) - 1 == len(records)
@@ -295,7 +341,9 @@ def test_farstail_loop_through_http(loop, django_capture_on_commit_callbacks):
     assert response.status_code == 202, response.content
     job = root.get(f"/api/jobs/{response.json()['job']}/").json()
     assert job["status"] == "done", job
-    reports = {json.dumps(r["scope"], sort_keys=True): r for r in root.get(f"/api/projects/{RELABEL}/agreement/").json()}
+    reports = {
+        json.dumps(r["scope"], sort_keys=True): r for r in root.get(f"/api/projects/{RELABEL}/agreement/").json()
+    }
 
     code = {label: n for n, label in enumerate(LABELS)}
     coders = list(RELABELERS) + list(AUTHORS) + ["original"]
@@ -304,7 +352,9 @@ def test_farstail_loop_through_http(loop, django_capture_on_commit_callbacks):
         data = np.full((len(coders), len(units)), np.nan)
         for column, (pk, round_) in enumerate(units):
             item = info[pk]
-            data[coders.index(item.author.username if item.author_id else "original"), column] = code[item.reference_label]
+            data[coders.index(item.author.username if item.author_id else "original"), column] = code[
+                item.reference_label
+            ]
             for name, label in cast[(pk, round_)].items():
                 data[coders.index(name), column] = code[label]
         return data

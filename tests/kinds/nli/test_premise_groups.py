@@ -93,14 +93,18 @@ def assert_no_premise_twice_while_another_is_left(served: list[str]) -> None:
     for position, premise in enumerate(served):
         if premise == previous:
             others = sum(count for other, count in left.items() if other != premise)
-            assert others == 0, f"pair {position + 1} repeats the premise while {others} pairs of other premises were left: {served}"
+            assert others == 0, (
+                f"pair {position + 1} repeats the premise while {others} pairs of other premises were left: {served}"
+            )
         left[premise] -= 1
         previous = premise
 
 
 @pytest.mark.parametrize("fmt, data", [("jsonl", as_jsonl()), ("csv", as_csv())], ids=["jsonl", "csv"])
 @pytest.mark.parametrize("kind", ["nli_relabel", "label_test"])
-def test_pairs_of_one_premise_never_follow_each_other_without_groups_in_the_file(project_with, client_for, kind, fmt, data):
+def test_pairs_of_one_premise_never_follow_each_other_without_groups_in_the_file(
+    project_with, client_for, kind, fmt, data
+):
     project, admin, annotators = project_with(kind, fmt, data)
     for client in annotators:
         assert_no_premise_twice_while_another_is_left(premises_served(client, project.slug))
@@ -110,7 +114,14 @@ def test_pairs_of_one_premise_never_follow_each_other_without_groups_in_the_file
     assert [item["group"] for item in listed] == [""] * 9
     exported = client_for(admin).get(f"/api/projects/{project.slug}/export/?format=jsonl&status=all")
     assert exported.status_code == 200
-    records = [json.loads(line) for line in (b"".join(exported.streaming_content) if getattr(exported, "streaming", False) else exported.content).decode().splitlines()]
+    records = [
+        json.loads(line)
+        for line in (
+            b"".join(exported.streaming_content) if getattr(exported, "streaming", False) else exported.content
+        )
+        .decode()
+        .splitlines()
+    ]
     assert len(records) == 9
     assert {record["group"] for record in records} == {""}
 
@@ -131,7 +142,9 @@ def test_a_group_in_the_file_still_decides(project_with):
             body = response.json()
             payload = body["item"]["payload"]
             groups.append(group_of[payload["premise"], payload["hypothesis"]])
-            submitted = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json")
+            submitted = client.post(
+                f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+            )
             assert submitted.status_code == 201
         assert len(groups) == 8
         assert all(x != y for x, y in zip(groups, groups[1:])), groups

@@ -50,7 +50,12 @@ def voted(nli_project, make_user, settings, django_capture_on_commit_callbacks):
         )
         for name, label in votes:
             assignment = Assignment.objects.create(
-                project=nli_project, item=item, annotator=people[name], round=1, claimed_at=now, expires_at=now + timedelta(hours=1)
+                project=nli_project,
+                item=item,
+                annotator=people[name],
+                round=1,
+                claimed_at=now,
+                expires_at=now + timedelta(hours=1),
             )
             with django_capture_on_commit_callbacks(execute=True):
                 annotation_submit(user=people[name], assignment_id=assignment.pk, value={"label": label})
@@ -121,13 +126,21 @@ def test_agreement_post_then_get(voted, client_for):
 
 @pytest.mark.django_db
 def test_undefined_alpha_has_a_reason(nli_project, client_for):
-    from annotation.models import AgreementReport
-    from annotation.services.agreement import scope_key
     from django.utils import timezone
 
+    from annotation.models import AgreementReport
+    from annotation.services.agreement import scope_key
+
     AgreementReport.objects.create(
-        project=nli_project, scope={"round": 1}, scope_key=scope_key({"round": 1}), level="nominal",
-        alpha=None, units=3, coders=3, reason="all pairable values are identical", computed_at=timezone.now(),
+        project=nli_project,
+        scope={"round": 1},
+        scope_key=scope_key({"round": 1}),
+        level="nominal",
+        alpha=None,
+        units=3,
+        coders=3,
+        reason="all pairable values are identical",
+        computed_at=timezone.now(),
     )
     rows = client_for(users()["sup"]).get(f"/api/projects/{nli_project.slug}/agreement/").json()
     assert rows[0]["alpha"] is None and rows[0]["reason"] == "all pairable values are identical"
@@ -176,14 +189,29 @@ def test_report_query_count_does_not_grow(voted, client_for, django_assert_num_q
     # Ten times the items, outcomes and votes.
     template = list(Annotation.objects.select_related("assignment").filter(item__project=voted))
     for n in range(45):
-        item = Item.objects.create(project=voted, external_id=f"more{n}", payload={"premise": "p", "hypothesis": "h"}, reference_label="neutral", status="accepted", gold_label="neutral")
-        ConsensusOutcome.objects.create(item=item, round=1, outcome="accepted", gold="neutral", votes={}, n_votes=3, agreement=1.0)
+        item = Item.objects.create(
+            project=voted,
+            external_id=f"more{n}",
+            payload={"premise": "p", "hypothesis": "h"},
+            reference_label="neutral",
+            status="accepted",
+            gold_label="neutral",
+        )
+        ConsensusOutcome.objects.create(
+            item=item, round=1, outcome="accepted", gold="neutral", votes={}, n_votes=3, agreement=1.0
+        )
         for annotation in template[:2]:
             assignment = annotation.assignment
             assignment.pk = None
             assignment.item = item
             assignment.save()
-            Annotation.objects.create(assignment=assignment, item=item, annotator_id=annotation.annotator_id, round=1, value={"label": "neutral"})
+            Annotation.objects.create(
+                assignment=assignment,
+                item=item,
+                annotator_id=annotation.annotator_id,
+                round=1,
+                value={"label": "neutral"},
+            )
     with django_assert_num_queries(len(small.captured_queries)):
         assert sup.get(url).status_code == 200
 

@@ -22,7 +22,13 @@ ITEMS = [
     ("fail-then-revise", "کتاب روی میز است.", "کتابی روی میز هست.", "entailment", ("neutral", "contradiction")),
     ("fail-then-withdraw", "هوا آفتابی است.", "باران می‌بارد.", "contradiction", ("neutral", "entailment")),
     ("accepted", "علی در تهران زندگی می‌کند.", "علی در ایران است.", "entailment", ("entailment", "neutral")),
-    ("fail-then-pass", f"مریم کتاب{ZWNJ}خانه را ترک کرد.", "مریم در کتابخانه است.", "contradiction", ("entailment", "neutral")),
+    (
+        "fail-then-pass",
+        f"مریم کتاب{ZWNJ}خانه را ترک کرد.",
+        "مریم در کتابخانه است.",
+        "contradiction",
+        ("entailment", "neutral"),
+    ),
 ]
 
 
@@ -39,7 +45,13 @@ def relabel(make_user, client_for, settings):
     root = client_for(admin)
     made = root.post(
         "/api/projects/",
-        {"slug": "fa-rev", "name": "Revisions", "kind": "nli_relabel", "language": "fa", "settings": {"consensus_n": 3, "consensus_k": 2, "revision_rounds": 1}},
+        {
+            "slug": "fa-rev",
+            "name": "Revisions",
+            "kind": "nli_relabel",
+            "language": "fa",
+            "settings": {"consensus_n": 3, "consensus_k": 2, "revision_rounds": 1},
+        },
         format="json",
     )
     assert made.status_code == 201, made.content
@@ -47,13 +59,23 @@ def relabel(make_user, client_for, settings):
     for name in ("author-a", *VOTERS, "dara", "outsider"):
         users[name] = make_user(name)
         if name != "outsider":
-            assert root.post("/api/projects/fa-rev/members/", {"username": name, "role": "annotator", "status": "active"}, format="json").status_code == 201
+            assert (
+                root.post(
+                    "/api/projects/fa-rev/members/",
+                    {"username": name, "role": "annotator", "status": "active"},
+                    format="json",
+                ).status_code
+                == 201
+            )
     rows = [
         {"id": external_id, "premise": premise, "hypothesis": hypothesis, "label": label, "author": "author-a"}
         for external_id, premise, hypothesis, label, _votes in ITEMS
     ]
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    assert root.post("/api/projects/fa-rev/import/", {"file": upload("r.jsonl", text), "format": "jsonl"}).status_code == 201
+    assert (
+        root.post("/api/projects/fa-rev/import/", {"file": upload("r.jsonl", text), "format": "jsonl"}).status_code
+        == 201
+    )
     return {"users": users, "client": lambda name: client_for(users[name])}
 
 
@@ -69,7 +91,11 @@ def vote_all(client, choose, capture) -> list[str]:
         body = response.json()
         seen.append(body["item"]["external_id"])
         with capture(execute=True):
-            submitted = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": choose(body["item"]["external_id"])}}, format="json")
+            submitted = client.post(
+                f"/api/assignments/{body['assignment']}/submit/",
+                {"value": {"label": choose(body["item"]["external_id"])}},
+                format="json",
+            )
         assert submitted.status_code == 201, submitted.content
 
 
@@ -135,22 +161,38 @@ def test_revise_and_withdraw_through_http(relabel, django_capture_on_commit_call
     assert revised.status_code == 200, revised.content
     assert revised.json()["round"] == 2 and revised.json()["status"] == "open"
     assert revised.json()["payload"] == {"premise": "کتاب روی میز است.", "hypothesis": new_hypothesis}
-    revised_pass = author.post(f"/api/items/{item_id('fail-then-pass')}/revise/", {"premise": "مریم در کتابخانه نشسته است."}, format="json")
+    revised_pass = author.post(
+        f"/api/items/{item_id('fail-then-pass')}/revise/", {"premise": "مریم در کتابخانه نشسته است."}, format="json"
+    )
     assert revised_pass.status_code == 200
     # A new premise is a new group for the assignment rule (the file gave none).
     from annotation.models import Item
 
     derived = dict(Item.objects.filter(project__slug="fa-rev").values_list("external_id", "derived_group"))
-    assert derived["fail-then-pass"] == get_kind("nli_relabel").derived_group({"premise": "مریم در کتابخانه نشسته است."}) != ""
+    assert (
+        derived["fail-then-pass"]
+        == get_kind("nli_relabel").derived_group({"premise": "مریم در کتابخانه نشسته است."})
+        != ""
+    )
     assert derived["fail-then-revise"] == get_kind("nli_relabel").derived_group({"premise": "کتاب روی میز است."})
     # Revising twice: the item is no longer waiting for a revision.
     assert author.post(revise_url, {"hypothesis": "again"}, format="json").status_code == 409
 
     withdrawn = author.post(f"/api/items/{item_id('fail-then-withdraw')}/revise/", {"withdraw": True}, format="json")
     assert withdrawn.status_code == 200 and withdrawn.json()["status"] == "removed"
-    assert author.post(f"/api/items/{item_id('accepted')}/revise/", {"hypothesis": "changed"}, format="json").status_code == 409
-    assert author.post(f"/api/items/{item_id('accepted')}/revise/", {"withdraw": True}, format="json").status_code == 409
-    assert author.post(f"/api/items/{item_id('fail-then-withdraw')}/revise/", {"withdraw": True}, format="json").status_code == 409
+    assert (
+        author.post(f"/api/items/{item_id('accepted')}/revise/", {"hypothesis": "changed"}, format="json").status_code
+        == 409
+    )
+    assert (
+        author.post(f"/api/items/{item_id('accepted')}/revise/", {"withdraw": True}, format="json").status_code == 409
+    )
+    assert (
+        author.post(
+            f"/api/items/{item_id('fail-then-withdraw')}/revise/", {"withdraw": True}, format="json"
+        ).status_code
+        == 409
+    )
     assert statuses()["accepted"] == "accepted"
     assert author.get("/api/projects/fa-rev/revisions/").json()["results"] == []
 
@@ -166,7 +208,9 @@ def test_revise_and_withdraw_through_http(relabel, django_capture_on_commit_call
         "accepted": "accepted",
         "fail-then-pass": "accepted",
     }
-    outcomes = {(o.item.external_id, o.round): (o.outcome, o.votes) for o in ConsensusOutcome.objects.select_related("item")}
+    outcomes = {
+        (o.item.external_id, o.round): (o.outcome, o.votes) for o in ConsensusOutcome.objects.select_related("item")
+    }
     assert outcomes[("fail-then-pass", 2)] == ("accepted", {"contradiction": 1, "neutral": 2})
     assert outcomes[("fail-then-revise", 2)][0] == "failed"
     assert Annotation.objects.filter(item__external_id="fail-then-pass", round=2).count() == 2
@@ -186,8 +230,14 @@ def test_revision_page_lists_the_authors_items(relabel, django_capture_on_commit
     # The page in the interface language (English here); the pairs' text boxes in Persian.
     assert '<html lang="en" dir="ltr">' in html and 'lang="fa"' in html
     assert " style=" not in html
-    config = json.loads(html.split('<script id="revisions-config" type="application/json">', 1)[1].split("</script>", 1)[0])
-    assert {row["external_id"] for row in config["items"]} == {"fail-then-revise", "fail-then-withdraw", "fail-then-pass"}
+    config = json.loads(
+        html.split('<script id="revisions-config" type="application/json">', 1)[1].split("</script>", 1)[0]
+    )
+    assert {row["external_id"] for row in config["items"]} == {
+        "fail-then-revise",
+        "fail-then-withdraw",
+        "fail-then-pass",
+    }
     assert config["reviseUrl"] == "/api/items/{id}/revise/"
     for voter in VOTERS:
         assert voter not in html.replace(f"<bdi>{'author-a'}</bdi>", "")
@@ -195,7 +245,10 @@ def test_revision_page_lists_the_authors_items(relabel, django_capture_on_commit
     client.force_login(relabel["users"]["bita"])
     other = client.get("/p/fa-rev/revisions/")
     assert other.status_code == 200
-    assert json.loads(other.content.decode().split('type="application/json">', 1)[1].split("</script>", 1)[0])["items"] == []
+    assert (
+        json.loads(other.content.decode().split('type="application/json">', 1)[1].split("</script>", 1)[0])["items"]
+        == []
+    )
 
     client.force_login(relabel["users"]["outsider"])
     assert client.get("/p/fa-rev/revisions/").status_code == 404

@@ -79,9 +79,15 @@ def setup(make_user, client_for):
     for name in ("a1", "a2", "r1"):
         users[name] = make_user(name)
         for slug in ("fa-author", "fa-relabel"):
-            added = root.post(f"/api/projects/{slug}/members/", {"username": name, "role": "annotator", "status": "active"}, format="json")
+            added = root.post(
+                f"/api/projects/{slug}/members/",
+                {"username": name, "role": "annotator", "status": "active"},
+                format="json",
+            )
             assert added.status_code == 201, added.content
-    imported = root.post("/api/projects/fa-author/import/", {"file": upload("q.jsonl", jsonl(QUESTIONS)), "format": "jsonl"})
+    imported = root.post(
+        "/api/projects/fa-author/import/", {"file": upload("q.jsonl", jsonl(QUESTIONS)), "format": "jsonl"}
+    )
     assert imported.status_code == 201, imported.content
     assert imported.json()["created"] == 2
     return {"users": users, "root": root, "client": lambda name: client_for(users[name])}
@@ -96,7 +102,9 @@ def take_question(client, external_id=None):
 def generated(slug="fa-relabel"):
     from annotation.models import Item
 
-    return list(Item.objects.filter(project__slug=slug, author__isnull=False).select_related("author").order_by("position"))
+    return list(
+        Item.objects.filter(project__slug=slug, author__isnull=False).select_related("author").order_by("position")
+    )
 
 
 def test_import_validates_rows_and_accepts_csv_with_json_choices(setup):
@@ -115,7 +123,9 @@ def test_import_validates_rows_and_accepts_csv_with_json_choices(setup):
         '{"id": "surrogate", "question": "ok", "choices": ["x", "\\ud800"], "answer_index": 0}',
         {"id": "x" * 121, "question": "سؤال؟", "choices": ["الف", "ب"], "answer_index": 0},
     ]
-    response = root.post("/api/projects/fa-author/import/", {"file": upload("bad.jsonl", jsonl(bad)), "format": "jsonl"})
+    response = root.post(
+        "/api/projects/fa-author/import/", {"file": upload("bad.jsonl", jsonl(bad)), "format": "jsonl"}
+    )
     assert response.status_code == 400, response.content
     errors = {(e["row"], e["field"]) for e in response.json()["errors"]}
     assert errors == {
@@ -140,7 +150,11 @@ def test_import_validates_rows_and_accepts_csv_with_json_choices(setup):
     bad_csv = 'id,question,choices,answer_index\r\nc2,پرسش؟,not json,0\r\nc3,پرسش؟,"[""یک""]",x\r\n'
     response = root.post("/api/projects/fa-author/import/", {"file": upload("b.csv", bad_csv), "format": "csv"})
     assert response.status_code == 400
-    assert {(e["row"], e["field"]) for e in response.json()["errors"]} == {(1, "choices"), (2, "choices"), (2, "answer_index")}  # the column that is not JSON
+    assert {(e["row"], e["field"]) for e in response.json()["errors"]} == {
+        (1, "choices"),
+        (2, "choices"),
+        (2, "answer_index"),
+    }  # the column that is not JSON
 
 
 def test_author_writes_three_pairs_that_land_in_the_relabel_project(setup):
@@ -149,7 +163,12 @@ def test_author_writes_three_pairs_that_land_in_the_relabel_project(setup):
     root = setup["root"]
     # An item already in the relabel project: generated items come after it.
     prior = {"id": "old", "premise": "p", "hypothesis": "h", "label": "e"}
-    assert root.post("/api/projects/fa-relabel/import/", {"file": upload("o.jsonl", jsonl([prior] * 1)), "format": "jsonl"}).status_code == 201
+    assert (
+        root.post(
+            "/api/projects/fa-relabel/import/", {"file": upload("o.jsonl", jsonl([prior] * 1)), "format": "jsonl"}
+        ).status_code
+        == 201
+    )
     Item.objects.filter(project__slug="fa-relabel", external_id="old").update(position=41)
 
     a1 = setup["client"]("a1")
@@ -163,7 +182,9 @@ def test_author_writes_three_pairs_that_land_in_the_relabel_project(setup):
         f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
     )
     assert response.status_code == 201, response.content
-    replay = a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    replay = a1.post(
+        f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
+    )
     assert replay.status_code == 201 and replay.json() == response.json()
     annotation = Annotation.objects.get(annotator__username="a1")
     assert annotation.value == AUTHORED  # stored exactly: spaces, newline, ZWNJ, NBSP
@@ -194,7 +215,10 @@ def test_author_writes_three_pairs_that_land_in_the_relabel_project(setup):
     # The second question, then nothing left.
     second = take_question(a1)
     assert second["item"]["external_id"] != qid
-    assert a1.post(f"/api/assignments/{second['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    assert (
+        a1.post(f"/api/assignments/{second['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code
+        == 201
+    )
     assert a1.get("/api/projects/fa-author/next/").status_code == 204
     assert a1.get("/api/projects/fa-author/progress/").json() == {"done": 2, "remaining": 0}
     assert len(generated()) == 6
@@ -230,7 +254,9 @@ def test_bad_values_are_400_naming_the_field_and_store_nothing(setup, value, fie
     assert not Annotation.objects.exists()
     assert Assignment.objects.get(pk=body["assignment"]).status == "claimed"
     # The same claim still takes a good value.
-    assert a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    assert (
+        a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    )
     assert len(generated()) == 3
 
 
@@ -251,7 +277,9 @@ def test_clean_value_never_echoes_an_unencodable_key():
 def test_authors_never_relabel_their_own_pairs(setup):
     a1, a2, r1 = (setup["client"](name) for name in ("a1", "a2", "r1"))
     body = take_question(a1)
-    assert a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    assert (
+        a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    )
     mine = {i.pk for i in generated()}
     # a1 is an annotator of the relabel project too, but gets none of their own pairs.
     assert a1.get("/api/projects/fa-relabel/next/").status_code == 204
@@ -266,7 +294,14 @@ def test_authors_never_relabel_their_own_pairs(setup):
             # Blind: premise and hypothesis only, no intended label or author.
             assert set(item["payload"]) == {"premise", "hypothesis"}
             seen.add(item["id"])
-            assert client.post(f"/api/assignments/{response.json()['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json").status_code == 201
+            assert (
+                client.post(
+                    f"/api/assignments/{response.json()['assignment']}/submit/",
+                    {"value": {"label": "neutral"}},
+                    format="json",
+                ).status_code
+                == 201
+            )
         assert seen == mine
 
 
@@ -274,17 +309,32 @@ def test_two_authors_per_question(setup):
     root = setup["root"]
     made = root.post(
         "/api/projects/",
-        {"slug": "fa-author2", "name": "Two authors", "kind": "nli_authoring", "language": "fa", "settings": {"relabel_project": "fa-relabel", "authors_per_question": 2}},
+        {
+            "slug": "fa-author2",
+            "name": "Two authors",
+            "kind": "nli_authoring",
+            "language": "fa",
+            "settings": {"relabel_project": "fa-relabel", "authors_per_question": 2},
+        },
         format="json",
     )
     assert made.status_code == 201, made.content
     for name in ("a1", "a2", "r1"):
-        root.post("/api/projects/fa-author2/members/", {"username": name, "role": "annotator", "status": "active"}, format="json")
+        root.post(
+            "/api/projects/fa-author2/members/",
+            {"username": name, "role": "annotator", "status": "active"},
+            format="json",
+        )
     root.post("/api/projects/fa-author2/import/", {"file": upload("q.jsonl", jsonl(QUESTIONS[:1])), "format": "jsonl"})
     for name in ("a1", "a2"):
         client = setup["client"](name)
         body = client.get("/api/projects/fa-author2/next/").json()
-        assert client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+        assert (
+            client.post(
+                f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json"
+            ).status_code
+            == 201
+        )
     assert setup["client"]("r1").get("/api/projects/fa-author2/next/").status_code == 204
     items = generated()
     assert len(items) == 6
@@ -304,15 +354,25 @@ def test_settings_are_validated_and_a_missing_link_is_a_409(setup, make_user, cl
         ({"consensus_k": 4}, "settings.consensus_k"),
     ]
     for settings, field in cases:
-        response = root.post("/api/projects/", {"slug": "bad", "name": "Bad", "kind": "nli_authoring", "language": "fa", "settings": settings}, format="json")
+        response = root.post(
+            "/api/projects/",
+            {"slug": "bad", "name": "Bad", "kind": "nli_authoring", "language": "fa", "settings": settings},
+            format="json",
+        )
         assert response.status_code == 400, (settings, response.content)
         assert response.json()["errors"][0]["field"] == field
     assert not Project.objects.filter(slug="bad").exists()
 
     # Created without a link (allowed: the relabel project may come later); submitting is a 409.
-    made = root.post("/api/projects/", {"slug": "fa-unlinked", "name": "Unlinked", "kind": "nli_authoring", "language": "fa"}, format="json")
+    made = root.post(
+        "/api/projects/",
+        {"slug": "fa-unlinked", "name": "Unlinked", "kind": "nli_authoring", "language": "fa"},
+        format="json",
+    )
     assert made.status_code == 201
-    root.post("/api/projects/fa-unlinked/members/", {"username": "a1", "role": "annotator", "status": "active"}, format="json")
+    root.post(
+        "/api/projects/fa-unlinked/members/", {"username": "a1", "role": "annotator", "status": "active"}, format="json"
+    )
     root.post("/api/projects/fa-unlinked/import/", {"file": upload("q.jsonl", jsonl(QUESTIONS[:1])), "format": "jsonl"})
     a1 = setup["client"]("a1")
     body = a1.get("/api/projects/fa-unlinked/next/").json()
@@ -330,7 +390,13 @@ def test_settings_are_validated_and_a_missing_link_is_a_409(setup, make_user, cl
     Project.objects.get(slug="fa-author").memberships.create(user=sup, role="supervisor", status="active")
     made = client_for(sup).post(
         "/api/projects/",
-        {"slug": "fa-foreign", "name": "Foreign", "kind": "nli_authoring", "language": "fa", "settings": {"relabel_project": "fa-relabel"}},
+        {
+            "slug": "fa-foreign",
+            "name": "Foreign",
+            "kind": "nli_authoring",
+            "language": "fa",
+            "settings": {"relabel_project": "fa-relabel"},
+        },
         format="json",
     )
     assert made.status_code == 400, made.content
@@ -349,7 +415,9 @@ def test_annotate_page_renders_for_authors_only(setup, client, make_user):
     assert 'dir="rtl"' in html and 'lang="fa"' in html
     assert "nli_authoring/annotate.js" in html
     assert 'href="/p/fa-relabel/revisions/"' in html
-    assert " style=" not in html and "<script>" not in html.replace('<script id="annotate-config" type="application/json">', "")
+    assert " style=" not in html and "<script>" not in html.replace(
+        '<script id="annotate-config" type="application/json">', ""
+    )
     outsider = make_user("outsider")
     client.force_login(outsider)
     assert client.get("/p/fa-author/annotate/").status_code == 404
@@ -386,7 +454,14 @@ def test_web_sources_are_stored_and_carried_to_the_relabel_items_and_exports(set
 
     # Sources are optional: without them the value and the items are as before.
     second = take_question(a1)
-    assert a1.post(f"/api/assignments/{second['assignment']}/submit/", {"value": {**AUTHORED, "neutral_source": ""}}, format="json").status_code == 201
+    assert (
+        a1.post(
+            f"/api/assignments/{second['assignment']}/submit/",
+            {"value": {**AUTHORED, "neutral_source": ""}},
+            format="json",
+        ).status_code
+        == 201
+    )
     assert Annotation.objects.order_by("-pk").first().value == AUTHORED
     assert all("extra" not in item.payload for item in generated()[3:])
 
@@ -398,7 +473,10 @@ def test_web_sources_are_stored_and_carried_to_the_relabel_items_and_exports(set
         ({**AUTHORED, "neutral_source": "javascript:alert(1)"}, {"value.neutral_source"}),
         ({**AUTHORED, "neutral_source": "ftp://example.org/a"}, {"value.neutral_source"}),
         ({**AUTHORED, "premise_source": 7}, {"value.premise_source"}),
-        ({**AUTHORED, "premise_source": "https://", "neutral_source": ["https://example.org"]}, {"value.premise_source", "value.neutral_source"}),
+        (
+            {**AUTHORED, "premise_source": "https://", "neutral_source": ["https://example.org"]},
+            {"value.premise_source", "value.neutral_source"},
+        ),
     ],
 )
 def test_bad_sources_are_400_naming_the_field_and_store_nothing(setup, value, fields):
@@ -436,11 +514,15 @@ def test_an_authored_value_cannot_be_changed_once_its_pairs_exist(setup):
 
     a1 = setup["client"]("a1")
     body = take_question(a1)
-    assert a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    assert (
+        a1.post(f"/api/assignments/{body['assignment']}/submit/", {"value": AUTHORED}, format="json").status_code == 201
+    )
     annotation = Annotation.objects.get(item__project__slug="fa-author")
     mine = a1.get("/api/projects/fa-author/mine/").json()["results"]
     assert [entry["editable"] for entry in mine] == [False]
-    changed = a1.patch(f"/api/annotations/{annotation.pk}/", {"value": {**AUTHORED, "neutral": "جمله‌ای دیگر"}}, format="json")
+    changed = a1.patch(
+        f"/api/annotations/{annotation.pk}/", {"value": {**AUTHORED, "neutral": "جمله‌ای دیگر"}}, format="json"
+    )
     assert changed.status_code == 409 and "cannot be changed" in changed.json()["errors"][0]["message"]
     annotation.refresh_from_db()
     assert annotation.value["neutral"] == AUTHORED["neutral"]

@@ -12,7 +12,8 @@ Screenshots: tests/browser/artifacts/authoring_*.png."""
 import json
 
 import pytest
-from tests.browser.helpers import _is, _jsonl, login, PASSWORD
+
+from tests.browser.helpers import PASSWORD, _is, _jsonl, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,13 +48,24 @@ def authoring_setup(transactional_db, live_server, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True  # consensus in-process: these tests are about the pages
     User = get_user_model()
     admin = User.objects.create_user(username="browser-admin", password=PASSWORD, is_staff=True)
-    users = {name: User.objects.create_user(username=name, password=PASSWORD) for name in ("sara-author", "voter-1", "voter-2")}
+    users = {
+        name: User.objects.create_user(username=name, password=PASSWORD)
+        for name in ("sara-author", "voter-1", "voter-2")
+    }
     relabel = project_create(
-        actor=admin, slug="fa-relabel-br", name="FarsTail relabel", kind="nli_relabel", language="fa",
+        actor=admin,
+        slug="fa-relabel-br",
+        name="FarsTail relabel",
+        kind="nli_relabel",
+        language="fa",
         settings={"consensus_n": 3, "consensus_k": 2, "revision_rounds": 1},
     )
     authoring = project_create(
-        actor=admin, slug="fa-author-br", name="FarsTail authoring", kind="nli_authoring", language="fa",
+        actor=admin,
+        slug="fa-author-br",
+        name="FarsTail authoring",
+        kind="nli_authoring",
+        language="fa",
         settings={"relabel_project": relabel.slug},
     )
     for project in (relabel, authoring):
@@ -145,7 +157,10 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
     assert page.evaluate("() => getComputedStyle(document.getElementById('premise')).direction") == "rtl"
     page.screenshot(path=str(artifacts_dir / "authoring_fa.png"), full_page=True)
 
-    with page.expect_response(_is("POST", r"/api/assignments/\d+/submit/$")) as submitted, page.expect_response(_is("GET", r"/next/$")) as following:
+    with (
+        page.expect_response(_is("POST", r"/api/assignments/\d+/submit/$")) as submitted,
+        page.expect_response(_is("GET", r"/next/$")) as following,
+    ):
         page.keyboard.press("Control+Enter")
     assert submitted.value.status == 201
     assert submitted.value.json()["warnings"] == []
@@ -202,15 +217,29 @@ def _fail_round_one(setup):
     from annotation.services.imports import items_import
 
     rows = [
-        {"id": "r-1", "premise": f"کتاب{ZWNJ}خانه ساعت ۸ باز می{ZWNJ}شود.", "hypothesis": "کتابخانه صبح باز است.", "label": "entailment", "author": "sara-author"},
-        {"id": "r-2", "premise": "هوا آفتابی است.", "hypothesis": "باران می‌بارد.", "label": "contradiction", "author": "sara-author"},
+        {
+            "id": "r-1",
+            "premise": f"کتاب{ZWNJ}خانه ساعت ۸ باز می{ZWNJ}شود.",
+            "hypothesis": "کتابخانه صبح باز است.",
+            "label": "entailment",
+            "author": "sara-author",
+        },
+        {
+            "id": "r-2",
+            "premise": "هوا آفتابی است.",
+            "hypothesis": "باران می‌بارد.",
+            "label": "contradiction",
+            "author": "sara-author",
+        },
     ]
     items_import(project=setup["relabel"], data=_jsonl(rows), fmt="jsonl", user=setup["admin"])
     votes = {"voter-1": {"r-1": "neutral", "r-2": "neutral"}, "voter-2": {"r-1": "contradiction", "r-2": "entailment"}}
     for voter, labels in votes.items():
         user = setup["users"][voter]
         while (assignment := assignment_next_for_annotator(user=user, slug=setup["relabel"].slug)) is not None:
-            annotation_submit(user=user, assignment_id=assignment.pk, value={"label": labels[assignment.item.external_id]})
+            annotation_submit(
+                user=user, assignment_id=assignment.pk, value={"label": labels[assignment.item.external_id]}
+            )
     return {row["id"]: Item.objects.get(project=setup["relabel"], external_id=row["id"]) for row in rows}
 
 
@@ -254,7 +283,9 @@ def test_revision_page_revises_and_withdraws(authoring_setup, page, artifacts_di
     with page.expect_response(_is("POST", r"/api/items/\d+/revise/$")) as revised:
         first.locator("button.revise").click()
     assert revised.value.status == 200
-    assert json.loads(revised.value.request.post_data) == {"hypothesis": new_hypothesis}  # the untouched premise is not sent
+    assert json.loads(revised.value.request.post_data) == {
+        "hypothesis": new_hypothesis
+    }  # the untouched premise is not sent
     first.locator(".item-done").wait_for(state="visible")
     item = Item.objects.get(pk=items["r-1"].pk)
     assert (item.status, item.round) == ("open", 2)

@@ -26,7 +26,15 @@ FILES = (
 )
 POSITIVES = (FILES[0], FILES[2])
 LABELS = ["EQUIVALENT", "FORWARD", "BACKWARD", "OPPOSITION", "SIMILAR", "RELATED", "UNRELATED"]
-CODES = {"EQUI": "EQUIVALENT", "FORW": "FORWARD", "BACK": "BACKWARD", "OPPO": "OPPOSITION", "SIMI": "SIMILAR", "REL": "RELATED", "UNR": "UNRELATED"}
+CODES = {
+    "EQUI": "EQUIVALENT",
+    "FORW": "FORWARD",
+    "BACK": "BACKWARD",
+    "OPPO": "OPPOSITION",
+    "SIMI": "SIMILAR",
+    "REL": "RELATED",
+    "UNR": "UNRELATED",
+}
 CODE_OF = {label: code for code, label in CODES.items()}
 REVERSE = {"FORWARD": "BACKWARD", "BACKWARD": "FORWARD"}
 SLUG = "en-phrasis"
@@ -48,7 +56,9 @@ def lines(name: str) -> list[list[str]]:
 
 def import_file(client, name: str, data: bytes | None = None, fmt: str = "phrasis", slug: str = SLUG):
     return client.post(
-        f"/api/projects/{slug}/import/", {"file": upload(name, raw(name) if data is None else data), "format": fmt}, format="multipart"
+        f"/api/projects/{slug}/import/",
+        {"file": upload(name, raw(name) if data is None else data), "format": fmt},
+        format="multipart",
     )
 
 
@@ -61,7 +71,13 @@ def setup(make_user, client_for):
     admin = make_user("root", staff=True)
     made = client_for(admin).post(
         "/api/projects/",
-        {"slug": SLUG, "name": "PhrasIS", "kind": "phrase_pair", "language": "en", "settings": {"probe_rate": 0.2, "probe_seed": 17}},
+        {
+            "slug": SLUG,
+            "name": "PhrasIS",
+            "kind": "phrase_pair",
+            "language": "en",
+            "settings": {"probe_rate": 0.2, "probe_seed": 17},
+        },
         format="json",
     )
     assert made.status_code == 201, made.content
@@ -182,7 +198,9 @@ def test_settings_are_checked(make_user, client_for):
 
     def create(slug, settings):
         return client.post(
-            "/api/projects/", {"slug": slug, "name": slug, "kind": "phrase_pair", "language": "he", "settings": settings}, format="json"
+            "/api/projects/",
+            {"slug": slug, "name": slug, "kind": "phrase_pair", "language": "he", "settings": settings},
+            format="json",
         )
 
     for settings, field in (
@@ -292,9 +310,13 @@ def test_phrasis_sample_labeled_by_three_annotators_report_agreement_and_export(
             if item_id in probe_of:
                 original = imported[probe_of[item_id]]
                 assert (payload["left"], payload["right"]) == (original.payload["right"], original.payload["left"])
-    ordinary = {name: {item_id: label for item_id, _p, label in cast[name] if item_id not in probe_of} for name in names}
+    ordinary = {
+        name: {item_id: label for item_id, _p, label in cast[name] if item_id not in probe_of} for name in names
+    }
     assert all(len(ordinary[name]) == len(imported) for name in names)
-    share = sum(1 for name in names for item_id, _p, _l in cast[name] if item_id in probe_of) / sum(len(cast[n]) for n in names)
+    share = sum(1 for name in names for item_id, _p, _l in cast[name] if item_id in probe_of) / sum(
+        len(cast[n]) for n in names
+    )
     assert share == pytest.approx(0.2, abs=0.03)
 
     # Report: per annotator soft and hard coherence, counted here from the labels cast.
@@ -379,7 +401,9 @@ def test_phrasis_sample_labeled_by_three_annotators_report_agreement_and_export(
     exported = clients["sup"].get(f"/api/projects/{SLUG}/export/", {"format": "csv", "status": "complete"})
     body = b"".join(exported.streaming_content).decode("utf-8")
     assert body.startswith("\ufeff")
-    csv_rows = [row for row in csv.DictReader(io.StringIO(body.removeprefix("\ufeff"), newline="")) if row["id"] in by_external]
+    csv_rows = [
+        row for row in csv.DictReader(io.StringIO(body.removeprefix("\ufeff"), newline="")) if row["id"] in by_external
+    ]
     assert len(csv_rows) == len(imported)
     assert all(row["gold_label"] == (gold_of(by_external[row["id"]].pk) or "") for row in csv_rows)
     # The stored gold of the items (items API) is the same majority.

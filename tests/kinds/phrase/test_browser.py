@@ -4,9 +4,9 @@ fixtures in tests/browser/fixtures.py): the seven relations with their definitio
 bar, reversed probes that look like any other pair, the nothing-left state, and the
 supervisor's coherence dashboard drawn as SVG. Screenshots: tests/browser/artifacts/phrase_*.png."""
 
-
 import pytest
-from tests.browser.helpers import _is, _jsonl, login, PASSWORD
+
+from tests.browser.helpers import PASSWORD, _is, _jsonl, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,7 +24,15 @@ ENGLISH = [
     {"id": "en1", "left": "2 car bombs", "right": "Car bombing", "label": "FORWARD"},
     {"id": "en2", "left": "clings", "right": "hold on", "label": "EQUIVALENT"},
 ]
-KEY_OF = {"EQUIVALENT": "1", "FORWARD": "2", "BACKWARD": "3", "OPPOSITION": "4", "SIMILAR": "5", "RELATED": "6", "UNRELATED": "7"}
+KEY_OF = {
+    "EQUIVALENT": "1",
+    "FORWARD": "2",
+    "BACKWARD": "3",
+    "OPPOSITION": "4",
+    "SIMILAR": "5",
+    "RELATED": "6",
+    "UNRELATED": "7",
+}
 
 
 @pytest.fixture
@@ -56,7 +64,9 @@ def phrase_setup(transactional_db, live_server):
 
 
 def shown(page) -> tuple[str, str]:
-    return page.evaluate("() => [document.getElementById('left').textContent, document.getElementById('right').textContent]")
+    return page.evaluate(
+        "() => [document.getElementById('left').textContent, document.getElementById('right').textContent]"
+    )
 
 
 def test_hebrew_page_is_rtl_and_labels_by_keyboard_probes_included(phrase_setup, page, artifacts_dir):
@@ -87,13 +97,17 @@ def test_hebrew_page_is_rtl_and_labels_by_keyboard_probes_included(phrase_setup,
 
     served, totals = [], []
     for _ in range(30):
-        page.wait_for_function("() => !document.getElementById('task').hidden || !document.getElementById('done').hidden")
+        page.wait_for_function(
+            "() => !document.getElementById('task').hidden || !document.getElementById('done').hidden"
+        )
         if page.locator("#done").is_visible():
             break
         left, right = shown(page)
         assignment = page.locator("#task").get_attribute("data-assignment")
         # The bar counts the probes from the start: its total never grows when one shows.
-        page.wait_for_function("(d) => document.getElementById('progress-text').textContent.startsWith(d + ' / ')", arg=str(len(served)))
+        page.wait_for_function(
+            "(d) => document.getElementById('progress-text').textContent.startsWith(d + ' / ')", arg=str(len(served))
+        )
         totals.append(int(page.locator("#progress-text").text_content().split(" / ")[1]))
         if (left, right) in by_pair:
             label = by_pair[(left, right)]["label"]
@@ -123,7 +137,9 @@ def test_hebrew_page_is_rtl_and_labels_by_keyboard_probes_included(phrase_setup,
         for a in Annotation.objects.filter(item__project=phrase_setup["hebrew"]).select_related("item")
     }
     assert stored == {(left, right): label for left, right, label in served}
-    page.wait_for_function("(t) => document.getElementById('progress-text').textContent === t", arg=f"{len(served)} / {len(served)}")
+    page.wait_for_function(
+        "(t) => document.getElementById('progress-text').textContent === t", arg=f"{len(served)} / {len(served)}"
+    )
     assert totals == sorted(totals, reverse=True) and totals[0] >= len(served), totals
     page.problems.assert_clean(page)
 

@@ -39,7 +39,8 @@ def project_with(make_user, client_for):
         made = create_project(admin, slug, {"labels_per_item": 1, **settings})
         assert made.status_code == 201, made.content
         rows = "".join(
-            json.dumps({"id": f"pair{i}", "left": f"left phrase {i}", "right": f"right phrase {i}", "source": "images"}) + "\n"
+            json.dumps({"id": f"pair{i}", "left": f"left phrase {i}", "right": f"right phrase {i}", "source": "images"})
+            + "\n"
             for i in range(items)
         )
         upload = io.BytesIO(rows.encode("utf-8"))
@@ -47,7 +48,9 @@ def project_with(make_user, client_for):
         imported = admin.post(f"/api/projects/{slug}/import/", {"file": upload, "format": "jsonl"}, format="multipart")
         assert imported.status_code == 201, imported.content
         annotator = make_user(f"annotator{counter['n']}")
-        Membership.objects.create(project=Project.objects.get(slug=slug), user=annotator, role="annotator", status="active")
+        Membership.objects.create(
+            project=Project.objects.get(slug=slug), user=annotator, role="annotator", status="active"
+        )
         return slug, client_for(annotator)
 
     return make
@@ -75,10 +78,14 @@ def walk(client, slug: str, limit: int = 1000) -> list[dict]:
         external_id = body["item"]["external_id"]
         probe = external_id in seen
         label = REVERSE.get(seen[external_id], seen[external_id]) if probe else label_for(external_id)
-        submitted = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json")
+        submitted = client.post(
+            f"/api/assignments/{body['assignment']}/submit/", {"value": {"label": label}}, format="json"
+        )
         assert submitted.status_code == 201, submitted.content
         after = client.get(f"/api/projects/{slug}/progress/").json()
-        steps.append({"id": external_id, "probe": probe, "original_label": seen.get(external_id), "shown": shown, "after": after})
+        steps.append(
+            {"id": external_id, "probe": probe, "original_label": seen.get(external_id), "shown": shown, "after": after}
+        )
         seen.setdefault(external_id, label)
     raise AssertionError("the queue never ran dry")
 
@@ -130,7 +137,16 @@ def test_probe_labels_setting_is_checked(make_user, client_for):
     narrowed = create_project(client, "narrowed", {"probe_labels": ["BACKWARD", "FORWARD"]})
     assert narrowed.status_code == 201, narrowed.content
     assert narrowed.json()["settings"]["probe_labels"] == ["BACKWARD", "FORWARD"]
-    for value in (["SIMILAR"], ["FORWARD", "UNRELATED"], ["forward"], [], ["FORWARD", "FORWARD"], [1], [["FORWARD"]], "FORWARD"):
+    for value in (
+        ["SIMILAR"],
+        ["FORWARD", "UNRELATED"],
+        ["forward"],
+        [],
+        ["FORWARD", "FORWARD"],
+        [1],
+        [["FORWARD"]],
+        "FORWARD",
+    ):
         response = create_project(client, "bad", {"probe_labels": value})
         assert response.status_code == 400, value
         assert [error["field"] for error in response.json()["errors"]] == ["settings.probe_labels"], value

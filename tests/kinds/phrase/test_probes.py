@@ -38,7 +38,11 @@ def make_project(make_user):
             Item(
                 project=project,
                 external_id=f"p{i}",
-                payload={"left": f"ביטוי שמאלי {i} ", "right": f"ביטוי ימני {i}", "source": "images" if i % 2 else "headlines"},
+                payload={
+                    "left": f"ביטוי שמאלי {i} ",
+                    "right": f"ביטוי ימני {i}",
+                    "source": "images" if i % 2 else "headlines",
+                },
                 reference_label=LABELS[i % len(LABELS)],
                 group=f"g{i % groups}" if groups else f"g{i}",
                 position=i + 1,
@@ -262,7 +266,8 @@ def test_coherence_is_scored_per_annotator(make_project):
         hard = sum(
             1
             for item, label in probes
-            if mine[item.probe_of_id] == REVERSE.get(label, label) and mine[item.probe_of_id] == originals[item.probe_of_id].reference_label
+            if mine[item.probe_of_id] == REVERSE.get(label, label)
+            and mine[item.probe_of_id] == originals[item.probe_of_id].reference_label
         )
         row = rows[username]
         assert row["probes"] == len(probes)
@@ -284,7 +289,9 @@ def test_hard_coherence_falls_back_to_the_majority_without_an_imported_label(mak
     label_everything(project, b, lambda item, seq: "EQUIVALENT")
     # c: FORWARD on the pairs, BACKWARD on their reversals.
     label_everything(project, c, lambda item, seq: "BACKWARD" if item.probe_of_id else "FORWARD")
-    rows = {row["annotator"]: row for row in get_kind("phrase_pair").report_sections(project)["coherence"]["per_annotator"]}
+    rows = {
+        row["annotator"]: row for row in get_kind("phrase_pair").report_sections(project)["coherence"]["per_annotator"]
+    }
     # All three are soft-coherent; only the majority's are correct.
     assert rows[a.username]["soft"] == rows[c.username]["soft"] == 1.0
     assert rows[a.username]["hard"] == 1.0
@@ -327,11 +334,19 @@ def test_a_crowd_with_probes_on_postgresql(make_user):
         settings={"labels_per_item": 3, "probe_rate": 0.3},
     )  # fmt: skip
     Item.objects.bulk_create(
-        Item(project=project, external_id=f"c{i}", payload={"left": f"א{i}", "right": f"ב{i}"}, group=f"g{i // 2}", position=i)
+        Item(
+            project=project,
+            external_id=f"c{i}",
+            payload={"left": f"א{i}", "right": f"ב{i}"},
+            group=f"g{i // 2}",
+            position=i,
+        )
         for i in range(40)
     )
     users = [make_user(f"crowd-{i:02d}") for i in range(12)]
-    Membership.objects.bulk_create(Membership(project=project, user=u, role="annotator", status="active") for u in users)
+    Membership.objects.bulk_create(
+        Membership(project=project, user=u, role="annotator", status="active") for u in users
+    )
     errors = []
     barrier = threading.Barrier(24)
 

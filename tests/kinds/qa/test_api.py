@@ -63,7 +63,10 @@ def qa(make_user, client_for):
     sup = client_for(users["sup"])
     response = sup.post(
         "/api/projects/heq/import/",
-        {"file": upload("p.jsonl", jsonl([{"id": "p1", "context": PARAGRAPH, "title": "ערים", "split": "dev"}])), "format": "jsonl"},
+        {
+            "file": upload("p.jsonl", jsonl([{"id": "p1", "context": PARAGRAPH, "title": "ערים", "split": "dev"}])),
+            "format": "jsonl",
+        },
         format="multipart",
     )
     assert response.status_code == 201, response.content
@@ -73,10 +76,21 @@ def qa(make_user, client_for):
 def good_value():
     return {
         "questions": [
-            {"question": "באיזו עיר נוסדה Mobileye?", "answerable": True, "answer": {"start": START, "text": JERUSALEM}},
-            {"question": "מתי קמה המדינה?", "answerable": True, "answer": {"start": PARAGRAPH.index("1948"), "text": "1948"}},
-            {"question": f"מי ייסד את החברה?{NBSP}", "answerable": True,
-             "answer": {"start": PARAGRAPH.index("אמנון"), "text": "אמנון שעשוע"}},
+            {
+                "question": "באיזו עיר נוסדה Mobileye?",
+                "answerable": True,
+                "answer": {"start": START, "text": JERUSALEM},
+            },
+            {
+                "question": "מתי קמה המדינה?",
+                "answerable": True,
+                "answer": {"start": PARAGRAPH.index("1948"), "text": "1948"},
+            },
+            {
+                "question": f"מי ייסד את החברה?{NBSP}",
+                "answerable": True,
+                "answer": {"start": PARAGRAPH.index("אמנון"), "text": "אמנון שעשוע"},
+            },
             {"question": "כמה עובדים יש בחברה?", "answerable": False, "answer": None},
         ]
     }
@@ -93,7 +107,9 @@ def claim(client, slug="heq"):
 
 def import_file(client, path: Path, slug="heq"):
     return client.post(
-        f"/api/projects/{slug}/import/", {"file": upload(path.name, path.read_bytes()), "format": "squad"}, format="multipart"
+        f"/api/projects/{slug}/import/",
+        {"file": upload(path.name, path.read_bytes()), "format": "squad"},
+        format="multipart",
     )
 
 
@@ -145,7 +161,7 @@ def test_heq_sample_round_trips_in_both_releases(sample_project):
                 spans = mine["answers"] if answerable else mine["wrong_answers"]
                 assert spans == question["answers"]
                 for span in spans:
-                    assert paragraph["context"][span["answer_start"]:][: len(span["text"])] == span["text"]
+                    assert paragraph["context"][span["answer_start"] :][: len(span["text"])] == span["text"]
     # The generic export endpoint of docs/api.md "Results" answers `?format=squad` with the same document.
     generic = client.get("/api/projects/heq11/export/?format=squad")
     assert generic.status_code == 200 and generic["Content-Type"].startswith("application/json")
@@ -157,9 +173,26 @@ def test_heq_sample_round_trips_in_both_releases(sample_project):
 
 def squad_article(title: str, context: str, question: str, qid: str) -> dict:
     answer = context.split()[0]
-    return {"title": title, "source": "Wikipedia", "paragraphs": [{"context": context, "qas": [{
-        "question": question, "id": qid, "answers": [{"text": answer, "answer_start": 0}], "is_impossible": False,
-        "WH Question": "מה", "question quality": "verified", "wrong_answers": []}]}]}
+    return {
+        "title": title,
+        "source": "Wikipedia",
+        "paragraphs": [
+            {
+                "context": context,
+                "qas": [
+                    {
+                        "question": question,
+                        "id": qid,
+                        "answers": [{"text": answer, "answer_start": 0}],
+                        "is_impossible": False,
+                        "WH Question": "מה",
+                        "question quality": "verified",
+                        "wrong_answers": [],
+                    }
+                ],
+            }
+        ],
+    }
 
 
 def test_squad_articles_sharing_a_title_stay_apart_on_export(sample_project):
@@ -168,17 +201,28 @@ def test_squad_articles_sharing_a_title_stay_apart_on_export(sample_project):
     from annotation.models import Item
 
     client = sample_project
-    doc = {"version": "v1.1", "data": [
-        squad_article("אלפא", "ירושלים היא עיר.", "מה היא ירושלים?", "q1"),
-        squad_article("בטא", "חיפה היא עיר נמל.", "מה היא חיפה?", "q2"),
-        squad_article("אלפא", "אילת היא עיר בדרום.", "מה היא אילת?", "q3"),
-    ]}
+    doc = {
+        "version": "v1.1",
+        "data": [
+            squad_article("אלפא", "ירושלים היא עיר.", "מה היא ירושלים?", "q1"),
+            squad_article("בטא", "חיפה היא עיר נמל.", "מה היא חיפה?", "q2"),
+            squad_article("אלפא", "אילת היא עיר בדרום.", "מה היא אילת?", "q3"),
+        ],
+    }
     original = (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
-    response = client.post("/api/projects/heq11/import/", {"file": upload("abc.json", original), "format": "squad"}, format="multipart")
+    response = client.post(
+        "/api/projects/heq11/import/", {"file": upload("abc.json", original), "format": "squad"}, format="multipart"
+    )
     assert response.status_code == 201, response.content
     assert export(client, "heq11") == original
-    bad = client.post("/api/projects/heq10/import/", {"file": upload("b.jsonl", jsonl([
-        {"id": "p1", "context": "חיפה היא עיר.", "article_index": "1"}])), "format": "jsonl"}, format="multipart")
+    bad = client.post(
+        "/api/projects/heq10/import/",
+        {
+            "file": upload("b.jsonl", jsonl([{"id": "p1", "context": "חיפה היא עיר.", "article_index": "1"}])),
+            "format": "jsonl",
+        },
+        format="multipart",
+    )
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "article_index", bad.content
     assert not Item.objects.filter(project__slug="heq10").exists()
 
@@ -188,7 +232,9 @@ def test_v10_detection_is_not_fooled_by_truthiness(sample_project):
     from annotation.models import Item
 
     assert import_file(sample_project, V10, "heq10").status_code == 201
-    flags = [q["is_impossible"] for item in Item.objects.filter(project__slug="heq10") for q in item.payload["questions"]]
+    flags = [
+        q["is_impossible"] for item in Item.objects.filter(project__slug="heq10") for q in item.payload["questions"]
+    ]
     assert flags.count(False) == 142 and flags.count(True) == 58
 
 
@@ -233,8 +279,12 @@ def test_jsonl_import_keeps_text_and_groups_by_title(qa):
     assert item.group == "ערים" and item.split == "dev"
     bad = qa["client"]("sup").post(
         "/api/projects/heq/import/",
-        {"file": upload("b.jsonl", jsonl([{"id": "p2", "context": "טקסט", "title": f"a{RLO}b"}, {"id": "p3", "context": " "}])),
-         "format": "jsonl"},
+        {
+            "file": upload(
+                "b.jsonl", jsonl([{"id": "p2", "context": "טקסט", "title": f"a{RLO}b"}, {"id": "p3", "context": " "}])
+            ),
+            "format": "jsonl",
+        },
         format="multipart",
     )
     assert bad.status_code == 400
@@ -248,7 +298,9 @@ def test_pool_builder_keeps_500_to_1600_characters_at_most_three_per_article(qa)
     lines = ["קצר מדי.", *[f"פסקה {n} " + "מילה " * (110 + n * 10) for n in range(5)], "ארוך " * 400]
     article = {"title": "מאמר", "text": "\n".join(lines), "source": "Wikipedia"}
     response = qa["client"]("sup").post(
-        "/api/projects/heq/import/", {"file": upload("a.jsonl", jsonl([article])), "format": "articles"}, format="multipart"
+        "/api/projects/heq/import/",
+        {"file": upload("a.jsonl", jsonl([article])), "format": "articles"},
+        format="multipart",
     )
     assert response.status_code == 201, response.content
     chosen = Item.objects.filter(project=qa["project"], group="מאמר").order_by("position")
@@ -259,7 +311,9 @@ def test_pool_builder_keeps_500_to_1600_characters_at_most_three_per_article(qa)
         assert item.payload["source"] == "Wikipedia"
     # Seeded by the title: the same paragraphs again, so re-importing skips them all.
     again = qa["client"]("sup").post(
-        "/api/projects/heq/import/", {"file": upload("a.jsonl", jsonl([article])), "format": "articles"}, format="multipart"
+        "/api/projects/heq/import/",
+        {"file": upload("a.jsonl", jsonl([article])), "format": "articles"},
+        format="multipart",
     )
     assert again.json()["created"] == 0 and again.json()["skipped"] == 3
 
@@ -277,35 +331,77 @@ def test_pool_builder_follows_the_rule_of_each_source(qa):
     lines = [hebrew, latin, short, long, "ד" * 600, "ה" * 700]
     articles = [{"title": "גיקטיים", "text": "\n".join(lines), "source": "Geektime"}]
     sup = qa["client"]("sup")
-    response = sup.post("/api/projects/heq/import/", {"file": upload("a.jsonl", jsonl(articles)), "format": "articles"}, format="multipart")
+    response = sup.post(
+        "/api/projects/heq/import/",
+        {"file": upload("a.jsonl", jsonl(articles)), "format": "articles"},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
-    kept = [item.payload["context"] for item in Item.objects.filter(project=qa["project"], group="גיקטיים").order_by("position")]
+    kept = [
+        item.payload["context"]
+        for item in Item.objects.filter(project=qa["project"], group="גיקטיים").order_by("position")
+    ]
     assert kept == [hebrew, long, "ד" * 600, "ה" * 700]
 
-    bad = sup.post("/api/projects/heq/import/", {"file": upload("b.jsonl", jsonl([
-        {"title": "אחר", "text": "ו" * 600, "source": "Haaretz"}])), "format": "articles"}, format="multipart")
+    bad = sup.post(
+        "/api/projects/heq/import/",
+        {
+            "file": upload("b.jsonl", jsonl([{"title": "אחר", "text": "ו" * 600, "source": "Haaretz"}])),
+            "format": "articles",
+        },
+        format="multipart",
+    )
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "source", bad.content
     assert not Item.objects.filter(project=qa["project"], group="אחר").exists()
 
     root = qa["client"]("root")
     rules = {"wikipedia": {"min_chars": 10, "max_chars": 20, "per_article": 1}}
-    created = root.post("/api/projects/", {"slug": "pool", "name": "p", "kind": "qa_authoring", "language": "he",
-                                           "settings": {"pool_rules": rules}}, format="json")
+    created = root.post(
+        "/api/projects/",
+        {"slug": "pool", "name": "p", "kind": "qa_authoring", "language": "he", "settings": {"pool_rules": rules}},
+        format="json",
+    )
     assert created.status_code == 201, created.content
     article = {"title": "ויקי", "text": "ז" * 15 + "\n" + "ח" * 16 + "\n" + "ט" * 600}
-    response = root.post("/api/projects/pool/import/", {"file": upload("c.jsonl", jsonl([article])), "format": "articles"}, format="multipart")
+    response = root.post(
+        "/api/projects/pool/import/",
+        {"file": upload("c.jsonl", jsonl([article])), "format": "articles"},
+        format="multipart",
+    )
     assert response.status_code == 201 and response.json()["created"] == 1, response.content
-    for broken, field in (({"wikipedia": {"max_chars": 5}}, "settings.pool_rules"),
-                          ({"wikipedia": {"min_chars": 9, "max_chars": 5}}, "settings.pool_rules"),
-                          ({"geektime": {"min_chars": 9}}, "settings.pool_default_source")):
-        refused = root.post("/api/projects/", {"slug": "pool2", "name": "p", "kind": "qa_authoring", "language": "he",
-                                               "settings": {"pool_rules": broken}}, format="json")
+    for broken, field in (
+        ({"wikipedia": {"max_chars": 5}}, "settings.pool_rules"),
+        ({"wikipedia": {"min_chars": 9, "max_chars": 5}}, "settings.pool_rules"),
+        ({"geektime": {"min_chars": 9}}, "settings.pool_default_source"),
+    ):
+        refused = root.post(
+            "/api/projects/",
+            {
+                "slug": "pool2",
+                "name": "p",
+                "kind": "qa_authoring",
+                "language": "he",
+                "settings": {"pool_rules": broken},
+            },
+            format="json",
+        )
         assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == field, refused.content
     assert not Project.objects.filter(slug="pool2").exists()
     for seed in (2**63, -(2**63) - 1, "13", 1.5, True):
-        refused = root.post("/api/projects/", {"slug": "seeded", "name": "p", "kind": "qa_authoring", "language": "he",
-                                               "settings": {"review_seed": seed}}, format="json")
-        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "settings.review_seed", refused.content
+        refused = root.post(
+            "/api/projects/",
+            {
+                "slug": "seeded",
+                "name": "p",
+                "kind": "qa_authoring",
+                "language": "he",
+                "settings": {"review_seed": seed},
+            },
+            format="json",
+        )
+        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "settings.review_seed", (
+            refused.content
+        )
     assert not Project.objects.filter(slug="seeded").exists()
 
 
@@ -323,7 +419,7 @@ def test_annotator_sees_only_the_paragraph_and_submits_spans_in_code_points(qa):
     stored = Annotation.objects.get()
     assert stored.value == good_value()  # NBSP at the end of a question kept
     first = stored.value["questions"][0]["answer"]
-    assert PARAGRAPH[first["start"]:first["start"] + len(first["text"])] == JERUSALEM
+    assert PARAGRAPH[first["start"] : first["start"] + len(first["text"])] == JERUSALEM
     # The emoji before the answer is one code point (two UTF-16 units in the browser).
     assert START == len("".join(PARAGRAPH[:START]))
     assert START != len(PARAGRAPH[:START].encode("utf-16-le")) // 2
@@ -341,7 +437,10 @@ def test_annotator_sees_only_the_paragraph_and_submits_spans_in_code_points(qa):
         (lambda v: v["questions"][0].update(answer=None), "value.questions.0.answer"),
         (lambda v: v["questions"][3].update(answer={"start": START, "text": JERUSALEM}), "value.questions.3.answer"),
         (lambda v: v["questions"][1].update(answerable="yes"), "value.questions.1.answerable"),
-        (lambda v: v["questions"][0]["answer"].update(text="ירושלים\ud800"), "value.questions[0].answer.text"),  # the JSON parser's naming
+        (
+            lambda v: v["questions"][0]["answer"].update(text="ירושלים\ud800"),
+            "value.questions[0].answer.text",
+        ),  # the JSON parser's naming
     ],
 )
 def test_bad_values_are_400_naming_the_field_and_store_nothing(qa, mutate, field):
@@ -382,7 +481,9 @@ def test_settings_are_validated(qa):
         format="json",
     )
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "settings.min_questions"
-    ok = client.post("/api/projects/", {"slug": "qa-good", "name": "y", "kind": "qa_authoring", "language": "he"}, format="json")
+    ok = client.post(
+        "/api/projects/", {"slug": "qa-good", "name": "y", "kind": "qa_authoring", "language": "he"}, format="json"
+    )
     settings = ok.json()["settings"]
     assert (settings["min_questions"], settings["max_questions"], settings["review_rate"]) == (3, 5, 0.2)
 
@@ -398,7 +499,9 @@ def add_paragraphs(qa, n, split="dev"):
 def submit(qa, name, value=None):
     client = qa["client"](name)
     claimed = claim(client)
-    response = client.post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": value or good_value()}, format="json")
+    response = client.post(
+        f"/api/assignments/{claimed['assignment']}/submit/", {"value": value or good_value()}, format="json"
+    )
     assert response.status_code == 201, response.content
     return response.json()["id"]
 
@@ -492,9 +595,20 @@ def test_export_leaves_rejected_out_and_adds_validator_spans(qa):
 
     annotation_id = submit(qa, "a1")
     rev = qa["client"]("rev")
-    assert rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "rejected", "question": 1, "comment": "לא ברור"},
-                    format="json").status_code == 201
-    assert rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "gold", "question": 0}, format="json").status_code == 201
+    assert (
+        rev.post(
+            f"/api/annotations/{annotation_id}/review/",
+            {"grade": "rejected", "question": 1, "comment": "לא ברור"},
+            format="json",
+        ).status_code
+        == 201
+    )
+    assert (
+        rev.post(
+            f"/api/annotations/{annotation_id}/review/", {"grade": "gold", "question": 0}, format="json"
+        ).status_code
+        == 201
+    )
     # A validator marks "ירושלים" with its prefix letter: an extra gold span.
     Membership.objects.filter(user=qa["users"]["v1"]).update(status="active")
     validator = qa["client"]("v1")
@@ -503,8 +617,11 @@ def test_export_leaves_rejected_out_and_adds_validator_spans(qa):
     seen = {found.json()["question"]}
     while found.json()["question"] != 0:
         body = found.json()
-        validator.post("/api/validations/submit/", {"annotation": body["annotation"], "question": body["question"],
-                                                    "answerable": False, "answer": None}, format="json")
+        validator.post(
+            "/api/validations/submit/",
+            {"annotation": body["annotation"], "question": body["question"], "answerable": False, "answer": None},
+            format="json",
+        )
         found = validator.get("/api/projects/heq/validations/next/")
         seen.add(found.json()["question"])
     assert 1 not in seen  # rejected questions are not validated
@@ -514,7 +631,12 @@ def test_export_leaves_rejected_out_and_adds_validator_spans(qa):
     assert found.json()["question_key"] is None  # an authored question
     response = validator.post(
         "/api/validations/submit/",
-        {"annotation": annotation_id, "question": 0, "answerable": True, "answer": {"start": START - 1, "text": "ב" + JERUSALEM}},
+        {
+            "annotation": annotation_id,
+            "question": 0,
+            "answerable": True,
+            "answer": {"start": START - 1, "text": "ב" + JERUSALEM},
+        },
         format="json",
     )
     assert response.status_code == 201, response.content
@@ -523,7 +645,10 @@ def test_export_leaves_rejected_out_and_adds_validator_spans(qa):
     doc = json.loads(export(sup, "heq"))
     qas = doc["data"][0]["paragraphs"][0]["qas"]
     assert [q["question"] for q in qas] == [good_value()["questions"][i]["question"] for i in (0, 2, 3)]
-    assert qas[0]["answers"] == [{"text": JERUSALEM, "answer_start": START}, {"text": "ב" + JERUSALEM, "answer_start": START - 1}]
+    assert qas[0]["answers"] == [
+        {"text": JERUSALEM, "answer_start": START},
+        {"text": "ב" + JERUSALEM, "answer_start": START - 1},
+    ]
     assert qas[0]["question quality"] == "gold" and qas[1]["question quality"] == "unreviewed"
     assert qas[0]["WH Question"] == "איזו" and qas[2]["is_impossible"] is True and qas[2]["answers"] == []
     with_rejected = json.loads(export(sup, "heq", include_rejected="true"))
@@ -547,7 +672,9 @@ def test_article_splits_fill_dev_and_test_by_questions_seeded():
     assert first == assign_article_splits(dict(reversed(counts.items())), seed=13, dev_share=0.05, test_share=0.05)
     total = sum(counts.values())
     for split in ("dev", "test"):
-        assert abs(sum(counts[k] for k, s in first.items() if s == split) - 0.05 * total) <= 2.5  # half the largest article
+        assert (
+            abs(sum(counts[k] for k, s in first.items() if s == split) - 0.05 * total) <= 2.5
+        )  # half the largest article
     assert assign_article_splits(counts, seed=14, dev_share=0.05, test_share=0.05) != first
     # The file's splits count in the shares: a test already full leaves the rest to dev and train.
     fixed = assign_article_splits(counts, seed=13, dev_share=0.05, test_share=0.05, fixed={"test": 700})
@@ -573,10 +700,21 @@ def test_report_has_heq_sections(qa):
     rev = qa["client"]("rev")
     rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "good", "question": 0}, format="json")
     v1 = qa["client"]("v1")
-    v1.post("/api/validations/submit/", {"annotation": annotation_id, "question": 0, "answerable": True,
-                                         "answer": {"start": START - 1, "text": "ב" + JERUSALEM}}, format="json")
-    v1.post("/api/validations/submit/", {"annotation": annotation_id, "question": 3, "answerable": False, "answer": None},
-            format="json")
+    v1.post(
+        "/api/validations/submit/",
+        {
+            "annotation": annotation_id,
+            "question": 0,
+            "answerable": True,
+            "answer": {"start": START - 1, "text": "ב" + JERUSALEM},
+        },
+        format="json",
+    )
+    v1.post(
+        "/api/validations/submit/",
+        {"annotation": annotation_id, "question": 3, "answerable": False, "answer": None},
+        format="json",
+    )
     report = qa["client"]("sup").get("/api/projects/heq/report/").json()
     assert report["questions"]["authored"] == 4
     [row] = report["grades_per_annotator"]
@@ -624,13 +762,26 @@ def test_sample_export_gains_only_the_validators_extra_spans(sample_project):
     item = Item.objects.get(project__slug="heq11", payload__context=paragraph["context"])
     # "Unanswerable" adds no span: the export stays byte for byte the file.
     other = next(q for q in paragraph["qas"] if q is not target)
-    assert client.post("/api/validations/submit/", {"item": item.pk, "question_key": other["id"], "answerable": False,
-                                                    "answer": None}, format="json").status_code == 201
+    assert (
+        client.post(
+            "/api/validations/submit/",
+            {"item": item.pk, "question_key": other["id"], "answerable": False, "answer": None},
+            format="json",
+        ).status_code
+        == 201
+    )
     assert export(client, "heq11") == V11.read_bytes()
     extra = {"text": gold["text"][1:], "answer_start": gold["answer_start"] + 1}
-    response = client.post("/api/validations/submit/", {"item": item.pk, "question_key": target["id"], "answerable": True,
-                                                        "answer": {"start": extra["answer_start"], "text": extra["text"]}},
-                           format="json")
+    response = client.post(
+        "/api/validations/submit/",
+        {
+            "item": item.pk,
+            "question_key": target["id"],
+            "answerable": True,
+            "answer": {"start": extra["answer_start"], "text": extra["text"]},
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.content
     target["answers"].append(extra)
     exported = export(client, "heq11")
@@ -659,15 +810,37 @@ def test_splits_realise_the_question_shares_by_whole_articles(sample_project):
     from annotation.models import Project
 
     sizes = random.Random(7).choices(range(1, 6), k=100)
-    doc = {"version": "v1.1", "data": [
-        {"title": f"ערך {n}", "source": "Wikipedia", "paragraphs": [{"context": f"פסקה מספר {n} על נושא כלשהו.", "qas": [
-            {"question": f"שאלה {k} על פסקה {n}?", "id": f"q{n}-{k}", "answers": [{"text": "פסקה", "answer_start": 0}],
-             "is_impossible": False, "WH Question": "מה", "question quality": "verified", "wrong_answers": []}
-            for k in range(size)]}]}
-        for n, size in enumerate(sizes)]}
+    doc = {
+        "version": "v1.1",
+        "data": [
+            {
+                "title": f"ערך {n}",
+                "source": "Wikipedia",
+                "paragraphs": [
+                    {
+                        "context": f"פסקה מספר {n} על נושא כלשהו.",
+                        "qas": [
+                            {
+                                "question": f"שאלה {k} על פסקה {n}?",
+                                "id": f"q{n}-{k}",
+                                "answers": [{"text": "פסקה", "answer_start": 0}],
+                                "is_impossible": False,
+                                "WH Question": "מה",
+                                "question quality": "verified",
+                                "wrong_answers": [],
+                            }
+                            for k in range(size)
+                        ],
+                    }
+                ],
+            }
+            for n, size in enumerate(sizes)
+        ],
+    }
     body = json.dumps(doc, ensure_ascii=False).encode("utf-8")
-    response = sample_project.post("/api/projects/heq11/import/", {"file": upload("many.json", body), "format": "squad"},
-                                   format="multipart")
+    response = sample_project.post(
+        "/api/projects/heq11/import/", {"file": upload("many.json", body), "format": "squad"}, format="multipart"
+    )
     assert response.status_code == 201, response.content
     project = Project.objects.get(slug="heq11")
     assignments = {}

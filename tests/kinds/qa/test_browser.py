@@ -14,7 +14,8 @@ import re
 
 import pytest
 import regex
-from tests.browser.helpers import _jsonl, follow, login, PASSWORD
+
+from tests.browser.helpers import PASSWORD, _jsonl, follow, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,22 +42,50 @@ def qa_setup(transactional_db, live_server):
 
     User = get_user_model()
     admin = User.objects.create_user(username="qa-admin", password=PASSWORD, is_staff=True)
-    users = {name: User.objects.create_user(username=name, password=PASSWORD)
-             for name in ("dana", "reza", "rivka", "yossi", "noa")}
-    he = project_create(actor=admin, slug="he-qa", name="HeQ authoring", kind="qa_authoring", language="he",
-                        settings={"validate_splits": ["train", "dev", "test"]})
-    fa = project_create(actor=admin, slug="fa-qa", name="پرسش و پاسخ", kind="qa_authoring", language="fa",
-                        settings={"min_questions": 2, "max_questions": 3})
+    users = {
+        name: User.objects.create_user(username=name, password=PASSWORD)
+        for name in ("dana", "reza", "rivka", "yossi", "noa")
+    }
+    he = project_create(
+        actor=admin,
+        slug="he-qa",
+        name="HeQ authoring",
+        kind="qa_authoring",
+        language="he",
+        settings={"validate_splits": ["train", "dev", "test"]},
+    )
+    fa = project_create(
+        actor=admin,
+        slug="fa-qa",
+        name="پرسش و پاسخ",
+        kind="qa_authoring",
+        language="fa",
+        settings={"min_questions": 2, "max_questions": 3},
+    )
     Membership.objects.create(project=he, user=users["dana"], role="annotator", status="trial")
     Membership.objects.create(project=he, user=users["rivka"], role="reviewer", status="active")
     Membership.objects.create(project=he, user=users["yossi"], role="annotator", status="active")
     Membership.objects.create(project=fa, user=users["reza"], role="annotator", status="active")
     pointed = project_create(actor=admin, slug="nq-qa", name="Pointed text", kind="qa_authoring", language="he")
     Membership.objects.create(project=pointed, user=users["noa"], role="annotator", status="active")
-    assert items_import(project=pointed, data=_jsonl([{"id": "nq-1", "context": NIQQUD_PARAGRAPH, "title": "בוקר"}]),
-                        fmt="jsonl").created == 1
-    assert items_import(project=he, data=_jsonl([{"id": "he-1", "context": HE_PARAGRAPH, "title": "אינטל"}]), fmt="jsonl").created == 1
-    assert items_import(project=fa, data=_jsonl([{"id": "fa-1", "context": FA_PARAGRAPH, "title": "کتابخانه"}]), fmt="jsonl").created == 1
+    assert (
+        items_import(
+            project=pointed, data=_jsonl([{"id": "nq-1", "context": NIQQUD_PARAGRAPH, "title": "בוקר"}]), fmt="jsonl"
+        ).created
+        == 1
+    )
+    assert (
+        items_import(
+            project=he, data=_jsonl([{"id": "he-1", "context": HE_PARAGRAPH, "title": "אינטל"}]), fmt="jsonl"
+        ).created
+        == 1
+    )
+    assert (
+        items_import(
+            project=fa, data=_jsonl([{"id": "fa-1", "context": FA_PARAGRAPH, "title": "کتابخانه"}]), fmt="jsonl"
+        ).created
+        == 1
+    )
     return {"url": live_server.url, "users": users}
 
 
@@ -139,10 +168,16 @@ def test_hebrew_spans_by_mouse_and_keyboard_then_review_feedback_validation(qa_s
     page.locator("#question-input").dispatch_event("input")
     assert page.locator("#overlap-warning").is_visible()
     # The page's live figure is the server's (annotation/metrics/overlap.py): 6 of 7 words.
-    assert page.locator("#overlap-value").text_content() == f"{round(question_overlap(copied, HE_PARAGRAPH) * 100)}%" == "86%"
+    assert (
+        page.locator("#overlap-value").text_content()
+        == f"{round(question_overlap(copied, HE_PARAGRAPH) * 100)}%"
+        == "86%"
+    )
     page.locator("#question-input").fill("באיזו עיר יושקע הסכום?")
     page.locator("#question-input").dispatch_event("input")
-    assert page.locator("#overlap-warning").is_hidden() and page.locator("#overlap-value").text_content() == "25%"  # "עיר" is in the paragraph
+    assert (
+        page.locator("#overlap-warning").is_hidden() and page.locator("#overlap-value").text_content() == "25%"
+    )  # "עיר" is in the paragraph
     page.click("#add-question")
     assert page.locator("#questions li").count() == 1
 
@@ -222,7 +257,9 @@ def test_hebrew_spans_by_mouse_and_keyboard_then_review_feedback_validation(qa_s
         validator.click("#submit-unanswerable")
         validator.wait_for_function("(q) => document.getElementById('validate-qa').dataset.question !== q", arg=before)
     mouse_select(validator, HE_PARAGRAPH, "ב" + HE_MOUSE_ANSWER)
-    validator.wait_for_function("(t) => document.getElementById('answer-text').textContent === t", arg="ב" + HE_MOUSE_ANSWER)
+    validator.wait_for_function(
+        "(t) => document.getElementById('answer-text').textContent === t", arg="ב" + HE_MOUSE_ANSWER
+    )
     with validator.expect_response(lambda r: "/validations/submit/" in r.url) as sent:
         validator.click("#submit-span")
     assert sent.value.status == 201
@@ -246,7 +283,11 @@ def test_persian_spans_with_zwnj(qa_setup, page, artifacts_dir):
     typed = "\u0645\u0644\u064a \u0627\u064a\u0631\u0627\u0646"  # "ملي ايران"
     page.locator("#question-input").fill(typed)
     page.locator("#question-input").dispatch_event("input")
-    assert page.locator("#overlap-value").text_content() == f"{round(question_overlap(typed, FA_PARAGRAPH, fold_letters=True) * 100)}%" == "100%"
+    assert (
+        page.locator("#overlap-value").text_content()
+        == f"{round(question_overlap(typed, FA_PARAGRAPH, fold_letters=True) * 100)}%"
+        == "100%"
+    )
 
     mouse_select(page, FA_PARAGRAPH, FA_MOUSE_ANSWER)
     page.wait_for_function("(t) => document.getElementById('answer-text').textContent === t", arg=FA_MOUSE_ANSWER)
@@ -262,7 +303,9 @@ def test_persian_spans_with_zwnj(qa_setup, page, artifacts_dir):
     add_question(page, "این کتاب‌ها چه می‌شوند؟")
     assert page.locator("#done-paragraph").is_enabled()
     page.screenshot(path=str(artifacts_dir / "qa_fa_questions.png"), full_page=True)
-    with page.expect_response(lambda r: r.request.method == "POST" and re.search(r"/submit/$", r.url) is not None) as sent:
+    with page.expect_response(
+        lambda r: r.request.method == "POST" and re.search(r"/submit/$", r.url) is not None
+    ) as sent:
         page.click("#done-paragraph")
     assert sent.value.status == 201, sent.value.text()
     page.wait_for_selector("#nothing-left", state="visible")
@@ -326,9 +369,31 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     from annotation.services.imports import items_import
 
     answer_start = HE_PARAGRAPH.index(HE_MOUSE_ANSWER)
-    doc = {"version": "v1.1", "data": [{"title": "אינטל", "source": "Wikipedia", "paragraphs": [{"context": HE_PARAGRAPH, "qas": [
-        {"question": "באיזו עיר תשקיע החברה?", "id": "imp-1", "answers": [{"text": HE_MOUSE_ANSWER, "answer_start": answer_start}],
-         "is_impossible": False, "WH Question": "איזו", "question quality": "good", "wrong_answers": []}]}]}]}
+    doc = {
+        "version": "v1.1",
+        "data": [
+            {
+                "title": "אינטל",
+                "source": "Wikipedia",
+                "paragraphs": [
+                    {
+                        "context": HE_PARAGRAPH,
+                        "qas": [
+                            {
+                                "question": "באיזו עיר תשקיע החברה?",
+                                "id": "imp-1",
+                                "answers": [{"text": HE_MOUSE_ANSWER, "answer_start": answer_start}],
+                                "is_impossible": False,
+                                "WH Question": "איזו",
+                                "question quality": "good",
+                                "wrong_answers": [],
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
     he = Project.objects.get(slug="he-qa")
     Item.objects.filter(project=he).delete()
     assert items_import(project=he, data=json.dumps(doc, ensure_ascii=False).encode("utf-8"), fmt="squad").created == 1
@@ -347,7 +412,11 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     assert sent.value.status == 201, sent.value.text()
     page.wait_for_selector("#nothing-left", state="visible")
     stored = QuestionValidation.objects.get()
-    assert (stored.item_id, stored.question_key, stored.annotation_id) == (Item.objects.get(project=he).pk, "imp-1", None)
+    assert (stored.item_id, stored.question_key, stored.annotation_id) == (
+        Item.objects.get(project=he).pk,
+        "imp-1",
+        None,
+    )
     assert (stored.answer_start, stored.answer_text) == (answer_start - 1, "ב" + HE_MOUSE_ANSWER)
     page.problems.assert_clean(page)
 
@@ -381,11 +450,13 @@ def test_review_page_shows_bidi_controls_in_free_text(qa_setup, page, artifacts_
     rlo = "\u202e"
     question = f"באיזו עיר {rlo}Intel{rlo} תשקיע?"
     start = HE_PARAGRAPH.index(HE_MOUSE_ANSWER)
-    value = {"questions": [
-        {"question": question, "answerable": True, "answer": {"start": start, "text": HE_MOUSE_ANSWER}},
-        {"question": "מתי?", "answerable": True, "answer": {"start": HE_PARAGRAPH.index("2019"), "text": "2019"}},
-        {"question": "כמה עובדים?", "answerable": False, "answer": None},
-    ]}
+    value = {
+        "questions": [
+            {"question": question, "answerable": True, "answer": {"start": start, "text": HE_MOUSE_ANSWER}},
+            {"question": "מתי?", "answerable": True, "answer": {"start": HE_PARAGRAPH.index("2019"), "text": "2019"}},
+            {"question": "כמה עובדים?", "answerable": False, "answer": None},
+        ]
+    }
     dana = qa_setup["users"]["dana"]
     assignment = assignment_next_for_annotator(user=dana, slug="he-qa")
     annotation_submit(user=dana, assignment_id=assignment.pk, value=value)

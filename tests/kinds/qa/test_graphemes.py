@@ -41,8 +41,14 @@ def pointed(make_user, client_for):
     from annotation.services.projects import project_create
 
     admin = make_user("root", staff=True)
-    project = project_create(actor=admin, slug="pointed", name="Pointed", kind="qa_authoring", language="he",
-                             settings={"validate_splits": ["train", "dev", "test"]})
+    project = project_create(
+        actor=admin,
+        slug="pointed",
+        name="Pointed",
+        kind="qa_authoring",
+        language="he",
+        settings={"validate_splits": ["train", "dev", "test"]},
+    )
     users = {"root": admin}
     for name, role in (("sup", "supervisor"), ("a1", "annotator"), ("v1", "annotator")):
         users[name] = make_user(name)
@@ -52,24 +58,51 @@ def pointed(make_user, client_for):
 
 def import_paragraph(client, answers=()):
     """Our paragraph as a squad file with one question answered by `answers`."""
-    data = {"version": "v1.1", "data": [{"title": "ברכה", "paragraphs": [{"context": PARAGRAPH, "qas": [
-        {"question": "מה אמר המתכנת?", "id": "q1", "answers": list(answers), "is_impossible": not answers},
-    ]}]}]}
-    return client.post("/api/projects/pointed/import/",
-                       {"file": upload("p.json", json.dumps(data, ensure_ascii=False)), "format": "squad"},
-                       format="multipart")
+    data = {
+        "version": "v1.1",
+        "data": [
+            {
+                "title": "ברכה",
+                "paragraphs": [
+                    {
+                        "context": PARAGRAPH,
+                        "qas": [
+                            {
+                                "question": "מה אמר המתכנת?",
+                                "id": "q1",
+                                "answers": list(answers),
+                                "is_impossible": not answers,
+                            },
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    return client.post(
+        "/api/projects/pointed/import/",
+        {"file": upload("p.json", json.dumps(data, ensure_ascii=False)), "format": "squad"},
+        format="multipart",
+    )
 
 
 def value_with(start, text):
     unanswerable = {"question": "כמה?", "answerable": False, "answer": None}
-    return {"questions": [{"question": "מה נאמר?", "answerable": True, "answer": {"start": start, "text": text}},
-                          unanswerable, unanswerable]}
+    return {
+        "questions": [
+            {"question": "מה נאמר?", "answerable": True, "answer": {"start": start, "text": text}},
+            unanswerable,
+            unanswerable,
+        ]
+    }
 
 
 def import_plain(client):
-    response = client.post("/api/projects/pointed/import/",
-                           {"file": upload("p.jsonl", jsonl([{"id": "p1", "context": PARAGRAPH, "title": "ברכה"}])),
-                            "format": "jsonl"}, format="multipart")
+    response = client.post(
+        "/api/projects/pointed/import/",
+        {"file": upload("p.jsonl", jsonl([{"id": "p1", "context": PARAGRAPH, "title": "ברכה"}])), "format": "jsonl"},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
 
 
@@ -78,12 +111,13 @@ def test_author_span_splitting_a_character_is_400_and_stores_nothing(pointed, ca
     from annotation.models import Annotation, Assignment
 
     start, text, field = BAD_SPANS[case]
-    assert PARAGRAPH[start:start + len(text)] == text  # a true slice: only the edges are wrong
+    assert PARAGRAPH[start : start + len(text)] == text  # a true slice: only the edges are wrong
     import_plain(pointed["client"]("sup"))
     client = pointed["client"]("a1")
     claimed = claim(client, "pointed")
-    response = client.post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": value_with(start, text)},
-                           format="json")
+    response = client.post(
+        f"/api/assignments/{claimed['assignment']}/submit/", {"value": value_with(start, text)}, format="json"
+    )
     assert response.status_code == 400, response.content
     assert f"value.questions.0.{field}" in [e["field"] for e in response.json()["errors"]]
     assert Annotation.objects.count() == 0
@@ -110,7 +144,12 @@ def test_validator_span_splitting_a_character_is_400_and_stores_nothing(pointed,
 
     start, text, field = BAD_SPANS[case]
     assert import_paragraph(pointed["client"]("sup"), [{"text": SHALOM, "answer_start": AT_SHALOM}]).status_code == 201
-    body = {"item": Item.objects.get().pk, "question_key": "q1", "answerable": True, "answer": {"start": start, "text": text}}
+    body = {
+        "item": Item.objects.get().pk,
+        "question_key": "q1",
+        "answerable": True,
+        "answer": {"start": start, "text": text},
+    }
     response = pointed["client"]("v1").post("/api/validations/submit/", body, format="json")
     assert response.status_code == 400, response.content
     assert field in [e["field"] for e in response.json()["errors"]]

@@ -17,16 +17,25 @@ def import_project(make_user, client_for, *, slug, language, context, qas, setti
     from annotation.services.projects import project_create
 
     admin = make_user(f"root-{slug}", staff=True)
-    project = project_create(actor=admin, slug=slug, name=slug, kind="qa_authoring", language=language,
-                             settings={"validate_splits": ["train", "dev", "test"], **(settings or {})})
+    project = project_create(
+        actor=admin,
+        slug=slug,
+        name=slug,
+        kind="qa_authoring",
+        language=language,
+        settings={"validate_splits": ["train", "dev", "test"], **(settings or {})},
+    )
     users = {}
     for name, role in (("sup", "supervisor"), ("v1", "annotator"), ("v2", "annotator")):
         users[name] = make_user(f"{name}-{slug}")
         Membership.objects.create(project=project, user=users[name], role=role, status="active")
-    data = json.dumps({"version": "v1.1", "data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]},
-                      ensure_ascii=False)
-    response = client_for(users["sup"]).post(f"/api/projects/{slug}/import/",
-                                             {"file": upload("f.json", data), "format": "squad"}, format="multipart")
+    data = json.dumps(
+        {"version": "v1.1", "data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]},
+        ensure_ascii=False,
+    )
+    response = client_for(users["sup"]).post(
+        f"/api/projects/{slug}/import/", {"file": upload("f.json", data), "format": "squad"}, format="multipart"
+    )
     assert response.status_code == 201, response.content
     return project, lambda name: client_for(users[name])
 
@@ -40,12 +49,21 @@ def test_tlnls_chooses_f1_for_every_gold_when_one_gold_is_a_number(make_user, cl
     # mrl_eval: one number-like gold puts the whole question on F1: max(2/3, 1/2) = 2/3.
     # Chosen per gold, "בשנת 1948" would get TLNLS (1 + 1/2) / 2 = 0.75.
     start = PARAGRAPH.index("בשנת 1999")
-    qas = [{"question": "מתי נוסדה החברה?", "id": "q1", "is_impossible": False,
-            "answers": [answer("1999", PARAGRAPH), answer("בשנת 1948", PARAGRAPH)]}]
+    qas = [
+        {
+            "question": "מתי נוסדה החברה?",
+            "id": "q1",
+            "is_impossible": False,
+            "answers": [answer("1999", PARAGRAPH), answer("בשנת 1948", PARAGRAPH)],
+        }
+    ]
     project, client = import_project(make_user, client_for, slug="heq-golds", language="he", context=PARAGRAPH, qas=qas)
     item = project.items.get()
-    response = client("v1").post(SUBMIT, {"item": item.pk, "question_key": "q1", "answerable": True,
-                                          "answer": {"start": start, "text": "בשנת 1999"}}, format="json")
+    response = client("v1").post(
+        SUBMIT,
+        {"item": item.pk, "question_key": "q1", "answerable": True, "answer": {"start": start, "text": "בשנת 1999"}},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     agreement = client("sup").get(f"/api/projects/{project.slug}/report/").json()["span_agreement"]
     assert agreement["pairs"] == 1
@@ -75,15 +93,35 @@ CONTEXT = f"{PERSIAN_FORMS} \u0648 {PERSIAN_BAG} \u0648 {ARABIC_BAG}."
 def test_letter_variants_match_where_the_project_folds_them(make_user, client_for, language, settings, folded):
     # The file's question is the phrase in Arabic forms; its gold answer is the Persian bag,
     # the validator marks the Arabic one.
-    qas = [{"question": f"{ARABIC_FORMS}\u061f", "id": "q1", "is_impossible": False,
-            "answers": [answer(PERSIAN_BAG, CONTEXT)]}]
-    project, client = import_project(make_user, client_for, slug=f"variants-{language}-{folded}".lower(),
-                                     language=language, context=CONTEXT, qas=qas, settings=settings)
+    qas = [
+        {
+            "question": f"{ARABIC_FORMS}\u061f",
+            "id": "q1",
+            "is_impossible": False,
+            "answers": [answer(PERSIAN_BAG, CONTEXT)],
+        }
+    ]
+    project, client = import_project(
+        make_user,
+        client_for,
+        slug=f"variants-{language}-{folded}".lower(),
+        language=language,
+        context=CONTEXT,
+        qas=qas,
+        settings=settings,
+    )
     item = project.items.get()
     assert project.settings["fold_letter_variants"] is folded
-    response = client("v1").post(SUBMIT, {"item": item.pk, "question_key": "q1", "answerable": True,
-                                          "answer": {"start": CONTEXT.index(ARABIC_BAG), "text": ARABIC_BAG}},
-                                 format="json")
+    response = client("v1").post(
+        SUBMIT,
+        {
+            "item": item.pk,
+            "question_key": "q1",
+            "answerable": True,
+            "answer": {"start": CONTEXT.index(ARABIC_BAG), "text": ARABIC_BAG},
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.content
     report = client("sup").get(f"/api/projects/{project.slug}/report/").json()
     assert report["question_overlap"]["mean_imported"] == (1.0 if folded else 0.0)
@@ -99,9 +137,17 @@ def test_letter_variants_match_where_the_project_folds_them(make_user, client_fo
 
 def test_existing_projects_without_the_setting_fold_by_language(make_user, client_for):
     # Settings stored before the setting existed: a Persian project still folds.
-    qas = [{"question": f"{ARABIC_FORMS}\u061f", "id": "q1", "is_impossible": False,
-            "answers": [answer(PERSIAN_BAG, CONTEXT)]}]
-    project, client = import_project(make_user, client_for, slug="variants-old", language="fa", context=CONTEXT, qas=qas)
+    qas = [
+        {
+            "question": f"{ARABIC_FORMS}\u061f",
+            "id": "q1",
+            "is_impossible": False,
+            "answers": [answer(PERSIAN_BAG, CONTEXT)],
+        }
+    ]
+    project, client = import_project(
+        make_user, client_for, slug="variants-old", language="fa", context=CONTEXT, qas=qas
+    )
     project.settings.pop("fold_letter_variants")
     project.save(update_fields=["settings"])
     report = client("sup").get(f"/api/projects/{project.slug}/report/").json()
@@ -112,8 +158,17 @@ def test_the_setting_must_be_a_boolean(make_user, client_for):
     from annotation.models import Project
 
     client = client_for(make_user("boss", staff=True))
-    response = client.post("/api/projects/", {"slug": "bad-fold", "name": "B", "kind": "qa_authoring", "language": "fa",
-                                              "settings": {"fold_letter_variants": "yes"}}, format="json")
+    response = client.post(
+        "/api/projects/",
+        {
+            "slug": "bad-fold",
+            "name": "B",
+            "kind": "qa_authoring",
+            "language": "fa",
+            "settings": {"fold_letter_variants": "yes"},
+        },
+        format="json",
+    )
     assert response.status_code == 400
     assert [e["field"] for e in response.json()["errors"]] == ["settings.fold_letter_variants"]
     assert not Project.objects.filter(slug="bad-fold").exists()

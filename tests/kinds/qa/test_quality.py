@@ -65,27 +65,68 @@ def filled(qa, client_for):
     sup, rev = qa["client"]("sup"), qa["client"]("rev")
     doc = json.loads(json.dumps(IMPORTED))
     doc["data"][0]["title"] = "ערים מיובאות"
-    response = sup.post("/api/projects/heq/import/",
-                        {"file": upload("f.json", json.dumps(doc, ensure_ascii=False)), "format": "squad"}, format="multipart")
+    response = sup.post(
+        "/api/projects/heq/import/",
+        {"file": upload("f.json", json.dumps(doc, ensure_ascii=False)), "format": "squad"},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     project = Project.objects.get(slug="heq")
     project.settings = {**project.settings, "validate_splits": ["train", "dev", "test"]}
     project.save()
     first = submit(qa, "a1")
     for index, grade in enumerate(("verified", "good", "rejected", "gold")):
-        assert rev.post(f"/api/annotations/{first}/review/", {"grade": grade, "question": index}, format="json").status_code == 201
+        assert (
+            rev.post(
+                f"/api/annotations/{first}/review/", {"grade": grade, "question": index}, format="json"
+            ).status_code
+            == 201
+        )
     second = submit(qa, "t1")
     rev.post(f"/api/annotations/{second}/review/", {"grade": "good", "question": 0}, format="json")
     v1 = qa["client"]("v1")
-    assert v1.post("/api/validations/submit/", {"annotation": first, "question": 0, "answerable": True,
-                                                "answer": {"start": START - 1, "text": "ב" + JERUSALEM}},
-                   format="json").status_code == 201
+    assert (
+        v1.post(
+            "/api/validations/submit/",
+            {
+                "annotation": first,
+                "question": 0,
+                "answerable": True,
+                "answer": {"start": START - 1, "text": "ב" + JERUSALEM},
+            },
+            format="json",
+        ).status_code
+        == 201
+    )
     item = Item.objects.get(project=project, payload__title="ערים מיובאות")
-    assert v1.post("/api/validations/submit/", {"item": item.pk, "question_key": "q-answerable", "answerable": True,
-                                                "answer": {"start": START, "text": JERUSALEM}}, format="json").status_code == 201
-    assert qa["client"]("v2").post("/api/validations/submit/", {"item": item.pk, "question_key": "q-impossible",
-                                                                "answerable": True, "answer": {"start": 0, "text": PARAGRAPH[:4]}},
-                                   format="json").status_code == 201
+    assert (
+        v1.post(
+            "/api/validations/submit/",
+            {
+                "item": item.pk,
+                "question_key": "q-answerable",
+                "answerable": True,
+                "answer": {"start": START, "text": JERUSALEM},
+            },
+            format="json",
+        ).status_code
+        == 201
+    )
+    assert (
+        qa["client"]("v2")
+        .post(
+            "/api/validations/submit/",
+            {
+                "item": item.pk,
+                "question_key": "q-impossible",
+                "answerable": True,
+                "answer": {"start": 0, "text": PARAGRAPH[:4]},
+            },
+            format="json",
+        )
+        .status_code
+        == 201
+    )
     return qa
 
 
@@ -108,7 +149,11 @@ def test_every_figure_on_the_page_is_the_reports(filled):
     expected.update({f"review_backlog.{k}": str(report["review_backlog"][k]) for k in ("annotations", "questions")})
     expected.update({f"validation.{k}": str(report["validation"][k]) for k in ("questions", "complete", "answers")})
     agreement = report["span_agreement"]
-    rows = {"all": agreement, **agreement["by_origin"], **{f"validator:{r['validator']}": r for r in agreement["per_validator"]}}
+    rows = {
+        "all": agreement,
+        **agreement["by_origin"],
+        **{f"validator:{r['validator']}": r for r in agreement["per_validator"]},
+    }
     for key, row in rows.items():
         expected[f"span_agreement.{key}.pairs"] = str(row["pairs"])
         for metric in ("em", "f1", "tlnls"):
@@ -140,7 +185,11 @@ def test_every_figure_on_the_page_is_the_reports(filled):
     assert {key: shown[key] for key in expected} == expected
     # Words missing from one series are shown as 0 for it (the table has both columns).
     for key, value in shown.items():
-        if key.startswith("wh_words.") and key not in expected and not key.endswith(("distinct", "entropy", "without_wh")):
+        if (
+            key.startswith("wh_words.")
+            and key not in expected
+            and not key.endswith(("distinct", "entropy", "without_wh"))
+        ):
             assert value == "0", key
     # The data behind the checks is not trivial.
     assert report["questions"]["imported"] == 3 and report["questions"]["authored"] == 8
@@ -150,17 +199,22 @@ def test_every_figure_on_the_page_is_the_reports(filled):
 
 
 def test_the_page_is_rtl_svg_without_inline_style_and_isolates_names(filled, make_user, client_for):
-    from annotation.models import Membership
-
     # A reviewer whose name carries a bidi override: shown isolated, never steering the page.
-    from annotation.models import Item
+    from annotation.models import Item, Membership
 
     tricky = make_user(f"rev{RLO}x")
     Membership.objects.create(project=filled["project"], user=tricky, role="reviewer", status="active")
     item = Item.objects.get(project=filled["project"], payload__title="ערים מיובאות")
-    assert client_for(tricky).post("/api/validations/submit/", {"item": item.pk, "question_key": "q-impossible",
-                                                                "answerable": False, "answer": None},
-                                   format="json").status_code == 201
+    assert (
+        client_for(tricky)
+        .post(
+            "/api/validations/submit/",
+            {"item": item.pk, "question_key": "q-impossible", "answerable": False, "answer": None},
+            format="json",
+        )
+        .status_code
+        == 201
+    )
     # Names are shown to supervisors (reviewers see the export's pseudonyms).
     response = page(filled["users"]["sup"])
     assert response.status_code == 200
@@ -173,7 +227,9 @@ def test_the_page_is_rtl_svg_without_inline_style_and_isolates_names(filled, mak
     assert '<bdi class="validator">v1</bdi>' in html and f'<bdi class="validator">rev{RLO}x</bdi>' in html
     # RTL: the first bin of each histogram sits at the inline start (the right side).
     first_bar = re.search(r'data-chart="answer_positions".*?<rect class="qq-authored" x="([\d.]+)"', html, re.S)
-    last_bar = re.findall(r'<rect class="qq-authored" x="([\d.]+)"', html.split('data-chart="answer_positions"')[1].split("</svg>")[0])
+    last_bar = re.findall(
+        r'<rect class="qq-authored" x="([\d.]+)"', html.split('data-chart="answer_positions"')[1].split("</svg>")[0]
+    )
     assert float(first_bar.group(1)) > float(last_bar[-1])
     # The review page links here.
     from django.test import Client
@@ -232,6 +288,7 @@ def test_page_queries_do_not_grow_with_the_work(filled):
     small = count()
     for _ in range(2):
         annotation_id = submit(filled, "a1")
-        filled["client"]("rev").post(f"/api/annotations/{annotation_id}/review/", {"grade": "gold", "question": 1},
-                                     format="json")
+        filled["client"]("rev").post(
+            f"/api/annotations/{annotation_id}/review/", {"grade": "gold", "question": 1}, format="json"
+        )
     assert count() == small

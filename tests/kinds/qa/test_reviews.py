@@ -23,13 +23,19 @@ def loop(make_user, client_for):
     admin = make_user("root", staff=True)
     project = project_create(actor=admin, slug="heq-loop", name="HeQ loop", kind="qa_authoring", language="he")
     users = {}
-    for name, role, status in (("sup", "supervisor", "active"), ("rev", "reviewer", "active"),
-                               ("newbie", "annotator", "trial"), ("other", "annotator", "active")):
+    for name, role, status in (
+        ("sup", "supervisor", "active"),
+        ("rev", "reviewer", "active"),
+        ("newbie", "annotator", "trial"),
+        ("other", "annotator", "active"),
+    ):
         users[name] = make_user(name)
         Membership.objects.create(project=project, user=users[name], role=role, status=status)
     rows = [{"id": f"p{i}", "context": PARAGRAPH, "title": f"מאמר {i}"} for i in range(4)]
     response = client_for(users["sup"]).post(
-        "/api/projects/heq-loop/import/", {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"}, format="multipart"
+        "/api/projects/heq-loop/import/",
+        {"file": upload("p.jsonl", jsonl(rows)), "format": "jsonl"},
+        format="multipart",
     )
     assert response.status_code == 201
     return {"users": users, "client": lambda name: client_for(users[name])}
@@ -52,27 +58,38 @@ def test_review_feedback_disqualification_flow(loop):
     assert pending.status_code == 200
     [entry] = pending.json()["results"]
     # The reviewer reads the annotator as the export's pseudonym, never the username.
-    from annotation.models import Project
-    from annotation.services.exports import annotator_pseudonym
     from django.contrib.auth import get_user_model
 
-    pseudonym = annotator_pseudonym(Project.objects.get(slug="heq-loop").pk, get_user_model().objects.get(username="newbie").pk)
+    from annotation.models import Project
+    from annotation.services.exports import annotator_pseudonym
+
+    pseudonym = annotator_pseudonym(
+        Project.objects.get(slug="heq-loop").pk, get_user_model().objects.get(username="newbie").pk
+    )
     assert entry["annotation"] == annotation_id and entry["annotator"] == pseudonym
     assert entry["value"] == good_value() and entry["item"]["payload"]["context"] == PARAGRAPH and entry["graded"] == {}
 
     comment = f"  השאלה מעתיקה את המשפט מהפסקה; נסו לנסח מחדש.{RLO}\n"  # kept exactly, bidi control included
-    graded = rev.post(f"/api/annotations/{annotation_id}/review/",
-                      {"grade": "verified", "comment": comment, "question": 0}, format="json")
+    graded = rev.post(
+        f"/api/annotations/{annotation_id}/review/",
+        {"grade": "verified", "comment": comment, "question": 0},
+        format="json",
+    )
     assert graded.status_code == 201, graded.content
     assert graded.json()["grade"] == "verified" and graded.json()["comment"] == comment
-    rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "rejected", "comment": "לא ברור", "question": 2}, format="json")
+    rev.post(
+        f"/api/annotations/{annotation_id}/review/",
+        {"grade": "rejected", "comment": "לא ברור", "question": 2},
+        format="json",
+    )
     # Still pending: two of four questions graded.
     [entry] = rev.get("/api/projects/heq-loop/reviews/pending/").json()["results"]
     assert set(entry["graded"]) == {"0", "2"}
     # Re-grading replaces the grade (200) and updates that question's one message (it used to
     # send a second message for the same question).
-    regraded = rev.post(f"/api/annotations/{annotation_id}/review/", {"grade": "good", "question": 0, "comment": comment},
-                        format="json")
+    regraded = rev.post(
+        f"/api/annotations/{annotation_id}/review/", {"grade": "good", "question": 0, "comment": comment}, format="json"
+    )
     assert regraded.status_code == 200 and Review.objects.get(annotation_id=annotation_id, question=0).grade == "good"
 
     inbox = newbie.get("/api/me/feedback/")
@@ -81,7 +98,11 @@ def test_review_feedback_disqualification_flow(loop):
     assert body["unread"] == 2 and body["count"] == 2
     newest, oldest = body["results"]
     assert (newest["grade"], newest["question"], newest["message"]) == ("good", 0, comment)
-    assert (oldest["grade"], oldest["message"], oldest["question_text"]) == ("rejected", "לא ברור", good_value()["questions"][2]["question"])
+    assert (oldest["grade"], oldest["message"], oldest["question_text"]) == (
+        "rejected",
+        "לא ברור",
+        good_value()["questions"][2]["question"],
+    )
     assert newest["project"] == "heq-loop" and newest["direction"] == "rtl"
     assert newest["read"] is False and newest["item"] == entry["item"]["external_id"]
 
@@ -116,10 +137,17 @@ def test_promoting_a_trial_member_to_trusted_makes_review_a_sample(loop):
     project.save()
     first = author(loop["client"]("newbie"))
     assert Annotation.objects.get(pk=first).review_required
-    assert sup.patch("/api/projects/heq-loop/members/newbie/", {"status": "active", "trusted": True}, format="json").status_code == 200
+    assert (
+        sup.patch(
+            "/api/projects/heq-loop/members/newbie/", {"status": "active", "trusted": True}, format="json"
+        ).status_code
+        == 200
+    )
     second = author(loop["client"]("newbie"))
     assert not Annotation.objects.get(pk=second).review_required
-    pending = [e["annotation"] for e in loop["client"]("rev").get("/api/projects/heq-loop/reviews/pending/").json()["results"]]
+    pending = [
+        e["annotation"] for e in loop["client"]("rev").get("/api/projects/heq-loop/reviews/pending/").json()["results"]
+    ]
     assert pending == [first]
 
 
@@ -177,36 +205,68 @@ def test_validation_is_blind_and_refuses_bad_spans(loop):
     assert "answer" not in json.dumps(body) and "answerable" not in json.dumps(body)
     url = "/api/validations/submit/"
     index = body["question"]
-    bad = other.post(url, {"annotation": annotation_id, "question": index, "answerable": True,
-                           "answer": {"start": 3, "text": "ירושלים"}}, format="json")
+    bad = other.post(
+        url,
+        {"annotation": annotation_id, "question": index, "answerable": True, "answer": {"start": 3, "text": "ירושלים"}},
+        format="json",
+    )
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "answer.text"
-    bad = other.post(url, {"annotation": annotation_id, "question": index, "answerable": False,
-                           "answer": {"start": 0, "text": PARAGRAPH[:3]}}, format="json")
+    bad = other.post(
+        url,
+        {
+            "annotation": annotation_id,
+            "question": index,
+            "answerable": False,
+            "answer": {"start": 0, "text": PARAGRAPH[:3]},
+        },
+        format="json",
+    )
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "answer"
-    assert other.post(url, {"annotation": annotation_id, "question": 9, "answerable": False, "answer": None},
-                      format="json").status_code == 400
+    assert (
+        other.post(
+            url, {"annotation": annotation_id, "question": 9, "answerable": False, "answer": None}, format="json"
+        ).status_code
+        == 400
+    )
     assert QuestionValidation.objects.count() == 0
-    ok = other.post(url, {"annotation": annotation_id, "question": index, "answerable": False, "answer": None}, format="json")
+    ok = other.post(
+        url, {"annotation": annotation_id, "question": index, "answerable": False, "answer": None}, format="json"
+    )
     assert ok.status_code == 201 and ok.json()["answer"] is None
-    again = other.post(url, {"annotation": annotation_id, "question": index, "answerable": False, "answer": None}, format="json")
+    again = other.post(
+        url, {"annotation": annotation_id, "question": index, "answerable": False, "answer": None}, format="json"
+    )
     assert again.status_code == 409
     seen = {index}
     while (got := other.get("/api/projects/heq-loop/validations/next/")).status_code == 200:
         seen.add(got.json()["question"])
-        other.post(url, {"annotation": annotation_id, "question": got.json()["question"], "answerable": False, "answer": None},
-                   format="json")
+        other.post(
+            url,
+            {"annotation": annotation_id, "question": got.json()["question"], "answerable": False, "answer": None},
+            format="json",
+        )
     assert got.status_code == 204 and seen == {0, 1, 2, 3}
-    assert loop["client"]("newbie").post(url, {"annotation": annotation_id, "question": 0, "answerable": False, "answer": None},
-                                         format="json").status_code == 403
+    assert (
+        loop["client"]("newbie")
+        .post(url, {"annotation": annotation_id, "question": 0, "answerable": False, "answer": None}, format="json")
+        .status_code
+        == 403
+    )
 
 
 def test_schema_documents_the_heq_endpoints(loop):
     schema = loop["client"]("sup").get("/api/schema/?format=json")
     assert schema.status_code == 200
     paths = json.loads(schema.content)["paths"]
-    for path in ("/api/projects/{slug}/reviews/pending/", "/api/annotations/{annotation_id}/review/", "/api/me/feedback/",
-                 "/api/me/feedback/{feedback_id}/read/", "/api/projects/{slug}/validations/next/", "/api/validations/submit/",
-                 "/api/projects/{slug}/questions/export/"):
+    for path in (
+        "/api/projects/{slug}/reviews/pending/",
+        "/api/annotations/{annotation_id}/review/",
+        "/api/me/feedback/",
+        "/api/me/feedback/{feedback_id}/read/",
+        "/api/projects/{slug}/validations/next/",
+        "/api/validations/submit/",
+        "/api/projects/{slug}/questions/export/",
+    ):
         assert path in paths, path
 
 
@@ -240,16 +300,46 @@ def test_report_and_pending_list_queries_do_not_grow_with_the_work(loop):
 JERUSALEM = "ירושלים"
 IMPORTED = {
     "version": "v1.1",
-    "data": [{"title": "ערים", "source": "Wikipedia", "paragraphs": [{"context": PARAGRAPH, "qas": [
-        {"question": "היכן נוסדה החברה?", "id": "q-answerable",
-         "answers": [{"text": JERUSALEM, "answer_start": PARAGRAPH.index("בירושלים") + 1}],
-         "is_impossible": False, "WH Question": "היכן", "question quality": "good", "wrong_answers": []},
-        {"question": "כמה עובדים יש בה?", "id": "q-impossible", "answers": [], "is_impossible": True,
-         "WH Question": "כמה", "question quality": "verified",
-         "wrong_answers": [{"text": "1999", "answer_start": PARAGRAPH.index("1999")}]},
-        {"question": "מה?", "id": "q-rejected", "answers": [{"text": "1948", "answer_start": PARAGRAPH.index("1948")}],
-         "is_impossible": False, "WH Question": "מה", "question quality": "rejected", "wrong_answers": []},
-    ]}]}],
+    "data": [
+        {
+            "title": "ערים",
+            "source": "Wikipedia",
+            "paragraphs": [
+                {
+                    "context": PARAGRAPH,
+                    "qas": [
+                        {
+                            "question": "היכן נוסדה החברה?",
+                            "id": "q-answerable",
+                            "answers": [{"text": JERUSALEM, "answer_start": PARAGRAPH.index("בירושלים") + 1}],
+                            "is_impossible": False,
+                            "WH Question": "היכן",
+                            "question quality": "good",
+                            "wrong_answers": [],
+                        },
+                        {
+                            "question": "כמה עובדים יש בה?",
+                            "id": "q-impossible",
+                            "answers": [],
+                            "is_impossible": True,
+                            "WH Question": "כמה",
+                            "question quality": "verified",
+                            "wrong_answers": [{"text": "1999", "answer_start": PARAGRAPH.index("1999")}],
+                        },
+                        {
+                            "question": "מה?",
+                            "id": "q-rejected",
+                            "answers": [{"text": "1948", "answer_start": PARAGRAPH.index("1948")}],
+                            "is_impossible": False,
+                            "WH Question": "מה",
+                            "question quality": "rejected",
+                            "wrong_answers": [],
+                        },
+                    ],
+                }
+            ],
+        }
+    ],
 }
 SUBMIT = "/api/validations/submit/"
 
@@ -263,11 +353,22 @@ def imported(make_user, client_for):
     from tests.kinds.qa.test_api import upload as upload_file
 
     admin = make_user("root", staff=True)
-    project = project_create(actor=admin, slug="heq-imp", name="HeQ imported", kind="qa_authoring", language="he",
-                             settings={"validate_splits": ["train", "dev", "test"], "validators_per_question": 2})
+    project = project_create(
+        actor=admin,
+        slug="heq-imp",
+        name="HeQ imported",
+        kind="qa_authoring",
+        language="he",
+        settings={"validate_splits": ["train", "dev", "test"], "validators_per_question": 2},
+    )
     users = {}
-    for name, role, status in (("sup", "supervisor", "active"), ("rev", "reviewer", "active"),
-                               ("v1", "annotator", "active"), ("v2", "annotator", "active"), ("t1", "annotator", "trial")):
+    for name, role, status in (
+        ("sup", "supervisor", "active"),
+        ("rev", "reviewer", "active"),
+        ("v1", "annotator", "active"),
+        ("v2", "annotator", "active"),
+        ("t1", "annotator", "trial"),
+    ):
         users[name] = make_user(name)
         Membership.objects.create(project=project, user=users[name], role=role, status=status)
     data = json.dumps(IMPORTED, ensure_ascii=False)
@@ -285,8 +386,11 @@ def drain(client, slug="heq-imp"):
     while (got := client.get(f"/api/projects/{slug}/validations/next/")).status_code == 200:
         body = got.json()
         served.append(body)
-        target = ({"item": body["item"]["id"], "question_key": body["question_key"]} if body["annotation"] is None
-                  else {"annotation": body["annotation"], "question": body["question"]})
+        target = (
+            {"item": body["item"]["id"], "question_key": body["question_key"]}
+            if body["annotation"] is None
+            else {"annotation": body["annotation"], "question": body["question"]}
+        )
         assert client.post(SUBMIT, {**target, "answerable": False, "answer": None}, format="json").status_code == 201
     assert got.status_code == 204
     return served
@@ -309,16 +413,38 @@ def test_imported_questions_are_served_blind_stored_and_counted(imported):
         assert leak not in dumped
 
     start = PARAGRAPH.index("בירושלים")
-    stored = v1.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
-                              "answer": {"start": start, "text": "ב" + JERUSALEM}}, format="json")
+    stored = v1.post(
+        SUBMIT,
+        {
+            "item": item.pk,
+            "question_key": "q-answerable",
+            "answerable": True,
+            "answer": {"start": start, "text": "ב" + JERUSALEM},
+        },
+        format="json",
+    )
     assert stored.status_code == 201, stored.content
-    assert stored.json() == {**stored.json(), "annotation": None, "item": item.pk, "question": 0, "question_key": "q-answerable",
-                             "answer": {"start": start, "text": "ב" + JERUSALEM}}
-    again = v1.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False, "answer": None}, format="json")
+    assert stored.json() == {
+        **stored.json(),
+        "annotation": None,
+        "item": item.pk,
+        "question": 0,
+        "question_key": "q-answerable",
+        "answer": {"start": start, "text": "ב" + JERUSALEM},
+    }
+    again = v1.post(
+        SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False, "answer": None}, format="json"
+    )
     assert again.status_code == 409 and again.json()["errors"][0]["field"] == "question_key"
     assert [b["question_key"] for b in drain(v1)] == ["q-impossible"]
     row = QuestionValidation.objects.get(validator=imported["users"]["v1"], question_key="q-answerable")
-    assert (row.annotation_id, row.item_id, row.question, row.answer_start, row.answer_text) == (None, item.pk, 0, start, "ב" + JERUSALEM)
+    assert (row.annotation_id, row.item_id, row.question, row.answer_start, row.answer_text) == (
+        None,
+        item.pk,
+        0,
+        start,
+        "ב" + JERUSALEM,
+    )
 
     # validators_per_question = 2: after v2 answers both, a third validator gets nothing.
     assert {b["question_key"] for b in drain(imported["client"]("v2"))} == {"q-answerable", "q-impossible"}
@@ -326,13 +452,21 @@ def test_imported_questions_are_served_blind_stored_and_counted(imported):
     assert QuestionValidation.objects.filter(item=item).count() == 4
     # A trial annotator validates nothing, imported or not.
     assert imported["client"]("t1").get("/api/projects/heq-imp/validations/next/").status_code == 403
-    assert imported["client"]("t1").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False,
-                                                  "answer": None}, format="json").status_code == 403
+    assert (
+        imported["client"]("t1")
+        .post(
+            SUBMIT,
+            {"item": item.pk, "question_key": "q-answerable", "answerable": False, "answer": None},
+            format="json",
+        )
+        .status_code
+        == 403
+    )
 
 
 def test_imported_questions_follow_validate_splits(imported):
-    from annotation.kinds.registry import get_kind
     from annotation.kinds.qa.questions import project_article_splits
+    from annotation.kinds.registry import get_kind
 
     project = imported["project"]
     (split,) = set(project_article_splits(project, get_kind(project.kind).settings_for(project.settings)).values())
@@ -349,16 +483,38 @@ def test_imported_questions_follow_validate_splits(imported):
     "body, field, status",
     [
         ({"answerable": False, "answer": None}, "annotation", 400),
-        ({"annotation": 1, "question": 0, "item": "ITEM", "question_key": "q-answerable", "answerable": False, "answer": None},
-         "item", 400),
+        (
+            {
+                "annotation": 1,
+                "question": 0,
+                "item": "ITEM",
+                "question_key": "q-answerable",
+                "answerable": False,
+                "answer": None,
+            },
+            "item",
+            400,
+        ),
         ({"item": True, "question_key": "q-answerable", "answerable": False, "answer": None}, "item", 400),
         ({"item": "ITEM", "answerable": False, "answer": None}, "question_key", 400),
         ({"item": "ITEM", "question_key": "nope", "answerable": False, "answer": None}, "question_key", 400),
         ({"item": "ITEM", "question_key": 7, "answerable": False, "answer": None}, "question_key", 400),
-        ({"item": "ITEM", "question_key": "q-answerable", "answerable": True, "answer": {"start": 0, "text": JERUSALEM}},
-         "answer.text", 400),
+        (
+            {
+                "item": "ITEM",
+                "question_key": "q-answerable",
+                "answerable": True,
+                "answer": {"start": 0, "text": JERUSALEM},
+            },
+            "answer.text",
+            400,
+        ),
         ({"item": "ITEM", "question_key": "q-answerable", "answerable": "yes", "answer": None}, "answerable", 400),
-        ({"item": "ITEM", "question_key": "q-answerable", "answerable": False, "answer": None, "extra": 1}, "extra", 400),
+        (
+            {"item": "ITEM", "question_key": "q-answerable", "answerable": False, "answer": None, "extra": 1},
+            "extra",
+            400,
+        ),
         ({"item": 999999, "question_key": "q-answerable", "answerable": False, "answer": None}, None, 404),
     ],
 )
@@ -410,7 +566,9 @@ def test_database_refuses_both_targets(loop):
     item = Item.objects.filter(project__slug="heq-loop").first()
     other = loop["users"]["other"]
     with pytest.raises(IntegrityError), transaction.atomic():
-        QuestionValidation.objects.create(annotation_id=annotation_id, item=item, question=0, question_key="k", validator=other)
+        QuestionValidation.objects.create(
+            annotation_id=annotation_id, item=item, question=0, question_key="k", validator=other
+        )
     with pytest.raises(IntegrityError), transaction.atomic():
         QuestionValidation.objects.create(annotation_id=annotation_id, question=0, question_key="k", validator=other)
     QuestionValidation.objects.create(annotation_id=annotation_id, question=0, validator=other)
@@ -422,11 +580,29 @@ def test_report_scores_validators_against_the_files_answers(imported):
     item = imported["item"]
     start = PARAGRAPH.index("בירושלים")
     v1, v2 = imported["client"]("v1"), imported["client"]("v2")
-    v1.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
-                     "answer": {"start": start, "text": "ב" + JERUSALEM}}, format="json")
-    v1.post(SUBMIT, {"item": item.pk, "question_key": "q-impossible", "answerable": False, "answer": None}, format="json")
-    v2.post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
-                     "answer": {"start": start + 1, "text": JERUSALEM}}, format="json")
+    v1.post(
+        SUBMIT,
+        {
+            "item": item.pk,
+            "question_key": "q-answerable",
+            "answerable": True,
+            "answer": {"start": start, "text": "ב" + JERUSALEM},
+        },
+        format="json",
+    )
+    v1.post(
+        SUBMIT, {"item": item.pk, "question_key": "q-impossible", "answerable": False, "answer": None}, format="json"
+    )
+    v2.post(
+        SUBMIT,
+        {
+            "item": item.pk,
+            "question_key": "q-answerable",
+            "answerable": True,
+            "answer": {"start": start + 1, "text": JERUSALEM},
+        },
+        format="json",
+    )
     report = imported["client"]("sup").get("/api/projects/heq-imp/report/").json()
     agreement = report["span_agreement"]
     # v1: prefixed span (EM 0, F1 0, TLNLS 7/8) and agreeing "no answer" (1, 1, 1); v2: exact (1, 1, 1).
@@ -437,8 +613,15 @@ def test_report_scores_validators_against_the_files_answers(imported):
     per = {row["validator"]: row for row in agreement["per_validator"]}
     assert per["v1"]["em"] == 0.5 and per["v1"]["tlnls"] == pytest.approx((7 / 8 + 1) / 2) and per["v2"]["em"] == 1.0
     # Two questions to validate (the rejected one is not), one of them has its two answers.
-    assert report["validation"] == {"splits": ["train", "dev", "test"], "validators_per_question": 2, "questions": 2,
-                                    "authored": 0, "imported": 2, "complete": 1, "answers": 3}
+    assert report["validation"] == {
+        "splits": ["train", "dev", "test"],
+        "validators_per_question": 2,
+        "questions": 2,
+        "authored": 0,
+        "imported": 2,
+        "complete": 1,
+        "answers": 3,
+    }
 
 
 def test_squad_export_adds_validator_spans_to_imported_answers(imported):
@@ -449,14 +632,39 @@ def test_squad_export_adds_validator_spans_to_imported_answers(imported):
     start = PARAGRAPH.index("בירושלים")
     # v1's prefixed span is new; v2 repeats the file's span (not added twice); an "unanswerable"
     # answer and any answer to an unanswerable question add nothing.
-    imported["client"]("v1").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
-                                           "answer": {"start": start, "text": "ב" + JERUSALEM}}, format="json")
-    imported["client"]("v2").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": True,
-                                           "answer": {"start": start + 1, "text": JERUSALEM}}, format="json")
-    imported["client"]("v1").post(SUBMIT, {"item": item.pk, "question_key": "q-impossible", "answerable": True,
-                                           "answer": {"start": PARAGRAPH.index("1999"), "text": "1999"}}, format="json")
-    imported["client"]("rev").post(SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False,
-                                            "answer": None}, format="json")
+    imported["client"]("v1").post(
+        SUBMIT,
+        {
+            "item": item.pk,
+            "question_key": "q-answerable",
+            "answerable": True,
+            "answer": {"start": start, "text": "ב" + JERUSALEM},
+        },
+        format="json",
+    )
+    imported["client"]("v2").post(
+        SUBMIT,
+        {
+            "item": item.pk,
+            "question_key": "q-answerable",
+            "answerable": True,
+            "answer": {"start": start + 1, "text": JERUSALEM},
+        },
+        format="json",
+    )
+    imported["client"]("v1").post(
+        SUBMIT,
+        {
+            "item": item.pk,
+            "question_key": "q-impossible",
+            "answerable": True,
+            "answer": {"start": PARAGRAPH.index("1999"), "text": "1999"},
+        },
+        format="json",
+    )
+    imported["client"]("rev").post(
+        SUBMIT, {"item": item.pk, "question_key": "q-answerable", "answerable": False, "answer": None}, format="json"
+    )
     after = json.loads(export(sup, "heq-imp"))
     expected = before
     expected["data"][0]["paragraphs"][0]["qas"][0]["answers"].append({"text": "ב" + JERUSALEM, "answer_start": start})
@@ -485,7 +693,13 @@ def test_grade_regrade_and_comment_send_one_message_per_question(loop):
     body = newbie.get("/api/me/feedback/").json()
     assert body["count"] == 2 and body["unread"] == 2
     top = body["results"][0]
-    assert (top["id"], top["question"], top["grade"], top["message"], top["read"]) == (message["id"], 1, "good", "ניסוח יפה‏!", False)
+    assert (top["id"], top["question"], top["grade"], top["message"], top["read"]) == (
+        message["id"],
+        1,
+        "good",
+        "ניסוח יפה‏!",
+        False,
+    )
     # Sending the same grade and comment again changes nothing: still read once read.
     newbie.post(f"/api/me/feedback/{message['id']}/read/")
     rev.post(review, {"grade": "good", "question": 1, "comment": "ניסוח יפה‏!"}, format="json")

@@ -41,7 +41,9 @@ def test_the_page_snaps_and_offers_spans_like_the_server_rules(qa_setup, page):
     results = page.evaluate(_RUN_CASES, CASES)
     for case, got in zip(CASES, results):
         assert got["snapped"] == case["snapped"] == list(snap_selection(case["text"], *case["selection"])), case["name"]
-        assert got["variants"] == case["variants"] == [list(v) for v in span_variants(case["text"], *case["snapped"])], case["name"]
+        assert (
+            got["variants"] == case["variants"] == [list(v) for v in span_variants(case["text"], *case["snapped"])]
+        ), case["name"]
     page.problems.assert_clean(page)
 
 

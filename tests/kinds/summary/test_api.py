@@ -39,18 +39,42 @@ ARTICLES = [
         # An NBSP, an RLM and a trailing newline: stored and returned exactly.
         "article": f"הממשלה אישרה אמש את תקציב המדינה לשנת 2025 אחרי דיון ארוך.\nשר האוצר אמר כי יש תוספת של 4%{NBSP}לחינוך.{RLM}\n",
         "summaries": [
-            {"system": "gpt-4", "text": "הממשלה אישרה את התקציב עם תוספת לחינוך.", "scores": {"rouge1": 0.31, "bertscore": 0.78}},
-            {"system": "gpt-3.5", "text": "שרת האוצר הודיעה שהתקציב אושר.", "scores": {"rouge1": 0.22, "bertscore": 0.74}},
-            {"system": "mlongt5", "text": "הממשלה אישרה אמש את תקציב המדינה. את תקציב המדינה.", "scores": {"rouge1": 0.45, "bertscore": 0.58}},
+            {
+                "system": "gpt-4",
+                "text": "הממשלה אישרה את התקציב עם תוספת לחינוך.",
+                "scores": {"rouge1": 0.31, "bertscore": 0.78},
+            },
+            {
+                "system": "gpt-3.5",
+                "text": "שרת האוצר הודיעה שהתקציב אושר.",
+                "scores": {"rouge1": 0.22, "bertscore": 0.74},
+            },
+            {
+                "system": "mlongt5",
+                "text": "הממשלה אישרה אמש את תקציב המדינה. את תקציב המדינה.",
+                "scores": {"rouge1": 0.45, "bertscore": 0.58},
+            },
         ],
     },
     {
         "id": "a2",
         "article": "מוזיאון ישראל פתח השבוע תערוכת צילומים שנמצאו בעליית גג בצפת.",
         "summaries": [
-            {"system": "mlongt5", "text": "מוזיאון ישראל פתח השבוע תערוכת צילומים.", "scores": {"rouge1": 0.52, "bertscore": 0.61}},
-            {"system": "gpt-4", "text": f"תערוכת צילומים ישנים מצפת נפתחה במוזיאון{ZWNJ} ישראל. ", "scores": {"rouge1": 0.28, "bertscore": 0.80}},
-            {"system": "gpt-3.5", "text": "המוזיאון פתח תערוכה, והכניסה חינם לכולם.", "scores": {"rouge1": 0.25, "bertscore": 0.76}},
+            {
+                "system": "mlongt5",
+                "text": "מוזיאון ישראל פתח השבוע תערוכת צילומים.",
+                "scores": {"rouge1": 0.52, "bertscore": 0.61},
+            },
+            {
+                "system": "gpt-4",
+                "text": f"תערוכת צילומים ישנים מצפת נפתחה במוזיאון{ZWNJ} ישראל. ",
+                "scores": {"rouge1": 0.28, "bertscore": 0.80},
+            },
+            {
+                "system": "gpt-3.5",
+                "text": "המוזיאון פתח תערוכה, והכניסה חינם לכולם.",
+                "scores": {"rouge1": 0.25, "bertscore": 0.76},
+            },
         ],
     },
     {
@@ -58,17 +82,37 @@ ARTICLES = [
         "article": "נבחרת הנערות בכדורסל זכתה אתמול במדליית הארד באליפות אירופה אחרי ניצחון על ספרד.",
         "summaries": [
             {"system": "gpt-3.5", "text": "נבחרת הנערים זכו במדליה.", "scores": {"rouge1": 0.20, "bertscore": 0.72}},
-            {"system": "gpt-4", "text": "נבחרת הנערות זכתה בארד באליפות אירופה.", "scores": {"rouge1": 0.35, "bertscore": 0.79}},
-            {"system": "mlongt5", "text": "נבחרת הנערות בכדורסל זכתה אתמול במדליית הארד.", "scores": {"rouge1": 0.55, "bertscore": 0.60}},
+            {
+                "system": "gpt-4",
+                "text": "נבחרת הנערות זכתה בארד באליפות אירופה.",
+                "scores": {"rouge1": 0.35, "bertscore": 0.79},
+            },
+            {
+                "system": "mlongt5",
+                "text": "נבחרת הנערות בכדורסל זכתה אתמול במדליית הארד.",
+                "scores": {"rouge1": 0.55, "bertscore": 0.60},
+            },
         ],
     },
     {
         "id": "a4",
         "article": "העירייה הודיעה כי קו האוטובוס החדש יפעל גם בשבת החל מהחודש הבא.",
         "summaries": [
-            {"system": "gpt-4", "text": "קו אוטובוס חדש יפעל בשבת מהחודש הבא.", "scores": {"rouge1": 0.40, "bertscore": 0.81}},
-            {"system": "mlongt5", "text": "העירייה הודיעה כי קו האוטובוס החדש יפעל.", "scores": {"rouge1": 0.60, "bertscore": 0.63}},
-            {"system": "gpt-3.5", "text": "ראש העירייה הודיעה על קו חדש.", "scores": {"rouge1": 0.30, "bertscore": 0.70}},
+            {
+                "system": "gpt-4",
+                "text": "קו אוטובוס חדש יפעל בשבת מהחודש הבא.",
+                "scores": {"rouge1": 0.40, "bertscore": 0.81},
+            },
+            {
+                "system": "mlongt5",
+                "text": "העירייה הודיעה כי קו האוטובוס החדש יפעל.",
+                "scores": {"rouge1": 0.60, "bertscore": 0.63},
+            },
+            {
+                "system": "gpt-3.5",
+                "text": "ראש העירייה הודיעה על קו חדש.",
+                "scores": {"rouge1": 0.30, "bertscore": 0.70},
+            },
         ],
     },
 ]
@@ -77,8 +121,16 @@ ARTICLES = [
 RATINGS = {
     "a1": {
         "gpt-4": {"ann1": (5, 4, []), "ann2": (4, 4, []), "ann3": (5, 5, [])},
-        "gpt-3.5": {"ann1": (4, 3, ["incorrect_gender"]), "ann2": (4, 2, ["incorrect_gender", "hallucination"]), "ann3": (3, 3, [])},
-        "mlongt5": {"ann1": (2, 2, ["repetition", "copy_from_article"]), "ann2": (3, 1, ["repetition"]), "ann3": (2, 2, ["repetition"])},
+        "gpt-3.5": {
+            "ann1": (4, 3, ["incorrect_gender"]),
+            "ann2": (4, 2, ["incorrect_gender", "hallucination"]),
+            "ann3": (3, 3, []),
+        },
+        "mlongt5": {
+            "ann1": (2, 2, ["repetition", "copy_from_article"]),
+            "ann2": (3, 1, ["repetition"]),
+            "ann3": (2, 2, ["repetition"]),
+        },
     },
     "a2": {
         "gpt-4": {"ann1": (5, 5, []), "ann2": (5, 4, []), "ann3": (4, 4, [])},
@@ -87,7 +139,11 @@ RATINGS = {
     },
     "a3": {
         "gpt-4": {"ann1": (4, 4, []), "ann2": (4, 3, ["incorrect_definite_construct"]), "ann3": (5, 4, [])},
-        "gpt-3.5": {"ann1": (2, 2, ["incorrect_gender"]), "ann2": (3, 2, ["incorrect_gender"]), "ann3": (2, 1, ["incorrect_gender"])},
+        "gpt-3.5": {
+            "ann1": (2, 2, ["incorrect_gender"]),
+            "ann2": (3, 2, ["incorrect_gender"]),
+            "ann3": (2, 1, ["incorrect_gender"]),
+        },
         "mlongt5": {"ann1": (3, 3, ["copy_from_article"]), "ann2": (3, 2, []), "ann3": (4, 3, ["copy_from_article"])},
     },
     "a4": {
@@ -117,13 +173,17 @@ def setup(make_user, client_for, settings):
     admin = make_user("root", staff=True)
     root = client_for(admin)
     made = root.post(
-        "/api/projects/", {"slug": "he-sum", "name": "HeSum rating", "kind": "summary_rating", "language": "he"}, format="json"
+        "/api/projects/",
+        {"slug": "he-sum", "name": "HeSum rating", "kind": "summary_rating", "language": "he"},
+        format="json",
     )
     assert made.status_code == 201, made.content
     users = {"root": admin}
     for name, role in (("sup", "supervisor"), ("rev", "reviewer"), *((a, "annotator") for a in ANNOTATORS)):
         users[name] = make_user(name)
-        added = root.post("/api/projects/he-sum/members/", {"username": name, "role": role, "status": "active"}, format="json")
+        added = root.post(
+            "/api/projects/he-sum/members/", {"username": name, "role": role, "status": "active"}, format="json"
+        )
         assert added.status_code == 201, added.content
     users["outsider"] = make_user("outsider")
     imported = client_for(users["sup"]).post(
@@ -157,7 +217,9 @@ def rate_everything(setup):
             assert response.status_code == 200, response.content
             body = response.json()
             submitted = client.post(
-                f"/api/assignments/{body['assignment']}/submit/", {"value": value_for(annotator, body["item"]["payload"])}, format="json"
+                f"/api/assignments/{body['assignment']}/submit/",
+                {"value": value_for(annotator, body["item"]["payload"])},
+                format="json",
             )
             assert submitted.status_code == 201, submitted.content
         assert client.get("/api/projects/he-sum/next/").status_code == 204
@@ -195,14 +257,26 @@ def test_settings_default_to_table_4_and_are_validated(setup, client_for, make_u
     for tags, field in cases:
         response = root.post(
             "/api/projects/",
-            {"slug": "bad-tags", "name": "x", "kind": "summary_rating", "language": "he", "settings": {"error_tags": tags}},
+            {
+                "slug": "bad-tags",
+                "name": "x",
+                "kind": "summary_rating",
+                "language": "he",
+                "settings": {"error_tags": tags},
+            },
             format="json",
         )
         assert response.status_code == 400, (tags, response.content)
         assert field in {e["field"] for e in response.json()["errors"]}, (tags, response.json())
     bad_raters = root.post(
         "/api/projects/",
-        {"slug": "bad-tags", "name": "x", "kind": "summary_rating", "language": "he", "settings": {"raters_per_item": 0}},
+        {
+            "slug": "bad-tags",
+            "name": "x",
+            "kind": "summary_rating",
+            "language": "he",
+            "settings": {"raters_per_item": 0},
+        },
         format="json",
     )
     assert bad_raters.status_code == 400 and bad_raters.json()["errors"][0]["field"] == "settings.raters_per_item"
@@ -210,7 +284,13 @@ def test_settings_default_to_table_4_and_are_validated(setup, client_for, make_u
     # A project's own Hebrew tag ids are identifiers too.
     ok = root.post(
         "/api/projects/",
-        {"slug": "own-tags", "name": "x", "kind": "summary_rating", "language": "he", "settings": {"error_tags": ["שגיאת_כתיב", "hallucination"]}},
+        {
+            "slug": "own-tags",
+            "name": "x",
+            "kind": "summary_rating",
+            "language": "he",
+            "settings": {"error_tags": ["שגיאת_כתיב", "hallucination"]},
+        },
         format="json",
     )
     assert ok.status_code == 201, ok.content
@@ -231,7 +311,9 @@ def test_import_stores_text_exactly_with_a_keyed_display_order(setup):
     # Orders differ between items (a fixed order would reveal the systems' positions).
     assert len({tuple(item.payload["order"]) for item in items.values()}) > 1
     # Re-importing the same file is harmless: same ids, same content, same order.
-    again = setup["client"]("sup").post("/api/projects/he-sum/import/", {"file": upload("s.jsonl", jsonl(ARTICLES)), "format": "jsonl"})
+    again = setup["client"]("sup").post(
+        "/api/projects/he-sum/import/", {"file": upload("s.jsonl", jsonl(ARTICLES)), "format": "jsonl"}
+    )
     assert again.status_code == 201 and again.json() == {"created": 0, "skipped": len(ARTICLES), "job": None}
 
 
@@ -250,11 +332,21 @@ def test_bad_import_rows_are_listed_and_nothing_is_stored(setup):
         {"id": "dup-system", "article": "מאמר", "summaries": [good, good]},
         {"id": "no-text", "article": "מאמר", "summaries": [{"system": "s"}]},
         {"id": "typo-key", "article": "מאמר", "summaries": [{"system": "s", "text": "ת", "score": {"rouge1": 1}}]},
-        {"id": "bad-score", "article": "מאמר", "summaries": [{"system": "s", "text": "ת", "scores": {"rouge1": "high"}}]},
-        {"id": "bool-score", "article": "מאמר", "summaries": [{"system": "s", "text": "ת", "scores": {"rouge1": True}}]},
+        {
+            "id": "bad-score",
+            "article": "מאמר",
+            "summaries": [{"system": "s", "text": "ת", "scores": {"rouge1": "high"}}],
+        },
+        {
+            "id": "bool-score",
+            "article": "מאמר",
+            "summaries": [{"system": "s", "text": "ת", "scores": {"rouge1": True}}],
+        },
         {"id": "too-many", "article": "מאמר", "summaries": [{"system": f"s{i}", "text": "ת"} for i in range(9)]},
     ]
-    response = setup["client"]("sup").post("/api/projects/he-sum/import/", {"file": upload("bad.jsonl", jsonl(bad)), "format": "jsonl"})
+    response = setup["client"]("sup").post(
+        "/api/projects/he-sum/import/", {"file": upload("bad.jsonl", jsonl(bad)), "format": "jsonl"}
+    )
     assert response.status_code == 400, response.content
     errors = {(e["row"], e["field"]) for e in response.json()["errors"]}
     assert errors >= {
@@ -281,8 +373,16 @@ def test_csv_import_reads_summaries_as_json(setup):
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["id", "article", "summaries"])
-    writer.writerow(["c1", "מאמר קצר, עם פסיק", json.dumps([{"system": "x", "text": "תקציר א"}, {"system": "y", "text": "תקציר ב"}], ensure_ascii=False)])
-    response = setup["client"]("sup").post("/api/projects/he-sum/import/", {"file": upload("s.csv", buffer.getvalue()), "format": "csv"})
+    writer.writerow(
+        [
+            "c1",
+            "מאמר קצר, עם פסיק",
+            json.dumps([{"system": "x", "text": "תקציר א"}, {"system": "y", "text": "תקציר ב"}], ensure_ascii=False),
+        ]
+    )
+    response = setup["client"]("sup").post(
+        "/api/projects/he-sum/import/", {"file": upload("s.csv", buffer.getvalue()), "format": "csv"}
+    )
     assert response.status_code == 201, response.content
     item = Item.objects.get(external_id="c1")
     assert [s["system"] for s in item.payload["summaries"]] == ["x", "y"]
@@ -325,8 +425,16 @@ BAD_VALUES = [
     ("tag twice", lambda v: v["ratings"]["1"].update(errors=["repetition", "repetition"]), "value.ratings.1.errors"),
     ("errors not a list", lambda v: v["ratings"]["1"].update(errors="repetition"), "value.ratings.1.errors"),
     ("half-rated: a summary missing", lambda v: v["ratings"].pop("2"), "value.ratings.2"),
-    ("half-rated: a criterion missing", lambda v: v["ratings"]["0"].pop("completeness"), "value.ratings.0.completeness"),
-    ("index out of range", lambda v: v["ratings"].update({"3": {"coherence": 3, "completeness": 3}}), "value.ratings.3"),
+    (
+        "half-rated: a criterion missing",
+        lambda v: v["ratings"]["0"].pop("completeness"),
+        "value.ratings.0.completeness",
+    ),
+    (
+        "index out of range",
+        lambda v: v["ratings"].update({"3": {"coherence": 3, "completeness": 3}}),
+        "value.ratings.3",
+    ),
     ("persian index", lambda v: v["ratings"].update({"۰": v["ratings"].pop("0")}), "value.ratings.۰"),
     ("unknown rating field", lambda v: v["ratings"]["0"].update(fluency=3), "value.ratings.0.fluency"),
     ("unknown value field", lambda v: v.update(label="x"), "value.label"),
@@ -351,17 +459,29 @@ def test_bad_values_are_400_naming_the_field_and_store_nothing(setup, descriptio
     good = {"ratings": {str(d): {"coherence": 3, "completeness": 4} for d in range(3)}}
     ok = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": good}, format="json")
     assert ok.status_code == 201, ok.content
-    assert Annotation.objects.get().value == {"ratings": {str(d): {"coherence": 3, "completeness": 4, "errors": []} for d in range(3)}}
+    assert Annotation.objects.get().value == {
+        "ratings": {str(d): {"coherence": 3, "completeness": 4, "errors": []} for d in range(3)}
+    }
 
 
 def test_every_bad_field_is_listed_at_once(setup):
     client = setup["client"]("ann1")
     body = client.get("/api/projects/he-sum/next/").json()
-    value = {"ratings": {"0": {"coherence": 9, "completeness": "5", "errors": ["nope"]}, "1": {"coherence": 3, "completeness": 3}}}
+    value = {
+        "ratings": {
+            "0": {"coherence": 9, "completeness": "5", "errors": ["nope"]},
+            "1": {"coherence": 3, "completeness": 3},
+        }
+    }
     response = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json")
     assert response.status_code == 400
     fields = {e["field"] for e in response.json()["errors"]}
-    assert fields == {"value.ratings.0.coherence", "value.ratings.0.completeness", "value.ratings.0.errors", "value.ratings.2"}
+    assert fields == {
+        "value.ratings.0.coherence",
+        "value.ratings.0.completeness",
+        "value.ratings.0.errors",
+        "value.ratings.2",
+    }
 
 
 def test_items_need_three_raters(setup):
@@ -371,11 +491,19 @@ def test_items_need_three_raters(setup):
         client = setup["client"](annotator)
         for _ in ARTICLES:
             body = client.get("/api/projects/he-sum/next/").json()
-            client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value_for(annotator, body["item"]["payload"])}, format="json")
+            client.post(
+                f"/api/assignments/{body['assignment']}/submit/",
+                {"value": value_for(annotator, body["item"]["payload"])},
+                format="json",
+            )
     assert set(Item.objects.values_list("status", flat=True)) == {"open"}
     client = setup["client"]("ann3")
     body = client.get("/api/projects/he-sum/next/").json()
-    client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value_for("ann3", body["item"]["payload"])}, format="json")
+    client.post(
+        f"/api/assignments/{body['assignment']}/submit/",
+        {"value": value_for("ann3", body["item"]["payload"])},
+        format="json",
+    )
     assert Item.objects.get(pk=body["item"]["id"]).status == "complete"
 
 
@@ -439,7 +567,11 @@ def test_report_matches_an_independent_computation(setup):
     assert alphas["all"]["alpha"] == pytest.approx(expected_alpha(list(CRITERIA)), abs=1e-9)
     assert alphas["all"]["units"] == 2 * len(ARTICLES) * len(SYSTEMS)
     # Every scope counts the raters of its pairable units (the per-criterion rows once said 0).
-    assert {criterion: row["coders"] for criterion, row in alphas.items()} == {"coherence": 3, "completeness": 3, "all": 3}
+    assert {criterion: row["coders"] for criterion, row in alphas.items()} == {
+        "coherence": 3,
+        "completeness": 3,
+        "all": 3,
+    }
     for row in alphas.values():
         assert row["ci_low"] <= row["alpha"] <= row["ci_high"]
 
@@ -569,7 +701,11 @@ def test_export_jsonl_and_csv_map_ratings_to_systems(setup):
     assert not {"ann1", "ann2", "ann3"} & set(first["annotators"])  # pseudonyms only
     for source, record in zip(ARTICLES, records):
         for k, (summary, exported) in enumerate(zip(source["summaries"], record["summaries"])):
-            assert exported["index"] == k and exported["system"] == summary["system"] and exported["text"] == summary["text"]
+            assert (
+                exported["index"] == k
+                and exported["system"] == summary["system"]
+                and exported["text"] == summary["text"]
+            )
             expected = [RATINGS[source["id"]][summary["system"]][ann] for ann in ANNOTATORS]
             assert sorted((r["coherence"], r["completeness"], r["errors"]) for r in exported["ratings"]) == sorted(
                 (c, m, e) for c, m, e in expected

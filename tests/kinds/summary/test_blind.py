@@ -35,7 +35,8 @@ def rows():
             "split": "test",
             "article": f"כתבה מספר {i} על מזג האוויר בעיר.",
             "summaries": [
-                {"system": system, "text": f"סיכום {n} של כתבה {i}", "scores": {"rouge1": 0.1 * n}} for n, system in enumerate(SYSTEMS)
+                {"system": system, "text": f"סיכום {n} של כתבה {i}", "scores": {"rouge1": 0.1 * n}}
+                for n, system in enumerate(SYSTEMS)
             ],
         }
         for i in range(N_ITEMS)
@@ -52,13 +53,19 @@ def leaks(body: bytes) -> list[str]:
 
 
 def make_project(admin, slug: str, rater: str):
-    made = admin.post("/api/projects/", {"slug": slug, "name": slug, "kind": "summary_rating", "language": "he", "settings": {"raters_per_item": 1}}, format="json")
+    made = admin.post(
+        "/api/projects/",
+        {"slug": slug, "name": slug, "kind": "summary_rating", "language": "he", "settings": {"raters_per_item": 1}},
+        format="json",
+    )
     assert made.status_code == 201, made.content
     upload = io.BytesIO("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows()).encode())
     upload.name = "s.jsonl"
     imported = admin.post(f"/api/projects/{slug}/import/", {"file": upload, "format": "jsonl"})
     assert imported.status_code == 201, imported.content
-    added = admin.post(f"/api/projects/{slug}/members/", {"username": rater, "role": "annotator", "status": "active"}, format="json")
+    added = admin.post(
+        f"/api/projects/{slug}/members/", {"username": rater, "role": "annotator", "status": "active"}, format="json"
+    )
     assert added.status_code == 201, added.content
 
 
@@ -72,7 +79,11 @@ def seen_orders(api, slug: str) -> dict[str, list[int]]:
         i = int(item["external_id"][1:])
         texts = [s["text"] for s in item["payload"]["summaries"]]
         orders[item["external_id"]] = [next(k for k in range(len(SYSTEMS)) if text_of(i, k) == t) for t in texts]
-        skipped = api.post(f"/api/assignments/{response.json()['assignment']}/submit/", {"value": rating_value(len(texts))}, format="json")
+        skipped = api.post(
+            f"/api/assignments/{response.json()['assignment']}/submit/",
+            {"value": rating_value(len(texts))},
+            format="json",
+        )
         assert skipped.status_code == 201, skipped.content
     return orders
 
@@ -131,7 +142,9 @@ def test_nothing_an_annotator_reaches_names_a_system(admin, make_user, client_fo
     rater = make_user("rater")
     api = client_for(rater)
     make_project(admin, "blind-a", "rater")
-    seen, last_assignment, rated = rate_everything(api, "blind-a", lambda payload: rating_value(len(payload["summaries"])))
+    seen, last_assignment, rated = rate_everything(
+        api, "blind-a", lambda payload: rating_value(len(payload["summaries"]))
+    )
     assert rated == N_ITEMS
 
     client.force_login(rater)

@@ -24,7 +24,11 @@ ARTICLE = "\n\n".join(PARAGRAPHS + [LAST_LINE])
 SUMMARIES = [
     {"system": "secret-gpt4-x9", "text": "ועדת הכספים דנה בתקציב, וההצבעה תתקיים ביום שני.", "scores": {"rouge1": 0.3}},
     {"system": "secret-gpt35-x9", "text": "שרת האוצר הציגה את התקציב לשנת 2025.", "scores": {"rouge1": 0.2}},
-    {"system": "secret-mt5-x9", "text": "ועדת הכספים של הכנסת דנה היום בהצעת התקציב. ועדת הכספים של הכנסת.", "scores": {"rouge1": 0.5}},
+    {
+        "system": "secret-mt5-x9",
+        "text": "ועדת הכספים של הכנסת דנה היום בהצעת התקציב. ועדת הכספים של הכנסת.",
+        "scores": {"rouge1": 0.5},
+    },
 ]
 
 
@@ -40,7 +44,12 @@ def summary_setup(transactional_db, live_server):
     admin = User.objects.create_user(username="sum-admin", password=PASSWORD, is_staff=True)
     annotator = User.objects.create_user(username=ANNOTATOR, password=PASSWORD)
     project = project_create(
-        actor=admin, slug="he-sum-browser", name="סיכומים", kind="summary_rating", language="he", settings={"raters_per_item": 1}
+        actor=admin,
+        slug="he-sum-browser",
+        name="סיכומים",
+        kind="summary_rating",
+        language="he",
+        settings={"raters_per_item": 1},
     )
     Membership.objects.create(project=project, user=annotator, role="annotator", status="active")
     row = {"id": "long-1", "article": ARTICLE, "summaries": SUMMARIES}
@@ -66,7 +75,9 @@ def test_rating_a_long_article_with_the_keyboard(summary_setup, page, artifacts_
     login(page, summary_setup["url"], username=ANNOTATOR)
     response = page.goto(f"{summary_setup['url']}/p/he-sum-browser/annotate/")
     assert response.status == 200
-    page.wait_for_function("() => !document.getElementById('task').hidden && document.querySelectorAll('.summary-card').length === 3")
+    page.wait_for_function(
+        "() => !document.getElementById('task').hidden && document.querySelectorAll('.summary-card').length === 3"
+    )
 
     # The page in the interface language (English here), the article in Hebrew, right to left,
     # exactly the stored text.
@@ -90,8 +101,12 @@ def test_rating_a_long_article_with_the_keyboard(summary_setup, page, artifacts_
         assert summary["system"] not in html
     assert "rouge1" not in html
     # The project's error tags with their display names, nine at most on Shift+digits.
-    tag_names = page.evaluate("() => [...document.querySelectorAll('.summary-card[data-index=\"0\"] label.tag span')].map(s => s.textContent.trim())")
-    assert tag_names[0] == "Repetition" and tag_names[-1] == "Incorrect definite (construct state)" and len(tag_names) == 8
+    tag_names = page.evaluate(
+        "() => [...document.querySelectorAll('.summary-card[data-index=\"0\"] label.tag span')].map(s => s.textContent.trim())"
+    )
+    assert (
+        tag_names[0] == "Repetition" and tag_names[-1] == "Incorrect definite (construct state)" and len(tag_names) == 8
+    )
 
     # The long article scrolls inside its own box; the last line comes into view.
     metrics = page.evaluate(
@@ -186,14 +201,19 @@ def test_supervisor_results_page(summary_setup, page, artifacts_dir):
     from django.contrib.auth import get_user_model
 
     from annotation.models import Membership
+    from annotation.services.agreement import agreement_request
     from annotation.services.assignments import annotation_submit, assignment_next_for_annotator
     from annotation.tasks import run_job
-    from annotation.services.agreement import agreement_request
 
     project = summary_setup["project"]
     annotator = summary_setup["annotator"]
     assignment = assignment_next_for_annotator(user=annotator, slug=project.slug)
-    value = {"ratings": {str(d): {"coherence": 5 - d, "completeness": 4 - d, "errors": ["repetition"] if d == 2 else []} for d in range(3)}}
+    value = {
+        "ratings": {
+            str(d): {"coherence": 5 - d, "completeness": 4 - d, "errors": ["repetition"] if d == 2 else []}
+            for d in range(3)
+        }
+    }
     annotation_submit(user=annotator, assignment_id=assignment.pk, value=value)
     sup = get_user_model().objects.create_user(username="sum-sup", password=PASSWORD)
     Membership.objects.create(project=project, user=sup, role="supervisor", status="active")

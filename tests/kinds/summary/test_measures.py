@@ -25,9 +25,24 @@ SUMMARIES = [
     {"system": "short", "text": "תקציב, אושר סופית."},
 ]
 EXPECTED = [
-    {"novel_ngrams": {"1": 0.0, "2": 0.25, "3": 2 / 3, "4": 1.0}, "compression_ratio": 0.5, "redundancy": {"1": 0.0, "2": 0.0}, "words": 5},
-    {"novel_ngrams": {"1": 0.5, "2": 0.75, "3": 1.0, "4": 1.0}, "compression_ratio": 0.4, "redundancy": {"1": 1 / 3, "2": 0.2}, "words": 6},
-    {"novel_ngrams": {"1": 1.0, "2": 1.0, "3": 1.0, "4": None}, "compression_ratio": 0.7, "redundancy": {"1": 0.0, "2": 0.0}, "words": 3},
+    {
+        "novel_ngrams": {"1": 0.0, "2": 0.25, "3": 2 / 3, "4": 1.0},
+        "compression_ratio": 0.5,
+        "redundancy": {"1": 0.0, "2": 0.0},
+        "words": 5,
+    },
+    {
+        "novel_ngrams": {"1": 0.5, "2": 0.75, "3": 1.0, "4": 1.0},
+        "compression_ratio": 0.4,
+        "redundancy": {"1": 1 / 3, "2": 0.2},
+        "words": 6,
+    },
+    {
+        "novel_ngrams": {"1": 1.0, "2": 1.0, "3": 1.0, "4": None},
+        "compression_ratio": 0.7,
+        "redundancy": {"1": 0.0, "2": 0.0},
+        "words": 3,
+    },
 ]
 SECOND = {"id": "s2", "article": "שלום עולם", "summaries": [{"system": "copy", "text": "שלום שלום"}]}
 
@@ -67,8 +82,8 @@ def _project(make_user, slug="sum-measures"):
 
 @pytest.mark.django_db
 def test_the_job_stores_hand_computed_measures(make_user):
-    from annotation.models import Item, Job
     from annotation.kinds.summary.measures import summary_measures_request
+    from annotation.models import Item, Job
     from annotation.tasks import run_job
 
     project, sup = _project(make_user)
@@ -106,8 +121,8 @@ def test_the_job_stores_hand_computed_measures(make_user):
 @pytest.mark.django_db
 def test_the_request_is_for_supervisors_of_summary_projects(make_user, nli_project):
     from annotation.errors import InvalidInput, PermissionDenied
-    from annotation.models import Membership
     from annotation.kinds.summary.measures import summary_measures_request
+    from annotation.models import Membership
 
     project, sup = _project(make_user)
     annotator = make_user("sum-ann")
@@ -146,16 +161,15 @@ def test_after_import_hook_enqueues_on_commit(make_user, settings, django_captur
 @pytest.mark.worker
 @pytest.mark.postgres
 def test_the_job_runs_on_a_real_worker(transactional_db, celery_worker, make_user, client_for):
-    from annotation.models import Item
-
-    from annotation.models import Job
+    from annotation.models import Item, Job
 
     # The import committed and queued a measuring job: the worker runs it.
     project, sup = _project(make_user, slug="sum-worker")
     client = client_for(sup)
     imported = Job.objects.get(kind="summary_intrinsic", project=project)
     final = wait_until(
-        lambda: (body := client.get(f"/api/jobs/{imported.pk}/").json())["status"] in ("done", "failed") and body, timeout=60
+        lambda: (body := client.get(f"/api/jobs/{imported.pk}/").json())["status"] in ("done", "failed") and body,
+        timeout=60,
     )
     assert final["status"] == "done" and final["result"] == {"measured": 2, "items": 2}, final
     assert_measures(Item.objects.get(project=project, external_id="s1").computed["intrinsic"])

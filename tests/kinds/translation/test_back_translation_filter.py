@@ -38,14 +38,35 @@ def filtered(make_user, client_for, monkeypatch, settings, django_capture_on_com
     monkeypatch.setattr(back_translation, "embeddings_installed", lambda: True)
     monkeypatch.setattr(back_translation, "load_encoder", lambda: stub_encoder)
     root = client_for(make_user("root", staff=True))
-    made = root.post("/api/projects/", {"slug": "bt", "name": "BT", "kind": "translation_rating", "language": "he", "settings": {"released_system": "amazon"}}, format="json")
+    made = root.post(
+        "/api/projects/",
+        {
+            "slug": "bt",
+            "name": "BT",
+            "kind": "translation_rating",
+            "language": "he",
+            "settings": {"released_system": "amazon"},
+        },
+        format="json",
+    )
     assert made.status_code == 201, made.content
     users = {}
     for name in ("r1", "r2", "sup"):
         users[name] = make_user(name)
         role = "supervisor" if name == "sup" else "annotator"
-        assert root.post("/api/projects/bt/members/", {"username": name, "role": role, "status": "active"}, format="json").status_code == 201
-    rows = [with_backs(1), with_backs(2, dicta="premise"), with_backs(3, amazon="hypothesis"), with_backs(4, amazon="premise"), row(5)]
+        assert (
+            root.post(
+                "/api/projects/bt/members/", {"username": name, "role": role, "status": "active"}, format="json"
+            ).status_code
+            == 201
+        )
+    rows = [
+        with_backs(1),
+        with_backs(2, dicta="premise"),
+        with_backs(3, amazon="hypothesis"),
+        with_backs(4, amazon="premise"),
+        row(5),
+    ]
     import_rows(root, rows, slug="bt")
     with django_capture_on_commit_callbacks(execute=True):
         started = client_for(users["sup"]).post("/api/projects/bt/back-translation/")
@@ -61,8 +82,13 @@ def rate_everything(client):
         body = response.json()
         seen.append(body["item"]["external_id"])
         n = len(body["item"]["payload"]["candidates"])
-        value = {"ratings": {str(d): {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True} for d in range(n)}}
-        assert client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json").status_code == 201
+        value = {
+            "ratings": {str(d): {"accuracy": 4, "fluency": 4, "cultural_fit": 4, "label_valid": True} for d in range(n)}
+        }
+        assert (
+            client.post(f"/api/assignments/{body['assignment']}/submit/", {"value": value}, format="json").status_code
+            == 201
+        )
     return sorted(seen)
 
 
@@ -102,7 +128,9 @@ def test_report_gives_mean_sd_and_count_below_per_part_as_the_paper(filtered):
     report = filtered["sup"].get("/api/projects/bt/report/").json()["back_translation"]
     assert report["threshold"] == 0.75 and report["released_system"] == "amazon"
     assert report["removed"] == 2 and report["restored"] == 0
-    stored = {item.external_id: item.computed.get("back_translation") for item in Item.objects.filter(project__slug="bt")}
+    stored = {
+        item.external_id: item.computed.get("back_translation") for item in Item.objects.filter(project__slug="bt")
+    }
     for index, system in enumerate(("amazon", "dicta")):
         for part in ("premise", "hypothesis"):
             values = [s["candidates"][index][part] for s in stored.values() if s]
@@ -111,14 +139,25 @@ def test_report_gives_mean_sd_and_count_below_per_part_as_the_paper(filtered):
             assert figure["mean"] == pytest.approx(np.mean(values))
             assert figure["sd"] == pytest.approx(np.std(values, ddof=1))
             assert figure["below"] == sum(v < 0.75 for v in values)
-    assert report["systems"]["amazon"]["premise"]["below"] == 1 and report["systems"]["amazon"]["hypothesis"]["below"] == 1
-    assert report["systems"]["dicta"]["premise"]["below"] == 1 and report["systems"]["dicta"]["hypothesis"]["below"] == 0
+    assert (
+        report["systems"]["amazon"]["premise"]["below"] == 1 and report["systems"]["amazon"]["hypothesis"]["below"] == 1
+    )
+    assert (
+        report["systems"]["dicta"]["premise"]["below"] == 1 and report["systems"]["dicta"]["hypothesis"]["below"] == 0
+    )
 
 
 @pytest.mark.parametrize(
     "body, field",
-    [({}, "items"), ({"items": []}, "items"), ({"items": "x3"}, "items"), ({"items": ["x3"]}, "items[0]"), ({"items": [True]}, "items[0]"),
-     ({"items": [987654321]}, "items[0]"), ({"items": [1], "extra": 1}, "body")],
+    [
+        ({}, "items"),
+        ({"items": []}, "items"),
+        ({"items": "x3"}, "items"),
+        ({"items": ["x3"]}, "items[0]"),
+        ({"items": [True]}, "items[0]"),
+        ({"items": [987654321]}, "items[0]"),
+        ({"items": [1], "extra": 1}, "body"),
+    ],
 )
 def test_bad_restore_requests_are_400_naming_the_field_and_store_nothing(filtered, body, field):
     from annotation.models import Item
@@ -156,5 +195,15 @@ def test_a_supervisor_restores_and_a_recompute_keeps_the_restore(filtered, djang
 
 def test_released_system_must_be_a_text(make_user, client_for):
     root = client_for(make_user("root", staff=True))
-    bad = root.post("/api/projects/", {"slug": "bt2", "name": "BT", "kind": "translation_rating", "language": "he", "settings": {"released_system": 3}}, format="json")
+    bad = root.post(
+        "/api/projects/",
+        {
+            "slug": "bt2",
+            "name": "BT",
+            "kind": "translation_rating",
+            "language": "he",
+            "settings": {"released_system": 3},
+        },
+        format="json",
+    )
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "settings.released_system"

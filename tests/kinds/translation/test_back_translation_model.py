@@ -13,12 +13,31 @@ from tests.conftest import wait_until
 pytestmark = [pytest.mark.embeddings, pytest.mark.worker, pytest.mark.postgres]
 
 
-def test_real_model_on_the_worker_flags_an_unrelated_back_translation(transactional_db, celery_worker, make_user, client_for):
+def test_real_model_on_the_worker_flags_an_unrelated_back_translation(
+    transactional_db, celery_worker, make_user, client_for
+):
     from annotation.models import Item
 
     admin = client_for(make_user("root", staff=True))
-    assert admin.post("/api/projects/", {"slug": "bt", "name": "bt", "kind": "translation_rating", "language": "he", "settings": {"released_system": "a"}}, format="json").status_code == 201
-    source = {"premise": "The children played football in the park after school.", "hypothesis": "Kids played a game outside.", "label": "e"}
+    assert (
+        admin.post(
+            "/api/projects/",
+            {
+                "slug": "bt",
+                "name": "bt",
+                "kind": "translation_rating",
+                "language": "he",
+                "settings": {"released_system": "a"},
+            },
+            format="json",
+        ).status_code
+        == 201
+    )
+    source = {
+        "premise": "The children played football in the park after school.",
+        "hypothesis": "Kids played a game outside.",
+        "label": "e",
+    }
     rows = [
         {
             "id": "close",
@@ -28,7 +47,10 @@ def test_real_model_on_the_worker_flags_an_unrelated_back_translation(transactio
                     "system": "a",
                     "premise": "הילדים שיחקו כדורגל בפארק אחרי בית הספר.",
                     "hypothesis": "ילדים שיחקו משחק בחוץ.",
-                    "back_translation": {"premise": "After school the children played soccer in the park.", "hypothesis": "Children played a game outdoors."},
+                    "back_translation": {
+                        "premise": "After school the children played soccer in the park.",
+                        "hypothesis": "Children played a game outdoors.",
+                    },
                 }
             ],
         },
@@ -40,7 +62,10 @@ def test_real_model_on_the_worker_flags_an_unrelated_back_translation(transactio
                     "system": "a",
                     "premise": "מחירי המניות ירדו בחדות.",
                     "hypothesis": "ילדים שיחקו משחק בחוץ.",
-                    "back_translation": {"premise": "Stock prices fell sharply on Monday.", "hypothesis": "Children played a game outdoors."},
+                    "back_translation": {
+                        "premise": "Stock prices fell sharply on Monday.",
+                        "hypothesis": "Children played a game outdoors.",
+                    },
                 }
             ],
         },
@@ -51,7 +76,9 @@ def test_real_model_on_the_worker_flags_an_unrelated_back_translation(transactio
     started = admin.post("/api/projects/bt/back-translation/")
     assert started.status_code == 202, started.content
     job_id = started.json()["job"]
-    job = wait_until(lambda: (j := admin.get(f"/api/jobs/{job_id}/").json())["status"] in ("done", "failed") and j, timeout=240)
+    job = wait_until(
+        lambda: (j := admin.get(f"/api/jobs/{job_id}/").json())["status"] in ("done", "failed") and j, timeout=240
+    )
     assert job["status"] == "done", job
     close, far = Item.objects.get(external_id="close"), Item.objects.get(external_id="far")
     close_sims = close.computed["back_translation"]["candidates"][0]

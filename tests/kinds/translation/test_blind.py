@@ -27,7 +27,11 @@ def leaks(body: bytes) -> list[str]:
 def ratings_by_place(payload: dict) -> dict:
     """Different scores per display place, so a value keyed by candidate index differs."""
     n = len(payload["candidates"])
-    return {"ratings": {str(d): {"accuracy": 1 + d, "fluency": 4, "cultural_fit": 5 - d, "label_valid": d == 0} for d in range(n)}}
+    return {
+        "ratings": {
+            str(d): {"accuracy": 1 + d, "fluency": 4, "cultural_fit": 5 - d, "label_valid": d == 0} for d in range(n)
+        }
+    }
 
 
 @pytest.fixture
@@ -36,7 +40,17 @@ def blind(make_user, client_for):
     from annotation.models import Item, Project
 
     admin = client_for(make_user("root", staff=True))
-    made = admin.post("/api/projects/", {"slug": SLUG, "name": "Blind", "kind": "translation_rating", "language": "he", "settings": {"released_system": SYSTEMS[0]}}, format="json")
+    made = admin.post(
+        "/api/projects/",
+        {
+            "slug": SLUG,
+            "name": "Blind",
+            "kind": "translation_rating",
+            "language": "he",
+            "settings": {"released_system": SYSTEMS[0]},
+        },
+        format="json",
+    )
     assert made.status_code == 201, made.content
     rows = []
     for i in range(4):
@@ -51,7 +65,9 @@ def blind(make_user, client_for):
                         "system": system,
                         "premise": f"תרגום {n} של {i}",
                         "hypothesis": f"השערה {n} של {i}",
-                        "back_translation": source if n == 0 else {"premise": "Unrelated words entirely.", "hypothesis": source["hypothesis"]},
+                        "back_translation": source
+                        if n == 0
+                        else {"premise": "Unrelated words entirely.", "hypothesis": source["hypothesis"]},
                     }
                     for n, system in enumerate(SYSTEMS)
                 ],
@@ -65,9 +81,18 @@ def blind(make_user, client_for):
     project = Project.objects.get(slug=SLUG)
     back_translation.back_translation_compute(project, encoder=stub_encoder)
     assert any(SYSTEMS[1] in json.dumps(item.computed) for item in Item.objects.filter(project=project))
-    assert Item.objects.filter(project=project, status="removed").count() == 0  # every released candidate back-translates well
+    assert (
+        Item.objects.filter(project=project, status="removed").count() == 0
+    )  # every released candidate back-translates well
     rater = make_user("rater")
-    assert admin.post(f"/api/projects/{SLUG}/members/", {"username": "rater", "role": "annotator", "status": "active"}, format="json").status_code == 201
+    assert (
+        admin.post(
+            f"/api/projects/{SLUG}/members/",
+            {"username": "rater", "role": "annotator", "status": "active"},
+            format="json",
+        ).status_code
+        == 201
+    )
     return {"admin": admin, "rater": rater, "api": client_for(rater), "job": sample.json()["job"], "project": project}
 
 

@@ -8,18 +8,29 @@ import re
 
 import pytest
 
-from tests.browser.helpers import PASSWORD, login
-from tests.browser.helpers import _RECT_JS
+from tests.browser.helpers import _RECT_JS, PASSWORD, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SYSTEMS = ("amazon-secret-sys", "dicta-secret-sys")
 ITEM = {
     "id": "mt-1",
-    "source": {"premise": "The museum opened a Van Gogh exhibition with 45 paintings in 2024.", "hypothesis": "The exhibition has fewer than 50 paintings.", "label": "e"},
+    "source": {
+        "premise": "The museum opened a Van Gogh exhibition with 45 paintings in 2024.",
+        "hypothesis": "The exhibition has fewer than 50 paintings.",
+        "label": "e",
+    },
     "candidates": [
-        {"system": SYSTEMS[0], "premise": "המוזיאון פתח ב-2024 תערוכה של Van Gogh עם 45 ציורים.", "hypothesis": "בתערוכה יש פחות מ-50 ציורים."},
-        {"system": SYSTEMS[1], "premise": "בשנת 2024 נפתחה במוזיאון תערוכת Van Gogh ובה 45 ציורים.", "hypothesis": "בתערוכה פחות מחמישים ציורים."},
+        {
+            "system": SYSTEMS[0],
+            "premise": "המוזיאון פתח ב-2024 תערוכה של Van Gogh עם 45 ציורים.",
+            "hypothesis": "בתערוכה יש פחות מ-50 ציורים.",
+        },
+        {
+            "system": SYSTEMS[1],
+            "premise": "בשנת 2024 נפתחה במוזיאון תערוכת Van Gogh ובה 45 ציורים.",
+            "hypothesis": "בתערוכה פחות מחמישים ציורים.",
+        },
     ],
 }
 
@@ -35,7 +46,9 @@ def setup(transactional_db, live_server):
     User = get_user_model()
     admin = User.objects.create_user(username="mt-admin", password=PASSWORD, is_staff=True)
     rater = User.objects.create_user(username="mt-rater", password=PASSWORD)
-    project = project_create(actor=admin, slug="he-mt-browser", name="Hebrew MT", kind="translation_rating", language="he")
+    project = project_create(
+        actor=admin, slug="he-mt-browser", name="Hebrew MT", kind="translation_rating", language="he"
+    )
     Membership.objects.create(project=project, user=rater, role="annotator", status="active")
     items_import(project=project, data=(json.dumps(ITEM, ensure_ascii=False) + "\n").encode(), fmt="jsonl", user=admin)
     return {"url": live_server.url, "rater": rater, "project": project}
@@ -52,7 +65,10 @@ def test_rating_with_the_keyboard_and_mixed_direction_layout(setup, page, artifa
     assert not any(s in html for s in SYSTEMS), "system names must not reach the page"
     # Directions: the English source LTR, the candidates RTL.
     assert page.evaluate("() => getComputedStyle(document.getElementById('source-premise')).direction") == "ltr"
-    assert page.evaluate("() => getComputedStyle(document.querySelector('#candidate-0 .candidate-premise')).direction") == "rtl"
+    assert (
+        page.evaluate("() => getComputedStyle(document.querySelector('#candidate-0 .candidate-premise')).direction")
+        == "rtl"
+    )
     # In an RTL page, the candidates column is on the right of the source column.
     cand, src = page.locator("#candidates").bounding_box(), page.locator(".source").bounding_box()
     assert cand["x"] > src["x"] + src["width"] - 1
@@ -61,11 +77,17 @@ def test_rating_with_the_keyboard_and_mixed_direction_layout(setup, page, artifa
     assert sorted(shown) == sorted(c["premise"] for c in ITEM["candidates"])
     d_first = shown.index(ITEM["candidates"][0]["premise"])
     sel = f"#candidate-{d_first} .candidate-premise"
-    museum, van = page.evaluate(_RECT_JS, [sel, "המוזיאון", "whole"]), page.evaluate(_RECT_JS, [sel, "Van Gogh", "whole"])
+    museum, van = (
+        page.evaluate(_RECT_JS, [sel, "המוזיאון", "whole"]),
+        page.evaluate(_RECT_JS, [sel, "Van Gogh", "whole"]),
+    )
     assert museum["left"] > van["right"]
     lefts = [c["left"] for c in page.evaluate(_RECT_JS, [sel, "Van Gogh", "chars"])]
     assert lefts == sorted(lefts)
-    a, b = page.evaluate(_RECT_JS, ["#source-premise", "museum", "whole"]), page.evaluate(_RECT_JS, ["#source-premise", "Van Gogh", "whole"])
+    a, b = (
+        page.evaluate(_RECT_JS, ["#source-premise", "museum", "whole"]),
+        page.evaluate(_RECT_JS, ["#source-premise", "Van Gogh", "whole"]),
+    )
     assert a["right"] < b["left"]  # English reads left to right
 
     submit = page.locator("#submit")

@@ -23,7 +23,9 @@ def make_project(make_user, settings=None, slug="mt"):
     from annotation.services.projects import project_create
 
     admin = make_user(f"{slug}-root", staff=True)
-    return project_create(actor=admin, slug=slug, name=slug, kind="translation_rating", language="he", settings=settings or {})
+    return project_create(
+        actor=admin, slug=slug, name=slug, kind="translation_rating", language="he", settings=settings or {}
+    )
 
 
 def store(project, make_user, matrix_by_criterion: dict, systems=("amazon",)):
@@ -40,7 +42,10 @@ def store(project, make_user, matrix_by_criterion: dict, systems=("amazon",)):
         Item.objects.create(
             project=project,
             external_id=f"u{u}",
-            payload={"source": {"premise": "p", "hypothesis": "h", "label": "e"}, "candidates": [{"system": s, "premise": "x", "hypothesis": "y"} for s in systems]},
+            payload={
+                "source": {"premise": "p", "hypothesis": "h", "label": "e"},
+                "candidates": [{"system": s, "premise": "x", "hypothesis": "y"} for s in systems],
+            },
             reference_label="entailment",
         )
         for u in range(units)
@@ -54,8 +59,19 @@ def store(project, make_user, matrix_by_criterion: dict, systems=("amazon",)):
             for criterion, matrix in matrix_by_criterion.items():
                 value = matrix[r][u]
                 scores[criterion] = bool(value) if criterion == "label_valid" else int(value)
-            assignment = Assignment.objects.create(project=project, item=item, annotator=user, round=1, status="submitted", claimed_at=now, expires_at=now)
-            Annotation.objects.create(assignment=assignment, item=item, annotator=user, round=1, value={"ratings": {str(i): scores for i in range(len(systems))}, "display_order": list(range(len(systems)))})
+            assignment = Assignment.objects.create(
+                project=project, item=item, annotator=user, round=1, status="submitted", claimed_at=now, expires_at=now
+            )
+            Annotation.objects.create(
+                assignment=assignment,
+                item=item,
+                annotator=user,
+                round=1,
+                value={
+                    "ratings": {str(i): scores for i in range(len(systems))},
+                    "display_order": list(range(len(systems))),
+                },
+            )
     return items
 
 
@@ -65,7 +81,9 @@ def compute(project):
 
     kind = get_kind("translation_rating")
     result = kind.compute_agreement(project, None)
-    reports = {(r.scope["system"], r.scope["criterion"], r.level): r for r in AgreementReport.objects.filter(project=project)}
+    reports = {
+        (r.scope["system"], r.scope["criterion"], r.level): r for r in AgreementReport.objects.filter(project=project)
+    }
     return result, reports
 
 
@@ -104,8 +122,12 @@ def test_alpha_per_level_matches_the_krippendorff_package(make_user, seed):
     store(project, make_user, {"accuracy": matrix.tolist(), "label_valid": valid.tolist()}, systems=("a", "b"))
     _, reports = compute(project)
     for system in ("a", "b"):
-        assert reports[(system, "accuracy", "ordinal")].alpha == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal"))
-        assert reports[(system, "label_valid", "nominal")].alpha == pytest.approx(krippendorff.alpha(reliability_data=valid, level_of_measurement="nominal"))
+        assert reports[(system, "accuracy", "ordinal")].alpha == pytest.approx(
+            krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+        )
+        assert reports[(system, "label_valid", "nominal")].alpha == pytest.approx(
+            krippendorff.alpha(reliability_data=valid, level_of_measurement="nominal")
+        )
         label = reports[(system, "label_valid", "nominal")].details
         assert label["share"] == pytest.approx(np.nanmean(valid))
 

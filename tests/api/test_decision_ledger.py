@@ -25,6 +25,13 @@ def import_rows(client, slug: str, rows: list[dict], **form):
     assert response.status_code == 201, response.content
 
 
+def two_of_three(make_user, client_for, name: str):
+    """An nli_relabel project deciding 2 of 3 votes, with its members (test_quality's)."""
+    return project_with_members(
+        make_user, client_for, slug=SLUG, name=name, kind="nli_relabel", settings={"consensus_k": 2, "consensus_n": 3}
+    )
+
+
 def pairs(keys) -> list[dict]:
     return [{"id": key, "premise": f"הנחה על {key}", "hypothesis": f"השערה על {key}"} for key in keys]
 
@@ -206,14 +213,7 @@ def test_no_aggregation_run_changes_an_adjudicated_item(ds_project):
 def test_adjudication_outside_the_queue_needs_a_supervisors_override_with_a_comment(make_user, client_for):
     from annotation.models import AuditEntry, Membership
 
-    project, people, clients = project_with_members(
-        make_user,
-        client_for,
-        slug=SLUG,
-        name="עקיפה",
-        kind="nli_relabel",
-        settings={"consensus_k": 2, "consensus_n": 3},
-    )
+    project, people, clients = two_of_three(make_user, client_for, "עקיפה")
     Membership.objects.filter(user=people["a3"]).update(adjudicator=True)
     import_rows(clients["sup"], SLUG, pairs(["q1"]))
     label_everything(clients, SLUG, {"q1": {"a1": "neutral", "a2": "neutral", "a3": "neutral"}})
@@ -296,14 +296,7 @@ def test_an_edit_after_the_round_is_decided_is_409_for_every_kind(make_user, cli
 def test_a_supervisor_reopens_a_decided_item_and_the_history_keeps_every_round(make_user, client_for):
     from annotation.models import AuditEntry
 
-    project, people, clients = project_with_members(
-        make_user,
-        client_for,
-        slug=SLUG,
-        name="פתיחה",
-        kind="nli_relabel",
-        settings={"consensus_k": 2, "consensus_n": 3},
-    )
+    project, people, clients = two_of_three(make_user, client_for, "פתיחה")
     import_rows(clients["sup"], SLUG, pairs(["r1"]))
     label_everything(clients, SLUG, {"r1": {"a1": "neutral", "a2": "neutral", "a3": "entailment"}})
     decide_consensus(project)
@@ -390,14 +383,7 @@ def test_an_adjudicator_who_annotates_sees_only_closed_items_and_is_never_served
 def test_final_labels_from_an_import_are_import_decisions_and_exports_agree(make_user, client_for):
     from annotation.models import Item
 
-    _project, _people, clients = project_with_members(
-        make_user,
-        client_for,
-        slug=SLUG,
-        name="ייבוא",
-        kind="nli_relabel",
-        settings={"consensus_k": 2, "consensus_n": 3},
-    )
+    _project, _people, clients = two_of_three(make_user, client_for, "ייבוא")
     rows = [{**row, "label": label} for row, label in zip(pairs(["f1", "f2"]), ("neutral", "entailment"))]
     import_rows(clients["sup"], SLUG, rows, labels_final="true")
     for record_id, label in (("f1", "neutral"), ("f2", "entailment")):
@@ -417,9 +403,7 @@ def test_the_sweep_queues_nothing_for_an_unchanged_project(make_user, client_for
     from annotation.services.aggregation import aggregation_sweep
 
     settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS = 0
-    project, people, clients = project_with_members(
-        make_user, client_for, slug=SLUG, name="שקט", kind="nli_relabel", settings={"consensus_k": 2, "consensus_n": 3}
-    )
+    project, people, clients = two_of_three(make_user, client_for, "שקט")
     import_rows(clients["sup"], SLUG, pairs(["z1", "z2", "z3"]))
     # Closed items that can have no aggregate: one removed before annotation, one
     # decided by a supervisor's override with no vote at all.

@@ -150,8 +150,9 @@ def test_undefined_alpha_has_a_reason(nli_project, client_for):
 def test_report_figures(voted, client_for, django_assert_max_num_queries):
     sup = client_for(users()["sup"])
     recompute(sup, voted.slug)
-    # auth, project, membership and whether the caller sees names, then the report's own
-    with django_assert_max_num_queries(10):
+    # auth, project, membership, whether the caller sees names and whether the project is
+    # small enough for live figures, then the report's own
+    with django_assert_max_num_queries(11):
         response = sup.get(f"/api/projects/{voted.slug}/report/")
     assert response.status_code == 200
     report = response.json()

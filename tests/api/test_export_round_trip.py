@@ -1,7 +1,8 @@
 """Every export imports back to the same items, whatever the authored text holds: CR, LF,
 TAB, quotes, formula-like cells (`=1+1`, `@SUM(1)`, after spaces, NBSP, RLM/LRM/ZWNJ or as
 fullwidth `＝`) and bidi controls. For each kind with both an export and an import of a
-format — `nli_relabel`: jsonl, csv, farstail; `phrase_pair`: jsonl, csv, phrasis — the texts
+format — `nli_relabel` and `label_test`: jsonl, csv, farstail; `phrase_pair`: jsonl, csv,
+phrasis — the texts
 go in through a JSONL import (authoring), out through the export and in again through the
 import of that format, into a fresh project: the same texts, in the same order. The
 dataset layouts (FarsTail's and PhrasIS's TSV) are also read with pandas, as their own
@@ -89,6 +90,7 @@ def pandas_cells(data: bytes, header: bool) -> list[list[str]]:
 CASES = {
     # kind, payload fields, a label of the kind, the formats, the file name each is imported as
     "nli_relabel": (("premise", "hypothesis"), "entailment", {"jsonl": "x.jsonl", "csv": "x.csv", "farstail": "x.tsv"}),
+    "label_test": (("premise", "hypothesis"), "neutral", {"jsonl": "x.jsonl", "csv": "x.csv", "farstail": "x.tsv"}),
     "phrase_pair": (
         ("left", "right"),
         "EQUIVALENT",

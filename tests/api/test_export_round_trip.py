@@ -156,3 +156,29 @@ def test_a_cr_or_a_tab_in_the_farstail_and_phrasis_files_is_quoted_not_a_new_row
     assert export_file(nli, "farstail") == b'premise\thypothesis\tlabel\n"a\rb"\t"c\td"\te\n=1+1\t@SUM(1)\te\n'
     phrase = authored(admin, "phrase_pair", [("a\rb", 'say "hi"'), ('"q"', "c\td")], ("left", "right"), "EQUIVALENT")
     assert export_file(phrase, "phrasis") == (b'\tEQUI\t"a\rb"\tsay "hi"\t\t\t\n\tEQUI\t"""q"""\t"c\td"\t\t\t\n')
+
+
+# Question paragraphs: the paragraph's text is what an author writes around; the title is an
+# identifier (no bidi controls), so it stays plain. A paragraph is never blank: a letter follows.
+paragraphs = st.lists(hostile_text.map(lambda text: text + "א"), min_size=1, max_size=4)
+
+
+@pytest.mark.parametrize(("fmt", "filename"), [("jsonl", "q.jsonl"), ("csv", "q.csv")])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(contexts=paragraphs)
+def test_question_paragraphs_export_and_import_back_to_the_same_texts(admin, fmt, filename, contexts):
+    from annotation.models import Item
+
+    source = new_project(admin, "qa_authoring")
+    rows = [{"id": f"p{i}", "title": f"כותרת {i}", "context": context} for i, context in enumerate(contexts)]
+    import_file(
+        source, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode(), "jsonl", "a.jsonl"
+    )
+    copy = new_project(admin, "qa_authoring")
+    import_file(copy, export_file(source, fmt), fmt, filename)
+    stored = (
+        Item.objects.filter(project=copy).order_by("position", "id").values_list("payload__title", "payload__context")
+    )
+    assert list(stored) == [(row["title"], row["context"]) for row in rows]

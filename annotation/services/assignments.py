@@ -1,6 +1,6 @@
 """The assignment engine: who labels what, race-free.
 
-Rules (issue: foundation, FarsTail §3): never the caller's own item; never an item the
+Rules (FarsTail §3): never the caller's own item; never an item the
 caller already holds or labeled in this round; only items still short of votes; an open
 claim is returned again until it is submitted or expires; random order that avoids the
 same group (premise) twice in a row when another is available; disqualified members get

@@ -1,6 +1,6 @@
 """The error pages' language buttons in a real browser: on the 404 page of an unknown
 address (also what `make run` shows, DEBUG on), one click gives the same page in Persian,
-right to left, with its way back (issue 24, point 14)."""
+right to left, with its way back: a person who lands on a wrong address is never stuck."""
 
 import pytest
 

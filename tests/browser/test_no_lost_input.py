@@ -1,4 +1,4 @@
-"""Nothing an annotator types or presses is lost without a word (issue 24, points 1-3), in a
+"""Nothing an annotator types or presses is lost without a word, in a
 real browser (Debian chromium) on Hebrew projects, at 1366 and 390 px:
 
 - a question typed with its answer marked but not yet added survives a reload and a change of

@@ -1,4 +1,4 @@
-"""Pages that said something untrue or too little (issue 24, point 15): the item page's
+"""Pages that said something untrue or too little: the item page's
 agreement box beside its annotation count, the item browser's rows of one NLI group, and the
 release page after a search that found nothing. (The adjudication counters that stayed stale
 after a decision: tests/browser/test_quality_pages.py.)"""

@@ -1,4 +1,4 @@
-"""What a model's author needs to make a predictions file (issue 24, point 8): the
+"""What a model's author needs to make a predictions file: the
 leaderboard page offers a template (every id of the split, empty predictions) that the
 upload takes back once filled, and the item browser offers every export format of the kind
 (a question project's `squad`, which alone carries the question ids)."""

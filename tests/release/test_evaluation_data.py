@@ -73,7 +73,7 @@ def test_farstail_test_file_is_scored_with_its_published_hard_columns(make_user,
     import_sample(client, project, DATA / "farstail" / "Test-word.csv", "farstail")
     # Published labels are final (what `labels_final` does on import).
     Item.objects.filter(project=project).update(gold_label=F("reference_label"), status="accepted")
-    items = list(Item.objects.filter(project=project).order_by("position"))
+    items = list(Item.objects.filter(project=project).order_by("position", "id"))
     flags = [(item.payload["extra"]["hard(overlap)"], item.payload["extra"]["hard(hypothesis)"]) for item in items]
     assert {"0", "1"} <= {overlap for overlap, _ in flags}
     # A model right exactly on the items the overlap baseline found easy.
@@ -197,7 +197,7 @@ def test_phrasis_pairs_with_reversed_predictions_give_soft_and_hard_coherence(ma
 
     project, client = supervisor_client("phrasis-eval", "phrase_pair", "en", make_user, client_for)
     import_sample(client, project, DATA / "phrasis" / "PhrasIS.train.images.positives.txt", "phrasis")
-    items = list(Item.objects.filter(project=project).order_by("position"))
+    items = list(Item.objects.filter(project=project).order_by("position", "id"))
     golds = [item.reference_label for item in items]
     assert "UNRELATED" not in golds[:14]
     rows = []

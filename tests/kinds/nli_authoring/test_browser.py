@@ -171,7 +171,7 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
     assert page.locator("#task").is_hidden()
     page.wait_for_function("() => document.getElementById('progress-text').textContent === '1 / 1'")
 
-    items = list(Item.objects.filter(project=relabel).select_related("author").order_by("position"))
+    items = list(Item.objects.filter(project=relabel).select_related("author").order_by("position", "id"))
     assert [(i.reference_label, i.payload["premise"], i.payload["hypothesis"]) for i in items] == [
         ("entailment", TEXTS["premise"], TEXTS["entailment"]),
         ("contradiction", TEXTS["premise"], TEXTS["contradiction"]),

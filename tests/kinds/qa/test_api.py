@@ -303,7 +303,7 @@ def test_pool_builder_keeps_500_to_1600_characters_at_most_three_per_article(qa)
         format="multipart",
     )
     assert response.status_code == 201, response.content
-    chosen = Item.objects.filter(project=qa["project"], group="מאמר").order_by("position")
+    chosen = Item.objects.filter(project=qa["project"], group="מאמר").order_by("position", "id")
     assert chosen.count() == 3
     for item in chosen:
         assert 500 <= len(item.payload["context"]) <= 1600
@@ -339,7 +339,7 @@ def test_pool_builder_follows_the_rule_of_each_source(qa):
     assert response.status_code == 201, response.content
     kept = [
         item.payload["context"]
-        for item in Item.objects.filter(project=qa["project"], group="גיקטיים").order_by("position")
+        for item in Item.objects.filter(project=qa["project"], group="גיקטיים").order_by("position", "id")
     ]
     assert kept == [hebrew, long, "ד" * 600, "ה" * 700]
 

@@ -184,7 +184,7 @@ def test_lchaim_files_join_by_uid_and_a_second_system_merges_in(project):
     )
     assert response.status_code == 201, response.content
     assert response.json() == {"created": 64, "skipped": 0, "updated": 0}
-    items = list(Item.objects.filter(project__slug="he-mt").order_by("position"))
+    items = list(Item.objects.filter(project__slug="he-mt").order_by("position", "id"))
     assert [i.external_id for i in items] == [f"dev:{uid}" for uid in english]
     assert len({i.group for i in items}) == 17  # the README's premise groups
     for item in items:

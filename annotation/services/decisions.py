@@ -141,8 +141,9 @@ def decision_record(
     item.gold_label = _gold_of(value)
     item.status = status
     item.save(update_fields=["gold_label", "status"])
-    if status != Item.Status.OPEN:
-        # A decided item takes no more votes: open claims stop holding slots.
+    if status != Item.Status.OPEN or method == REOPEN:
+        # A decided item takes no more votes, and a reopened one starts its round afresh:
+        # open claims stop holding slots.
         Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(
             status=Assignment.Status.EXPIRED, draft=None
         )
@@ -223,9 +224,6 @@ def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
         item.save(update_fields=["round", "votes_target"])
         decision = decision_record(
             item=item, method=REOPEN, rank=RANK_REOPEN, value=None, status=Item.Status.OPEN, user=user, comment=reason
-        )
-        Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(
-            status=Assignment.Status.EXPIRED, draft=None
         )
         audit_record(
             actor=user, action=REOPEN, project=item.project, target=f"item:{item.external_id}", before=before,

@@ -196,27 +196,28 @@ def _round_close(item: Item, kind, settings: dict) -> None:
         item.save(update_fields=["status"])
         aggregation_request_on_commit(item.project_id)
         return
-    item.status = Item.Status.COMPLETE
-    item.save(update_fields=["status"])
-    if kind.aggregates_by_consensus:
-        consensus_enqueue_on_commit(item.pk)
-        return
-    if not kind.labels:
-        return
-    if item.probe_of_id is None:
+    rule = None
+    if kind.labels and not kind.aggregates_by_consensus and item.probe_of_id is None:
         labels = [
             value.get("label")
             for value in Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
             if isinstance(value, dict)
         ]
         rule = kind.round_rule_decision(item, labels, settings)
-        if rule is not None:
-            method, value = rule
-            status = kind.status_after_round(
-                accepted=value is not None, author_id=item.author_id, round_=item.round, settings=settings
-            )
-            decision_record(item=item, method=method, rank=RANK_ROUND_RULE, value=value, status=status)
-    aggregation_request_on_commit(item.project_id)
+    if rule is None:
+        item.status = Item.Status.COMPLETE
+        item.save(update_fields=["status"])
+    else:
+        # The ledger writes the item's status and gold, in one save.
+        method, value = rule
+        status = kind.status_after_round(
+            accepted=value is not None, author_id=item.author_id, round_=item.round, settings=settings
+        )
+        decision_record(item=item, method=method, rank=RANK_ROUND_RULE, value=value, status=status)
+    if kind.aggregates_by_consensus:
+        consensus_enqueue_on_commit(item.pk)
+    elif kind.labels:
+        aggregation_request_on_commit(item.project_id)
 
 
 def _store_annotation(

@@ -15,9 +15,11 @@ from api.parsers import StrictFormParser, StrictMultiPartParser
 from api.views import ERRORS, IDEMPOTENCY_KEY
 
 FIGURES_HELP = (
-    "NLI kinds: accuracy, macro_f1, per_class {label: {precision, recall, f1, support}}, confusion, subsets "
-    '{"hard(overlap)"|"hard(hypothesis)": {easy, hard}}; qa_authoring: exact_match, f1, tlnls, each also under '
-    "answerable and unanswerable; phrase_pair: accuracy, macro_f1, per_class, confusion, soft_coherence, hard_coherence."
+    "NLI kinds: accuracy, macro_f1, weighted_f1, per_class {label: {precision, recall, f1, support}}, confusion, "
+    'subsets {"hard(overlap)"|"hard(hypothesis)": {easy, hard}}; qa_authoring: exact_match, f1, tlnls, each also '
+    "under answerable and unanswerable; phrase_pair: accuracy, macro_f1, weighted_f1, per_class, confusion (with "
+    "`normalized`: each gold row's shares), soft_coherence, hard_coherence, and the coherence paper's six scenarios "
+    "tracks {positives|all: {images|headlines|all: {accuracy, macro_f1, weighted_f1}}}."
 )
 
 

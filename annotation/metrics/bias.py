@@ -264,6 +264,28 @@ def parse_flag(value) -> bool | None:
 
 
 FLAG_MODELS = {"hard(hypothesis)": "hypothesis_only", "hard(overlap)": "overlap"}
+JOINT_CELLS = ("both", "hypothesis_only", "overlap_only", "neither")
+
+
+def joint_hard(hypothesis: Sequence[bool | None], overlap: Sequence[bool | None]) -> dict[str, int] | None:
+    """FarsTail §4.3's crosstab of the two hard flags: how many items are hard for both
+    biased models, for the hypothesis-only model only, for the overlap model only, or for
+    neither. Items with an unknown flag are left out; None when no item has both.
+
+    >>> joint_hard([True, True, False, False, None], [True, False, True, False, True])
+    {'both': 1, 'hypothesis_only': 1, 'overlap_only': 1, 'neither': 1}
+    """
+    counts = dict.fromkeys(JOINT_CELLS, 0)
+    known = 0
+    for by_hypothesis, by_overlap in zip(hypothesis, overlap, strict=True):
+        if by_hypothesis is None or by_overlap is None:
+            continue
+        known += 1
+        cell = ("neither", "overlap_only", "hypothesis_only", "both")[2 * bool(by_hypothesis) + bool(by_overlap)]
+        counts[cell] += 1
+    return counts if known else None
+
+
 TARGET_SPLITS = ("dev", "test")
 
 
@@ -326,6 +348,14 @@ def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, re
             "items": len(flags[column]),
             "agreement_with_imported": agreement(flags[column], imported),
         }
+    imported = imported_flags or {}
+    joint = {
+        "computed": joint_hard(flags["hard(hypothesis)"], flags["hard(overlap)"]),
+        "imported": joint_hard(
+            imported.get("hard(hypothesis)") or [None] * len(test.labels),
+            imported.get("hard(overlap)") or [None] * len(test.labels),
+        ),
+    }
     result = {
         "split": split,
         "smoothing": smoothing,
@@ -333,5 +363,6 @@ def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, re
         "pmi": pmi,
         "baselines": baselines,
         "flags": summary,
+        "joint_hard": joint,
     }
     return result, flags

@@ -44,12 +44,15 @@ __all__ = [
     "CellStatistic",
     "paired_bootstrap",
     "resample_chunks",
+    "selections_classification_statistic",
     "stratum_codes",
 ]
 
 N_RESAMPLES = 1000
 CONFIDENCE = 0.95
 SEED = 20240601
+# A combined cell statistic whose grid is larger than this counts only its occupied cells.
+COMPACT_ABOVE = 4096
 # Indices drawn per chunk (B_chunk × n): bounds memory at ~16 MB of int32 whatever n is.
 CHUNK_CELLS = 4_000_000
 
@@ -270,7 +273,28 @@ def combine(*statistics: Statistic) -> Statistic:
                 out.update(part.from_counts(grid.sum(axis=others)))
             return out
 
-        return CellStatistic(codes, int(np.prod(shape)), from_counts)
+        if int(np.prod(shape)) <= COMPACT_ABOVE:
+            return CellStatistic(codes, int(np.prod(shape)), from_counts)
+        # A large grid of which the items occupy few cells (parts that refine one another,
+        # such as the classification and its selections): the joint cells are the occupied
+        # ones, and each part's counts are summed from them, so that drawing counts stays
+        # O(occupied cells) and a paired bootstrap's joint grid stays small.
+        occupied, compact = np.unique(codes, return_inverse=True)
+        to_part = []
+        stride = int(np.prod(shape))
+        for part in cell_parts:
+            stride //= part.n_cells
+            one_hot = np.zeros((occupied.size, part.n_cells))
+            one_hot[np.arange(occupied.size), (occupied // stride) % part.n_cells] = 1
+            to_part.append(one_hot)
+
+        def from_occupied_counts(counts: np.ndarray) -> dict[str, np.ndarray]:
+            out: dict[str, np.ndarray] = {}
+            for part, one_hot in zip(cell_parts, to_part, strict=True):
+                out.update(part.from_counts(np.rint(counts @ one_hot).astype(np.int64)))
+            return out
+
+        return CellStatistic(compact.reshape(-1), occupied.size, from_occupied_counts)
 
     def statistic(indices: np.ndarray) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -294,21 +318,41 @@ def stratum_codes(flags: Sequence[bool | None]) -> np.ndarray:
     return np.array([2 if flag is None else int(bool(flag)) for flag in flags], dtype=np.int64)
 
 
+def _confusion_figures(confusion: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    """From (B, K, K) confusion matrices (rows gold): accuracy, macro and weighted F1 per
+    row of B, and the per-class precision, recall and F1 as (B, K) arrays."""
+    tp = np.diagonal(confusion, axis1=1, axis2=2).astype(float)
+    gold_count = confusion.sum(axis=2).astype(float)
+    predicted_count = confusion.sum(axis=1).astype(float)
+    total = confusion.sum(axis=(1, 2)).astype(float)
+    precision = _ratio(tp, predicted_count, 0.0)
+    recall = _ratio(tp, gold_count, 0.0)
+    f1 = _ratio(2 * tp, predicted_count + gold_count, 0.0)
+    figures = {
+        "accuracy": _ratio(tp.sum(axis=1), total, np.nan),
+        "macro_f1": np.where(total > 0, f1.mean(axis=1), np.nan),
+        "weighted_f1": _ratio((f1 * gold_count).sum(axis=1), total, np.nan),
+    }
+    return figures, precision, recall, f1
+
+
 def classification_statistic(
     gold: Sequence[int] | np.ndarray,
     predicted: Sequence[int] | np.ndarray,
     labels: Sequence[str],
     strata: Mapping[str, np.ndarray] | None = None,
 ) -> Statistic:
-    """Accuracy, macro F1, per-class precision / recall / F1 (`per_class.<label>.<figure>`)
-    and, for each stratum (`stratum_codes`: 0 easy, 1 hard, 2 unknown), the accuracy on its
+    """Accuracy, macro F1, weighted F1, per-class precision / recall / F1
+    (`per_class.<label>.<figure>`) and, for each stratum (`stratum_codes`: 0 easy, 1 hard, 2 unknown), the accuracy on its
     easy and hard items (`subsets.<name>.easy|hard`: FarsTail Table 5's shape). `gold` and
     `predicted` are label indices into `labels`.
 
     All figures come from one confusion matrix per resample and stratum combination: each
     item is one cell code (combination × K² + gold × K + predicted), a CellStatistic. Per class, as scikit-learn's precision_recall_fscore_support
     with zero_division=0: P = TP / predicted, R = TP / gold, F1 = 2·TP / (predicted + gold),
-    0 where the denominator is 0; macro F1 is their mean over all K labels."""
+    0 where the denominator is 0; macro F1 is their mean over all K labels, weighted F1 their
+    mean weighted by each label's share of the gold (scikit-learn's `average="weighted"`; the
+    coherence paper's measure, §5, after Sokolova and Lapalme 2009)."""
     gold = np.asarray(gold, dtype=np.int64)
     predicted = np.asarray(predicted, dtype=np.int64)
     k = len(labels)
@@ -330,14 +374,7 @@ def classification_statistic(
         rows = flat.shape[0]
         counts = flat.reshape(rows, n_combinations, k, k)
         confusion = counts.sum(axis=1)
-        tp = np.diagonal(confusion, axis1=1, axis2=2).astype(float)
-        gold_count = confusion.sum(axis=2).astype(float)
-        predicted_count = confusion.sum(axis=1).astype(float)
-        total = confusion.sum(axis=(1, 2)).astype(float)
-        precision = _ratio(tp, predicted_count, 0.0)
-        recall = _ratio(tp, gold_count, 0.0)
-        f1 = _ratio(2 * tp, predicted_count + gold_count, 0.0)
-        out = {"accuracy": _ratio(tp.sum(axis=1), total, np.nan), "macro_f1": f1.mean(axis=1)}
+        out, precision, recall, f1 = _confusion_figures(confusion)
         for index, label in enumerate(labels):
             out[f"per_class.{label}.precision"] = precision[:, index]
             out[f"per_class.{label}.recall"] = recall[:, index]
@@ -357,17 +394,21 @@ def classification_statistic(
 
 def classification_point(gold: Sequence[int], predicted: Sequence[int], labels: Sequence[str]) -> dict:
     """The point figures scikit-learn gives: the confusion matrix (rows gold, columns
-    predicted, in `labels` order), per-class precision / recall / F1 / support with
-    zero_division=0, macro F1 and accuracy."""
+    predicted, in `labels` order) in counts and normalised over each gold row (the shares
+    the coherence paper's appendix A.2 draws; a row with no gold items is all zeros),
+    per-class precision / recall / F1 / support with zero_division=0, macro and weighted F1
+    and accuracy."""
     from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
     indices = list(range(len(labels)))
+    counts = confusion_matrix(gold, predicted, labels=indices) if len(gold) else np.zeros((len(labels),) * 2, dtype=int)
     precision, recall, f1, support = precision_recall_fscore_support(
         gold, predicted, labels=indices, average=None, zero_division=0
     )
     return {
         "accuracy": float(accuracy_score(gold, predicted)) if len(gold) else None,
         "macro_f1": float(np.mean(f1)) if len(gold) else None,
+        "weighted_f1": float(np.average(f1, weights=support)) if len(gold) else None,
         "per_class": {
             label: {
                 "precision": float(precision[i]),
@@ -377,10 +418,43 @@ def classification_point(gold: Sequence[int], predicted: Sequence[int], labels: 
             }
             for i, label in enumerate(labels)
         },
-        "confusion": confusion_matrix(gold, predicted, labels=indices).tolist()
-        if len(gold)
-        else [[0] * len(labels) for _ in labels],
+        "confusion": counts.tolist(),
+        "confusion_normalized": np.round(_ratio(counts, counts.sum(axis=1, keepdims=True), 0.0), 6).tolist(),
     }
+
+
+def selections_classification_statistic(
+    gold: Sequence[int] | np.ndarray,
+    predicted: Sequence[int] | np.ndarray,
+    n_labels: int,
+    groups: Sequence[int] | np.ndarray,
+    n_groups: int,
+    selections: Mapping[str, Sequence[int]],
+) -> CellStatistic:
+    """Accuracy, macro F1 and weighted F1, as classification_statistic gives them, over the
+    items of each selection of groups (`<selection>.<figure>`; NaN for an empty selection).
+    Each item has a group code in 0..n_groups-1; a selection is a set of groups, and
+    selections may overlap: the coherence paper's six evaluation scenarios (§5, Table 3) are
+    the positive pairs or all pairs, of the images, the headlines or both sources.
+
+    >>> stat = selections_classification_statistic([0, 1, 1, 0], [0, 1, 0, 0], 2, [0, 0, 1, 1], 2, {"a": [0], "all": [0, 1]})
+    >>> {k: float(v[0]) for k, v in stat(np.arange(4)[None, :]).items() if k.endswith("accuracy")}
+    {'a.accuracy': 1.0, 'all.accuracy': 0.75}
+    """
+    k = int(n_labels)
+    codes = np.asarray(groups, dtype=np.int64) * (k * k) + np.asarray(gold, dtype=np.int64) * k
+    codes = codes + np.asarray(predicted, dtype=np.int64)
+    chosen = {name: sorted(set(members)) for name, members in selections.items()}
+
+    def from_counts(flat: np.ndarray) -> dict[str, np.ndarray]:
+        counts = flat.reshape(flat.shape[0], n_groups, k, k)
+        out: dict[str, np.ndarray] = {}
+        for name, members in chosen.items():
+            figures, *_ = _confusion_figures(counts[:, members].sum(axis=1))
+            out.update({f"{name}.{figure}": values for figure, values in figures.items()})
+        return out
+
+    return CellStatistic(codes, n_groups * k * k, from_counts)
 
 
 # --- means over items (QA spans, coherence indicators) ------------------------------------

@@ -39,6 +39,8 @@ def bias_page(request, slug):
             "done": _("Done."),
             "failed": _("Failed:"),
             "undefined": _("not defined"),
+            "joint_computed": _("This analysis"),
+            "joint_imported": _("The imported columns"),
             "analysed": _("Analysed split: %(split)s, PMI smoothing %(smoothing)s."),
         },
     }

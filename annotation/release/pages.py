@@ -23,6 +23,7 @@ from annotation.release import evaluation as evaluations
 COLUMN_TITLES = {
     "accuracy": gettext_lazy("Accuracy"),
     "macro_f1": gettext_lazy("Macro F1"),
+    "weighted_f1": gettext_lazy("Weighted F1"),
     "subsets.hard(overlap).easy": gettext_lazy("Easy (overlap)"),
     "subsets.hard(overlap).hard": gettext_lazy("Hard (overlap)"),
     "subsets.hard(hypothesis).easy": gettext_lazy("Easy (hypothesis-only)"),

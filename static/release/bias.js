@@ -180,6 +180,26 @@
     });
   }
 
+  // §4.3's crosstab: a row for the computed flags and one for the imported columns.
+  function drawJoint(joint) {
+    const body = document.querySelector("#bias-joint tbody");
+    body.replaceChildren();
+    ["computed", "imported"].forEach(function (source) {
+      const counts = joint && joint[source];
+      if (!counts) { return; }
+      const tr = el("tr");
+      tr.dataset.source = source;
+      const th = el("th", "", strings["joint_" + source]);
+      th.scope = "row";
+      tr.appendChild(th);
+      ["both", "hypothesis_only", "overlap_only", "neither"].forEach(function (cell) {
+        tr.appendChild(el("td", "num", String(counts[cell])));
+      });
+      body.appendChild(tr);
+    });
+    show("bias-joint", body.children.length > 0);
+  }
+
   function draw(result) {
     const params = document.getElementById("bias-params");
     params.textContent = strings.analysed.replace("%(split)s", result.split).replace("%(smoothing)s", String(result.smoothing));
@@ -188,6 +208,7 @@
     drawPmi(result.pmi);
     drawBaselines(result.baselines);
     drawFlags(result.flags);
+    drawJoint(result.joint_hard);
     ["bias-classes", "bias-pmi", "bias-baselines", "bias-flags"].forEach(function (id) { show(id, true); });
     show("bias-empty", false);
   }

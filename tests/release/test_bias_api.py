@@ -47,7 +47,7 @@ def read_rows(name: str) -> list[list[str]]:
 
 def test_the_analysis_has_api_md_shape_and_the_papers_figures(sup, release):
     result = run(sup)
-    assert set(result) == {"split", "smoothing", "classes", "pmi", "baselines", "flags"}
+    assert set(result) == {"split", "smoothing", "classes", "pmi", "baselines", "flags", "joint_hard"}
     assert (result["split"], result["smoothing"]) == ("train", 100.0)
 
     # Table 2 on the training split (the Val sample), recomputed here from the file.
@@ -110,6 +110,17 @@ def test_the_analysis_has_api_md_shape_and_the_papers_figures(sup, release):
     # The overlap model reproduces the published column: 59 of the sample's 61 test items
     # (fitted on the Val sample only; FarsTail fitted on its full train file).
     assert result["flags"]["hard(overlap)"]["agreement_with_imported"] >= 0.9
+    # §4.3's joint crosstab, of the computed flags and of the file's own columns.
+    cells = {(True, True): "both", (True, False): "hypothesis_only", (False, True): "overlap_only"}
+    for source, pairs in (
+        ("computed", [(item.computed["hard(hypothesis)"], item.computed["hard(overlap)"]) for item in test_items]),
+        ("imported", [(row[3] == "1", row[4] == "1") for row in published]),
+    ):
+        expected = dict.fromkeys(("both", "hypothesis_only", "overlap_only", "neither"), 0)
+        for pair in pairs:
+            expected[cells.get(pair, "neither")] += 1
+        assert result["joint_hard"][source] == expected, source
+        assert sum(expected.values()) == 61
     # hard = the model got it wrong (§4.3): the overlap model's test confusion says how many.
     matrix = result["baselines"]["overlap"]["test"]["confusion"]["matrix"]
     assert result["flags"]["hard(overlap)"]["hard"] == 61 - sum(matrix[i][i] for i in range(3))

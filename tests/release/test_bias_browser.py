@@ -60,6 +60,11 @@ def test_the_supervisor_runs_the_analysis_and_sees_the_charts(project, page, liv
     assert cells.count() == 9
     assert sum(int(cells.nth(i).locator(".n").inner_text()) for i in range(9)) == 61
     assert page.locator("#bias-flags tbody tr").count() == 2
+    # §4.3's joint crosstab: the computed flags and the file's own columns, 61 items each.
+    for source in ("computed", "imported"):
+        cells = page.locator(f'#bias-joint tr[data-source="{source}"] td')
+        assert cells.count() == 4
+        assert sum(int(text) for text in cells.all_inner_texts()) == 61
     page.problems.assert_clean(page)
     page.screenshot(path=str(artifacts_dir / "bias_fa_1366.png"), full_page=True)
 

@@ -250,7 +250,10 @@ def test_analyse_fits_on_the_split_applies_to_dev_and_test_and_flags_test_mistak
         label_order=("entailment", "contradiction", "neutral"),
         imported_flags=imported,
     )
-    assert set(result) == {"split", "smoothing", "classes", "pmi", "baselines", "flags"}
+    assert set(result) == {"split", "smoothing", "classes", "pmi", "baselines", "flags", "joint_hard"}
+    # Only the last test item has both imported flags: hard(overlap), easy(hypothesis).
+    assert result["joint_hard"]["imported"] == {"both": 0, "hypothesis_only": 0, "overlap_only": 1, "neither": 0}
+    assert result["joint_hard"]["computed"] == bias.joint_hard(flags["hard(hypothesis)"], flags["hard(overlap)"])
     assert set(result["classes"]) == {"entailment", "contradiction", "neutral"}
     for model in ("hypothesis_only", "overlap"):
         baseline = result["baselines"][model]
@@ -318,3 +321,23 @@ def test_the_stopword_lists_are_shipped_and_folded():
     assert "براي" in persian and "برای" in persian  # listed with Arabic yeh; matched folded or not
     assert "של" in hebrew and "את" in hebrew
     assert bias.stopwords("en") == frozenset()
+
+
+@given(st.lists(st.tuples(st.sampled_from([True, False, None]), st.sampled_from([True, False, None])), max_size=60))
+def test_the_joint_crosstab_counts_each_item_with_both_flags_once(pairs):
+    hypothesis = [h for h, _ in pairs]
+    overlap = [o for _, o in pairs]
+    joint = bias.joint_hard(hypothesis, overlap)
+    known = [(h, o) for h, o in pairs if h is not None and o is not None]
+    if not known:
+        assert joint is None
+        return
+    assert sum(joint.values()) == len(known)
+    assert joint["both"] == sum(h and o for h, o in known)
+    assert joint["neither"] == sum(not h and not o for h, o in known)
+    # The crosstab's margins are each model's hard count.
+    assert joint["both"] + joint["hypothesis_only"] == sum(h for h, _ in known)
+    assert joint["both"] + joint["overlap_only"] == sum(o for _, o in known)
+    # Swapping the models swaps the one-sided cells.
+    swapped = bias.joint_hard(overlap, hypothesis)
+    assert (swapped["hypothesis_only"], swapped["overlap_only"]) == (joint["overlap_only"], joint["hypothesis_only"])

@@ -252,3 +252,50 @@ def test_phrase_predictions_refuse_unknown_labels_in_either_direction(make_user,
     assert response.status_code == 400
     assert {(e["row"], e["field"]) for e in response.json()["errors"]} == {(1, "reversed"), (2, "prediction")}
     assert not Evaluation.objects.exists()
+
+
+def test_phrasis_six_scenarios_give_the_papers_weighted_f_score(make_user, client_for):
+    """The coherence paper's Table 3 measure: weighted F1 on the positive pairs and on all
+    pairs, of the images, the headlines and both sources (the four sample files), each equal
+    to scikit-learn's on those pairs; the confusion matrix comes normalised too (appendix A.2)."""
+    from annotation.metrics.coherence import LABELS
+    from annotation.models import Item
+
+    project, client = supervisor_client("phrasis-tracks", "phrase_pair", "en", make_user, client_for)
+    for source in ("images", "headlines"):
+        for polarity in ("positives", "negatives"):
+            import_sample(client, project, DATA / "phrasis" / f"PhrasIS.train.{source}.{polarity}.txt", "phrasis")
+    items = list(Item.objects.filter(project=project).order_by("position", "id"))
+    # A model right on every UNRELATED pair that calls every third related pair SIMILAR.
+    predicted = {
+        item.external_id: "SIMILAR" if i % 3 == 0 and item.reference_label != "UNRELATED" else item.reference_label
+        for i, item in enumerate(items)
+    }
+    text = "id,prediction\n" + "".join(f"{key},{label}\n" for key, label in predicted.items())
+    figures = evaluate(client, "phrasis-tracks", "p.csv", text)["figures"]
+
+    def weighted(chosen):
+        gold = [item.reference_label for item in chosen]
+        guess = [predicted[item.external_id] for item in chosen]
+        return f1_score(gold, guess, labels=list(LABELS), average="weighted", zero_division=0)
+
+    assert figures["weighted_f1"]["value"] == pytest.approx(weighted(items))
+    for polarity in ("positives", "all"):
+        for source in ("images", "headlines", "all"):
+            chosen = [
+                item
+                for item in items
+                if source in ("all", item.payload["source"])
+                and polarity in ("all", item.payload["phrasis"]["polarity"])
+            ]
+            figure = figures["tracks"][polarity][source]["weighted_f1"]
+            assert figure["value"] == pytest.approx(weighted(chosen)), (polarity, source)
+            assert figure["ci_low"] <= figure["value"] <= figure["ci_high"]
+    # Positives only are harder here than all pairs (every UNRELATED negative is right).
+    tracks = figures["tracks"]
+    assert tracks["positives"]["all"]["accuracy"]["value"] < tracks["all"]["all"]["accuracy"]["value"]
+    normalized = figures["confusion"]["normalized"]
+    counts = figures["confusion"]["matrix"]
+    for row, shares in zip(counts, normalized):
+        assert sum(shares) == pytest.approx(1.0 if sum(row) else 0.0, abs=1e-5)
+        assert shares == [pytest.approx(c / sum(row), abs=1e-6) if sum(row) else 0.0 for c in row]

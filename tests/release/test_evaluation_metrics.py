@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
 from annotation.metrics.evaluation import (
     CellStatistic,
@@ -21,6 +21,7 @@ from annotation.metrics.evaluation import (
     masked_rates_statistic,
     paired_bootstrap,
     resample_chunks,
+    selections_classification_statistic,
     stratum_codes,
 )
 
@@ -49,9 +50,43 @@ def test_a_hand_counted_confusion_gives_the_figures():
     assert figures["per_class.neutral.f1"] == pytest.approx(0.5)
     assert figures["per_class.contradiction.f1"] == pytest.approx(2 / 3)
     assert figures["macro_f1"] == pytest.approx((0.8 + 0.5 + 2 / 3) / 3)
+    # Weighted by gold support 3, 2, 1 (the coherence paper's measure).
+    assert figures["weighted_f1"] == pytest.approx((3 * 0.8 + 2 * 0.5 + 1 * 2 / 3) / 6)
     sk = classification_point(gold, predicted, LABELS)
     assert sk["confusion"] == [[2, 1, 0], [0, 1, 1], [0, 0, 1]]
+    assert sk["confusion_normalized"] == [[pytest.approx(2 / 3), pytest.approx(1 / 3), 0.0], [0.0, 0.5, 0.5], [0, 0, 1]]
+    assert sk["weighted_f1"] == pytest.approx(figures["weighted_f1"])
     assert sk["per_class"]["entailment"]["support"] == 3
+
+
+def test_a_label_nobody_has_as_gold_leaves_its_normalised_row_empty():
+    sk = classification_point([0, 0, 1], [0, 2, 1], LABELS)
+    assert sk["confusion"][2] == [0, 0, 0]
+    assert sk["confusion_normalized"] == [[0.5, 0.0, 0.5], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def test_selections_score_overlapping_sets_of_groups():
+    """The six PhrasIS scenarios in small: groups 0..3 = images+, images-, headlines+,
+    headlines-; "positives.images" is group 0, "all.all" every group."""
+    gold = [0, 1, 2, 2, 0, 1, 2, 2]
+    predicted = [0, 1, 2, 0, 1, 1, 2, 2]
+    groups = [0, 0, 1, 1, 2, 2, 3, 3]
+    selections = {"positives.images": [0], "all.images": [0, 1], "positives.all": [0, 2], "all.all": [0, 1, 2, 3]}
+    figures = point(selections_classification_statistic(gold, predicted, 3, groups, 4, selections), 8)
+    assert figures["positives.images.accuracy"] == 1.0
+    assert figures["all.images.accuracy"] == pytest.approx(3 / 4)
+    assert figures["positives.all.accuracy"] == pytest.approx(3 / 4)
+    for name, members in selections.items():
+        chosen = [i for i, group in enumerate(groups) if group in members]
+        g, p = [gold[i] for i in chosen], [predicted[i] for i in chosen]
+        assert figures[f"{name}.weighted_f1"] == pytest.approx(
+            f1_score(g, p, labels=[0, 1, 2], average="weighted", zero_division=0)
+        )
+        assert figures[f"{name}.macro_f1"] == pytest.approx(
+            f1_score(g, p, labels=[0, 1, 2], average="macro", zero_division=0)
+        )
+    empty = point(selections_classification_statistic(gold, predicted, 3, groups, 5, {"none": [4]}), 8)
+    assert all(np.isnan(value) for value in empty.values())
 
 
 def test_table_5_subsets_count_only_items_with_a_known_flag():
@@ -98,6 +133,8 @@ def test_vectorized_figures_equal_scikit_learn(case):
     )
     assert figures["accuracy"] == pytest.approx(accuracy_score(gold, predicted))
     assert figures["macro_f1"] == pytest.approx(float(np.mean(f1)))
+    weighted = f1_score(gold, predicted, labels=[0, 1, 2], average="weighted", zero_division=0)
+    assert figures["weighted_f1"] == pytest.approx(weighted)
     for i, label in enumerate(LABELS):
         assert figures[f"per_class.{label}.precision"] == pytest.approx(precision[i])
         assert figures[f"per_class.{label}.recall"] == pytest.approx(recall[i])
@@ -250,3 +287,31 @@ def test_metrics_do_not_import_django():
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
+
+
+@settings(max_examples=30, deadline=None)
+@given(labelled, st.integers(0, 2**32 - 1))
+def test_a_large_combined_grid_counts_only_its_occupied_cells(case, seed):
+    """Classification × coherence rates × six selections is a grid of 115,248 cells: the
+    combination keeps only the occupied ones and still scores every resample as each part
+    does on the drawn items."""
+    gold, predicted, flags = case
+    n = len(gold)
+    gold, predicted = np.array(gold), np.array(predicted)
+    groups = np.arange(n) % 6
+    labels = tuple("abcdefg")
+    parts = (
+        classification_statistic(gold, predicted, labels),
+        masked_rates_statistic({"x": np.array([f is True for f in flags])}, np.array([f is not None for f in flags])),
+        selections_classification_statistic(gold, predicted, 7, groups, 6, {"p": [0, 2, 4], "all": range(6)}),
+    )
+    combined = combine(*parts)
+    assert isinstance(combined, CellStatistic) and combined.n_cells <= n
+    indices = next(resample_chunks(n, 4, seed))
+    expected = {}
+    for part in parts:
+        expected.update(part(indices))
+    got = combined(indices)
+    assert set(got) == set(expected)
+    for name, values in expected.items():
+        np.testing.assert_allclose(got[name], values, equal_nan=True)

@@ -2,7 +2,11 @@
 per-class P/R/F1 and the confusion matrix over the seven labels, and — for the pairs the
 model also labeled in reversed order (a row's `reversed`: its label for (right, left)) — its
 soft and hard coherence (§3.1, §3.2; annotation.metrics.coherence), with y_rev = Rev(y) as §5
-builds the reversed pairs.
+builds the reversed pairs. Beside accuracy and macro F1, the paper's own measure, weighted F1,
+for each of its six evaluation scenarios (§5, Table 3): the positive pairs or all pairs
+(`tracks.positives|all`) of the images, the headlines or both sources
+(`.images|headlines|all`); the confusion matrix also normalised over each gold row
+(appendix A.2).
 
 Gold: the item's stored gold (the majority of its labels), else its imported label; probes
 (annotators' reversed copies) are never scored."""
@@ -10,23 +14,51 @@ Gold: the item's stored gold (the majority of its labels), else its imported lab
 import numpy as np
 
 from annotation.metrics.coherence import LABELS, hard_coherence, soft_coherence
-from annotation.metrics.evaluation import masked_rates_statistic
+from annotation.metrics.evaluation import (
+    classification_point,
+    masked_rates_statistic,
+    selections_classification_statistic,
+)
 from annotation.release.evaluation import ClassificationScorer
 
 from .labels import canonical_label
 
 NO_REVERSED = -1
+# An item's scenario group is source × polarity: source 0 images, 1 headlines, 2 neither
+# named; polarity 0 positive (a PhrasIS positives file, or gold other than UNRELATED), 1
+# negative.
+SOURCES = ("images", "headlines")
+POLARITIES = ("positives", "negatives")
+UNKNOWN = -1
+GROUPS = (len(SOURCES) + 1) * len(POLARITIES)
+TRACKS = {
+    f"tracks.{polarity}.{source}": [
+        group
+        for group in range(GROUPS)
+        if (source == "all" or group // len(POLARITIES) == SOURCES.index(source))
+        and (polarity == "all" or group % len(POLARITIES) == 0)
+    ]
+    for polarity in ("positives", "all")
+    for source in (*SOURCES, "all")
+}
 
 
 class PhraseScorer(ClassificationScorer):
     fields = ("prediction", "reversed")
-    columns = ("accuracy", "macro_f1", "soft_coherence", "hard_coherence")
+    columns = ("accuracy", "macro_f1", "weighted_f1", "soft_coherence", "hard_coherence")
+    gold_columns = ("payload__source", "payload__phrasis__polarity")
 
     def __init__(self):
         super().__init__(LABELS, canonical_label, ("gold_label", "reference_label"))
 
     def items(self, project, split):
         return super().items(project, split).filter(probe_of__isnull=True)
+
+    def gold_extra(self, source, polarity) -> tuple:
+        return (
+            SOURCES.index(source) if source in SOURCES else len(SOURCES),
+            POLARITIES.index(polarity) if polarity in POLARITIES else UNKNOWN,
+        )
 
     def clean(self, record: dict, row: int):
         predicted, errors = self.label_of(record.get("prediction"), "prediction", row)
@@ -46,11 +78,29 @@ class PhraseScorer(ClassificationScorer):
             original, backwards, label = LABELS[predictions[key][0]], LABELS[reversed_[i]], LABELS[gold[key][0]]
             soft[i] = soft_coherence([(original, backwards)]).coherent
             hard[i] = hard_coherence([(original, backwards, label)]).coherent
-        return {"reversed": reversed_, "soft_coherence": soft, "hard_coherence": hard}
+        unrelated = LABELS.index("UNRELATED")
+        groups = np.array(
+            [
+                gold[key][1] * len(POLARITIES)
+                + (gold[key][2] if gold[key][2] != UNKNOWN else int(gold[key][0] == unrelated))
+                for key in keys
+            ],
+            dtype=np.int64,
+        )
+        return {"reversed": reversed_, "soft_coherence": soft, "hard_coherence": hard, "group": groups}
 
     def more_statistics(self, arrays: dict) -> list:
         flags = {name: arrays[name].astype(bool) for name in ("soft_coherence", "hard_coherence")}
-        return [masked_rates_statistic(flags, arrays["reversed"] != NO_REVERSED)]
+        return [
+            masked_rates_statistic(flags, arrays["reversed"] != NO_REVERSED),
+            selections_classification_statistic(
+                arrays["gold"], arrays["predicted"], len(LABELS), arrays["group"], GROUPS, TRACKS
+            ),
+        ]
 
     def extras(self, arrays: dict) -> dict:
-        return {**super().extras(arrays), "reversed_pairs": int((arrays["reversed"] != NO_REVERSED).sum())}
+        out = super().extras(arrays)
+        point = classification_point(arrays["gold"], arrays["predicted"], self.labels)
+        out["confusion"] = {**out["confusion"], "normalized": point["confusion_normalized"]}
+        out["reversed_pairs"] = int((arrays["reversed"] != NO_REVERSED).sum())
+        return out

@@ -282,3 +282,34 @@ def test_only_supervisors_manage_webhooks(sup, client_for, django_user_model, ma
         body = {"url": "https://127.0.0.1/", "events": ["item.decided"]}
         assert client.post(f"/api/projects/{SLUG}/webhooks/", body, format="json").status_code == 403
     assert client_for(make_user("outsider")).get(f"/api/projects/{SLUG}/webhooks/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_release_made_and_import_done_are_delivered(
+    sup, nli_project, embedded, settings, tmp_path, receiver, django_capture_on_commit_callbacks
+):
+    from tests.release.test_publish import FARSTAIL, upload
+
+    settings.MASHOV_RELEASE_ROOT = str(tmp_path)
+    hook = receiver()
+    created = register(sup, hook.url(), events=["release.made", "import.done"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = sup.post(
+            f"/api/projects/{SLUG}/import/",
+            {
+                "file": upload("Test-word.csv", (FARSTAIL / "Test-word.csv").read_bytes()),
+                "format": "farstail",
+                "labels_final": "true",
+            },
+        )
+    assert response.status_code == 201, response.content
+    with django_capture_on_commit_callbacks(execute=True):
+        response = sup.post(f"/api/projects/{SLUG}/releases/", {"version": "2.0"}, format="json")
+    assert response.status_code == 202, response.content
+    events = [json.loads(got["body"]) for got in hook.received]
+    assert [e["event"] for e in events] == ["import.done", "release.made"]
+    assert events[0]["data"]["created"] == 61
+    made = events[1]["data"]
+    assert made["version"] == "2.0" and made["status"] == "ready"
+    assert "data/test.jsonl" in [f["name"] for f in made["files"]]
+    assert all(signature_ok(created["secret"], got) for got in hook.received)

@@ -313,3 +313,37 @@ def test_release_made_and_import_done_are_delivered(
     assert made["version"] == "2.0" and made["status"] == "ready"
     assert "data/test.jsonl" in [f["name"] for f in made["files"]]
     assert all(signature_ok(created["secret"], got) for got in hook.received)
+
+
+@pytest.mark.django_db
+def test_a_round_closed_by_votes_and_its_consensus_are_delivered(
+    make_user, client_for, embedded, receiver, django_capture_on_commit_callbacks
+):
+    """Three annotators label an item of a 2-of-3 project through HTTP: its round closes at
+    the last vote (`round.closed`) and the consensus step decides it (`item.decided`)."""
+    from tests.api.test_decision_ledger import import_rows, pairs
+    from tests.api.test_quality import project_with_members
+
+    project, _people, clients = project_with_members(
+        make_user,
+        client_for,
+        slug="he-hooks",
+        name="Hooks",
+        kind="nli_relabel",
+        settings={"consensus_k": 2, "consensus_n": 3},
+    )
+    hook = receiver()
+    register(clients["sup"], hook.url(), events=["round.closed", "item.decided"], slug="he-hooks")
+    import_rows(clients["sup"], "he-hooks", pairs(["r-1"]))
+    for name in ("a1", "a2", "a3"):
+        got = clients[name].get("/api/projects/he-hooks/next/").json()
+        with django_capture_on_commit_callbacks(execute=True):
+            sent = clients[name].post(
+                f"/api/assignments/{got['assignment']}/submit/", {"value": {"label": "neutral"}}, format="json"
+            )
+        assert sent.status_code == 201, sent.content
+    events = [json.loads(got["body"]) for got in hook.received]
+    assert [e["event"] for e in events] == ["round.closed", "item.decided"]
+    assert events[0]["data"] == {"external_id": "r-1", "round": 1}
+    assert events[1]["data"]["items"][0]["external_id"] == "r-1"
+    assert events[1]["data"]["items"][0]["value"] == "neutral"

@@ -272,25 +272,39 @@ def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tu
 
 
 def _parquet(jsonl: bytes) -> bytes:
-    """The JSONL records as one Parquet table. Columns pyarrow cannot type as they are
-    (values of mixed types, empty objects) are written as JSON text instead."""
+    """The JSONL records as one Parquet table. A column pyarrow cannot type or Parquet
+    cannot hold as it is (values of mixed types, an object with no keys) is written as
+    JSON text instead; the other columns keep their types."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     records = [json.loads(line) for line in jsonl.decode("utf-8").splitlines() if line.strip()]
     buffer = io.BytesIO()
     try:
-        table = pa.Table.from_pylist(records)
-        pq.write_table(table, buffer)
+        pq.write_table(pa.Table.from_pylist(records), buffer)
+        return buffer.getvalue()
     except (pa.ArrowException, ValueError, TypeError):
-        buffer = io.BytesIO()
-        nested = {key for record in records for key, value in record.items() if isinstance(value, (dict, list))}
-        flat = [
-            {key: json.dumps(value, ensure_ascii=False) if key in nested else value for key, value in record.items()}
-            for record in records
-        ]
-        pq.write_table(pa.Table.from_pylist(flat), buffer)
+        pass
+    nested = {key for record in records for key, value in record.items() if isinstance(value, (dict, list))}
+    as_text = {key for key in nested if not _parquet_column_fits([record.get(key) for record in records])}
+    flat = [
+        {key: json.dumps(value, ensure_ascii=False) if key in as_text else value for key, value in record.items()}
+        for record in records
+    ]
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(flat), buffer)
     return buffer.getvalue()
+
+
+def _parquet_column_fits(values: list) -> bool:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pq.write_table(pa.table({"column": pa.array(values)}), io.BytesIO())
+    except (pa.ArrowException, ValueError, TypeError):
+        return False
+    return True
 
 
 def item_digest(payload, gold_label: str, reference_label: str, status: str) -> str:

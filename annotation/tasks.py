@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from annotation.services import aggregation, consensus, jobs
+from annotation.services import aggregation, consensus, jobs, webhooks
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +18,7 @@ def _handlers():
     from annotation.release.bias import bias_analysis_job
     from annotation.release.duplicates import duplicates_compute_job
     from annotation.release.evaluation import evaluation_run_job
+    from annotation.release.publish import release_build_job
     from annotation.release.splits import leaks_compute_job, splits_compute_job
     from annotation.services.aggregation import aggregation_compute_job
     from annotation.services.agreement import agreement_compute_job
@@ -29,6 +30,7 @@ def _handlers():
         "evaluation": evaluation_run_job,
         "bias": bias_analysis_job,
         "aggregation": aggregation_compute_job,
+        "release": release_build_job,
     }
     # The release stage's curation jobs (near-duplicates, splits, leak check).
     handlers.update(duplicates=duplicates_compute_job, splits=splits_compute_job, leaks=leaks_compute_job)
@@ -98,4 +100,14 @@ def request_aggregation(project_id: int) -> None:
 def sweep_jobs() -> int:
     """Periodic (every 60 s on beat): queue again the jobs of a worker that died, and
     re-enqueue what a lost message or a downed broker left behind."""
-    return jobs.jobs_sweep() + consensus.consensus_sweep() + aggregation.aggregation_sweep()
+    return (
+        jobs.jobs_sweep() + consensus.consensus_sweep() + aggregation.aggregation_sweep() + webhooks.deliveries_sweep()
+    )
+
+
+@shared_task(name="annotation.tasks.deliver_webhook", acks_late=True, reject_on_worker_lost=True)
+def deliver_webhook(delivery_id: int) -> str | None:
+    """One attempt of a webhook delivery that is due; a failed one is sent again later with
+    backoff (annotation.services.webhooks). Idempotent: a delivery that is not pending or
+    not yet due is left alone."""
+    return webhooks.delivery_attempt(delivery_id)

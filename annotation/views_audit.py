@@ -34,6 +34,10 @@ ACTION_NAMES = {
     "split_run": _("splits computed"),
     "import": _("items imported"),
     "release": _("release step run"),
+    "release_publish": _("release published"),
+    "webhook_create": _("webhook added"),
+    "webhook_delete": _("webhook removed"),
+    "webhook_resend": _("webhook delivery sent again"),
 }
 
 

@@ -8,6 +8,7 @@ from .evaluations import Evaluation
 from .items import Item
 from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, AccountInvitation, Membership, Project
+from .releases import Release, Webhook, WebhookDelivery
 from .results import AgreementReport, ConsensusOutcome, ItemRevision
 from .reviews import Feedback, QuestionValidation, Review
 
@@ -38,4 +39,7 @@ __all__ = [
     "ProjectFigures",
     "QueueSighting",
     "RTL_LANGUAGES",
+    "Release",
+    "Webhook",
+    "WebhookDelivery",
 ]

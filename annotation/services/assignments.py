@@ -30,6 +30,7 @@ from annotation.selectors.assignments import (
 from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.consensus import consensus_enqueue_on_commit
 from annotation.services.decisions import RANK_ROUND_RULE, decision_record, pool_method_deciding
+from annotation.services.webhooks import webhook_event_on_commit
 from annotation.sql import execute
 
 
@@ -191,6 +192,8 @@ def _round_close(item: Item, kind, settings: dict) -> None:
     chosen for the project decides it on the worker (`deciding`); a consensus kind's step
     decides it after the commit; other kinds with labels decide it here by their own
     rule. Every decision goes through the ledger (services.decisions)."""
+    if item.probe_of_id is None:
+        webhook_event_on_commit(item.project_id, "round.closed", {"external_id": item.external_id, "round": item.round})
     if item.probe_of_id is None and pool_method_deciding(kind, settings):
         item.status = Item.Status.DECIDING
         item.save(update_fields=["status"])

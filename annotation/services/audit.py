@@ -24,6 +24,10 @@ ACTIONS = (
     "split_run",
     "import",
     "release",
+    "release_publish",
+    "webhook_create",
+    "webhook_delete",
+    "webhook_resend",
 )
 
 

@@ -29,6 +29,7 @@ from annotation.models import Assignment, Decision, Item
 from annotation.rows import clean_comment
 from annotation.services.audit import audit_record
 from annotation.services.tasks_queue import enqueue_on_commit
+from annotation.services.webhooks import decisions_announce_on_commit
 from annotation.sql import column_in
 
 RANK_REOPEN = 0
@@ -147,6 +148,7 @@ def decision_record(
         Assignment.objects.filter(item=item, status=Assignment.Status.CLAIMED).update(
             status=Assignment.Status.EXPIRED, draft=None
         )
+        decisions_announce_on_commit(item.project_id, [decision.pk])
     return decision
 
 
@@ -173,6 +175,12 @@ def decisions_record_bulk(verdicts: list[Verdict], *, method: str, rank: int, jo
         )  # fmt: skip
         moves[(verdict.status, _gold_of(verdict.value))].append(verdict.item_id)
     Decision.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    if rows:
+        first = rows[0].item_id
+        decisions_announce_on_commit(
+            lambda: Item.objects.filter(pk=first).values_list("project_id", flat=True).first(),
+            [row.pk for row in rows if row.status != Item.Status.OPEN],
+        )
     for (status, gold), pks in moves.items():
         for start in range(0, len(pks), WRITE_BATCH):
             chunk = pks[start : start + WRITE_BATCH]

@@ -265,6 +265,18 @@ MASHOV_FIGURES_LIVE_ITEMS = int(os.environ.get("MASHOV_FIGURES_LIVE_ITEMS", "500
 if MASHOV_JOB_STALE_SECONDS < 3 * MASHOV_JOB_HEARTBEAT_SECONDS:
     # A live job would look dead between two heartbeats and be run a second time.
     raise ImproperlyConfigured("MASHOV_JOB_STALE_SECONDS must be at least 3 × MASHOV_JOB_HEARTBEAT_SECONDS")
+# Dataset releases (docs/operations.md "Releases"): written once through Django's storage API,
+# to STORAGES["releases"] when configured (any backend), else to files under this folder.
+MASHOV_RELEASE_ROOT = os.environ.get("MASHOV_RELEASE_ROOT", str(BASE_DIR / "media" / "releases"))
+# Webhooks (docs/operations.md "Webhooks"): networks beside the public internet that endpoints
+# may resolve to (CIDRs; private and link-local ranges are refused otherwise), whether plain
+# HTTP to loopback is allowed (local use and tests), the first retry's delay (doubling up to
+# an hour), and how long an endpoint may fail before it is disabled.
+MASHOV_WEBHOOK_ALLOWED_NETWORKS = env_list("MASHOV_WEBHOOK_ALLOWED_NETWORKS", "")
+MASHOV_WEBHOOK_ALLOW_LOOPBACK = env_bool("MASHOV_WEBHOOK_ALLOW_LOOPBACK", True)
+MASHOV_WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("MASHOV_WEBHOOK_BACKOFF_SECONDS", "30"))
+MASHOV_WEBHOOK_DISABLE_AFTER_SECONDS = float(os.environ.get("MASHOV_WEBHOOK_DISABLE_AFTER_SECONDS", str(24 * 3600)))
+MASHOV_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("MASHOV_WEBHOOK_TIMEOUT_SECONDS", "10"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-stalled-jobs": {"task": "annotation.tasks.sweep_jobs", "schedule": timedelta(seconds=60)},
 }

@@ -65,6 +65,7 @@ PAGES = [
     ("annotators", "supervisor", f"/p/{NLI}/annotators/", 200),
     ("adjudication", "supervisor", f"/p/{NLI}/adjudication/", 200),
     ("release", "supervisor", f"/p/{NLI}/release/", 200),
+    ("releases", "supervisor", f"/p/{NLI}/releases/", 200),
     ("bias", "supervisor", f"/p/{NLI}/bias/", 200),
     ("leaderboard", "supervisor", f"/p/{NLI}/leaderboard/", 200),
     ("error-403", "disqualified", f"/p/{NLI}/annotate/", 403),

@@ -110,6 +110,12 @@ def world(make_user, client_for, nli_project):
     ):
         Item.objects.filter(pk=item.pk).update(split="train", gold_label=gold)
 
+    # One decided item, so that a release can be made.
+    Item.objects.create(
+        project=nli_project, external_id="released-1", payload={"premise": "پیش‌فرض", "hypothesis": "فرضیهٔ دیگر"},
+        status="accepted", gold_label="neutral", position=100,
+    )  # fmt: skip
+
     hesum = project_create(actor=users["root"], slug="hesum", name="HeSum", kind="summary_rating", language="he")
     Membership.objects.create(project=hesum, user=users["sup"], role="supervisor", status="active")
     qa = project_create(actor=users["root"], slug="heq", name="HeQ", kind="qa_authoring", language="he")
@@ -289,6 +295,18 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
             {"shares": {"train": 0.7, "dev": 0.15, "test": 0.15}, "seed": 7, "leak_threshold": 0.9},
         ),
         "leaks": ("sup", "post", "/api/projects/fa-nli/leaks/", {"threshold": 0.9}),
+        "release": (
+            "sup",
+            "post",
+            "/api/projects/fa-nli/releases/",
+            {"version": "1.0", "license": "cc-by-4.0", "description": "نسخهٔ اول"},
+        ),
+        "webhook": (
+            "sup",
+            "post",
+            "/api/projects/fa-nli/webhooks/",
+            {"url": "https://127.0.0.1/hook", "events": ["item.decided"]},
+        ),
         "submit": (
             "ann1",
             "post",
@@ -392,6 +410,8 @@ FIELDS = {
     "duplicates-restore": ["items"],
     "splits": ["shares", "shares.train", "shares.dev", "shares.test", "seed", "leak_threshold"],
     "leaks": ["threshold"],
+    "release": ["version", "license", "description"],
+    "webhook": ["url", "events"],
 }
 
 STORED_MODELS = (
@@ -412,6 +432,9 @@ STORED_MODELS = (
     "CurationRun",
     "Decision",
     "AuditEntry",
+    "Release",
+    "Webhook",
+    "WebhookDelivery",
 )
 
 
@@ -462,6 +485,7 @@ def test_every_body_operation_succeeds_with_its_valid_body(world):
         "duplicates-restore": 200,
         "splits": 202,
         "leaks": 202,
+        "release": 202,
     }
     for operation, (_caller, _method, _path, body) in _operations(world).items():
         response = _send(world, operation, json.dumps(body))

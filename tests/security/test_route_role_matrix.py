@@ -156,6 +156,7 @@ ROUTES = {
     "console-item": {"GET": Rule(STAFF)},
     "console-preview": {"GET": Rule(STAFF, slugs=ALL)},
     "release": {"GET": Rule(STAFF, slugs=(NLI, LABEL, QA))},
+    "releases": {"GET": Rule(SUPERVISOR)},
     # --- API ---
     "schema": {"GET": Rule(PUBLIC, query="?format=json")},
     "api-docs": {"GET": Rule(PUBLIC)},
@@ -273,6 +274,20 @@ ROUTES = {
     },
     "api-evaluation": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE))},
     "api-evaluation-compare": {"GET": Rule(STAFF, slugs=(NLI, PHRASE), ok=(400,), query="?a=987654321&b=987654322")},
+    # Releases and webhooks: supervisors only. The minimal bodies (no version; no url) are
+    # refused only after the access check; versions and ids of nothing are a 404 after it.
+    "api-releases": {"GET": Rule(SUPERVISOR, slugs=ALL), "POST": Rule(SUPERVISOR, slugs=ALL, ok=(400,))},
+    "api-release": {"GET": Rule(SUPERVISOR, ok=(404,), kwargs={"version": "9.9"})},
+    "api-release-download": {"GET": Rule(SUPERVISOR, ok=(404,), kwargs={"version": "9.9"})},
+    "api-release-diff": {"GET": Rule(SUPERVISOR, ok=(404,), kwargs={"version": "9.9", "other": "9.8"})},
+    "api-webhooks": {"GET": Rule(SUPERVISOR), "POST": Rule(SUPERVISOR, ok=(400,))},
+    "api-webhook": {
+        "GET": Rule(SUPERVISOR, ok=(404,), kwargs={"webhook_id": 987654321}),
+        "DELETE": Rule(SUPERVISOR, ok=(404,), kwargs={"webhook_id": 987654321}),
+    },
+    "api-webhook-resend": {
+        "POST": Rule(SUPERVISOR, ok=(404,), kwargs={"webhook_id": 987654321, "delivery_id": 987654322})
+    },
 }
 ADMIN_NAMESPACE = "admin"  # Django's admin site: one rule for all of its routes
 

@@ -120,6 +120,10 @@ def test_nothing_an_annotator_reaches_names_a_system_or_the_candidate_order(blin
         "job_id": blind["job"],
         "table": "table1",
         "fmt": "json",
+        "version": "9.9",
+        "other": "9.8",
+        "webhook_id": 987654321,
+        "delivery_id": 987654321,
     }
     seen += walk_every_route(api, client, params)
     for what, body in seen:

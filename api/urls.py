@@ -34,6 +34,7 @@ urlpatterns = [
     path("", include("api.bias_urls")),
     path("", include("api.curation_urls")),
     path("", include("api.audit_urls")),
+    path("", include("api.review_urls")),
     # Each kind's own operations.
     *(path("", include(module)) for module in api_url_modules()),
 ]

@@ -584,6 +584,15 @@ class KindQuality:
         }
 
 
+@dataclass(frozen=True)
+class ProjectLink:
+    """A link the project page shows for a kind's own page: its URL name (taking the
+    project's slug) and the link text (translated)."""
+
+    url_name: str
+    text: Any
+
+
 class KindWiring:
     # Dotted names of the kind's URL modules: pages mounted at the site's root, API
     # operations under /api/.
@@ -591,11 +600,46 @@ class KindWiring:
     api_urls: tuple[str, ...] = ()
     # Job kind → dotted path of the function (taking the Job) that runs it on the worker.
     job_handlers: dict[str, str] = {}
+    # URL names of the kind's results pages that carry the "Recompute agreement" button
+    # (templates/annotation/_recompute.html sends the page's name back).
+    recompute_pages: tuple[str, ...] = ()
+    # Keys the kind adds to `GET /api/projects/{slug}/report/` (`report_sections`) → what
+    # each holds, for the API's schema.
+    report_keys: dict[str, str] = {}
+
+    def project_links(self, project) -> list[ProjectLink]:
+        """Links to the kind's own pages for the project page's navigation."""
+        return []
+
+    def author_sources(self, user, project) -> dict:
+        """For a kind whose submits create items in another project: `user`'s memberships
+        in projects of this kind whose link into `project` still holds, by the slug an item
+        they generated carries in its group (`"<slug>:<...>"`). What lets an author revise
+        items they wrote without being a member of `project`."""
+        return {}
+
+    # Whether a reviewer grades each of an annotation's `review_questions` on its own
+    # (authored questions) rather than the whole annotation at once.
+    reviewed_by_question: bool = False
+
+    def review_questions(self, value: dict) -> list[dict]:
+        """The questions of an annotation a reviewer grades one by one, each a dict whose
+        "question" is its text; read only where `reviewed_by_question`."""
+        return []
+
+    def feedback_details(self, review) -> dict:
+        """What the feedback inbox page shows of a graded question besides grade and
+        comment: any of "question_text", "answer" (None: not answerable) and "paragraph"
+        ({"before", "answer", "after"}); {} to show grade and comment alone."""
+        return {}
 
 
 class Kind(KindSettings, KindRules, KindRelease, KindFormats, KindReports, KindQuality, KindWiring):
     name: str = ""
-    title: str = ""
+    # What the kind is, in a line (project creation, the settings page) and in a few words
+    # (where a project's kind is shown beside its name); both translated.
+    title: Any = ""
+    short_title: Any = ""
 
 
 @dataclass(frozen=True)

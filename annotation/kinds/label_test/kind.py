@@ -3,7 +3,7 @@
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
-from annotation.kinds.base import AGGREGATION_SETTINGS, check_aggregation_settings
+from annotation.kinds.base import AGGREGATION_SETTINGS, ProjectLink, check_aggregation_settings
 from annotation.kinds.nli.kind import NliKind
 
 
@@ -12,6 +12,16 @@ class LabelTestKind(NliKind):
 
     name = "label_test"
     title = _("NLI labeling test")
+    short_title = _("Label test")
+    recompute_pages = ("lchaim-results",)
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("lchaim-results", _("LCHAIM results"))]
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "label_test": "accuracy and per-class P/R/F1 per annotator and for the group (LCHAIM Table 2)",
+    }
     # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
     # Aggregation: the testers' labels are aggregated like any crowd's and the aggregates
     # scored against the hidden gold; the gold itself is never changed.

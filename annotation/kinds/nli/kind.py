@@ -9,7 +9,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import AGGREGATION_SETTINGS, Kind, check_aggregation_settings
+from annotation.kinds.base import AGGREGATION_SETTINGS, Kind, ProjectLink, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import (
@@ -191,6 +191,11 @@ class NliKind(Kind):
 class NliRelabelKind(NliKind):
     name = "nli_relabel"
     title = _("NLI relabeling")
+    short_title = _("NLI relabeling")
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("revisions", _("Revisions")), ProjectLink("bias", _("Dataset bias"))]
+
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1, **AGGREGATION_SETTINGS}
     settings_help = {
         "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),

@@ -25,7 +25,14 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import AGGREGATION_SETTINGS, SEED_RANGE, Kind, check_aggregation_settings, check_range
+from annotation.kinds.base import (
+    AGGREGATION_SETTINGS,
+    SEED_RANGE,
+    Kind,
+    ProjectLink,
+    check_aggregation_settings,
+    check_range,
+)
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
@@ -47,6 +54,18 @@ MAX_PHRASE_LENGTH = 5_000
 class PhrasePairKind(Kind):
     name = "phrase_pair"
     title = _("Fine-grained phrase pairs (PhrasIS)")
+    short_title = _("Phrase pairs")
+    recompute_pages = ("phrase-coherence",)
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("phrase-coherence", _("Coherence dashboard"))]
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "coherence": "soft and hard coherence per annotator",
+        "label_distribution": "labels cast per source",
+        "imported_label_distribution": "imported labels per source",
+    }
     template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
     # The CSV export writes these as JSON; the CSV import reads them back.

@@ -50,7 +50,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
+from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, ProjectLink, check_overlap_settings
 from annotation.kinds.summary.guide import summary_guide
 from annotation.kinds.summary.ratings import (
     CRITERIA,
@@ -90,6 +90,21 @@ def _mean(values: list[float]) -> float | None:
 class SummaryRatingKind(Kind):
     name = "summary_rating"
     title = _("Summary rating")
+    short_title = _("Summary rating")
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("summary-results", _("Summary results"))]
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "systems": "per system and criterion mean with 95% CI",
+        "error_table": "error-tag counts per system (HeSum Table 4 layout)",
+        "correlations": "Pearson and Kendall tau with automatic scores",
+        "criteria": "the rated criteria",
+        "scale": "the rating scale",
+        "error_tags": "the project's error tags with display names",
+        "intrinsic_status": "items with and without intrinsic measures",
+    }
     template = "summary/annotate.html"
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS, **RATING_OVERLAP_SETTINGS}
     settings_help = {

@@ -46,7 +46,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
+from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, ProjectLink, check_overlap_settings
 from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.rows import ItemRow, RowProblems, require_text
 
@@ -97,6 +97,16 @@ def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
 class TranslationRatingKind(Kind):
     name = "translation_rating"
     title = _("Translation rating")
+    short_title = _("Translation rating")
+    recompute_pages = ("lchaim-results",)
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("lchaim-results", _("LCHAIM results"))]
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "table1": "per system and criterion mean with 95% CI and alpha (LCHAIM Table 1)",
+    }
     template = "translation/annotate.html"
     # LCHAIM §2.2: two raters per sample, a stratified sample of 200, samples whose released
     # translation back-translates below 0.75 similarity removed. `released_system` names

@@ -3,8 +3,9 @@
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
-from annotation.kinds.base import AGGREGATION_SETTINGS, ProjectLink, check_aggregation_settings
+from annotation.kinds.base import ProjectLink
 from annotation.kinds.nli.kind import NliKind
+from annotation.kinds.settings import AGGREGATION_SETTINGS, check_aggregation_settings
 
 
 class LabelTestKind(NliKind):
@@ -55,10 +56,7 @@ class LabelTestKind(NliKind):
         n = settings["labels_per_item"]
         return n // 2 + 1, n
 
-    def votes_needed(self, item, settings: dict) -> int:
-        adaptive = self.adaptive_votes(item, settings)
-        if adaptive is not None:
-            return adaptive
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         # The gold is hidden and is not a vote.
         return settings["labels_per_item"]
 

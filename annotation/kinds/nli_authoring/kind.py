@@ -150,7 +150,7 @@ class NliAuthoringKind(Kind):
         payload = {"question": question, "choices": list(choices), "answer_index": answer_index}
         return ItemRow(payload=payload, position=row, **common), []
 
-    def votes_needed(self, item, settings: dict) -> int:
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         return settings["authors_per_question"]
 
     def annotator_payload(self, item) -> dict:

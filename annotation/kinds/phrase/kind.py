@@ -25,14 +25,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import (
-    AGGREGATION_SETTINGS,
-    SEED_RANGE,
-    Kind,
-    ProjectLink,
-    check_aggregation_settings,
-    check_range,
-)
+from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.settings import AGGREGATION_SETTINGS, SEED_RANGE, check_aggregation_settings, check_range
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
@@ -200,12 +194,12 @@ class PhrasePairKind(Kind):
 
     # --- annotating -------------------------------------------------------------------------
 
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
+        return settings["labels_per_item"]
+
     def votes_needed(self, item, settings: dict) -> int:
         # A probe belongs to the one annotator it was made for.
-        if item.probe_of_id:
-            return 1
-        adaptive = self.adaptive_votes(item, settings)
-        return settings["labels_per_item"] if adaptive is None else adaptive
+        return 1 if item.probe_of_id else super().votes_needed(item, settings)
 
     def annotator_payload(self, item) -> dict:
         return {"left": item.payload["left"], "right": item.payload["right"]}

@@ -26,7 +26,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import SEED_RANGE, Kind, ProjectLink, check_range
+from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.settings import SEED_RANGE, check_range
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, require_text
 
@@ -216,7 +217,7 @@ class QaAuthoringKind(Kind):
 
     # --- annotating ---
 
-    def votes_needed(self, item, settings: dict) -> int:
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         return settings["authors_per_paragraph"]
 
     def annotator_payload(self, item) -> dict:

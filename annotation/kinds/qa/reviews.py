@@ -2,7 +2,7 @@
 untrusted members, a keyed random sample of trusted ones). The review and feedback loop
 itself is the core's (annotation/services/reviews.py)."""
 
-from annotation.kinds.base import keyed_draw
+from annotation.kinds.settings import keyed_draw
 
 QUESTION_KINDS = ("qa_authoring",)
 

@@ -46,8 +46,10 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, ProjectLink, check_overlap_settings
+from annotation.kinds.base import ProjectLink
 from annotation.kinds.nli.labels import LABELS, canonical_label
+from annotation.kinds.rating import RatingKind
+from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
 from annotation.rows import ItemRow, RowProblems, require_text
 
 from .candidates import (
@@ -94,7 +96,7 @@ def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
     return None if inner.errors else {"premise": premise, "hypothesis": hypothesis}
 
 
-class TranslationRatingKind(Kind):
+class TranslationRatingKind(RatingKind):
     name = "translation_rating"
     title = _("Translation rating")
     short_title = _("Translation rating")
@@ -145,9 +147,7 @@ class TranslationRatingKind(Kind):
         return TRANSLATION_GUIDE
 
     def check_settings(self, settings: dict) -> None:
-        if not 1 <= settings["raters_per_item"] <= 50:
-            raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
-        check_overlap_settings(settings)
+        super().check_settings(settings)
         if settings["alpha_level_scores"] not in ("ordinal", "interval"):
             raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
@@ -212,15 +212,6 @@ class TranslationRatingKind(Kind):
         return ItemRow(payload=payload, reference_label=label, position=row, **common), []
 
     # --- annotating --------------------------------------------------------------------------
-
-    def votes_needed(self, item, settings: dict) -> int:
-        adaptive = self.adaptive_votes(item, settings)
-        return settings["raters_per_item"] if adaptive is None else adaptive
-
-    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        from annotation.services.aggregation import ratings_want_another_vote
-
-        return ratings_want_another_vote(item, settings, submitted)
 
     def annotator_payload(self, item) -> dict:
         """The English source with its label (the rater judges whether it still holds) and

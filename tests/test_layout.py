@@ -186,7 +186,8 @@ def test_references_to_a_section_of_docs_name_one_that_exists():
 
 
 def _kind_folders() -> set[str]:
-    return {path.name for path in (ROOT / "annotation" / "kinds").iterdir() if (path / "kind.py").is_file()}
+    """The packages under annotation/kinds/: one per kind, and what kinds of one paper share."""
+    return {path.name for path in (ROOT / "annotation" / "kinds").iterdir() if (path / "__init__.py").is_file()}
 
 
 def _kind_codes() -> set[str]:

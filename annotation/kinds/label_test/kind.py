@@ -39,10 +39,10 @@ class LabelTestKind(NliKind):
             "items being labelled would need a different number of labels than their testers were counted for"
         )
     }
-    # The human-baseline results share the results page of translation rating (LCHAIM),
-    # which reads Table 2 from results.py here.
-    page_urls = ("annotation.kinds.translation.urls",)
-    api_urls = ("annotation.kinds.translation.api_urls",)
+    # LCHAIM's results page (Table 2 from results.py here) and its stratified sample,
+    # shared with translation rating.
+    page_urls = ("annotation.kinds.lchaim.urls",)
+    api_urls = ("annotation.kinds.lchaim.api_urls",)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:

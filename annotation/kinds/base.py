@@ -1,16 +1,25 @@
-"""The shape every workflow kind has, in parts that each have defaults, so that a kind
-implements only what it has and a reader sees the interface at a glance:
+"""The shape every workflow kind has: a small required core, and capabilities with defaults
+that fit most kinds, so that a kind overrides only what it has.
 
-- KindSettings: the protocol numbers a project of the kind takes, with the papers' defaults;
+The required core (a kind implements `votes_for`, `annotator_payload`, `clean_value` and
+`parse_record`, and names itself with `name`, `title` and `short_title`):
+
+- KindSettings: the protocol numbers a project of the kind takes, with the papers' defaults
+  (the shared settings and their checks are in settings.py);
 - KindRules: what annotating means (the closed label set, if any; what an annotator sees,
-  what a valid answer is, how many votes an item needs, what a submit or an import sets off);
-- KindRelease: what the release stage needs (sentence pairs, split shares, model evaluation);
+  what a valid answer is, what a submit sets off);
+- KindVoting: how many votes an item needs and how a round is decided.
+
+Capabilities, each off or generic by default:
+
 - KindFormats: the files the kind reads and writes (imports, exports);
 - KindReports: the figures the kind computes (agreement, report sections);
-- KindQuality: annotator quality and adjudication (probes' coherence, adjudicated exports).
+- KindQuality: annotator quality and adjudication (probes' coherence, adjudicated exports);
+- KindRelease: what the release stage needs (sentence pairs, split shares, model evaluation);
+- KindWiring: the kind's own pages and API operations, jobs, project links, report keys,
+  and how reviews grade its annotations; registry.py mounts and reads them.
 
-A kind's URL modules and background jobs are declared on it too (KindWiring), and
-registry.py mounts them; the core never imports a particular kind."""
+The core never imports a particular kind; it asks the registry for one and calls these."""
 
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -137,6 +146,9 @@ class KindSettings:
 
 
 class KindRules:
+    """Annotating (required): what an annotator sees (`annotator_payload`) and what a valid
+    answer is (`clean_value`), the labels and their guide, what a submit sets off."""
+
     # The annotate page's template.
     template: str = ""
     # The closed label set of a kind whose vote is one label (`{"label": one of them}`) and
@@ -170,6 +182,46 @@ class KindRules:
         """`label_guide`'s sections (lazy strings allowed) for a project's `settings`, the
         defaults filled in; kinds with labels or scales override this."""
         return ()
+
+    def annotator_payload(self, item) -> dict:
+        """What the annotator may see of an item: never gold, author labels or system names."""
+        raise NotImplementedError
+
+    def browser_text(self, payload: dict) -> str:
+        """The text that stands for an item in the console's item list: by default the
+        payload's first text field in its stored order, "" when it has none."""
+        if isinstance(payload, dict):
+            for value in payload.values():
+                if isinstance(value, str) and value:
+                    return value
+        return ""
+
+    def clean_value(self, value: Any, item) -> dict:
+        """The submitted value, validated; raise InvalidInput naming the field."""
+        raise NotImplementedError
+
+    def annotator_value(self, value: dict, item) -> dict:
+        """A stored value as its annotator may see it again (the submit answer): kinds that
+        store more than the annotator saw (a blind order's key) give back what was sent."""
+        return value
+
+    def value_warnings(self, value: dict) -> list[dict]:
+        """Advice on a cleaned value that does not stop it being stored (a protocol's soft
+        rules), each `{"field", "code", "message"}`; the submit response lists them."""
+        return []
+
+    def after_submit(self, annotation, item, settings: dict) -> None:
+        """Called inside the submit transaction, with the item locked, after the annotation
+        is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
+
+    # Whether an annotator may change a submitted value while its round is open (PATCH
+    # /api/annotations/{id}/); False where a submit created work elsewhere (authoring).
+    editable_annotations: bool = True
+
+
+class KindVoting:
+    """Votes (required: `votes_for`): how many an item needs, adaptive overlap, and how a
+    round is decided (the k-of-n consensus step or the kind's own rule)."""
 
     # Whether a complete round goes through the k-of-n consensus step.
     aggregates_by_consensus: bool = False
@@ -234,72 +286,6 @@ class KindRules:
         (`overlap_min` while it is on): what the claim query compares vote counts with."""
         low = settings.get("overlap_min")
         return low if low is not None else self.votes_for(settings, with_reference=with_reference)
-
-    def annotator_payload(self, item) -> dict:
-        """What the annotator may see of an item: never gold, author labels or system names."""
-        raise NotImplementedError
-
-    def browser_text(self, payload: dict) -> str:
-        """The text that stands for an item in the console's item list: by default the
-        payload's first text field in its stored order, "" when it has none."""
-        if isinstance(payload, dict):
-            for value in payload.values():
-                if isinstance(value, str) and value:
-                    return value
-        return ""
-
-    def clean_value(self, value: Any, item) -> dict:
-        """The submitted value, validated; raise InvalidInput naming the field."""
-        raise NotImplementedError
-
-    def annotator_value(self, value: dict, item) -> dict:
-        """A stored value as its annotator may see it again (the submit answer): kinds that
-        store more than the annotator saw (a blind order's key) give back what was sent."""
-        return value
-
-    def value_warnings(self, value: dict) -> list[dict]:
-        """Advice on a cleaned value that does not stop it being stored (a protocol's soft
-        rules), each `{"field", "code", "message"}`; the submit response lists them."""
-        return []
-
-    def derived_group(self, payload: dict) -> str:
-        """The group that keeps items apart in an annotator's sequence when the imported
-        row names none (stored as `Item.derived_group`, never exported), or "" for none.
-        At most 200 characters."""
-        return ""
-
-    def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
-        """An item id to claim before the ordinary queue (a coherence probe), locked by the
-        caller's transaction, or None. Called while the caller's membership row is locked."""
-        return None
-
-    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
-        """How many more probes `probe_for_annotator` may still hand this annotator, beside
-        the `ordinary_remaining` ordinary items they could still claim: added to the
-        `remaining` of their progress so that a probe never makes the total grow."""
-        return 0
-
-    def stored_payload(self, project, row: ItemRow) -> dict:
-        """The payload stored for a new item of `project` parsed as `row`: kinds that add
-        per-project facts the file does not hold (a secret display order) add them here."""
-        return row.payload
-
-    def same_content(self, stored: dict, parsed: dict) -> bool:
-        """Whether a stored payload holds what a re-imported row parsed to (the re-import is
-        then skipped); facts added by `stored_payload` are not content."""
-        return stored == parsed
-
-    def after_import(self, project, created: int) -> None:
-        """Called inside the import transaction once rows are stored; enqueue follow-up work
-        with `transaction.on_commit` here."""
-
-    def after_submit(self, annotation, item, settings: dict) -> None:
-        """Called inside the submit transaction, with the item locked, after the annotation
-        is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
-
-    # Whether an annotator may change a submitted value while its round is open (PATCH
-    # /api/annotations/{id}/); False where a submit created work elsewhere (authoring).
-    editable_annotations: bool = True
 
 
 class KindRelease:
@@ -444,6 +430,27 @@ class KindFormats:
         """One row of one of `export_extra_formats`, matching `header`."""
         raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
 
+    # --- import: what a parsed row becomes, and what an import sets off ---
+    def derived_group(self, payload: dict) -> str:
+        """The group that keeps items apart in an annotator's sequence when the imported
+        row names none (stored as `Item.derived_group`, never exported), or "" for none.
+        At most 200 characters."""
+        return ""
+
+    def stored_payload(self, project, row: ItemRow) -> dict:
+        """The payload stored for a new item of `project` parsed as `row`: kinds that add
+        per-project facts the file does not hold (a secret display order) add them here."""
+        return row.payload
+
+    def same_content(self, stored: dict, parsed: dict) -> bool:
+        """Whether a stored payload holds what a re-imported row parsed to (the re-import is
+        then skipped); facts added by `stored_payload` are not content."""
+        return stored == parsed
+
+    def after_import(self, project, created: int) -> None:
+        """Called inside the import transaction once rows are stored; enqueue follow-up work
+        with `transaction.on_commit` here."""
+
 
 class KindReports:
     # Kinds whose agreement scopes differ from nli's (per round) set this and implement
@@ -491,6 +498,18 @@ class KindQuality:
             "adjudicated": True,
             "adjudication": {"by": adjudication.by, "at": adjudication.at, "comment": adjudication.comment},
         }
+
+    # --- reversed-pair probes handed to annotators (coherence paper §3) ---
+    def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
+        """An item id to claim before the ordinary queue (a coherence probe), locked by the
+        caller's transaction, or None. Called while the caller's membership row is locked."""
+        return None
+
+    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
+        """How many more probes `probe_for_annotator` may still hand this annotator, beside
+        the `ordinary_remaining` ordinary items they could still claim: added to the
+        `remaining` of their progress so that a probe never makes the total grow."""
+        return 0
 
 
 @dataclass(frozen=True)
@@ -543,7 +562,11 @@ class KindWiring:
         return {}
 
 
-class Kind(KindSettings, KindRules, KindRelease, KindFormats, KindReports, KindQuality, KindWiring):
+class KindCore(KindSettings, KindRules, KindVoting):
+    """What every kind must say: its settings, what annotating means, how votes decide."""
+
+
+class Kind(KindCore, KindFormats, KindReports, KindQuality, KindRelease, KindWiring):
     name: str = ""
     # What the kind is, in a line (project creation, the settings page) and in a few words
     # (where a project's kind is shown beside its name); both translated.

@@ -528,6 +528,8 @@ class KindWiring:
     api_urls: tuple[str, ...] = ()
     # Job kind → dotted path of the function (taking the Job) that runs it on the worker.
     job_handlers: dict[str, str] = {}
+    # Job kind → its name for people (translated), for the project page's job list.
+    job_titles: dict[str, Any] = {}
     # URL names of the kind's results pages that carry the "Recompute agreement" button
     # (templates/annotation/_recompute.html sends the page's name back).
     recompute_pages: tuple[str, ...] = ()

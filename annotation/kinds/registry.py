@@ -107,6 +107,11 @@ def api_url_modules() -> list[str]:
     return _declared_once("api_urls")
 
 
+def job_titles() -> dict:
+    """Job kind → its name for people, for the jobs the kinds define."""
+    return {job_kind: title for kind in _kinds().values() for job_kind, title in kind.job_titles.items()}
+
+
 def job_handlers() -> dict[str, str]:
     """Job kind → dotted path of the function that runs it, for the jobs the kinds define."""
     handlers: dict[str, str] = {}

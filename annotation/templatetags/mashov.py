@@ -11,7 +11,7 @@ from django import template
 from django.utils.translation import get_language_info
 from django.utils.translation import gettext_lazy as _
 
-from annotation.kinds.registry import installed_kind
+from annotation.kinds.registry import installed_kind, job_titles
 
 register = template.Library()
 
@@ -33,8 +33,6 @@ JOB_KINDS = {
     "import": _("import"),
     "agreement": _("agreement"),
     "sample": _("sample"),
-    "back_translation": _("back-translation"),
-    "summary_intrinsic": _("intrinsic measures"),
 }
 LEVELS = {
     "nominal": _("nominal"),
@@ -79,7 +77,18 @@ def _name_in(table: dict):
 
 
 status_name = register.filter("status_name", _name_in(STATUSES))
-job_kind_name = register.filter("job_kind_name", _name_in(JOB_KINDS))
+
+
+@register.filter
+def job_kind_name(code):
+    """A job's kind in people's words: the core's jobs here, a kind's own jobs as the kind
+    names them (`Kind.job_titles`); other codes unchanged."""
+    title = JOB_KINDS.get(code) if isinstance(code, str) else None
+    if title is None and isinstance(code, str):
+        title = job_titles().get(code)
+    return str(title) if title is not None else code
+
+
 level_name = register.filter("level_name", _name_in(LEVELS))
 word = register.filter("word", _name_in(WORDS))  # a criterion or label
 

@@ -16,9 +16,6 @@ class LabelTestKind(NliKind):
     short_title = _("Label test")
     recompute_pages = ("lchaim-results",)
 
-    def project_links(self, project) -> list[ProjectLink]:
-        return [ProjectLink("lchaim-results", _("LCHAIM results"))]
-
     # What report_sections adds to the project's report, for the API's schema.
     report_keys = {
         "label_test": "accuracy and per-class P/R/F1 per annotator and for the group (LCHAIM Table 2)",
@@ -81,3 +78,8 @@ class LabelTestKind(NliKind):
             "label_test": label_test_results_for_project(project),
             "aggregation": aggregation_report_for_project(project, chosen, score_against_reference=True),
         }
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("lchaim-results", _("LCHAIM results"))]

@@ -194,9 +194,6 @@ class NliRelabelKind(NliKind):
     title = _("NLI relabeling")
     short_title = _("NLI relabeling")
 
-    def project_links(self, project) -> list[ProjectLink]:
-        return [ProjectLink("revisions", _("Revisions")), ProjectLink("bias", _("Dataset bias"))]
-
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1, **AGGREGATION_SETTINGS}
     settings_help = {
         "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),
@@ -261,3 +258,8 @@ class NliRelabelKind(NliKind):
             **consensus_sections_for_project(project),
             "aggregation": aggregation_report_for_project(project, chosen),
         }
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("revisions", _("Revisions")), ProjectLink("bias", _("Dataset bias"))]

@@ -51,9 +51,6 @@ class PhrasePairKind(Kind):
     short_title = _("Phrase pairs")
     recompute_pages = ("phrase-coherence",)
 
-    def project_links(self, project) -> list[ProjectLink]:
-        return [ProjectLink("phrase-coherence", _("Coherence dashboard"))]
-
     # What report_sections adds to the project's report, for the API's schema.
     report_keys = {
         "coherence": "soft and hard coherence per annotator",
@@ -299,3 +296,8 @@ class PhrasePairKind(Kind):
             *(f"votes_{label}" for label in LABELS),
             "n", "group", "split", "status", "annotators", "annotator_labels", "phrasis", "extra",
         )  # fmt: skip
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("phrase-coherence", _("Coherence dashboard"))]

@@ -51,32 +51,6 @@ class QaAuthoringKind(Kind):
     title = _("Question authoring with answer spans (HeQ)")
     short_title = _("Question authoring")
 
-    reviewed_by_question = True
-
-    def review_questions(self, value: dict) -> list[dict]:
-        return questions_of(value)
-
-    def feedback_details(self, review) -> dict:
-        from .pages import paragraph_parts
-
-        questions = questions_of(review.annotation.value)
-        if review.question is None or review.question >= len(questions):
-            return {}
-        question = questions[review.question]
-        answerable = bool(question.get("answerable"))
-        return {
-            "question_text": question.get("question"),
-            "answer": (question.get("answer") or {}).get("text") if answerable else None,
-            "paragraph": paragraph_parts(review.annotation.item.payload.get("context"), question.get("answer")),
-        }
-
-    def project_links(self, project) -> list[ProjectLink]:
-        return [
-            ProjectLink("review-qa", _("Review questions")),
-            ProjectLink("validate-qa", _("Validate answers")),
-            ProjectLink("quality-qa", _("Question quality")),
-        ]
-
     # What report_sections adds to the project's report, for the API's schema.
     report_keys = {
         "questions": "question counts (authored, imported, answerable, graded, rejected)",
@@ -302,3 +276,31 @@ class QaAuthoringKind(Kind):
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return ("id", "title", "context", "group", "split", "status", "annotators")
+
+    # --- pages and review ------------------------------------------------------------
+
+    reviewed_by_question = True
+
+    def review_questions(self, value: dict) -> list[dict]:
+        return questions_of(value)
+
+    def feedback_details(self, review) -> dict:
+        from .pages import paragraph_parts
+
+        questions = questions_of(review.annotation.value)
+        if review.question is None or review.question >= len(questions):
+            return {}
+        question = questions[review.question]
+        answerable = bool(question.get("answerable"))
+        return {
+            "question_text": question.get("question"),
+            "answer": (question.get("answer") or {}).get("text") if answerable else None,
+            "paragraph": paragraph_parts(review.annotation.item.payload.get("context"), question.get("answer")),
+        }
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [
+            ProjectLink("review-qa", _("Review questions")),
+            ProjectLink("validate-qa", _("Validate answers")),
+            ProjectLink("quality-qa", _("Question quality")),
+        ]

@@ -89,9 +89,6 @@ class SummaryRatingKind(RatingKind):
     title = _("Summary rating")
     short_title = _("Summary rating")
 
-    def project_links(self, project) -> list[ProjectLink]:
-        return [ProjectLink("summary-results", _("Summary results"))]
-
     # What report_sections adds to the project's report, for the API's schema.
     report_keys = {
         "systems": "per system and criterion mean with 95% CI",
@@ -122,6 +119,7 @@ class SummaryRatingKind(RatingKind):
     page_urls = ("annotation.kinds.summary.urls",)
     api_urls = ("annotation.kinds.summary.api_urls",)
     job_handlers = {"summary_intrinsic": "annotation.kinds.summary.measures.summary_measures_job"}
+    job_titles = {"summary_intrinsic": _("intrinsic measures")}
 
     def guide_sections(self, settings: dict) -> tuple:
         return summary_guide(settings["error_tags"])
@@ -288,6 +286,11 @@ class SummaryRatingKind(RatingKind):
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return summary_csv_columns()
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("summary-results", _("Summary results"))]
 
 
 def _key_error(parent: str, key: Any, message: str) -> FieldError:

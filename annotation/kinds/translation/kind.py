@@ -102,9 +102,6 @@ class TranslationRatingKind(RatingKind):
     short_title = _("Translation rating")
     recompute_pages = ("lchaim-results",)
 
-    def project_links(self, project) -> list[ProjectLink]:
-        return [ProjectLink("lchaim-results", _("LCHAIM results"))]
-
     # What report_sections adds to the project's report, for the API's schema.
     report_keys = {
         "table1": "per system and criterion mean with 95% CI and alpha (LCHAIM Table 1)",
@@ -142,6 +139,7 @@ class TranslationRatingKind(RatingKind):
     page_urls = ("annotation.kinds.lchaim.urls",)
     api_urls = ("annotation.kinds.translation.api_urls", "annotation.kinds.lchaim.api_urls")
     job_handlers = {"back_translation": "annotation.kinds.translation.back_translation.back_translation_compute_job"}
+    job_titles = {"back_translation": _("back-translation")}
 
     def guide_sections(self, settings: dict) -> tuple:
         return TRANSLATION_GUIDE
@@ -342,3 +340,8 @@ class TranslationRatingKind(RatingKind):
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return ("id", "source", "reference_label", "group", "split", "status", "n", "flags", "annotators", "candidates")
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("lchaim-results", _("LCHAIM results"))]

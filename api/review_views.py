@@ -73,12 +73,11 @@ class PendingReviewSerializer(serializers.Serializer):
 
     def get_item(self, annotation) -> dict:
         item = annotation.item
+        kind = self.context.get("kind")
         return {
             "id": item.pk,
             "external_id": item.external_id,
-            "payload": {"context": item.payload.get("context", ""), "title": item.payload.get("title", "")}
-            if "context" in item.payload
-            else item.payload,
+            "payload": kind.review_payload(item.payload) if kind is not None else item.payload,
         }
 
     def get_graded(self, annotation) -> dict:
@@ -131,8 +130,9 @@ class PendingReviewsView(APIView):
         pending = reviews.annotations_pending_review(user=request.user, slug=slug)
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(pending, request, view=self)
-        names = names_visible(request.user, access.access_project_for_staff(request.user, slug))
-        return paginator.get_paginated_response(PendingReviewSerializer(page, many=True, context={"names": names}).data)
+        project = access.access_project_for_staff(request.user, slug)
+        context = {"names": names_visible(request.user, project), "kind": installed_kind(project.kind)}
+        return paginator.get_paginated_response(PendingReviewSerializer(page, many=True, context=context).data)
 
 
 class ReviewView(APIView):

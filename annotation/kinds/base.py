@@ -557,6 +557,11 @@ class KindWiring:
         "question" is its text; read only where `reviewed_by_question`."""
         return []
 
+    def review_payload(self, payload: dict) -> dict:
+        """What a reviewer is shown of an item beside the annotation under review: by
+        default the stored payload."""
+        return payload
+
     def feedback_details(self, review) -> dict:
         """What the feedback inbox page shows of a graded question besides grade and
         comment: any of "question_text", "answer" (None: not answerable) and "paragraph"

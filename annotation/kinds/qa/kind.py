@@ -284,6 +284,10 @@ class QaAuthoringKind(Kind):
     def review_questions(self, value: dict) -> list[dict]:
         return questions_of(value)
 
+    def review_payload(self, payload: dict) -> dict:
+        # The paragraph alone: not the questions imported with it, nor their answers.
+        return {"context": payload.get("context", ""), "title": payload.get("title", "")}
+
     def feedback_details(self, review) -> dict:
         from .pages import paragraph_parts
 

@@ -4,8 +4,6 @@ Everything a caller may not see raises the same `NotFound`, whether it is missin
 belongs to someone else; a caller who can see a project but lacks the role for an action
 gets `PermissionDenied`. Pages and API views both come through here (docs/security.md "Scoping")."""
 
-from dataclasses import dataclass
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
@@ -140,83 +138,6 @@ def access_item_for_adjudicator(user: AbstractBaseUser, item_id: int) -> Item:
         raise NotFound()
     access_project_for_adjudicator(user, item.project.slug)
     return item
-
-
-def access_relabel_target_for_linker(user: AbstractBaseUser, slug: str) -> Project:
-    """The `nli_relabel` project `slug` if `user` may send another project's generated items
-    into it: an admin, or one of its supervisors. A missing project, one the user does not
-    supervise and one of another kind all raise the same NotFound."""
-    project = Project.objects.filter(slug=slug, kind="nli_relabel").first() if isinstance(slug, str) else None
-    if project is None or not supervises(user, project):
-        raise NotFound()
-    return project
-
-
-def relabel_link_holds(source: Project, target: Project) -> bool:
-    """Whether the `nli_authoring` project `source` may still put items into `target`: the
-    user who made the link (its creator, the only one who sets `relabel_project`) must still
-    be an admin or a supervisor of the target. Nothing done on the source's side alone, such
-    as adding the target's supervisors to it, makes this true."""
-    return target.kind == "nli_relabel" and supervises(source.created_by, target)
-
-
-def _source_slug(item: Item) -> str:
-    """The slug of the `nli_authoring` project that generated `item`, as written into its
-    group (`"<authoring slug>:<question id>"`); "" for other items."""
-    return item.group.split(":", 1)[0] if ":" in item.group else ""
-
-
-@dataclass(frozen=True)
-class AuthorStanding:
-    """What gives a user the right to revise their items of `project`: their membership in
-    it, and their memberships in the authoring projects whose link into it still holds
-    (FarsTail authors need not relabel), by slug."""
-
-    project: Project
-    admin: bool
-    member: Membership | None
-    sources: dict[str, Membership]
-
-    def refusal(self, item: Item) -> Exception | None:
-        """Why the user may not revise `item` (one of their own in `project`), or None:
-        disqualified in the project or in the authoring project that generated it is a
-        PermissionDenied (as for next and submit); no standing at all is NotFound."""
-        via_source = self.sources.get(_source_slug(item))
-        for membership in (self.member, via_source):
-            if membership is not None and membership.status == Membership.Status.DISQUALIFIED:
-                return PermissionDenied(_("You no longer revise items in this project."))
-        if self.member is None and via_source is None and not self.admin:
-            return NotFound()
-        return None
-
-
-def access_project_for_author(user: AbstractBaseUser, slug: str) -> AuthorStanding:
-    """The project whose failed items `user` reads and revises, with their standing in it.
-
-    Missing, or no membership in it nor in an authoring project linked into it: NotFound.
-    Disqualified in it, or in every linked authoring project when not a member: PermissionDenied."""
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        raise NotFound()
-    sources = {}
-    for membership in (
-        standing_memberships(user)
-        .filter(project__kind="nli_authoring", project__settings__relabel_project=project.slug)
-        .select_related("project__created_by")
-    ):
-        if relabel_link_holds(membership.project, project):
-            sources[membership.project.slug] = membership
-    standing = AuthorStanding(
-        project=project, admin=is_admin(user), member=membership_of(user, project), sources=sources
-    )
-    if standing.member is None and not sources and not standing.admin:
-        raise NotFound()
-    disqualified = Membership.Status.DISQUALIFIED
-    if (standing.member is not None and standing.member.status == disqualified) or (
-        standing.member is None and not standing.admin and all(m.status == disqualified for m in sources.values())
-    ):
-        raise PermissionDenied(_("You no longer revise items in this project."))
-    return standing
 
 
 def access_assignment_for_annotator(user: AbstractBaseUser, assignment_id: int) -> Assignment:

@@ -26,6 +26,7 @@ urlpatterns = [
     path("", include("annotation.console.urls")),
     path("", include("annotation.release.curation_urls")),
     path("", include("annotation.release.publish_urls")),
+    path("", include("annotation.urls_feedback")),
     # Each kind's own pages.
     *(path("", include(module)) for module in page_url_modules()),
 ]

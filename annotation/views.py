@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -198,6 +199,10 @@ def project_overview(request, slug):
             "formats": kind.formats,
             "evaluable": kind.evaluation_scorer() is not None,
             "release_page": kind.release_split_shares is not None,
+            "kind_links": [
+                {"url": reverse(link.url_name, args=[project.slug]), "text": link.text}
+                for link in kind.project_links(project)
+            ],
             # The agreement dashboard, for every kind that has agreement or consensus figures.
             "dashboard_page": kind.computes_agreement or kind.aggregates_by_consensus,
         },

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError
-from annotation.kinds.registry import get_kind
+from annotation.kinds.registry import get_kind, recompute_pages
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_KIND, agreement_request
@@ -143,14 +143,12 @@ def dashboard(request, slug):
 @require_POST
 def dashboard_recompute(request, slug):
     """The "Recompute agreement" button of every results page: queue the job, come back to the
-    page it was pressed on (`back`, one of RECOMPUTE_PAGES; the dashboard otherwise)."""
+    page it was pressed on (`back`: the dashboard or a page a kind lists in `recompute_pages`;
+    the dashboard otherwise)."""
     _access(request, slug, supervisor=True)
     back = request.POST.get("back")
-    return recompute_agreement_and_return(request, slug, back if back in RECOMPUTE_PAGES else "dashboard")
-
-
-# The pages with a "Recompute agreement" button (templates/annotation/_recompute.html).
-RECOMPUTE_PAGES = ("dashboard", "lchaim-results", "phrase-coherence")
+    pages = ("dashboard", *recompute_pages())  # those with the button (templates/annotation/_recompute.html)
+    return recompute_agreement_and_return(request, slug, back if back in pages else "dashboard")
 
 
 def recompute_context(user, project) -> dict:

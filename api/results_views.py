@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import access
+from annotation.kinds.registry import kind_report_keys
 from annotation.selectors.reports import agreement_reports_for_project, report_for_viewer
 from annotation.services.agreement import agreement_request
 from api.idempotency import idempotent
@@ -71,31 +72,10 @@ ReportSerializer = inline_serializer(
             ),
             required=False,
         ),
-        # The other kinds' figures, as their report_sections return them (see the kind modules).
+        # The kinds' own figures, as their report_sections return them (`Kind.report_keys`).
         **{
             key: serializers.JSONField(required=False, help_text=help_text)
-            for key, help_text in {
-                "questions": "qa_authoring: question counts (authored, imported, answerable, graded, rejected)",
-                "grades_per_annotator": "qa_authoring: mean grade per annotator per day",
-                "question_overlap": "qa_authoring: question-paragraph word overlap histogram",
-                "answer_positions": "qa_authoring: answer start position histogram (HeQ App. C)",
-                "wh_words": "qa_authoring: question-word counts and diversity",
-                "review_backlog": "qa_authoring: annotations and questions waiting for review",
-                "span_agreement": "qa_authoring: EM, F1, TLNLS of validators against the gold answers",
-                "validation": "qa_authoring: validation progress of dev/test questions",
-                "table1": "translation_rating: per system and criterion mean with 95% CI and alpha (LCHAIM Table 1)",
-                "label_test": "label_test: accuracy and per-class P/R/F1 per annotator and for the group (LCHAIM Table 2)",
-                "coherence": "phrase_pair: soft and hard coherence per annotator",
-                "label_distribution": "phrase_pair: labels cast per source",
-                "imported_label_distribution": "phrase_pair: imported labels per source",
-                "systems": "summary_rating: per system and criterion mean with 95% CI",
-                "error_table": "summary_rating: error-tag counts per system (HeSum Table 4 layout)",
-                "correlations": "summary_rating: Pearson and Kendall tau with automatic scores",
-                "criteria": "summary_rating: the rated criteria",
-                "scale": "summary_rating: the rating scale",
-                "error_tags": "summary_rating: the project's error tags with display names",
-                "intrinsic_status": "summary_rating: items with and without intrinsic measures",
-            }.items()
+            for key, help_text in kind_report_keys().items()
         },
     },
 )

@@ -3,7 +3,7 @@ the request serializers here describe the bodies for the OpenAPI schema."""
 
 from rest_framework import serializers
 
-from annotation.kinds.registry import get_kind
+from annotation.kinds.registry import available_kinds, get_kind
 from annotation.models import Annotation, Item, Job, Membership, Project
 from annotation.selectors.items import annotator_label
 
@@ -42,20 +42,15 @@ class UserSerializer(serializers.Serializer):
 class ProjectRequestSerializer(serializers.Serializer):
     slug = serializers.SlugField()
     name = serializers.CharField(trim_whitespace=False)
-    kind = serializers.ChoiceField(
-        choices=[
-            "qa_authoring",
-            "nli_authoring",
-            "nli_relabel",
-            "translation_rating",
-            "phrase_pair",
-            "summary_rating",
-            "label_test",
-        ]
-    )
+    kind = serializers.ChoiceField(choices=[])
     language = serializers.CharField()
     settings = serializers.DictField(required=False)
     guidelines = serializers.CharField(required=False, trim_whitespace=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The installed kinds, read when the shape is built (the registry follows settings).
+        self.fields["kind"].choices = available_kinds()
 
 
 class ProjectSerializer(serializers.ModelSerializer):

@@ -35,6 +35,7 @@ urlpatterns = [
     path("", include("api.curation_urls")),
     path("", include("api.audit_urls")),
     path("", include("api.release_urls")),
+    path("", include("api.review_urls")),
     # Each kind's own operations.
     *(path("", include(module)) for module in api_url_modules()),
 ]

@@ -13,7 +13,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 KINDS_PACKAGE = "annotation.kinds"
 # Modules of kinds/ that belong to no kind: the interface and the list.
-KINDS_CORE = {"annotation.kinds", "annotation.kinds.base", "annotation.kinds.registry"}
+KINDS_CORE = {
+    "annotation.kinds",
+    "annotation.kinds.base",
+    "annotation.kinds.settings",
+    "annotation.kinds.rating",
+    "annotation.kinds.registry",
+}
 
 
 def _module_files() -> dict[str, Path]:
@@ -171,3 +177,227 @@ def test_references_to_a_section_of_docs_name_one_that_exists():
         if section not in headings.get(page, ())
     ]
     assert missing == []
+
+
+# --- the kinds are plug-ins ----------------------------------------------------------------------
+# Outside a kind's own folders (annotation/kinds/<kind>/, templates/<kind>/, static/<kind>/)
+# nothing names a kind: no kind code as a string and no URL name a kind defines. The core
+# reaches kinds through the registry and the hooks of Kind; which kinds exist is a setting.
+
+
+def _kind_folders() -> set[str]:
+    """The packages under annotation/kinds/: one per kind, and what kinds of one paper share."""
+    return {path.name for path in (ROOT / "annotation" / "kinds").iterdir() if (path / "__init__.py").is_file()}
+
+
+def _kind_codes() -> set[str]:
+    from annotation.kinds.registry import available_kinds
+
+    return set(available_kinds())
+
+
+def _kind_url_names() -> set[str]:
+    """The URL names the kinds' own URL modules define."""
+    from django.utils.module_loading import import_module
+
+    from annotation.kinds.registry import api_url_modules, page_url_modules
+
+    return {
+        pattern.name
+        for module in (*page_url_modules(), *api_url_modules())
+        for pattern in import_module(module).urlpatterns
+        if pattern.name
+    }
+
+
+def _core_python_files() -> list[Path]:
+    folders = _kind_folders()
+    return [
+        path
+        for name, path in MODULES.items()
+        if not (name.startswith(KINDS_PACKAGE + ".") and name.split(".")[2] in folders)
+    ]
+
+
+def _core_templates() -> list[Path]:
+    folders = _kind_folders()
+    return [
+        path
+        for path in (ROOT / "templates").rglob("*.html")
+        if path.relative_to(ROOT / "templates").parts[0] not in folders
+    ]
+
+
+def _string_constants(path: Path) -> list[tuple[int, str]]:
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+
+
+# Where a core module may use a word that is also a kind's URL name for something else (a
+# model's reverse accessor is not a URL).
+_NOT_URL_KEYWORDS = {"related_name", "related_query_name"}
+
+
+def _url_name_uses(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    exempt = {
+        id(keyword.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg in _NOT_URL_KEYWORDS
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in names and id(node) not in exempt
+    ]
+
+
+def test_the_core_names_no_kind_code():
+    codes = _kind_codes()
+    assert {"qa_authoring", "nli_relabel", "label_test"} <= codes  # the check reads the real list
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {value!r}"
+        for path in _core_python_files()
+        for line, value in _string_constants(path)
+        if value in codes
+    ]
+    quoted = re.compile(r"""["'](%s)["']""" % "|".join(map(re.escape, sorted(codes))))
+    for path in _core_templates():
+        text = path.read_text(encoding="utf-8")
+        offenders += [
+            f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+            for m in quoted.finditer(text)
+        ]
+    assert offenders == [], "ask the kind (a hook on Kind, the registry) instead of naming it"
+
+
+def test_the_core_uses_no_url_name_of_a_kind():
+    names = _kind_url_names()
+    assert {"review-qa", "lchaim-results", "api-revisions"} <= names  # the check reads the real modules
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {value!r}"
+        for path in _core_python_files()
+        for line, value in _url_name_uses(path, names)
+    ]
+    url_tag = re.compile(r"""\{%\s*url\s+["']([\w-]+)["']""")
+    for path in _core_templates():
+        text = path.read_text(encoding="utf-8")
+        offenders += [
+            f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)}"
+            for m in url_tag.finditer(text)
+            if m.group(1) in names
+        ]
+    assert offenders == [], "link a kind's pages through Kind.project_links, not by URL name"
+
+
+def test_the_checks_see_a_kind_code_and_a_kind_url_name(tmp_path):
+    """The readers themselves: a kind code and a kind's URL name in core-like files are found."""
+    module = tmp_path / "m.py"
+    module.write_text('KIND = "qa_authoring"\nreverse("review-qa")\nmodels.ForeignKey(X, related_name="revisions")\n')
+    assert (1, "qa_authoring") in _string_constants(module)
+    assert _url_name_uses(module, {"review-qa", "revisions"}) == [(2, "review-qa")]
+
+
+def _reload_urlconf() -> None:
+    """Build the URLconf again from the kinds installed now (the URL modules read the
+    registry when they are imported)."""
+    import importlib
+
+    from django.urls import clear_url_caches
+
+    import annotation.urls
+    import api.urls
+    import config.urls
+
+    for module in (api.urls, annotation.urls, config.urls):
+        importlib.reload(module)
+    clear_url_caches()
+
+
+@pytest.fixture
+def installed_without(settings):
+    """Install every kind but one (`installed_without(name)`), URLconf included, and give
+    the URL names that left with it; the full list and its URLconf come back afterwards."""
+    from annotation.kinds.registry import get_kind
+
+    full = list(settings.MASHOV_KINDS)
+
+    def leave_out(name: str) -> set[str]:
+        kind = type(get_kind(name))
+        before = _kind_url_names()
+        settings.MASHOV_KINDS = [entry for entry in full if entry != f"{kind.__module__}.{kind.__qualname__}"]
+        _reload_urlconf()
+        return before - _kind_url_names()
+
+    yield leave_out
+    settings.MASHOV_KINDS = full
+    _reload_urlconf()
+
+
+def _all_kind_codes() -> list[str]:
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    return [import_string(path).name for path in settings.MASHOV_KINDS]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("missing", _all_kind_codes())
+def test_the_core_pages_serve_with_any_one_kind_left_out(missing, installed_without, make_user, client_for, client):
+    """With one kind not installed the product starts, builds its URLs and schema, and serves
+    its core pages (home, project, console, members, quality, audit, feedback) and the
+    project API for a project of another kind; the missing kind is refused and unrouted."""
+    from django.urls import NoReverseMatch, reverse
+
+    from annotation.kinds.registry import available_kinds
+    from annotation.models import Membership
+    from annotation.services.projects import project_create
+
+    gone = installed_without(missing)
+    assert missing not in available_kinds()
+    for name in gone:
+        with pytest.raises(NoReverseMatch):
+            reverse(name, kwargs={"slug": "left"})
+    other = available_kinds()[0]
+    admin = make_user("root", staff=True)
+    annotator = make_user("ann")
+    project = project_create(actor=admin, slug="left", name="Left out", kind=other, language="he")
+    Membership.objects.create(project=project, user=annotator, role="annotator", status="active")
+    client.force_login(admin)
+    pages = [
+        "/",
+        "/p/left/",
+        "/p/left/annotators/",
+        "/p/left/adjudication/",
+        "/p/left/audit/",
+        "/console/projects/new/",
+        "/console/users/",
+        "/console/p/left/settings/",
+        "/console/p/left/items/",
+        "/console/p/left/preview/",
+        "/feedback/",
+    ]
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+    assert client.get("/p/left/dashboard/").status_code in (200, 404)
+    api = client_for(admin)
+    listing = api.get("/api/projects/")
+    assert listing.status_code == 200 and "left" in str(listing.json())
+    assert api.get("/api/projects/left/").json()["kind"] == other
+    assert api.get("/api/me/feedback/").status_code == 200
+    schema = api.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert schema.status_code == 200
+    assert f"- {missing}\n" not in schema.content.decode()
+    refused = api.post(
+        "/api/projects/", {"slug": "new-one", "name": "New", "kind": missing, "language": "he"}, format="json"
+    )
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "kind"
+    client.force_login(annotator)
+    assert client.get("/").status_code == 200
+    assert client.get("/feedback/").status_code == 200

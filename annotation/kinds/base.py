@@ -1,141 +1,44 @@
-"""The shape every workflow kind has, in parts that each have defaults, so that a kind
-implements only what it has and a reader sees the interface at a glance:
+"""The shape every workflow kind has: a small required core, and capabilities with defaults
+that fit most kinds, so that a kind overrides only what it has.
 
-- KindSettings: the protocol numbers a project of the kind takes, with the papers' defaults;
+The required core (a kind implements `votes_for`, `annotator_payload`, `clean_value` and
+`parse_record`, and names itself with `name`, `title` and `short_title`):
+
+- KindSettings: the protocol numbers a project of the kind takes, with the papers' defaults
+  (the shared settings and their checks are in settings.py);
 - KindRules: what annotating means (the closed label set, if any; what an annotator sees,
-  what a valid answer is, how many votes an item needs, what a submit or an import sets off);
-- KindRelease: what the release stage needs (sentence pairs, split shares, model evaluation);
+  what a valid answer is, what a submit sets off);
+- KindVoting: how many votes an item needs and how a round is decided.
+
+Capabilities, each off or generic by default:
+
 - KindFormats: the files the kind reads and writes (imports, exports);
 - KindReports: the figures the kind computes (agreement, report sections);
-- KindQuality: annotator quality and adjudication (probes' coherence, adjudicated exports).
+- KindQuality: annotator quality and adjudication (probes' coherence, adjudicated exports);
+- KindRelease: what the release stage needs (sentence pairs, split shares, model evaluation);
+- KindWiring: the kind's own pages and API operations, jobs, project links, report keys,
+  and how reviews grade its annotations; registry.py mounts and reads them.
 
-A kind's URL modules and background jobs are declared on it too (KindWiring), and
-registry.py mounts them; the core never imports a particular kind."""
+The core never imports a particular kind; it asks the registry for one and calls these."""
 
-import hashlib
-import hmac
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils import translation
-from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.rows import ItemRow, RowProblems, require_text
 
-# Settings every kind understands.
-COMMON_SETTINGS = {
-    "claim_ttl": 30 * 60,  # seconds an open claim holds its slot
-    # Whether matching (overlap, EM/F1/TLNLS) counts Arabic yeh/kaf as their Persian forms
-    # (annotation.metrics.text.fold_for_matching). The default here is only the type: the
-    # real default depends on the project's language (`language_defaults`).
-    "fold_letter_variants": False,
-    # An annotator whose Cohen's kappa against the consensus is below this is flagged on
-    # the quality page (0.4: below "moderate" on Landis & Koch's 1977 scale).
-    "quality_flag_below": 0.4,
-}
-# Kappa lies in [-1, 1]; a threshold outside it would flag everyone or no one.
-QUALITY_FLAG_RANGE = (-1.0, 1.0)
-
-
-def language_defaults(language: str | None) -> dict:
-    """Defaults of common settings that depend on the project's language. Persian text
-    mixes the Arabic and Persian forms of yeh and kaf (FarsTail's data does; docs/text.md "Matching"),
-    so Persian projects fold them by default; in other languages they are other letters."""
-    return {"fold_letter_variants": language == "fa"}
-
-
-# Settings of label aggregation and adaptive overlap (docs/api.md "Aggregation, annotator
-# quality, adjudication"), for the kinds whose vote is one label of a closed set: which
-# method decides gold, and how many votes an item gets (off while overlap_min is unset).
-AGGREGATION_SETTINGS = {"aggregation": "k_of_n", "overlap_min": None, "overlap_max": None, "confidence_target": None}
-# The rating kinds' adaptive overlap: one more rater while one candidate's ratings differ
-# by more than `spread` points.
-RATING_OVERLAP_SETTINGS = {"overlap_min": None, "overlap_max": None, "spread": None}
-# Settings that are unset (None) by default, with the type they take when set.
-OPTIONAL_SETTING_TYPES = {"overlap_min": int, "overlap_max": int, "confidence_target": float, "spread": float}
-# Most votes adaptive overlap may ask of one item.
-OVERLAP_MAX_LIMIT = 50
-
-
-def check_overlap_settings(settings: dict) -> None:
-    """overlap_min and overlap_max set together, 1 <= overlap_min <= overlap_max <= 50;
-    confidence_target in [0, 1]; spread at least 0. Each a 400 naming the setting."""
-    low, high = settings.get("overlap_min"), settings.get("overlap_max")
-    if low is None and high is not None:
-        raise InvalidInput(
-            "overlap_max needs overlap_min (adaptive overlap is off while it is unset)", field="settings.overlap_min"
-        )
-    if low is not None:
-        if not 1 <= low <= OVERLAP_MAX_LIMIT:
-            raise InvalidInput(f"must be between 1 and {OVERLAP_MAX_LIMIT}", field="settings.overlap_min")
-        if high is None:
-            raise InvalidInput("is required with overlap_min", field="settings.overlap_max")
-        if not low <= high <= OVERLAP_MAX_LIMIT:
-            raise InvalidInput(f"must be between overlap_min and {OVERLAP_MAX_LIMIT}", field="settings.overlap_max")
-    target = settings.get("confidence_target")
-    if target is not None and not 0.0 <= target <= 1.0:
-        raise InvalidInput("must be between 0 and 1", field="settings.confidence_target")
-    spread = settings.get("spread")
-    if spread is not None and not 0.0 <= spread <= 100.0:
-        raise InvalidInput("must be between 0 and 100", field="settings.spread")
-
-
-def check_aggregation_settings(settings: dict) -> None:
-    """`aggregation` one of the methods, then the overlap settings."""
-    from annotation.metrics.aggregation import METHODS
-
-    if settings["aggregation"] not in METHODS:
-        raise InvalidInput(f"must be one of {', '.join(METHODS)}", field="settings.aggregation")
-    check_overlap_settings(settings)
-
-
-# A claim longer than a week would hold an item from everyone else for good; and an
-# expiry beyond year 9999 cannot be stored at all.
-CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
-# Seeds are free, but within 64 bits: a longer number is a mistake, not a seed.
-SEED_RANGE = (-(2**63), 2**63 - 1)
-
-
-def check_range(settings: dict, name: str, low, high) -> None:
-    """A numeric setting within [low, high], else a 400 naming it."""
-    if not low <= settings[name] <= high:
-        raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
-
-
-def keyed_draw(secret: str, seed: int, key: str) -> int:
-    """A project's random draw of `key`, as a 64-bit integer: HMAC-SHA256 keyed by the
-    project's `draw_secret` together with the `seed` setting, over `key`. Members may know
-    the seed and every name in `key`; without the secret, which never leaves the server,
-    they cannot work the draw out. The server replays it exactly (same secret, seed, key).
-
-    >>> keyed_draw("00" * 32, 13, "a") == keyed_draw("00" * 32, 13, "a") != keyed_draw("00" * 32, 14, "a")
-    True
-    """
-    digest = hmac.new(f"{secret}\x00{seed}".encode(), key.encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
-# What each common setting means, for the console's settings forms.
-COMMON_SETTINGS_HELP = {
-    "claim_ttl": _("Seconds an annotator's claim on an item lasts before the item goes back to others."),
-    "fold_letter_variants": _(
-        "Count Arabic yeh and kaf as their Persian forms when texts are matched (on by default for Persian)."
-    ),
-    "quality_flag_below": _(
-        "Annotators whose kappa against the consensus is below this are flagged on the quality page (-1 to 1)."
-    ),
-    "aggregation": _("Which method makes gold: k_of_n (the paper's rule), majority, dawid_skene or mace."),
-    "overlap_min": _("Adaptive overlap: votes every item gets first (empty: off, every item gets the fixed number)."),
-    "overlap_max": _("Adaptive overlap: the most votes an item may get."),
-    "confidence_target": _(
-        "Adaptive overlap: one more vote while the chosen method's confidence is below this (0 to 1; empty: the k-of-n rule alone)."
-    ),
-    "spread": _(
-        "Adaptive overlap for ratings: one more rater while two ratings of one candidate differ by more than this many points."
-    ),
-}
+from .settings import (
+    CLAIM_TTL_RANGE,
+    COMMON_SETTINGS,
+    COMMON_SETTINGS_HELP,
+    OPTIONAL_SETTING_TYPES,
+    QUALITY_FLAG_RANGE,
+    check_range,
+    language_defaults,
+)
 
 
 class KindSettings:
@@ -243,6 +146,9 @@ class KindSettings:
 
 
 class KindRules:
+    """Annotating (required): what an annotator sees (`annotator_payload`) and what a valid
+    answer is (`clean_value`), the labels and their guide, what a submit sets off."""
+
     # The annotate page's template.
     template: str = ""
     # The closed label set of a kind whose vote is one label (`{"label": one of them}`) and
@@ -276,6 +182,46 @@ class KindRules:
         """`label_guide`'s sections (lazy strings allowed) for a project's `settings`, the
         defaults filled in; kinds with labels or scales override this."""
         return ()
+
+    def annotator_payload(self, item) -> dict:
+        """What the annotator may see of an item: never gold, author labels or system names."""
+        raise NotImplementedError
+
+    def browser_text(self, payload: dict) -> str:
+        """The text that stands for an item in the console's item list: by default the
+        payload's first text field in its stored order, "" when it has none."""
+        if isinstance(payload, dict):
+            for value in payload.values():
+                if isinstance(value, str) and value:
+                    return value
+        return ""
+
+    def clean_value(self, value: Any, item) -> dict:
+        """The submitted value, validated; raise InvalidInput naming the field."""
+        raise NotImplementedError
+
+    def annotator_value(self, value: dict, item) -> dict:
+        """A stored value as its annotator may see it again (the submit answer): kinds that
+        store more than the annotator saw (a blind order's key) give back what was sent."""
+        return value
+
+    def value_warnings(self, value: dict) -> list[dict]:
+        """Advice on a cleaned value that does not stop it being stored (a protocol's soft
+        rules), each `{"field", "code", "message"}`; the submit response lists them."""
+        return []
+
+    def after_submit(self, annotation, item, settings: dict) -> None:
+        """Called inside the submit transaction, with the item locked, after the annotation
+        is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
+
+    # Whether an annotator may change a submitted value while its round is open (PATCH
+    # /api/annotations/{id}/); False where a submit created work elsewhere (authoring).
+    editable_annotations: bool = True
+
+
+class KindVoting:
+    """Votes (required: `votes_for`): how many an item needs, adaptive overlap, and how a
+    round is decided (the k-of-n consensus step or the kind's own rule)."""
 
     # Whether a complete round goes through the k-of-n consensus step.
     aggregates_by_consensus: bool = False
@@ -323,74 +269,23 @@ class KindRules:
         close the round. Never called with the feature off."""
         return False
 
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
+        """Votes an ordinary item needs with adaptive overlap off, for an item with or
+        without a reference label (an author's label counts as a vote in some protocols)."""
+        raise NotImplementedError
+
     def votes_needed(self, item, settings: dict) -> int:
-        raise NotImplementedError
+        """Votes `item` needs now: what adaptive overlap asked for, else `votes_for`."""
+        adaptive = self.adaptive_votes(item, settings)
+        if adaptive is not None:
+            return adaptive
+        return self.votes_for(settings, with_reference=bool(item.reference_label))
 
-    def annotator_payload(self, item) -> dict:
-        """What the annotator may see of an item: never gold, author labels or system names."""
-        raise NotImplementedError
-
-    def browser_text(self, payload: dict) -> str:
-        """The text that stands for an item in the console's item list: by default the
-        payload's first text field in its stored order, "" when it has none."""
-        if isinstance(payload, dict):
-            for value in payload.values():
-                if isinstance(value, str) and value:
-                    return value
-        return ""
-
-    def clean_value(self, value: Any, item) -> dict:
-        """The submitted value, validated; raise InvalidInput naming the field."""
-        raise NotImplementedError
-
-    def annotator_value(self, value: dict, item) -> dict:
-        """A stored value as its annotator may see it again (the submit answer): kinds that
-        store more than the annotator saw (a blind order's key) give back what was sent."""
-        return value
-
-    def value_warnings(self, value: dict) -> list[dict]:
-        """Advice on a cleaned value that does not stop it being stored (a protocol's soft
-        rules), each `{"field", "code", "message"}`; the submit response lists them."""
-        return []
-
-    def derived_group(self, payload: dict) -> str:
-        """The group that keeps items apart in an annotator's sequence when the imported
-        row names none (stored as `Item.derived_group`, never exported), or "" for none.
-        At most 200 characters."""
-        return ""
-
-    def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
-        """An item id to claim before the ordinary queue (a coherence probe), locked by the
-        caller's transaction, or None. Called while the caller's membership row is locked."""
-        return None
-
-    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
-        """How many more probes `probe_for_annotator` may still hand this annotator, beside
-        the `ordinary_remaining` ordinary items they could still claim: added to the
-        `remaining` of their progress so that a probe never makes the total grow."""
-        return 0
-
-    def stored_payload(self, project, row: ItemRow) -> dict:
-        """The payload stored for a new item of `project` parsed as `row`: kinds that add
-        per-project facts the file does not hold (a secret display order) add them here."""
-        return row.payload
-
-    def same_content(self, stored: dict, parsed: dict) -> bool:
-        """Whether a stored payload holds what a re-imported row parsed to (the re-import is
-        then skipped); facts added by `stored_payload` are not content."""
-        return stored == parsed
-
-    def after_import(self, project, created: int) -> None:
-        """Called inside the import transaction once rows are stored; enqueue follow-up work
-        with `transaction.on_commit` here."""
-
-    def after_submit(self, annotation, item, settings: dict) -> None:
-        """Called inside the submit transaction, with the item locked, after the annotation
-        is stored: kinds whose annotations create work elsewhere (authoring) do it here."""
-
-    # Whether an annotator may change a submitted value while its round is open (PATCH
-    # /api/annotations/{id}/); False where a submit created work elsewhere (authoring).
-    editable_annotations: bool = True
+    def votes_needed_at_first(self, settings: dict, *, with_reference: bool) -> int:
+        """Votes an ordinary item needs before adaptive overlap asked any item for more
+        (`overlap_min` while it is on): what the claim query compares vote counts with."""
+        low = settings.get("overlap_min")
+        return low if low is not None else self.votes_for(settings, with_reference=with_reference)
 
 
 class KindRelease:
@@ -535,6 +430,27 @@ class KindFormats:
         """One row of one of `export_extra_formats`, matching `header`."""
         raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
 
+    # --- import: what a parsed row becomes, and what an import sets off ---
+    def derived_group(self, payload: dict) -> str:
+        """The group that keeps items apart in an annotator's sequence when the imported
+        row names none (stored as `Item.derived_group`, never exported), or "" for none.
+        At most 200 characters."""
+        return ""
+
+    def stored_payload(self, project, row: ItemRow) -> dict:
+        """The payload stored for a new item of `project` parsed as `row`: kinds that add
+        per-project facts the file does not hold (a secret display order) add them here."""
+        return row.payload
+
+    def same_content(self, stored: dict, parsed: dict) -> bool:
+        """Whether a stored payload holds what a re-imported row parsed to (the re-import is
+        then skipped); facts added by `stored_payload` are not content."""
+        return stored == parsed
+
+    def after_import(self, project, created: int) -> None:
+        """Called inside the import transaction once rows are stored; enqueue follow-up work
+        with `transaction.on_commit` here."""
+
 
 class KindReports:
     # Kinds whose agreement scopes differ from nli's (per round) set this and implement
@@ -583,6 +499,27 @@ class KindQuality:
             "adjudication": {"by": adjudication.by, "at": adjudication.at, "comment": adjudication.comment},
         }
 
+    # --- reversed-pair probes handed to annotators (coherence paper §3) ---
+    def probe_for_annotator(self, project, user, settings: dict, *, last_group: str | None, now) -> int | None:
+        """An item id to claim before the ordinary queue (a coherence probe), locked by the
+        caller's transaction, or None. Called while the caller's membership row is locked."""
+        return None
+
+    def probes_remaining_for_annotator(self, project, user, settings: dict, *, ordinary_remaining: int) -> int:
+        """How many more probes `probe_for_annotator` may still hand this annotator, beside
+        the `ordinary_remaining` ordinary items they could still claim: added to the
+        `remaining` of their progress so that a probe never makes the total grow."""
+        return 0
+
+
+@dataclass(frozen=True)
+class ProjectLink:
+    """A link the project page shows for a kind's own page: its URL name (taking the
+    project's slug) and the link text (translated)."""
+
+    url_name: str
+    text: Any
+
 
 class KindWiring:
     # Dotted names of the kind's URL modules: pages mounted at the site's root, API
@@ -591,11 +528,57 @@ class KindWiring:
     api_urls: tuple[str, ...] = ()
     # Job kind → dotted path of the function (taking the Job) that runs it on the worker.
     job_handlers: dict[str, str] = {}
+    # Job kind → its name for people (translated), for the project page's job list.
+    job_titles: dict[str, Any] = {}
+    # URL names of the kind's results pages that carry the "Recompute agreement" button
+    # (templates/annotation/_recompute.html sends the page's name back).
+    recompute_pages: tuple[str, ...] = ()
+    # Keys the kind adds to `GET /api/projects/{slug}/report/` (`report_sections`) → what
+    # each holds, for the API's schema.
+    report_keys: dict[str, str] = {}
+
+    def project_links(self, project) -> list[ProjectLink]:
+        """Links to the kind's own pages for the project page's navigation."""
+        return []
+
+    def author_sources(self, user, project) -> dict:
+        """For a kind whose submits create items in another project: `user`'s memberships
+        in projects of this kind whose link into `project` still holds, by the slug an item
+        they generated carries in its group (`"<slug>:<...>"`). What lets an author revise
+        items they wrote without being a member of `project`."""
+        return {}
+
+    # Whether a reviewer grades each of an annotation's `review_questions` on its own
+    # (authored questions) rather than the whole annotation at once.
+    reviewed_by_question: bool = False
+
+    def review_questions(self, value: dict) -> list[dict]:
+        """The questions of an annotation a reviewer grades one by one, each a dict whose
+        "question" is its text; read only where `reviewed_by_question`."""
+        return []
+
+    def review_payload(self, payload: dict) -> dict:
+        """What a reviewer is shown of an item beside the annotation under review: by
+        default the stored payload."""
+        return payload
+
+    def feedback_details(self, review) -> dict:
+        """What the feedback inbox page shows of a graded question besides grade and
+        comment: any of "question_text", "answer" (None: not answerable) and "paragraph"
+        ({"before", "answer", "after"}); {} to show grade and comment alone."""
+        return {}
 
 
-class Kind(KindSettings, KindRules, KindRelease, KindFormats, KindReports, KindQuality, KindWiring):
+class KindCore(KindSettings, KindRules, KindVoting):
+    """What every kind must say: its settings, what annotating means, how votes decide."""
+
+
+class Kind(KindCore, KindFormats, KindReports, KindQuality, KindRelease, KindWiring):
     name: str = ""
-    title: str = ""
+    # What the kind is, in a line (project creation, the settings page) and in a few words
+    # (where a project's kind is shown beside its name); both translated.
+    title: Any = ""
+    short_title: Any = ""
 
 
 @dataclass(frozen=True)

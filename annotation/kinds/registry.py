@@ -1,40 +1,43 @@
-"""The list of workflow kinds, and what the core asks of it.
+"""The installed workflow kinds, and what the core asks of them.
 
-Kinds are named here by dotted path and imported on first use, so that the core (models,
-services, selectors, tasks, URLs) can reach a kind through this module without importing
-any particular kind: the kinds import the core, never the other way round. Adding a kind is
-one folder under kinds/ and one line below; its URL modules and job handlers are mounted
-from what its class declares."""
+The kinds a site offers are listed in the `MASHOV_KINDS` setting, each by the dotted path of
+its Kind class, and imported on first use, so that the core (models, services, selectors,
+tasks, URLs, templates) reaches a kind through this module without importing or naming any
+particular kind: the kinds import the core, never the other way round. Adding a kind is one
+folder under kinds/ and one line in the setting; its URL modules, job handlers, project
+links and report keys are read from what its class declares."""
 
 from functools import cache
 
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from annotation.errors import InvalidInput
 
 from .base import Kind
 
-# Project kind (as stored and as the API names it) → its class.
-KIND_CLASSES: dict[str, str] = {
-    "qa_authoring": "annotation.kinds.qa.kind.QaAuthoringKind",
-    "nli_authoring": "annotation.kinds.nli_authoring.kind.NliAuthoringKind",
-    "nli_relabel": "annotation.kinds.nli.kind.NliRelabelKind",
-    "translation_rating": "annotation.kinds.translation.kind.TranslationRatingKind",
-    "phrase_pair": "annotation.kinds.phrase.kind.PhrasePairKind",
-    "summary_rating": "annotation.kinds.summary.kind.SummaryRatingKind",
-    "label_test": "annotation.kinds.label_test.kind.LabelTestKind",
-}
-
 
 @cache
 def _kinds() -> dict[str, Kind]:
-    kinds = {}
-    for name, path in KIND_CLASSES.items():
+    """Kind name → instance, in the order of `MASHOV_KINDS`."""
+    kinds: dict[str, Kind] = {}
+    for path in settings.MASHOV_KINDS:
         kind = import_string(path)()
-        if kind.name != name:
-            raise RuntimeError(f"{path} is registered as {name!r} but names itself {kind.name!r}")
-        kinds[name] = kind
+        if not kind.name:
+            raise RuntimeError(f"{path} has no name")
+        if kind.name in kinds:
+            raise RuntimeError(f"{path} names itself {kind.name!r}, as {type(kinds[kind.name]).__name__} does")
+        kinds[kind.name] = kind
     return kinds
+
+
+@receiver(setting_changed)
+def _forget_kinds(*, setting, **kwargs) -> None:
+    """A test that changes `MASHOV_KINDS` gets the kinds it names."""
+    if setting == "MASHOV_KINDS":
+        _kinds.cache_clear()
 
 
 def get_kind(name: str) -> Kind:
@@ -45,13 +48,24 @@ def get_kind(name: str) -> Kind:
 
 
 def available_kinds() -> tuple[str, ...]:
-    return tuple(KIND_CLASSES)
+    """The names of the installed kinds, in the order of `MASHOV_KINDS`."""
+    return tuple(_kinds())
+
+
+def installed_kinds() -> list[Kind]:
+    """The installed kinds, in the order of `MASHOV_KINDS`."""
+    return list(_kinds().values())
 
 
 def kind_for_new_project(name) -> Kind:
-    if not isinstance(name, str) or name not in KIND_CLASSES:
-        raise InvalidInput(f"must be one of {', '.join(KIND_CLASSES)}", field="kind")
+    if not isinstance(name, str) or name not in _kinds():
+        raise InvalidInput(f"must be one of {', '.join(_kinds())}", field="kind")
     return get_kind(name)
+
+
+def installed_kind(name: str) -> Kind | None:
+    """The kind `name` if it is installed, else None."""
+    return _kinds().get(name)
 
 
 def kinds_aggregating_by_consensus() -> list[str]:
@@ -69,6 +83,20 @@ def _declared_once(attribute: str) -> list[str]:
     return seen
 
 
+def kind_report_keys() -> dict[str, str]:
+    """Keys the installed kinds add to the project report → "<kind>: what it holds"."""
+    keys: dict[str, str] = {}
+    for kind in _kinds().values():
+        for key, help_text in kind.report_keys.items():
+            keys.setdefault(key, f"{kind.name}: {help_text}")
+    return keys
+
+
+def recompute_pages() -> list[str]:
+    """URL names of the kinds' results pages that carry the "Recompute agreement" button."""
+    return _declared_once("recompute_pages")
+
+
 def page_url_modules() -> list[str]:
     """URL modules of the kinds' HTML pages, mounted at the site's root."""
     return _declared_once("page_urls")
@@ -77,6 +105,11 @@ def page_url_modules() -> list[str]:
 def api_url_modules() -> list[str]:
     """URL modules of the kinds' API operations, mounted under /api/."""
     return _declared_once("api_urls")
+
+
+def job_titles() -> dict:
+    """Job kind → its name for people, for the jobs the kinds define."""
+    return {job_kind: title for kind in _kinds().values() for job_kind, title in kind.job_titles.items()}
 
 
 def job_handlers() -> dict[str, str]:

@@ -13,8 +13,9 @@ from django.db.models import Q
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, FieldError, InvalidInput
-from annotation.kinds.base import SEED_RANGE, Kind
+from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
+from annotation.kinds.settings import SEED_RANGE
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.models import CurationRun, Item, Job, Project
 from annotation.services.audit import audit_record

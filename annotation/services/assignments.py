@@ -35,12 +35,11 @@ from annotation.sql import execute
 
 
 def needed_pair(kind, settings) -> tuple[int, int]:
-    """Votes needed for an item without and with a reference label."""
-    return kind.votes_needed(_ITEM_WITHOUT_REFERENCE, settings), kind.votes_needed(_ITEM_WITH_REFERENCE, settings)
-
-
-# Stand-ins asked by `needed_pair`; votes_needed only reads an item, never changes it.
-_ITEM_WITHOUT_REFERENCE, _ITEM_WITH_REFERENCE = Item(reference_label=""), Item(reference_label="x")
+    """Votes an ordinary item needs at first, without and with a reference label."""
+    return (
+        kind.votes_needed_at_first(settings, with_reference=False),
+        kind.votes_needed_at_first(settings, with_reference=True),
+    )
 
 
 def _annotator_membership_locked(user, slug: str) -> Membership:

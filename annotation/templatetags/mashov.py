@@ -1,4 +1,4 @@
-"""People's words for the codes that pages show: project kinds, item, member
+"""People's words for the codes that pages show: project kinds (each kind names itself), item, member
 and job statuses, agreement scopes, levels of measurement, criteria and labels, each in the
 interface language. A code without a name here is shown as it is (a label a project defined,
 a system name), never as a Python structure.
@@ -11,17 +11,10 @@ from django import template
 from django.utils.translation import get_language_info
 from django.utils.translation import gettext_lazy as _
 
+from annotation.kinds.registry import installed_kind, job_titles
+
 register = template.Library()
 
-KINDS = {
-    "nli_relabel": _("NLI relabeling"),
-    "nli_authoring": _("NLI authoring"),
-    "qa_authoring": _("Question authoring"),
-    "translation_rating": _("Translation rating"),
-    "phrase_pair": _("Phrase pairs"),
-    "summary_rating": _("Summary rating"),
-    "label_test": _("Label test"),
-}
 STATUSES = {
     # items
     "open": _("open"),
@@ -40,8 +33,6 @@ JOB_KINDS = {
     "import": _("import"),
     "agreement": _("agreement"),
     "sample": _("sample"),
-    "back_translation": _("back-translation"),
-    "summary_intrinsic": _("intrinsic measures"),
 }
 LEVELS = {
     "nominal": _("nominal"),
@@ -85,11 +76,29 @@ def _name_in(table: dict):
     return name
 
 
-kind_name = register.filter("kind_name", _name_in(KINDS))
 status_name = register.filter("status_name", _name_in(STATUSES))
-job_kind_name = register.filter("job_kind_name", _name_in(JOB_KINDS))
+
+
+@register.filter
+def job_kind_name(code):
+    """A job's kind in people's words: the core's jobs here, a kind's own jobs as the kind
+    names them (`Kind.job_titles`); other codes unchanged."""
+    title = JOB_KINDS.get(code) if isinstance(code, str) else None
+    if title is None and isinstance(code, str):
+        title = job_titles().get(code)
+    return str(title) if title is not None else code
+
+
 level_name = register.filter("level_name", _name_in(LEVELS))
 word = register.filter("word", _name_in(WORDS))  # a criterion or label
+
+
+@register.filter
+def kind_name(code):
+    """A project kind's name for people (`Kind.short_title`); a kind that is not installed
+    is shown by its code."""
+    kind = installed_kind(code) if isinstance(code, str) else None
+    return str(kind.short_title) if kind is not None else code
 
 
 @register.filter

@@ -47,6 +47,19 @@ INSTALLED_APPS = [
     "api",
 ]
 
+# The workflow kinds this site offers, each the dotted path of its Kind class (the kind's
+# stored name is the class's `name`). The registry, the URL modules and the API's kind
+# choices read this list; a kind left out is not offered, mounted or linked anywhere.
+MASHOV_KINDS = [
+    "annotation.kinds.qa.kind.QaAuthoringKind",
+    "annotation.kinds.nli_authoring.kind.NliAuthoringKind",
+    "annotation.kinds.nli.kind.NliRelabelKind",
+    "annotation.kinds.translation.kind.TranslationRatingKind",
+    "annotation.kinds.phrase.kind.PhrasePairKind",
+    "annotation.kinds.summary.kind.SummaryRatingKind",
+    "annotation.kinds.label_test.kind.LabelTestKind",
+]
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -297,8 +297,8 @@ def test_flash_previous_edit_decided_and_skip_on_the_label_page(world, page, art
 
 
 def test_top_bar_inbox_link_and_feedback_entries_with_question_answer_and_paragraph(world, page, artifacts_dir):
-    from annotation.kinds.qa.reviews import review_create
     from annotation.models import Feedback
+    from annotation.services.reviews import review_create
 
     [annotation_id] = authored(world, 1)
     review_create(

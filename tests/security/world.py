@@ -293,7 +293,7 @@ def _review(world, text):
     """The reviewer grades the active annotator's work in every project (a question of it in
     qa_authoring) with a comment: feedback in the annotator's inbox. The trial annotator's
     qa_authoring annotation stays pending."""
-    from annotation.kinds.qa.reviews import feedback_list_for_user, review_create
+    from annotation.services.reviews import feedback_list_for_user, review_create
 
     for kind, slug in KIND_SLUGS.items():
         review_create(

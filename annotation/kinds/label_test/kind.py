@@ -3,8 +3,9 @@
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
-from annotation.kinds.base import AGGREGATION_SETTINGS, check_aggregation_settings
+from annotation.kinds.base import ProjectLink
 from annotation.kinds.nli.kind import NliKind
+from annotation.kinds.settings import AGGREGATION_SETTINGS, check_aggregation_settings
 
 
 class LabelTestKind(NliKind):
@@ -12,6 +13,13 @@ class LabelTestKind(NliKind):
 
     name = "label_test"
     title = _("NLI labeling test")
+    short_title = _("Label test")
+    recompute_pages = ("lchaim-results",)
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "label_test": "accuracy and per-class P/R/F1 per annotator and for the group (LCHAIM Table 2)",
+    }
     # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
     # Aggregation: the testers' labels are aggregated like any crowd's and the aggregates
     # scored against the hidden gold; the gold itself is never changed.
@@ -28,10 +36,10 @@ class LabelTestKind(NliKind):
             "items being labelled would need a different number of labels than their testers were counted for"
         )
     }
-    # The human-baseline results share the results page of translation rating (LCHAIM),
-    # which reads Table 2 from results.py here.
-    page_urls = ("annotation.kinds.translation.urls",)
-    api_urls = ("annotation.kinds.translation.api_urls",)
+    # LCHAIM's results page (Table 2 from results.py here) and its stratified sample,
+    # shared with translation rating.
+    page_urls = ("annotation.kinds.lchaim.urls",)
+    api_urls = ("annotation.kinds.lchaim.api_urls",)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:
@@ -45,10 +53,7 @@ class LabelTestKind(NliKind):
         n = settings["labels_per_item"]
         return n // 2 + 1, n
 
-    def votes_needed(self, item, settings: dict) -> int:
-        adaptive = self.adaptive_votes(item, settings)
-        if adaptive is not None:
-            return adaptive
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         # The gold is hidden and is not a vote.
         return settings["labels_per_item"]
 
@@ -73,3 +78,8 @@ class LabelTestKind(NliKind):
             "label_test": label_test_results_for_project(project),
             "aggregation": aggregation_report_for_project(project, chosen, score_against_reference=True),
         }
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("lchaim-results", _("LCHAIM results"))]

@@ -9,7 +9,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import AGGREGATION_SETTINGS, Kind, check_aggregation_settings
+from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.settings import AGGREGATION_SETTINGS, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import (
@@ -191,6 +192,8 @@ class NliKind(Kind):
 class NliRelabelKind(NliKind):
     name = "nli_relabel"
     title = _("NLI relabeling")
+    short_title = _("NLI relabeling")
+
     default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1, **AGGREGATION_SETTINGS}
     settings_help = {
         "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),
@@ -239,12 +242,9 @@ class NliRelabelKind(NliKind):
         # methods set the gold of the accepted items (annotation.services.aggregation).
         return ("accepted",) if method in ("dawid_skene", "mace") else ()
 
-    def votes_needed(self, item, settings: dict) -> int:
-        adaptive = self.adaptive_votes(item, settings)
-        if adaptive is not None:
-            return adaptive
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         # The author's or original label is one of the n votes (FarsTail §3).
-        return settings["consensus_n"] - (1 if item.reference_label else 0)
+        return settings["consensus_n"] - (1 if with_reference else 0)
 
     def report_sections(self, project) -> dict:
         """Outcomes per round, label changes, the intended × consensus confusion, the alpha
@@ -258,3 +258,8 @@ class NliRelabelKind(NliKind):
             **consensus_sections_for_project(project),
             "aggregation": aggregation_report_for_project(project, chosen),
         }
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("revisions", _("Revisions")), ProjectLink("bias", _("Dataset bias"))]

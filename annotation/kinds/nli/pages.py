@@ -9,9 +9,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from annotation import access
 from annotation.kinds.registry import get_kind
 
+from .authors import access_project_for_author
 from .revisions import revisions_for_author
 
 
@@ -21,7 +21,7 @@ def revisions(request, slug):
     the authors of an authoring project linked into it; others, and missing projects, get
     the same 404; disqualified authors 403). On an `nli_authoring` project the page sends the
     author on to its linked relabel project, where the generated items live."""
-    project = access.access_project_for_author(request.user, slug).project
+    project = access_project_for_author(request.user, slug).project
     if project.kind == "nli_authoring":
         target = get_kind(project.kind).settings_for(project.settings)["relabel_project"]
         if not target:

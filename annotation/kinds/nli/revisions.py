@@ -5,11 +5,12 @@ from collections import Counter
 
 from django.db import transaction
 
-from annotation.access import access_project_for_author
 from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Item, ItemRevision
+
+from .authors import access_project_for_author
 
 REVISABLE_FIELDS = ("premise", "hypothesis")
 

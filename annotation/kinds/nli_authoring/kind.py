@@ -44,7 +44,7 @@ the question's split, and positions after the project's current last one.
 Authors see their failed items on the relabel project's revision page
 (`/p/<relabel slug>/revisions/`) and `GET /api/projects/{slug}/revisions/`, as members of
 the relabel project or of an authoring project whose link into it holds; an author
-disqualified in either is refused (`annotation.access.access_project_for_author`)."""
+disqualified in either is refused (`annotation.kinds.nli.authors.access_project_for_author`)."""
 
 from typing import Any
 
@@ -75,6 +75,7 @@ MAX_TEXT_LENGTH = 20_000
 class NliAuthoringKind(Kind):
     name = "nli_authoring"
     title = _("NLI authoring from multiple-choice questions")
+    short_title = _("NLI authoring")
     template = "nli_authoring/annotate.html"
     default_settings = {"relabel_project": "", "authors_per_question": 1}
     settings_help = {
@@ -97,8 +98,13 @@ class NliAuthoringKind(Kind):
         if not 1 <= settings["authors_per_question"] <= 20:
             raise InvalidInput("must be between 1 and 20", field="settings.authors_per_question")
 
+    def author_sources(self, user, project) -> dict:
+        from .links import linked_author_memberships
+
+        return linked_author_memberships(user, project)
+
     def authorize_settings(self, settings: dict, actor) -> None:
-        from annotation.access import access_relabel_target_for_linker
+        from .links import access_relabel_target_for_linker
 
         if settings["relabel_project"]:
             try:
@@ -144,7 +150,7 @@ class NliAuthoringKind(Kind):
         payload = {"question": question, "choices": list(choices), "answer_index": answer_index}
         return ItemRow(payload=payload, position=row, **common), []
 
-    def votes_needed(self, item, settings: dict) -> int:
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         return settings["authors_per_question"]
 
     def annotator_payload(self, item) -> dict:

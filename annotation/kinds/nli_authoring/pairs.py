@@ -65,8 +65,9 @@ def relabel_link_problem(project, settings: dict) -> str | None:
     naming that project (for its supervisors, never for authors), or None when the link
     holds: no link set, or one that does not hold (the target is missing, of another kind,
     or no longer supervised by whoever made the link: `relabel_link_holds`)."""
-    from annotation.access import relabel_link_holds
     from annotation.models import Project
+
+    from .links import relabel_link_holds
 
     slug = settings.get("relabel_project") or ""
     if not slug:

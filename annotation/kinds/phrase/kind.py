@@ -25,7 +25,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import AGGREGATION_SETTINGS, SEED_RANGE, Kind, check_aggregation_settings, check_range
+from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.settings import AGGREGATION_SETTINGS, SEED_RANGE, check_aggregation_settings, check_range
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
@@ -47,6 +48,15 @@ MAX_PHRASE_LENGTH = 5_000
 class PhrasePairKind(Kind):
     name = "phrase_pair"
     title = _("Fine-grained phrase pairs (PhrasIS)")
+    short_title = _("Phrase pairs")
+    recompute_pages = ("phrase-coherence",)
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "coherence": "soft and hard coherence per annotator",
+        "label_distribution": "labels cast per source",
+        "imported_label_distribution": "imported labels per source",
+    }
     template = "phrase/annotate.html"
     extra_formats = ("phrasis",)
     # The CSV export writes these as JSON; the CSV import reads them back.
@@ -181,12 +191,12 @@ class PhrasePairKind(Kind):
 
     # --- annotating -------------------------------------------------------------------------
 
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
+        return settings["labels_per_item"]
+
     def votes_needed(self, item, settings: dict) -> int:
         # A probe belongs to the one annotator it was made for.
-        if item.probe_of_id:
-            return 1
-        adaptive = self.adaptive_votes(item, settings)
-        return settings["labels_per_item"] if adaptive is None else adaptive
+        return 1 if item.probe_of_id else super().votes_needed(item, settings)
 
     def annotator_payload(self, item) -> dict:
         return {"left": item.payload["left"], "right": item.payload["right"]}
@@ -286,3 +296,8 @@ class PhrasePairKind(Kind):
             *(f"votes_{label}" for label in LABELS),
             "n", "group", "split", "status", "annotators", "annotator_labels", "phrasis", "extra",
         )  # fmt: skip
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("phrase-coherence", _("Coherence dashboard"))]

@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime
 
-from annotation.kinds.base import keyed_draw
+from annotation.kinds.settings import keyed_draw
 from annotation.metrics.coherence import reverse_label
 
 PROBE_MARK = "~rev~"

@@ -26,7 +26,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import SEED_RANGE, Kind, check_range
+from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.settings import SEED_RANGE, check_range
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, require_text
 
@@ -48,6 +49,19 @@ from .questions import SPLITS, clean_questions, questions_of
 class QaAuthoringKind(Kind):
     name = "qa_authoring"
     title = _("Question authoring with answer spans (HeQ)")
+    short_title = _("Question authoring")
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "questions": "question counts (authored, imported, answerable, graded, rejected)",
+        "grades_per_annotator": "mean grade per annotator per day",
+        "question_overlap": "question-paragraph word overlap histogram",
+        "answer_positions": "answer start position histogram (HeQ App. C)",
+        "wh_words": "question-word counts and diversity",
+        "review_backlog": "annotations and questions waiting for review",
+        "span_agreement": "EM, F1, TLNLS of validators against the gold answers",
+        "validation": "validation progress of dev/test questions",
+    }
     template = "qa/annotate.html"
     extra_formats = ("squad", "articles")
     # HeQ §3.3: "randomly split into train (90%), development (5%), and test (5%) sets, with
@@ -177,7 +191,7 @@ class QaAuthoringKind(Kind):
 
     # --- annotating ---
 
-    def votes_needed(self, item, settings: dict) -> int:
+    def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         return settings["authors_per_paragraph"]
 
     def annotator_payload(self, item) -> dict:
@@ -262,3 +276,35 @@ class QaAuthoringKind(Kind):
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return ("id", "title", "context", "group", "split", "status", "annotators")
+
+    # --- pages and review ------------------------------------------------------------
+
+    reviewed_by_question = True
+
+    def review_questions(self, value: dict) -> list[dict]:
+        return questions_of(value)
+
+    def review_payload(self, payload: dict) -> dict:
+        # The paragraph alone: not the questions imported with it, nor their answers.
+        return {"context": payload.get("context", ""), "title": payload.get("title", "")}
+
+    def feedback_details(self, review) -> dict:
+        from .pages import paragraph_parts
+
+        questions = questions_of(review.annotation.value)
+        if review.question is None or review.question >= len(questions):
+            return {}
+        question = questions[review.question]
+        answerable = bool(question.get("answerable"))
+        return {
+            "question_text": question.get("question"),
+            "answer": (question.get("answer") or {}).get("text") if answerable else None,
+            "paragraph": paragraph_parts(review.annotation.item.payload.get("context"), question.get("answer")),
+        }
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [
+            ProjectLink("review-qa", _("Review questions")),
+            ProjectLink("validate-qa", _("Validate answers")),
+            ProjectLink("quality-qa", _("Question quality")),
+        ]

@@ -1,21 +1,20 @@
 """HeQ pages besides the authoring page (which the generic `annotate` view renders from
-`QaAuthoringKind.template`): the reviewer's grading page, the annotator's feedback inbox and the
-validator's page, each of which only checks access and hands its config to static JS through
+`QaAuthoringKind.template`): the reviewer's grading page and the validator's page (the
+feedback inbox is the core's, annotation/views_feedback.py), each of which only checks access and hands its config to static JS through
 `json_script` (the JS talks to the REST API with the session and CSRF token, docs/security.md "Pages"); and the
 reviewers' quality dashboard, rendered on the server as SVG without any script."""
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST
 
 from annotation import access
 from annotation.errors import PermissionDenied
 from annotation.models import Membership
+from annotation.services.reviews import GRADE_LABELS
 
-from .questions import GRADES, questions_of
-from .reviews import feedback_list_for_user, feedback_mark_read, feedback_unread_count
+from .questions import GRADES
 
 
 @login_required
@@ -33,10 +32,6 @@ def review(request, slug):
     return render(request, "qa/review.html", {"project": project, "config": config})
 
 
-GRADE_LABELS = {"rejected": _("rejected"), "verified": _("verified"), "good": _("good"), "gold": _("gold")}
-FEEDBACK_PAGE_SIZE = 200
-
-
 def paragraph_parts(context, answer) -> dict | None:
     """The paragraph split around the answer span ({"before", "answer", "after"}; offsets are
     code points, which is how Python slices), or the whole paragraph in "before" when the
@@ -48,38 +43,6 @@ def paragraph_parts(context, answer) -> dict | None:
         if text and 0 <= start and context[start : start + len(text)] == text:
             return {"before": context[:start], "answer": text, "after": context[start + len(text) :]}
     return {"before": context, "answer": "", "after": ""}
-
-
-@login_required
-def feedback(request):
-    """The caller's inbox across projects, newest first, with the unread count. Rendered on
-    the server (no script needed); each message carries its project's lang and dir."""
-    entries = list(feedback_list_for_user(request.user)[:FEEDBACK_PAGE_SIZE])
-    for entry in entries:
-        entry.grade_label = GRADE_LABELS.get(entry.review.grade, entry.review.grade) if entry.review else ""
-        entry.question_text = None
-        entry.answer = None
-        entry.paragraph = None
-        if entry.review and entry.review.question is not None:
-            questions = questions_of(entry.review.annotation.value)
-            if entry.review.question < len(questions):
-                question = questions[entry.review.question]
-                entry.question_text = question.get("question")
-                entry.answerable = bool(question.get("answerable"))
-                entry.paragraph = paragraph_parts(
-                    entry.review.annotation.item.payload.get("context"), question.get("answer")
-                )
-                entry.answer = (question.get("answer") or {}).get("text") if entry.answerable else None
-    return render(
-        request, "qa/feedback.html", {"messages_list": entries, "unread": feedback_unread_count(request.user)}
-    )
-
-
-@login_required
-@require_POST
-def feedback_read(request, feedback_id):
-    feedback_mark_read(user=request.user, feedback_id=feedback_id)
-    return redirect("feedback")
 
 
 @login_required

@@ -1,4 +1,4 @@
-"""Routes of the HeQ pages: review, feedback inbox, validation, quality dashboard."""
+"""Routes of the HeQ pages: review, validation, quality dashboard."""
 
 from django.urls import path
 
@@ -8,6 +8,4 @@ urlpatterns = [
     path("p/<slug:slug>/review/", pages.review, name="review-qa"),
     path("p/<slug:slug>/validate/", pages.validate, name="validate-qa"),
     path("p/<slug:slug>/quality/", pages.quality, name="quality-qa"),
-    path("feedback/", pages.feedback, name="feedback"),
-    path("feedback/<id:feedback_id>/read/", pages.feedback_read, name="feedback-read"),
 ]

@@ -40,17 +40,23 @@ display names). A project may list its own ids: strings of letters, digits, `_`,
 
 Results (`report_sections`, `compute_agreement`, export): see those methods."""
 
-import math
 import random
 import re
-from collections import defaultdict
 from typing import Any
 
 from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
+from annotation.kinds.base import ProjectLink
+from annotation.kinds.rating import RatingKind
+from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
+from annotation.kinds.summary.formats import (
+    MAX_TAG_LENGTH,
+    parse_summary_record,
+    summary_csv_columns,
+    summary_export_record,
+)
 from annotation.kinds.summary.guide import summary_guide
 from annotation.kinds.summary.ratings import (
     CRITERIA,
@@ -58,19 +64,14 @@ from annotation.kinds.summary.ratings import (
     ERROR_TAG_HINTS,
     MAX_SCORE,
     MIN_SCORE,
-    stored_ratings,
     tag_name,
 )
 from annotation.metrics.text import bidi_control, forbidden_character
-from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.rows import ItemRow, RowProblems
 
-MAX_SUMMARIES = 8
-MAX_TEXT_LENGTH = 200_000
-MAX_TAG_LENGTH = 64
 MAX_TAGS = 40
 
 _TAG_RE = re.compile(r"^[\w.-]+$")
-_SUMMARY_KEYS = ("system", "text", "scores")
 CONFIDENCE = 0.95
 
 
@@ -83,13 +84,21 @@ def display_order(project_id: int, external_id: str, n: int) -> list[int]:
     return order
 
 
-def _mean(values: list[float]) -> float | None:
-    return math.fsum(values) / len(values) if values else None
-
-
-class SummaryRatingKind(Kind):
+class SummaryRatingKind(RatingKind):
     name = "summary_rating"
     title = _("Summary rating")
+    short_title = _("Summary rating")
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "systems": "per system and criterion mean with 95% CI",
+        "error_table": "error-tag counts per system (HeSum Table 4 layout)",
+        "correlations": "Pearson and Kendall tau with automatic scores",
+        "criteria": "the rated criteria",
+        "scale": "the rating scale",
+        "error_tags": "the project's error tags with display names",
+        "intrinsic_status": "items with and without intrinsic measures",
+    }
     template = "summary/annotate.html"
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS, **RATING_OVERLAP_SETTINGS}
     settings_help = {
@@ -110,6 +119,7 @@ class SummaryRatingKind(Kind):
     page_urls = ("annotation.kinds.summary.urls",)
     api_urls = ("annotation.kinds.summary.api_urls",)
     job_handlers = {"summary_intrinsic": "annotation.kinds.summary.measures.summary_measures_job"}
+    job_titles = {"summary_intrinsic": _("intrinsic measures")}
 
     def guide_sections(self, settings: dict) -> tuple:
         return summary_guide(settings["error_tags"])
@@ -117,9 +127,7 @@ class SummaryRatingKind(Kind):
     # --- settings -----------------------------------------------------------------------
 
     def check_settings(self, settings: dict) -> None:
-        if not 1 <= settings["raters_per_item"] <= 50:
-            raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
-        check_overlap_settings(settings)
+        super().check_settings(settings)
         tags = settings["error_tags"]
         errors = []
         if len(tags) > MAX_TAGS:
@@ -152,68 +160,7 @@ class SummaryRatingKind(Kind):
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         problems = RowProblems(row)
-        common = self.common_fields(record, problems)
-        article = require_text(record, "article", problems)
-        if article and not article.strip():
-            problems.add("article", "is blank")
-        elif len(article) > MAX_TEXT_LENGTH:
-            problems.add("article", f"is longer than {MAX_TEXT_LENGTH} characters")
-        summaries = record.get("summaries")
-        cleaned: list[dict] = []
-        if summaries is None or summaries == "":
-            problems.add("summaries", "is required")
-        elif not isinstance(summaries, list):
-            problems.add("summaries", "must be a list of {system, text, scores?} objects")
-        elif not 1 <= len(summaries) <= MAX_SUMMARIES:
-            problems.add("summaries", f"must hold between 1 and {MAX_SUMMARIES} summaries")
-        else:
-            systems: dict[str, int] = {}
-            for index, summary in enumerate(summaries):
-                entry = self._parse_summary(summary, f"summaries[{index}]", problems)
-                if entry is None:
-                    continue
-                if entry["system"] in systems:
-                    problems.add(
-                        f"summaries[{index}].system", f"repeats the system of summaries[{systems[entry['system']]}]"
-                    )
-                    continue
-                systems[entry["system"]] = index
-                cleaned.append(entry)
-        if problems.errors:
-            return None, problems.errors
-        payload = {"article": article, "summaries": cleaned}
-        return ItemRow(payload=payload, position=row, **common), []
-
-    def _parse_summary(self, summary: Any, prefix: str, problems: RowProblems) -> dict | None:
-        if not isinstance(summary, dict):
-            problems.add(prefix, "must be an object {system, text, scores?}")
-            return None
-        before = len(problems.errors)
-        for key in summary:
-            if key not in _SUMMARY_KEYS:
-                problems.add(f"{prefix}.{key}", f"is not a field of a summary; expected {', '.join(_SUMMARY_KEYS)}")
-        system = require_text(summary, "system", _Prefixed(problems, prefix), identifier=True)
-        text = require_text(summary, "text", _Prefixed(problems, prefix))
-        if text and not text.strip():
-            problems.add(f"{prefix}.text", "is blank")
-        elif len(text) > MAX_TEXT_LENGTH:
-            problems.add(f"{prefix}.text", f"is longer than {MAX_TEXT_LENGTH} characters")
-        entry = {"system": system, "text": text}
-        scores = summary.get("scores")
-        if scores is not None:
-            if not isinstance(scores, dict):
-                problems.add(f"{prefix}.scores", 'must be an object such as {"rouge1": 0.13}')
-            else:
-                for name, score in scores.items():
-                    field = f"{prefix}.scores.{name}"
-                    reason = bidi_control(name) or forbidden_character(name)
-                    if reason or not name or len(name) > MAX_TAG_LENGTH:
-                        problems.add(f"{prefix}.scores", f"a score name {reason or 'must be 1-64 characters'}")
-                    elif isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-                        problems.add(field, "must be a finite number")
-                if len(problems.errors) == before:
-                    entry["scores"] = dict(scores)
-        return entry if len(problems.errors) == before else None
+        return parse_summary_record(record, row, problems, self.common_fields(record, problems))
 
     def stored_payload(self, project, row: ItemRow) -> dict:
         return {**row.payload, "order": display_order(project.pk, row.external_id, len(row.payload["summaries"]))}
@@ -231,15 +178,6 @@ class SummaryRatingKind(Kind):
             summary_measures_enqueue_on_commit(project)
 
     # --- annotating ---------------------------------------------------------------------
-
-    def votes_needed(self, item, settings: dict) -> int:
-        adaptive = self.adaptive_votes(item, settings)
-        return settings["raters_per_item"] if adaptive is None else adaptive
-
-    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        from annotation.services.aggregation import ratings_want_another_vote
-
-        return ratings_want_another_vote(item, settings, submitted)
 
     def annotator_payload(self, item) -> dict:
         """The article and the summaries' texts in display order; the project's error tags
@@ -343,79 +281,16 @@ class SummaryRatingKind(Kind):
     # --- export -------------------------------------------------------------------------
 
     def export_record(self, item, facts) -> dict:
-        """One record per item. `summaries`, in the file's order: system, text, automatic
-        scores, intrinsic measures (null until computed), every rating with its annotator's
-        pseudonym (in the order the annotations were stored), the mean per criterion and
-        the error-tag counts. `votes` is the same ratings flattened by summary k (file
-        order): `<k>_system`, `<k>_coherence` and `<k>_completeness` (lists aligned with
-        `annotators`), `<k>_coherence_mean`, `<k>_completeness_mean`, `<k>_errors` (tag →
-        count); CSV spreads it over `votes_<k>_*` columns. `n` is the number of raters;
-        `agreement` is null (alpha is a project-level figure: GET .../agreement/)."""
-        payload = item.payload
-        summaries = payload["summaries"]
-        order = payload["order"]
-        intrinsic = (item.computed or {}).get("intrinsic") or {}
-        measured = intrinsic.get("summaries") or []
-        per_summary: list[dict] = [
-            {
-                "index": stored,
-                "system": summary["system"],
-                "text": summary["text"],
-                "scores": summary.get("scores") or {},
-                "intrinsic": measured[stored] if stored < len(measured) else None,
-                "ratings": [],
-            }
-            for stored, summary in enumerate(summaries)
-        ]
-        annotators = [annotator for annotator, _value in facts.annotations]
-        columns: dict[int, dict[str, list]] = {k: {c: [] for c in CRITERIA} for k in range(len(summaries))}
-        for annotator, value in facts.annotations:
-            given = dict(stored_ratings(value, order))
-            for k in range(len(summaries)):
-                rating = given.get(k)
-                for criterion in CRITERIA:
-                    columns[k][criterion].append(rating.get(criterion) if rating else None)
-                if rating is not None:
-                    per_summary[k]["ratings"].append({"annotator": annotator, **rating})
-        votes: dict[str, Any] = {}
-        for k, entry in enumerate(per_summary):
-            counts: dict[str, int] = defaultdict(int)
-            for rating in entry["ratings"]:
-                for tag in rating.get("errors") or []:
-                    counts[tag] += 1
-            entry["error_counts"] = dict(sorted(counts.items()))
-            votes[f"{k}_system"] = entry["system"]
-            for criterion in CRITERIA:
-                cast = [x for x in columns[k][criterion] if isinstance(x, int)]
-                entry[f"{criterion}_mean"] = _mean(cast)
-                votes[f"{k}_{criterion}"] = columns[k][criterion]
-                votes[f"{k}_{criterion}_mean"] = entry[f"{criterion}_mean"]
-            votes[f"{k}_errors"] = entry["error_counts"]
-        return {
-            "id": item.external_id,
-            "article": payload["article"],
-            "summaries": per_summary,
-            "votes": votes,
-            "n": len(facts.annotations),
-            "round": item.round,
-            "group": item.group,
-            "split": item.split,
-            "status": item.status,
-            "agreement": None,
-            "annotators": annotators,
-        }
+        """See `formats.summary_export_record`."""
+        return summary_export_record(item, facts)
 
     def export_csv_columns(self) -> tuple[str, ...]:
-        """One row per item, without the texts (JSONL carries them); summary k (file order,
-        k < MAX_SUMMARIES) spreads over `votes_<k>_*` columns. Rating lists are
-        space-separated in the order of `annotators`."""
-        columns = ["id", "n", "round", "group", "split", "status", "annotators"]
-        for k in range(MAX_SUMMARIES):
-            columns += [
-                f"votes_{k}_system", f"votes_{k}_coherence", f"votes_{k}_completeness",
-                f"votes_{k}_coherence_mean", f"votes_{k}_completeness_mean", f"votes_{k}_errors",
-            ]  # fmt: skip
-        return tuple(columns)
+        return summary_csv_columns()
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("summary-results", _("Summary results"))]
 
 
 def _key_error(parent: str, key: Any, message: str) -> FieldError:
@@ -424,13 +299,3 @@ def _key_error(parent: str, key: Any, message: str) -> FieldError:
         # Never echo a key that cannot be encoded back (a lone surrogate would 500).
         return FieldError(parent, f"a key {reason}")
     return FieldError(f"{parent}.{key}", message)
-
-
-class _Prefixed:
-    """RowProblems seen through a field prefix, for require_text on nested objects."""
-
-    def __init__(self, problems: RowProblems, prefix: str):
-        self.problems, self.prefix = problems, prefix
-
-    def add(self, field_name: str | None, message: str) -> None:
-        self.problems.add(f"{self.prefix}.{field_name}" if field_name else self.prefix, message)

@@ -15,38 +15,12 @@ from annotation import access
 from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.kinds.translation.back_translation import back_translation_request, back_translation_restore
 from annotation.kinds.translation.formats import ratings_export_stream, translation_import_lchaim
-from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.services import exports as export_services
 from api.export_views import JsonErrorsNegotiation
 from api.idempotency import idempotent
 from api.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser
 from api.views import ERRORS, body_of
 
-SampleRequest = inline_serializer(
-    "SampleRequest",
-    {
-        "n": serializers.IntegerField(
-            min_value=1,
-            required=False,
-            help_text="How many items to draw. Omitted: the project's `sample_size` setting (LCHAIM: 200), or every item when there are fewer.",
-        ),
-        "stratum": serializers.ChoiceField(choices=list(STRATUM_FIELDS), required=False, help_text="Default split."),
-        "seed": serializers.IntegerField(
-            required=False, help_text="Same seed, same sample; omitted: a fresh one, returned."
-        ),
-    },
-)
-SampleResponse = inline_serializer(
-    "SampleResult",
-    {
-        "n": serializers.IntegerField(),
-        "population": serializers.IntegerField(),
-        "stratum": serializers.CharField(),
-        "seed": serializers.IntegerField(),
-        "strata": serializers.DictField(child=serializers.DictField(child=serializers.IntegerField())),
-        "job": serializers.IntegerField(help_text="A finished job recording the draw."),
-    },
-)
 LchaimImportRequest = inline_serializer(
     "LchaimImportRequest",
     {
@@ -112,27 +86,6 @@ class LchaimImportView(APIView):
             back_translations=[_read(f, f"back_translation[{i}]") for i, f in enumerate(backs)],
         )
         return Response(result, status=status.HTTP_201_CREATED)
-
-
-class SampleView(APIView):
-    parser_classes = [StrictJSONParser]
-
-    @extend_schema(
-        summary="Draw a stratified random sample of the items to rate",
-        description="Supervisors. Only sampled items go to raters. Refused (409) once any item has an annotation.",
-        request=SampleRequest,
-        responses={200: SampleResponse, 409: OpenApiResponse(description="rating has started"), **ERRORS},
-    )
-    def post(self, request, slug):
-        project = access.access_project_for_supervisor(request.user, slug)
-        data = body_of(request)
-        unknown = set(data) - {"n", "stratum", "seed"}
-        if unknown:
-            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
-        result = items_sample(
-            project=project, user=request.user, n=data.get("n"), stratum=data.get("stratum"), seed=data.get("seed")
-        )
-        return Response(result.as_dict())
 
 
 class BackTranslationView(APIView):

@@ -4,7 +4,6 @@ from . import api as views
 
 urlpatterns = [
     path("projects/<slug:slug>/import-lchaim/", views.LchaimImportView.as_view(), name="api-import-lchaim"),
-    path("projects/<slug:slug>/sample/", views.SampleView.as_view(), name="api-sample"),
     path("projects/<slug:slug>/back-translation/", views.BackTranslationView.as_view(), name="api-back-translation"),
     path(
         "projects/<slug:slug>/back-translation/restore/",

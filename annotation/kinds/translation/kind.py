@@ -46,8 +46,10 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
+from annotation.kinds.base import ProjectLink
 from annotation.kinds.nli.labels import LABELS, canonical_label
+from annotation.kinds.rating import RatingKind
+from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
 from annotation.rows import ItemRow, RowProblems, require_text
 
 from .candidates import (
@@ -94,9 +96,16 @@ def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
     return None if inner.errors else {"premise": premise, "hypothesis": hypothesis}
 
 
-class TranslationRatingKind(Kind):
+class TranslationRatingKind(RatingKind):
     name = "translation_rating"
     title = _("Translation rating")
+    short_title = _("Translation rating")
+    recompute_pages = ("lchaim-results",)
+
+    # What report_sections adds to the project's report, for the API's schema.
+    report_keys = {
+        "table1": "per system and criterion mean with 95% CI and alpha (LCHAIM Table 1)",
+    }
     template = "translation/annotate.html"
     # LCHAIM §2.2: two raters per sample, a stratified sample of 200, samples whose released
     # translation back-translates below 0.75 similarity removed. `released_system` names
@@ -127,17 +136,16 @@ class TranslationRatingKind(Kind):
     staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
-    page_urls = ("annotation.kinds.translation.urls",)
-    api_urls = ("annotation.kinds.translation.api_urls",)
+    page_urls = ("annotation.kinds.lchaim.urls",)
+    api_urls = ("annotation.kinds.translation.api_urls", "annotation.kinds.lchaim.api_urls")
     job_handlers = {"back_translation": "annotation.kinds.translation.back_translation.back_translation_compute_job"}
+    job_titles = {"back_translation": _("back-translation")}
 
     def guide_sections(self, settings: dict) -> tuple:
         return TRANSLATION_GUIDE
 
     def check_settings(self, settings: dict) -> None:
-        if not 1 <= settings["raters_per_item"] <= 50:
-            raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
-        check_overlap_settings(settings)
+        super().check_settings(settings)
         if settings["alpha_level_scores"] not in ("ordinal", "interval"):
             raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
@@ -202,15 +210,6 @@ class TranslationRatingKind(Kind):
         return ItemRow(payload=payload, reference_label=label, position=row, **common), []
 
     # --- annotating --------------------------------------------------------------------------
-
-    def votes_needed(self, item, settings: dict) -> int:
-        adaptive = self.adaptive_votes(item, settings)
-        return settings["raters_per_item"] if adaptive is None else adaptive
-
-    def wants_another_vote(self, item, settings: dict, submitted: int) -> bool:
-        from annotation.services.aggregation import ratings_want_another_vote
-
-        return ratings_want_another_vote(item, settings, submitted)
 
     def annotator_payload(self, item) -> dict:
         """The English source with its label (the rater judges whether it still holds) and
@@ -341,3 +340,8 @@ class TranslationRatingKind(Kind):
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return ("id", "source", "reference_label", "group", "split", "status", "n", "flags", "annotators", "candidates")
+
+    # --- pages and review ------------------------------------------------------------
+
+    def project_links(self, project) -> list[ProjectLink]:
+        return [ProjectLink("lchaim-results", _("LCHAIM results"))]

@@ -1,7 +1,9 @@
-"""Load the demo: a Hebrew and a Persian `nli_relabel` project and a Hebrew project of each
-other annotating kind, with items written for Mashov, a supervisor and three annotators. Safe to run again: it changes nothing that
-exists and prints the logins each time."""
+"""Load the demo: a Hebrew and a Persian NLI relabeling project and a Hebrew project of each
+other annotating kind (annotation/demo/projects.json), with items written for Mashov, a
+supervisor and three annotators. Safe to run again: it changes nothing that exists and
+prints the logins each time."""
 
+import json
 from pathlib import Path
 
 from django.conf import settings
@@ -9,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotation.kinds.registry import available_kinds
 from annotation.models import Membership, Project
 from annotation.services.imports import items_import
 from annotation.services.projects import project_create, user_create_by_operator
@@ -20,30 +23,11 @@ ANNOTATORS = [
     ("annotator2", "mashov-demo-annotator2"),
     ("annotator3", "mashov-demo-annotator3"),
 ]
-# (slug, name, kind, language, file, settings): three annotators in the demo, so the
-# protocols are scaled to them (e.g. the author's label plus 3 votes, 3 of 4 agreeing).
-PROJECTS = [
-    ("demo-he-nli", "הסקה בעברית — הדגמה", "nli_relabel", "he", "nli_he.jsonl", {"consensus_k": 3, "consensus_n": 4}),
-    (
-        "demo-fa-nli",
-        "استنتاج زبان طبیعی فارسی — نمونه",
-        "nli_relabel",
-        "fa",
-        "nli_fa.jsonl",
-        {"consensus_k": 3, "consensus_n": 4},
-    ),
-    ("demo-he-qa", "שאלות על פסקאות — הדגמה", "qa_authoring", "he", "qa_he.jsonl", {}),
-    ("demo-he-mt", "דירוג תרגומים — הדגמה", "translation_rating", "he", "translation_he.jsonl", {}),
-    ("demo-he-phrases", "זוגות ביטויים — הדגמה", "phrase_pair", "he", "phrase_he.jsonl", {}),
-    (
-        "demo-he-summaries",
-        "דירוג סיכומים — הדגמה",
-        "summary_rating",
-        "he",
-        "summaries_he.jsonl",
-        {"raters_per_item": 3},
-    ),
-]
+# The demo's projects (annotation/demo/projects.json: slug, name, kind, language, file,
+# settings): three annotators in the demo, so the protocols are scaled to them (e.g. the
+# author's label plus 3 votes, 3 of 4 agreeing). Projects of a kind the site does not
+# install are left out.
+PROJECTS_FILE = DEMO_DIR / "projects.json"
 
 
 class Command(BaseCommand):
@@ -66,16 +50,20 @@ class Command(BaseCommand):
                         username=username, password=password, is_staff=username == SUPERVISOR[0]
                     )
                 users[username] = user
-            for slug, name, kind, language, filename, protocol in PROJECTS:
+            installed = available_kinds()
+            for spec in json.loads(PROJECTS_FILE.read_text(encoding="utf-8")):
+                if spec["kind"] not in installed:
+                    continue
+                slug, filename = spec["slug"], spec["file"]
                 project = Project.objects.filter(slug=slug).first()
                 if project is None:
                     project = project_create(
                         actor=users[SUPERVISOR[0]],
                         slug=slug,
-                        name=name,
-                        kind=kind,
-                        language=language,
-                        settings=protocol,
+                        name=spec["name"],
+                        kind=spec["kind"],
+                        language=spec["language"],
+                        settings=spec["settings"],
                     )
                 for username, _ in ANNOTATORS:
                     Membership.objects.get_or_create(

@@ -87,7 +87,7 @@ def lchaim_results(request, slug):
     is_supervisor = access.supervises(request.user, project)
     return render(
         request,
-        "translation/results.html",
+        "lchaim/results.html",
         {
             "project": project,
             "table1": table1,

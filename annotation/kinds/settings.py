@@ -1,0 +1,123 @@
+"""The protocol settings every kind shares, their defaults, help texts and checks: the common
+settings, the aggregation and adaptive-overlap settings of the kinds that vote or rate, the
+ranges a setting must lie in, and the keyed draw the seed settings feed."""
+
+import hashlib
+import hmac
+
+from django.utils.translation import gettext_lazy as _
+
+from annotation.errors import InvalidInput
+
+# Settings every kind understands.
+COMMON_SETTINGS = {
+    "claim_ttl": 30 * 60,  # seconds an open claim holds its slot
+    # Whether matching (overlap, EM/F1/TLNLS) counts Arabic yeh/kaf as their Persian forms
+    # (annotation.metrics.text.fold_for_matching). The default here is only the type: the
+    # real default depends on the project's language (`language_defaults`).
+    "fold_letter_variants": False,
+    # An annotator whose Cohen's kappa against the consensus is below this is flagged on
+    # the quality page (0.4: below "moderate" on Landis & Koch's 1977 scale).
+    "quality_flag_below": 0.4,
+}
+# Kappa lies in [-1, 1]; a threshold outside it would flag everyone or no one.
+QUALITY_FLAG_RANGE = (-1.0, 1.0)
+
+
+def language_defaults(language: str | None) -> dict:
+    """Defaults of common settings that depend on the project's language. Persian text
+    mixes the Arabic and Persian forms of yeh and kaf (FarsTail's data does; docs/text.md "Matching"),
+    so Persian projects fold them by default; in other languages they are other letters."""
+    return {"fold_letter_variants": language == "fa"}
+
+
+# Settings of label aggregation and adaptive overlap (docs/api.md "Aggregation, annotator
+# quality, adjudication"), for the kinds whose vote is one label of a closed set: which
+# method decides gold, and how many votes an item gets (off while overlap_min is unset).
+AGGREGATION_SETTINGS = {"aggregation": "k_of_n", "overlap_min": None, "overlap_max": None, "confidence_target": None}
+# The rating kinds' adaptive overlap: one more rater while one candidate's ratings differ
+# by more than `spread` points.
+RATING_OVERLAP_SETTINGS = {"overlap_min": None, "overlap_max": None, "spread": None}
+# Settings that are unset (None) by default, with the type they take when set.
+OPTIONAL_SETTING_TYPES = {"overlap_min": int, "overlap_max": int, "confidence_target": float, "spread": float}
+# Most votes adaptive overlap may ask of one item.
+OVERLAP_MAX_LIMIT = 50
+
+
+def check_overlap_settings(settings: dict) -> None:
+    """overlap_min and overlap_max set together, 1 <= overlap_min <= overlap_max <= 50;
+    confidence_target in [0, 1]; spread at least 0. Each a 400 naming the setting."""
+    low, high = settings.get("overlap_min"), settings.get("overlap_max")
+    if low is None and high is not None:
+        raise InvalidInput(
+            "overlap_max needs overlap_min (adaptive overlap is off while it is unset)", field="settings.overlap_min"
+        )
+    if low is not None:
+        if not 1 <= low <= OVERLAP_MAX_LIMIT:
+            raise InvalidInput(f"must be between 1 and {OVERLAP_MAX_LIMIT}", field="settings.overlap_min")
+        if high is None:
+            raise InvalidInput("is required with overlap_min", field="settings.overlap_max")
+        if not low <= high <= OVERLAP_MAX_LIMIT:
+            raise InvalidInput(f"must be between overlap_min and {OVERLAP_MAX_LIMIT}", field="settings.overlap_max")
+    target = settings.get("confidence_target")
+    if target is not None and not 0.0 <= target <= 1.0:
+        raise InvalidInput("must be between 0 and 1", field="settings.confidence_target")
+    spread = settings.get("spread")
+    if spread is not None and not 0.0 <= spread <= 100.0:
+        raise InvalidInput("must be between 0 and 100", field="settings.spread")
+
+
+def check_aggregation_settings(settings: dict) -> None:
+    """`aggregation` one of the methods, then the overlap settings."""
+    from annotation.metrics.aggregation import METHODS
+
+    if settings["aggregation"] not in METHODS:
+        raise InvalidInput(f"must be one of {', '.join(METHODS)}", field="settings.aggregation")
+    check_overlap_settings(settings)
+
+
+# A claim longer than a week would hold an item from everyone else for good; and an
+# expiry beyond year 9999 cannot be stored at all.
+CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
+# Seeds are free, but within 64 bits: a longer number is a mistake, not a seed.
+SEED_RANGE = (-(2**63), 2**63 - 1)
+
+
+def check_range(settings: dict, name: str, low, high) -> None:
+    """A numeric setting within [low, high], else a 400 naming it."""
+    if not low <= settings[name] <= high:
+        raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
+
+
+def keyed_draw(secret: str, seed: int, key: str) -> int:
+    """A project's random draw of `key`, as a 64-bit integer: HMAC-SHA256 keyed by the
+    project's `draw_secret` together with the `seed` setting, over `key`. Members may know
+    the seed and every name in `key`; without the secret, which never leaves the server,
+    they cannot work the draw out. The server replays it exactly (same secret, seed, key).
+
+    >>> keyed_draw("00" * 32, 13, "a") == keyed_draw("00" * 32, 13, "a") != keyed_draw("00" * 32, 14, "a")
+    True
+    """
+    digest = hmac.new(f"{secret}\x00{seed}".encode(), key.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+# What each common setting means, for the console's settings forms.
+COMMON_SETTINGS_HELP = {
+    "claim_ttl": _("Seconds an annotator's claim on an item lasts before the item goes back to others."),
+    "fold_letter_variants": _(
+        "Count Arabic yeh and kaf as their Persian forms when texts are matched (on by default for Persian)."
+    ),
+    "quality_flag_below": _(
+        "Annotators whose kappa against the consensus is below this are flagged on the quality page (-1 to 1)."
+    ),
+    "aggregation": _("Which method makes gold: k_of_n (the paper's rule), majority, dawid_skene or mace."),
+    "overlap_min": _("Adaptive overlap: votes every item gets first (empty: off, every item gets the fixed number)."),
+    "overlap_max": _("Adaptive overlap: the most votes an item may get."),
+    "confidence_target": _(
+        "Adaptive overlap: one more vote while the chosen method's confidence is below this (0 to 1; empty: the k-of-n rule alone)."
+    ),
+    "spread": _(
+        "Adaptive overlap for ratings: one more rater while two ratings of one candidate differ by more than this many points."
+    ),
+}

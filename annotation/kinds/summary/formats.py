@@ -1,0 +1,176 @@
+"""The files of summary rating: the import rows (an article with its candidate summaries)
+and the export records and CSV columns (every rating, per-criterion means, error-tag
+counts). Items are JSONL or CSV rows (`summaries` a JSON list in CSV)."""
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from annotation.metrics.text import bidi_control, forbidden_character
+from annotation.rows import ItemRow, RowProblems, require_text
+
+from .ratings import CRITERIA, stored_ratings
+
+MAX_SUMMARIES = 8
+MAX_TEXT_LENGTH = 200_000
+# A score's or an error tag's name: at most this many characters.
+MAX_TAG_LENGTH = 64
+_SUMMARY_KEYS = ("system", "text", "scores")
+
+
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def parse_summary_record(record: dict, row: int, problems: RowProblems, common: dict) -> tuple[ItemRow | None, list]:
+    """One row of a summary-rating file: the article and its 1 to MAX_SUMMARIES summaries
+    (system, text, optional automatic scores), or the row's problems."""
+    article = require_text(record, "article", problems)
+    if article and not article.strip():
+        problems.add("article", "is blank")
+    elif len(article) > MAX_TEXT_LENGTH:
+        problems.add("article", f"is longer than {MAX_TEXT_LENGTH} characters")
+    summaries = record.get("summaries")
+    cleaned: list[dict] = []
+    if summaries is None or summaries == "":
+        problems.add("summaries", "is required")
+    elif not isinstance(summaries, list):
+        problems.add("summaries", "must be a list of {system, text, scores?} objects")
+    elif not 1 <= len(summaries) <= MAX_SUMMARIES:
+        problems.add("summaries", f"must hold between 1 and {MAX_SUMMARIES} summaries")
+    else:
+        systems: dict[str, int] = {}
+        for index, summary in enumerate(summaries):
+            entry = _parse_summary(summary, f"summaries[{index}]", problems)
+            if entry is None:
+                continue
+            if entry["system"] in systems:
+                problems.add(
+                    f"summaries[{index}].system", f"repeats the system of summaries[{systems[entry['system']]}]"
+                )
+                continue
+            systems[entry["system"]] = index
+            cleaned.append(entry)
+    if problems.errors:
+        return None, problems.errors
+    payload = {"article": article, "summaries": cleaned}
+    return ItemRow(payload=payload, position=row, **common), []
+
+
+def _parse_summary(summary: Any, prefix: str, problems: RowProblems) -> dict | None:
+    if not isinstance(summary, dict):
+        problems.add(prefix, "must be an object {system, text, scores?}")
+        return None
+    before = len(problems.errors)
+    for key in summary:
+        if key not in _SUMMARY_KEYS:
+            problems.add(f"{prefix}.{key}", f"is not a field of a summary; expected {', '.join(_SUMMARY_KEYS)}")
+    system = require_text(summary, "system", _Prefixed(problems, prefix), identifier=True)
+    text = require_text(summary, "text", _Prefixed(problems, prefix))
+    if text and not text.strip():
+        problems.add(f"{prefix}.text", "is blank")
+    elif len(text) > MAX_TEXT_LENGTH:
+        problems.add(f"{prefix}.text", f"is longer than {MAX_TEXT_LENGTH} characters")
+    entry = {"system": system, "text": text}
+    scores = summary.get("scores")
+    if scores is not None:
+        if not isinstance(scores, dict):
+            problems.add(f"{prefix}.scores", 'must be an object such as {"rouge1": 0.13}')
+        else:
+            for name, score in scores.items():
+                field = f"{prefix}.scores.{name}"
+                reason = bidi_control(name) or forbidden_character(name)
+                if reason or not name or len(name) > MAX_TAG_LENGTH:
+                    problems.add(f"{prefix}.scores", f"a score name {reason or 'must be 1-64 characters'}")
+                elif isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                    problems.add(field, "must be a finite number")
+            if len(problems.errors) == before:
+                entry["scores"] = dict(scores)
+    return entry if len(problems.errors) == before else None
+
+
+def summary_export_record(item, facts) -> dict:
+    """One exported record per item. `summaries`, in the file's order: system, text, automatic
+    scores, intrinsic measures (null until computed), every rating with its annotator's
+    pseudonym (in the order the annotations were stored), the mean per criterion and
+    the error-tag counts. `votes` is the same ratings flattened by summary k (file
+    order): `<k>_system`, `<k>_coherence` and `<k>_completeness` (lists aligned with
+    `annotators`), `<k>_coherence_mean`, `<k>_completeness_mean`, `<k>_errors` (tag →
+    count); CSV spreads it over `votes_<k>_*` columns. `n` is the number of raters;
+    `agreement` is null (alpha is a project-level figure: GET .../agreement/)."""
+    payload = item.payload
+    summaries = payload["summaries"]
+    order = payload["order"]
+    intrinsic = (item.computed or {}).get("intrinsic") or {}
+    measured = intrinsic.get("summaries") or []
+    per_summary: list[dict] = [
+        {
+            "index": stored,
+            "system": summary["system"],
+            "text": summary["text"],
+            "scores": summary.get("scores") or {},
+            "intrinsic": measured[stored] if stored < len(measured) else None,
+            "ratings": [],
+        }
+        for stored, summary in enumerate(summaries)
+    ]
+    annotators = [annotator for annotator, _value in facts.annotations]
+    columns: dict[int, dict[str, list]] = {k: {c: [] for c in CRITERIA} for k in range(len(summaries))}
+    for annotator, value in facts.annotations:
+        given = dict(stored_ratings(value, order))
+        for k in range(len(summaries)):
+            rating = given.get(k)
+            for criterion in CRITERIA:
+                columns[k][criterion].append(rating.get(criterion) if rating else None)
+            if rating is not None:
+                per_summary[k]["ratings"].append({"annotator": annotator, **rating})
+    votes: dict[str, Any] = {}
+    for k, entry in enumerate(per_summary):
+        counts: dict[str, int] = defaultdict(int)
+        for rating in entry["ratings"]:
+            for tag in rating.get("errors") or []:
+                counts[tag] += 1
+        entry["error_counts"] = dict(sorted(counts.items()))
+        votes[f"{k}_system"] = entry["system"]
+        for criterion in CRITERIA:
+            cast = [x for x in columns[k][criterion] if isinstance(x, int)]
+            entry[f"{criterion}_mean"] = _mean(cast)
+            votes[f"{k}_{criterion}"] = columns[k][criterion]
+            votes[f"{k}_{criterion}_mean"] = entry[f"{criterion}_mean"]
+        votes[f"{k}_errors"] = entry["error_counts"]
+    return {
+        "id": item.external_id,
+        "article": payload["article"],
+        "summaries": per_summary,
+        "votes": votes,
+        "n": len(facts.annotations),
+        "round": item.round,
+        "group": item.group,
+        "split": item.split,
+        "status": item.status,
+        "agreement": None,
+        "annotators": annotators,
+    }
+
+
+def summary_csv_columns() -> tuple[str, ...]:
+    """One row per item, without the texts (JSONL carries them); summary k (file order,
+    k < MAX_SUMMARIES) spreads over `votes_<k>_*` columns. Rating lists are
+    space-separated in the order of `annotators`."""
+    columns = ["id", "n", "round", "group", "split", "status", "annotators"]
+    for k in range(MAX_SUMMARIES):
+        columns += [
+            f"votes_{k}_system", f"votes_{k}_coherence", f"votes_{k}_completeness",
+            f"votes_{k}_coherence_mean", f"votes_{k}_completeness_mean", f"votes_{k}_errors",
+        ]  # fmt: skip
+    return tuple(columns)
+
+
+class _Prefixed:
+    """RowProblems seen through a field prefix, for require_text on nested objects."""
+
+    def __init__(self, problems: RowProblems, prefix: str):
+        self.problems, self.prefix = problems, prefix
+
+    def add(self, field_name: str | None, message: str) -> None:
+        self.problems.add(f"{self.prefix}.{field_name}" if field_name else self.prefix, message)

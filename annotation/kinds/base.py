@@ -295,6 +295,8 @@ class KindRelease:
     # The shares of items a leak-free grouped split gives each split by default (FarsTail
     # §3.2: 70/15/15; HeQ §3.3: 90/5/5 by article), or None for kinds that are not split.
     release_split_shares: dict[str, float] | None = None
+    # The Hugging Face Hub's task category of the kind's datasets, for a release's card.
+    hub_task_category: str = "text-classification"
 
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         """The (premise, hypothesis) of a sentence-pair item, compared for near-duplicates

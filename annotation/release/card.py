@@ -18,16 +18,6 @@ from annotation.release.runs import curation_run_latest
 from annotation.selectors.quality import agreement_with_and_without_adjudicated
 from annotation.selectors.reports import agreement_reports_for_project
 
-# The Hub's task category of each kind (its `task_categories` vocabulary).
-TASK_CATEGORIES = {
-    "nli_relabel": "text-classification",
-    "nli_authoring": "text-classification",
-    "label_test": "text-classification",
-    "phrase_pair": "text-classification",
-    "qa_authoring": "question-answering",
-    "translation_rating": "translation",
-    "summary_rating": "summarization",
-}
 # The Hub's size categories, upper bounds exclusive.
 SIZE_CATEGORIES = (
     (1_000, "n<1K"),
@@ -57,7 +47,7 @@ def _yaml_header(release: Release, kind, counts: dict, files: list[str]) -> str:
         f"language:\n- {json.dumps(project.language)}",
         f"license: {json.dumps(release.license)}",
         f"pretty_name: {json.dumps(project.name, ensure_ascii=False)}",
-        f"task_categories:\n- {json.dumps(TASK_CATEGORIES.get(kind.name, 'other'))}",
+        f"task_categories:\n- {json.dumps(kind.hub_task_category)}",
         f"size_categories:\n- {json.dumps(size_category(total))}",
         "configs:",
         "- config_name: default",

@@ -48,6 +48,7 @@ from .questions import SPLITS, clean_questions, questions_of
 
 class QaAuthoringKind(Kind):
     name = "qa_authoring"
+    hub_task_category = "question-answering"
     title = _("Question authoring with answer spans (HeQ)")
     short_title = _("Question authoring")
 

@@ -86,6 +86,7 @@ def display_order(project_id: int, external_id: str, n: int) -> list[int]:
 
 class SummaryRatingKind(RatingKind):
     name = "summary_rating"
+    hub_task_category = "summarization"
     title = _("Summary rating")
     short_title = _("Summary rating")
 

@@ -98,6 +98,7 @@ def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
 
 class TranslationRatingKind(RatingKind):
     name = "translation_rating"
+    hub_task_category = "translation"
     title = _("Translation rating")
     short_title = _("Translation rating")
     recompute_pages = ("lchaim-results",)

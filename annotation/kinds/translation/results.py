@@ -62,7 +62,7 @@ def criterion_scale(criterion: str) -> tuple[float, float]:
     return (0.0, 1.0) if criterion == BINARY_CRITERION else (float(SCORE_MIN), float(SCORE_MAX))
 
 
-def scope_figures(units, coders, values, level: str, scale: tuple[float, float] = (SCORE_MIN, SCORE_MAX)) -> dict:
+def scope_figures(units, coders, values, level: str, scale: tuple[float, float]) -> dict:
     """Alpha with a bootstrap CI, and the mean with a bootstrap interval, for one system ×
     criterion whose values lie on `scale`.
 

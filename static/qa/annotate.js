@@ -568,6 +568,8 @@ window.MashovOverlap = (function () {
       forgetDraftChanges();
       el("title").textContent = data.item.payload.title || "";
       selector = window.MashovSpan.attach(el("paragraph"), data.item.payload.context, showSpan);
+      el("paragraph").closest(".paragraph-card").scrollTop = 0;
+      updateScrollCue();
       resetForm();
       restoreDraft(data);
     },
@@ -577,6 +579,17 @@ window.MashovOverlap = (function () {
     // A button only: S and Backspace are for writing here.
     nav: { skip: true },
   });
+
+  // The paragraph's box holds at most 45 % of the screen: while its end is out of view, a cue
+  // at the box's foot says that there is more to read.
+  function updateScrollCue() {
+    const card = el("paragraph").closest(".paragraph-card");
+    const cue = el("paragraph-more");
+    if (!card || !cue) { return; }
+    cue.hidden = card.scrollHeight - card.clientHeight - card.scrollTop <= 2;
+  }
+  el("paragraph").closest(".paragraph-card").addEventListener("scroll", updateScrollCue, { passive: true });
+  window.addEventListener("resize", updateScrollCue);
 
   el("question-form").addEventListener("submit", function (event) { event.preventDefault(); addQuestion(); });
   el("question-input").addEventListener("input", function () { refreshOverlap(); formChanged(); });

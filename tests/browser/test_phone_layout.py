@@ -134,12 +134,25 @@ def test_first_visit_guide_and_the_paragraph_scroll_cue(world, page, width, arti
     page.problems.assert_clean(page)
 
 
-def test_kind_select_fits_a_phone(world, page):
+# Width of every option's label in the select's own font, against the room inside the select
+# (its width less padding, border and the arrow): a label wider than that is shown cut.
+_LABELS_FIT = """(s) => {
+  const style = getComputedStyle(s);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = style.font;
+  const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+  return Array.from(s.options).map((o) => [o.text, ctx.measureText(o.text).width, room]).filter((x) => x[1] > x[2]);
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "he", "fa"])
+def test_kind_select_fits_a_phone(world, page, language):
     page.set_viewport_size({"width": 390, "height": 844})
-    login(page, world, "phone-admin", language="fa")
+    login(page, world, "phone-admin", language=language)
     page.goto(f"{world}/console/projects/new/")
     select = page.locator("#kind")
     expect(select).to_be_visible()
     assert select.evaluate(_IN_VIEW), select.bounding_box()
+    assert select.evaluate(_LABELS_FIT) == []
     assert not page.evaluate(_SIDEWAYS)
     page.problems.assert_clean(page)

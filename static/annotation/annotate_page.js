@@ -336,7 +336,8 @@ window.MashovAnnotatePage = (function () {
         beatAt = 0;  // the next input tries again
         return;
       }
-      if (result.status === 409 && current && current.assignment === beatFor) { showError(errorText(result)); }
+      // A submit on its way (busy) ends the claim itself: its 409 is no news.
+      if (result.status === 409 && !busy && current && current.assignment === beatFor) { showError(errorText(result)); }
     }
     ["keydown", "pointerdown", "input"].forEach(function (type) { document.addEventListener(type, heartbeat, true); });
 

@@ -70,6 +70,7 @@ def annotate(request, slug):
     membership = access.access_membership_for_annotator(request.user, slug)
     project = membership.project
     kind = get_kind(project.kind)
+    settings = kind.settings_for(project.settings, project.language)
     config = {
         "slug": project.slug,
         "kind": project.kind,
@@ -78,6 +79,9 @@ def annotate(request, slug):
         "progressUrl": f"/api/projects/{project.slug}/progress/",
         "skipUrl": "/api/assignments/{id}/skip/",
         "draftUrl": "/api/assignments/{id}/draft/",
+        "heartbeatUrl": "/api/assignments/{id}/heartbeat/",
+        # Input renews the claim at most this often: well inside the idle release period.
+        "heartbeatSeconds": max(2, min(60, settings["idle_release_seconds"] // 3)),
         "mineUrl": f"/api/projects/{project.slug}/mine/",
         "editUrl": "/api/annotations/{id}/",
         "networkError": _("The server could not be reached. Check your connection and try again."),

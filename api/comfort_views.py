@@ -21,6 +21,9 @@ DraftSerializer = inline_serializer(
     "Draft",
     {"value": serializers.JSONField(allow_null=True, help_text="A JSON object of unsubmitted work, or null for none.")},
 )
+HeartbeatSerializer = inline_serializer(
+    "Heartbeat", {"expires_at": serializers.DateTimeField(help_text="When the claim lapses if nothing more is heard.")}
+)
 EditRequestSerializer = inline_serializer(
     "AnnotationEditRequest", {"value": serializers.DictField(help_text="The new value, in the kind's submit shape.")}
 )
@@ -118,6 +121,20 @@ class SkipView(APIView):
     def post(self, request, assignment_id):
         claims.assignment_skip(user=request.user, assignment_id=assignment_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class HeartbeatView(APIView):
+    @extend_schema(
+        summary="Keep one's open claim while working on it",
+        description="The annotate page sends one on input. The claim holds its slot for another "
+        "`idle_release_seconds`, never past `claim_ttl` from the claim; one that lapsed while the page sat idle "
+        "comes back while the item has a free slot. A claim that cannot hold is a 409.",
+        request=None,
+        responses={200: HeartbeatSerializer, **CONFLICT, **ERRORS},
+    )
+    def post(self, request, assignment_id):
+        assignment = claims.assignment_heartbeat(user=request.user, assignment_id=assignment_id)
+        return Response({"expires_at": assignment.expires_at})
 
 
 class DraftView(APIView):

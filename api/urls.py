@@ -22,6 +22,7 @@ urlpatterns = [
     path("projects/<slug:slug>/preview/", views.PreviewView.as_view(), name="api-preview"),
     path("assignments/<id:assignment_id>/submit/", views.SubmitView.as_view(), name="api-submit"),
     path("assignments/<id:assignment_id>/skip/", comfort_views.SkipView.as_view(), name="api-skip"),
+    path("assignments/<id:assignment_id>/heartbeat/", comfort_views.HeartbeatView.as_view(), name="api-heartbeat"),
     path("assignments/<id:assignment_id>/draft/", comfort_views.DraftView.as_view(), name="api-draft"),
     path("projects/<slug:slug>/mine/", comfort_views.MineView.as_view(), name="api-mine"),
     path("annotations/<id:annotation_id>/", comfort_views.AnnotationEditView.as_view(), name="api-annotation"),

@@ -171,7 +171,12 @@ def main() -> None:
     from django.db import connection
 
     from annotation.kinds.registry import get_kind
-    from annotation.kinds.translation.results import scope_figures, translation_agreement_compute, translation_values
+    from annotation.kinds.translation.results import (
+        criterion_scale,
+        scope_figures,
+        translation_agreement_compute,
+        translation_values,
+    )
     from annotation.metrics.agreement import bootstrap_ci, slot_matrix
     from annotation.models import AgreementReport, Project
 
@@ -207,7 +212,7 @@ def main() -> None:
         for (system, criterion), (units, coders, values) in sorted(arrays.items()):
             level = "nominal" if criterion == "label_valid" else "ordinal"
             start = time.perf_counter()
-            figures = scope_figures(units, coders, values, level)
+            figures = scope_figures(units, coders, values, level, criterion_scale(criterion))
             total_figures += time.perf_counter() - start
             uniq, unit_index = np.unique(units, return_inverse=True)
             slot = slot_matrix(unit_index, values, uniq.size)

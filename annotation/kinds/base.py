@@ -34,6 +34,7 @@ from .settings import (
     CLAIM_TTL_RANGE,
     COMMON_SETTINGS,
     COMMON_SETTINGS_HELP,
+    IDLE_RELEASE_RANGE,
     OPTIONAL_SETTING_TYPES,
     QUALITY_FLAG_RANGE,
     check_range,
@@ -110,6 +111,7 @@ class KindSettings:
             raise InvalidInput("invalid settings", errors=errors)
         merged = self.settings_for(settings, language)
         check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
+        check_range(merged, "idle_release_seconds", *IDLE_RELEASE_RANGE)
         check_range(merged, "quality_flag_below", *QUALITY_FLAG_RANGE)
         self.check_settings(merged)
         return {key: merged[key] for key in known}

@@ -11,7 +11,11 @@ from annotation.errors import InvalidInput
 
 # Settings every kind understands.
 COMMON_SETTINGS = {
-    "claim_ttl": 30 * 60,  # seconds an open claim holds its slot
+    "claim_ttl": 30 * 60,  # seconds an open claim holds its slot at most
+    # Seconds a claim holds its slot without a sign of the annotator (the page's heartbeat on
+    # input, a draft save, opening the page again): an open page nobody works on gives the
+    # item back to others after this, while work in progress keeps it up to claim_ttl.
+    "idle_release_seconds": 180,
     # Whether matching (overlap, EM/F1/TLNLS) counts Arabic yeh/kaf as their Persian forms
     # (annotation.metrics.text.fold_for_matching). The default here is only the type: the
     # real default depends on the project's language (`language_defaults`).
@@ -79,6 +83,8 @@ def check_aggregation_settings(settings: dict) -> None:
 # A claim longer than a week would hold an item from everyone else for good; and an
 # expiry beyond year 9999 cannot be stored at all.
 CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
+# Below a few seconds a claim would lapse between two heartbeats of an annotator at work.
+IDLE_RELEASE_RANGE = (5, 7 * 24 * 3600)
 # Seeds are free, but within 64 bits: a longer number is a mistake, not a seed.
 SEED_RANGE = (-(2**63), 2**63 - 1)
 
@@ -105,6 +111,9 @@ def keyed_draw(secret: str, seed: int, key: str) -> int:
 # What each common setting means, for the console's settings forms.
 COMMON_SETTINGS_HELP = {
     "claim_ttl": _("Seconds an annotator's claim on an item lasts before the item goes back to others."),
+    "idle_release_seconds": _(
+        "Seconds an open page without input keeps its item; typing or clicking renews the claim, up to the claim's time limit."
+    ),
     "fold_letter_variants": _(
         "Count Arabic yeh and kaf as their Persian forms when texts are matched (on by default for Persian)."
     ),

@@ -56,6 +56,35 @@ def _annotator_membership_locked(user, slug: str) -> Membership:
     return membership
 
 
+def claim_expiry(settings: dict, claimed_at, now):
+    """When a claim made at `claimed_at` lapses if nothing is heard of its annotator after
+    `now`: `idle_release_seconds` on, never past `claim_ttl` from the claim."""
+    idle = min(settings["idle_release_seconds"], settings["claim_ttl"])
+    return min(claimed_at + timedelta(seconds=settings["claim_ttl"]), now + timedelta(seconds=idle))
+
+
+def claim_renew_locked(assignment: Assignment, item: Item, kind, settings: dict, now, *, until=None) -> bool:
+    """Renew the caller's claim on a sign of its annotator (docs/api.md "Claims and idle
+    release"): it holds its slot until `until` (by default another idle period), never past
+    claim_ttl from the claim. A claim that lapsed while its page sat idle comes back only
+    while the item still has a free slot in that round. True when the claim holds now. The
+    caller holds the claim's row lock, then the item's."""
+    if assignment.status != Assignment.Status.CLAIMED or item.status != Item.Status.OPEN:
+        return False
+    if item.round != assignment.round:
+        return False
+    limit = claim_expiry(settings, assignment.claimed_at, now) if until is None else until
+    until = min(limit, assignment.claimed_at + timedelta(seconds=settings["claim_ttl"]))
+    if until <= now:
+        return False
+    if assignment.expires_at <= now and live_count(item.pk, item.round, now) >= kind.votes_needed(item, settings):
+        return False
+    if until > assignment.expires_at:
+        Assignment.objects.filter(pk=assignment.pk).update(expires_at=until)
+        assignment.expires_at = until
+    return True
+
+
 def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
     """The caller's open claim in the project, or a new one; None when nothing is left."""
     now = timezone.now()
@@ -78,7 +107,7 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
         needed = needed_pair(kind, settings)
         skipped: set[int] = set()
         probe_id = kind.probe_for_annotator(project, user, settings, last_group=last_group or None, now=now)
-        expires_at = now + timedelta(seconds=settings["claim_ttl"])
+        expires_at = claim_expiry(settings, now, now)
         for _attempt in range(5):
             if probe_id is not None:
                 item = Item.objects.get(pk=probe_id)

@@ -7,6 +7,7 @@ locks only the item, which is what the consensus step locks, so an edit and the 
 the same round are serialised: whichever commits first, the other sees it."""
 
 import json
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -15,6 +16,7 @@ from django.utils.translation import gettext as _
 from annotation.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Assignment, Item, Membership, Review
+from annotation.services.assignments import claim_renew_locked
 from annotation.services.decisions import round_decided
 
 # A draft holds unsubmitted work (a paragraph's questions): generous for that, small enough
@@ -22,6 +24,7 @@ from annotation.services.decisions import round_decided
 DRAFT_MAX_BYTES = 64 * 1024
 
 CLAIM_CLOSED = "The claim is no longer open: it was submitted, skipped or has expired."
+CLAIM_GIVEN_AWAY = "The claim lapsed while the page was idle and the item was given to others."
 ROUND_DECIDED = (
     "This item's round is decided: the annotation can no longer be changed (a supervisor may reopen the item)."
 )
@@ -71,10 +74,44 @@ def assignment_draft_get(*, user, assignment_id: int):
     return assignment.draft
 
 
+def _renew_or_refuse(assignment: Assignment, now, *, full: bool) -> None:
+    """Renew the caller's locked claim (services.assignments.claim_renew_locked): for
+    another idle period, or with `full` for the rest of claim_ttl. The item's row is locked
+    after the claim's, as every writer does. A claim that can no longer hold is a 409."""
+    item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=assignment.item_id)
+    kind = get_kind(item.project.kind)
+    settings = kind.settings_for(item.project.settings, item.project.language)
+    until = assignment.claimed_at + timedelta(seconds=settings["claim_ttl"]) if full else None
+    if claim_renew_locked(assignment, item, kind, settings, now, until=until):
+        return
+    lapsed_idle = (
+        assignment.status == Assignment.Status.CLAIMED
+        and item.status == Item.Status.OPEN
+        and item.round == assignment.round
+        and assignment.claimed_at + timedelta(seconds=settings["claim_ttl"]) > now
+    )
+    raise Conflict(_(CLAIM_GIVEN_AWAY) if lapsed_idle else CLAIM_CLOSED, field="assignment")
+
+
+def assignment_heartbeat(*, user, assignment_id: int) -> Assignment:
+    """A sign of the annotator at work on their open claim (the page sends one on input):
+    the claim holds its slot for another `idle_release_seconds`, never past `claim_ttl`
+    from the claim. A claim that lapsed while its page sat idle comes back while the item
+    still has a free slot; otherwise, as for a closed claim, a 409."""
+    now = timezone.now()
+    with transaction.atomic():
+        assignment = _own_claim_locked(user, assignment_id)
+        _renew_or_refuse(assignment, now, full=False)
+    return assignment
+
+
 def assignment_draft_save(*, user, assignment_id: int, value) -> dict | None:
     """Store `value` (a JSON object, or null to clear) as the draft of the caller's open
     claim, replacing the previous one. Its JSON is at most DRAFT_MAX_BYTES of UTF-8 (413
-    beyond). The value is not the kind's: it is work in progress, checked at submit."""
+    beyond). The value is not the kind's: it is work in progress, checked at submit.
+    Saving is input: a claim with a draft holds its slot for the whole claim_ttl (work in
+    progress is not given away while its author is at lunch); an empty one (null, or an
+    object of empty values) renews the claim for an idle period only. A claim that lapsed idle comes back as with a heartbeat."""
     if value is not None and not isinstance(value, dict):
         raise InvalidInput("must be an object or null", field="value")
     if value is not None and len(json.dumps(value, ensure_ascii=False).encode("utf-8")) > DRAFT_MAX_BYTES:
@@ -82,8 +119,8 @@ def assignment_draft_save(*, user, assignment_id: int, value) -> dict | None:
     now = timezone.now()
     with transaction.atomic():
         assignment = _own_claim_locked(user, assignment_id)
-        if not _claim_open(assignment, now):
-            raise Conflict(CLAIM_CLOSED, field="assignment")
+        holds_work = isinstance(value, dict) and any(value.values())
+        _renew_or_refuse(assignment, now, full=holds_work)
         Assignment.objects.filter(pk=assignment.pk).update(draft=value)
     return value
 

@@ -21,6 +21,7 @@
 // sessionStorage for this page; after the login brings the annotator back it is sent again
 // with its Idempotency-Key (the server decides whether the claim still permits it) and the
 // page says how that went.
+// Input on the page (a key, a press, typing) renews the claim (heartbeatUrl, see below).
 // With `preview: true` (the console's "preview as annotator") nextUrl is the preview endpoint,
 // which claims nothing; a submit sends nothing, says so (previewNotice) and shows the next item.
 "use strict";
@@ -315,6 +316,30 @@ window.MashovAnnotatePage = (function () {
       });
     }
     refreshNav();
+
+    // Input is a sign of the annotator at work: it renews the claim on screen (heartbeatUrl) at
+    // most every heartbeatSeconds, so that a page left open with no input gives its item back
+    // after the project's idle_release_seconds, while a page in use keeps it. A claim that
+    // could not be kept (given to others meanwhile) is said so at once, not at the submit.
+    let beatAt = 0;
+    let beatFor = null;
+    async function heartbeat() {
+      if (!config.heartbeatUrl || config.preview || !current || editing) { return; }
+      const now = Date.now();
+      if (beatFor === current.assignment && now - beatAt < (config.heartbeatSeconds || 60) * 1000) { return; }
+      beatFor = current.assignment;
+      beatAt = now;
+      let result;
+      try {
+        result = await api.post(config.heartbeatUrl.replace("{id}", String(beatFor)));
+      } catch (e) {
+        beatAt = 0;  // the next input tries again
+        return;
+      }
+      // A submit on its way (busy) ends the claim itself: its 409 is no news.
+      if (result.status === 409 && !busy && current && current.assignment === beatFor) { showError(errorText(result)); }
+    }
+    ["keydown", "pointerdown", "input"].forEach(function (type) { document.addEventListener(type, heartbeat, true); });
 
     function errorText(result) {
       return result.status === 0 ? (config.networkError || "Network error") : api.errorText(result);

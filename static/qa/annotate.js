@@ -5,9 +5,9 @@
 // Offsets: the browser counts UTF-16 code units (an emoji is two), the server stores code
 // points of the stored paragraph (docs/text.md "Offsets"). `MashovSpan` keeps UTF-16 offsets inside
 // the page and converts once, when a span is sent. The span text is the exact slice of the
-// paragraph: never trimmed of anything but surrounding whitespace, never normalised, and its
-// edges fall between whole characters (grapheme clusters): keys move by character, a mouse
-// selection inside one grows to take all of it.
+// paragraph: never trimmed of anything but surrounding whitespace and sentence punctuation at
+// its end, never normalised, and its edges fall between whole characters (grapheme
+// clusters): keys move by character, a mouse selection inside one grows to take all of it.
 //
 // `MashovSpan` is shared with the validation page (validate.js loads this file first).
 "use strict";
@@ -88,6 +88,9 @@ window.MashovSpan = (function () {
       // whitespace out (the span stays an exact slice of the paragraph).
       while (s < e && isSpace(text.slice(s, next(edges, s)))) { s = next(edges, s); }
       while (e > s && isSpace(text.slice(previous(edges, e), e))) { e = previous(edges, e); }
+      // Nor is a full stop or a comma after the answer part of it (morphology.js), however
+      // the selection was made (mouse, keys, a stored span shown again).
+      if (window.MashovMorphology && s < e) { e = window.MashovMorphology.trimEnd(text, s, e); }
       if (s >= e || isBlank(text.slice(s, e))) { return null; }
       return { start: codePoints(text, s), text: text.slice(s, e), u16Start: s, u16End: e, variants: variants(s, e) };
     }
@@ -109,17 +112,82 @@ window.MashovSpan = (function () {
       select(v.u16Start, v.u16End);
     }
 
-    // A mouse selection's edges move to word edges (morphology.js), and the browser's
+    // The character (grapheme, UTF-16 [start, end)) drawn at screen point (x, y), or null.
+    // The browser's caret position for a point is the nearest boundary, and where a
+    // left-to-right number sits in right-to-left text the boundary at the number's visual edge
+    // is ambiguous (it may be the number's logical end): a press on the first digit of "1.2"
+    // could start the selection after the number. The character whose box holds the point
+    // is what the hand pointed at.
+    function charAt(x, y) {
+      let caret = null;
+      if (document.caretRangeFromPoint) {
+        const r = document.caretRangeFromPoint(x, y);
+        if (r && r.startContainer === node) { caret = r.startOffset; }
+      } else if (document.caretPositionFromPoint) {
+        const p = document.caretPositionFromPoint(x, y);
+        if (p && p.offsetNode === node) { caret = p.offset; }
+      }
+      if (caret === null || !node) { return null; }
+      const range = document.createRange();
+      function holds(u) {
+        range.setStart(node, u);
+        range.setEnd(node, next(edges, u));
+        for (const r of range.getClientRects()) {
+          if (x >= r.left - 0.5 && x <= r.right + 0.5 && y >= r.top - 0.5 && y <= r.bottom + 0.5) { return true; }
+        }
+        return false;
+      }
+      // Near the caret first (the usual case), then every character.
+      const near = edges.filter(function (u) { return u < text.length && Math.abs(u - caret) <= 16; });
+      const all = near.concat(edges.filter(function (u) { return u < text.length && Math.abs(u - caret) > 16; }));
+      for (const u of all) { if (holds(u)) { return [u, next(edges, u)]; } }
+      return null;
+    }
+
+    // A mouse selection runs from the character pressed to the character released, both
+    // included; its edges then move to word edges (morphology.js), and the browser's
     // selection with them: the highlighted span is the one sent.
-    function onMouseUp() {
-      if (!window.MashovMorphology || state.anchor === null || state.anchor === state.focus) { return; }
-      const forward = state.anchor < state.focus;
-      const s = Math.min(state.anchor, state.focus), e = Math.max(state.anchor, state.focus);
+    let pressed = null;  // {at: the character pressed or null}, while a drag that began here lasts
+    function onMouseUp(event) {
+      if (!pressed) { return; }
+      const from = pressed.at;
+      pressed = null;
+      if (!window.MashovMorphology) { return; }
+      const to = charAt(event.clientX, event.clientY);
+      const selected = state.anchor !== null && state.anchor !== state.focus;
+      let s, e, forward;
+      if (from && to && from[0] !== to[0]) {
+        // From one character to another: the selection the browser made may be empty or
+        // elsewhere (the bidi boundary above), the characters are not.
+        s = Math.min(from[0], to[0]);
+        e = Math.max(from[1], to[1]);
+        forward = from[0] < to[0];
+      } else if (selected) {
+        // Released on the pressed character or outside the text: the browser's selection,
+        // with the pressed character in it.
+        s = Math.min(state.anchor, state.focus);
+        e = Math.max(state.anchor, state.focus);
+        if (from) { s = Math.min(s, from[0]); e = Math.max(e, from[1]); }
+        forward = state.anchor < state.focus;
+      } else {
+        return;  // a click: a caret, no answer
+      }
       const snapped = window.MashovMorphology.snapSelection(text, s, e);
-      if (snapped[0] === s && snapped[1] === e) { return; }
+      if (selected && snapped[0] === Math.min(state.anchor, state.focus) && snapped[1] === Math.max(state.anchor, state.focus)) { return; }
       if (forward) { select(snapped[0], snapped[1]); } else { select(snapped[1], snapped[0]); }
     }
-    element.addEventListener("mouseup", onMouseUp);
+    document.addEventListener("mouseup", onMouseUp);
+
+    // A press inside the selected answer starts a new selection, as anywhere else: left to
+    // the browser, it would start dragging the selected text, and the old answer would stay.
+    function onMouseDown(event) {
+      if (event.button !== 0) { return; }
+      pressed = { at: event.shiftKey ? null : charAt(event.clientX, event.clientY) };
+      if (event.shiftKey) { return; }
+      const selection = document.getSelection();
+      if (selection && !selection.isCollapsed && selection.anchorNode === node) { selection.removeAllRanges(); }
+    }
+    element.addEventListener("mousedown", onMouseDown);
 
     function highlight(span) {
       if (!window.CSS || !CSS.highlights || typeof window.Highlight !== "function") { return; }
@@ -198,7 +266,8 @@ window.MashovSpan = (function () {
       document.removeEventListener("selectionchange", onSelectionChange);
       element.removeEventListener("keydown", onKeyDown);
       element.removeEventListener("focus", onFocus);
-      element.removeEventListener("mouseup", onMouseUp);
+      document.removeEventListener("mouseup", onMouseUp);
+      element.removeEventListener("mousedown", onMouseDown);
       element.mashovDetach = null;
     };
 
@@ -499,6 +568,8 @@ window.MashovOverlap = (function () {
       forgetDraftChanges();
       el("title").textContent = data.item.payload.title || "";
       selector = window.MashovSpan.attach(el("paragraph"), data.item.payload.context, showSpan);
+      el("paragraph").closest(".paragraph-card").scrollTop = 0;
+      updateScrollCue();
       resetForm();
       restoreDraft(data);
     },
@@ -508,6 +579,17 @@ window.MashovOverlap = (function () {
     // A button only: S and Backspace are for writing here.
     nav: { skip: true },
   });
+
+  // The paragraph's box holds at most 45 % of the screen: while its end is out of view, a cue
+  // at the box's foot says that there is more to read.
+  function updateScrollCue() {
+    const card = el("paragraph").closest(".paragraph-card");
+    const cue = el("paragraph-more");
+    if (!card || !cue) { return; }
+    cue.hidden = card.scrollHeight - card.clientHeight - card.scrollTop <= 2;
+  }
+  el("paragraph").closest(".paragraph-card").addEventListener("scroll", updateScrollCue, { passive: true });
+  window.addEventListener("resize", updateScrollCue);
 
   el("question-form").addEventListener("submit", function (event) { event.preventDefault(); addQuestion(); });
   el("question-input").addEventListener("input", function () { refreshOverlap(); formChanged(); });

@@ -1,4 +1,4 @@
-"""Mean with a t confidence interval, against scipy and on the edge cases."""
+"""Means with a t interval and with a bounded bootstrap interval, against scipy, on the scale and on the edge cases."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from annotation.metrics.intervals import mean_t_interval
+from annotation.metrics.intervals import mean_bounded_interval, mean_t_interval
 
 
 @given(st.lists(st.integers(min_value=1, max_value=5), min_size=2, max_size=60))
@@ -29,3 +29,41 @@ def test_wider_at_higher_confidence():
     values = [1, 2, 4, 5, 5, 3]
     narrow, wide = mean_t_interval(values, 0.9), mean_t_interval(values, 0.99)
     assert wide["ci_low"] < narrow["ci_low"] and narrow["ci_high"] < wide["ci_high"]
+
+
+# Ratings on a 1-5 scale, and yes/no shares (0/1), as Table 1 reads them.
+_scales = st.sampled_from([(1.0, 5.0), (0.0, 1.0)])
+
+
+@given(_scales.flatmap(lambda s: st.tuples(st.just(s), st.lists(st.floats(*s), min_size=0, max_size=40))))
+def test_bounded_interval_stays_on_the_scale_and_contains_the_mean(case):
+    (low, high), values = case
+    result = mean_bounded_interval(values, low, high, n_resamples=300)
+    if len(values) < 2:
+        assert result["ci_low"] is None and result["ci_high"] is None
+        return
+    assert low <= result["ci_low"] <= result["mean"] <= result["ci_high"] <= high
+    assert result["mean"] == pytest.approx(np.mean(values))
+
+
+@given(st.lists(st.sampled_from([0.0, 1.0]), min_size=2, max_size=30))
+def test_bounded_interval_of_a_share_within_zero_and_one(values):
+    result = mean_bounded_interval(values, 0, 1, n_resamples=300)
+    assert 0 <= result["ci_low"] <= result["mean"] <= result["ci_high"] <= 1
+
+
+def test_where_the_t_interval_leaves_the_scale_the_bounded_one_does_not():
+    # Three spread ratings on 1-5 and a yes/no share of one half, over two candidates.
+    for values, (low, high) in (([1, 2, 5], (1, 5)), ([0, 1], (0, 1))):
+        t = mean_t_interval(values)
+        assert t["ci_low"] < low and t["ci_high"] > high
+        bounded = mean_bounded_interval(values, low, high)
+        assert low <= bounded["ci_low"] < bounded["mean"] < bounded["ci_high"] <= high
+
+
+def test_bounded_interval_is_reproducible_and_refuses_values_off_the_scale():
+    values = [1, 2, 2, 3, 5, 4, 1]
+    assert mean_bounded_interval(values, 1, 5) == mean_bounded_interval(values, 1, 5)
+    assert mean_bounded_interval([2, 2, 2], 1, 5)["ci_low"] == mean_bounded_interval([2, 2, 2], 1, 5)["ci_high"] == 2
+    with pytest.raises(ValueError):
+        mean_bounded_interval([0, 3], 1, 5)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.metrics.morphology import prefix_lengths, snap_selection, span_variants
+from annotation.metrics.morphology import TRAILING_PUNCTUATION, prefix_lengths, snap_selection, span_variants
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "kinds" / "qa" / "span_cases.json").read_text("utf-8"))[
     "cases"
@@ -31,9 +31,26 @@ def test_hebrew_prefix_sequences():
     assert prefix_lengths("בית") == [0]  # a stem of three letters keeps them
     assert prefix_lengths("הבבית") == [0, 1]  # ה closes the sequence: no ב after it
     assert prefix_lengths("کتاب") == [0]  # Persian has no such prefixes here
+    assert prefix_lengths("לקו") == [0] and prefix_lengths("לקו", 2) == [0, 1]  # two-letter stems on request
+    assert prefix_lengths("ה-19", 2) == [0, 2]  # the hyphen goes with the prefix
 
 
-TEXT_CHARS = st.sampled_from(list("בהוכלמשתיםאר \u200cکتابی.,\"'😀Ab1\u05b7\u05bc"))
+def test_prefix_readings_offered_only_where_they_are_likely():
+    from annotation.metrics.morphology import offered_prefix_lengths
+
+    def offered(text, word):
+        start = text.index(word)
+        return [word[n:] for n in offered_prefix_lengths(text, start, start + len(word))]
+
+    assert offered("גרנו בבית ישן", "בבית") == ["בבית", "בית"]
+    assert offered("הגיעו מבקרים", "מבקרים") == ["מבקרים"]  # the participle's מ, not "from"
+    assert offered("הגיעו מבקרים, והבקרים היו קרים", "מבקרים") == ["מבקרים", "בקרים"]  # בקרים is in the text
+    assert offered("שלום לכולם", "שלום") == ["שלום"]
+    assert offered("שחינו בים", "בים") == ["בים"]
+    assert offered("ראינו ים כחול ושחינו בים", "בים") == ["בים", "ים"]
+
+
+TEXT_CHARS = st.sampled_from(list("בהוכלמשתיםאר \u200cکتابی.,\"'😀Ab1\u05b7\u05bc-٫۱"))
 
 
 @given(st.text(TEXT_CHARS, max_size=30), st.data())
@@ -42,7 +59,8 @@ def test_snapping_only_grows_and_variants_are_exact_slices(text, data):
     end = data.draw(st.integers(start, len(text)))
     s, e = snap_selection(text, start, end)
     if start < end:
-        assert s <= start and e >= end  # snapping only grows a selection, to word edges
+        # Snapping grows a selection to word edges; it leaves out only sentence punctuation at the end.
+        assert s <= start and (e >= end or set(text[e:end]) <= TRAILING_PUNCTUATION)
         assert snap_selection(text, s, e) == (s, e)  # snapping twice changes nothing
     variants = span_variants(text, s, e)
     assert (s, e) in variants

@@ -200,6 +200,7 @@ ROUTES = {
     "api-item-revise": {"POST": Rule({**OWNER, "disqualified": "refused"}, body={"hypothesis": "השערה מתוקנת"})},
     "api-submit": {"POST": Rule(CLAIMANT, ok=(201,), body={"value": {"label": "neutral"}})},
     "api-skip": {"POST": Rule(CLAIMANT, ok=(204,))},
+    "api-heartbeat": {"POST": Rule(CLAIMANT)},
     "api-draft": {"GET": Rule(CLAIMANT), "PUT": Rule(CLAIMANT, body={"value": {"questions": []}})},
     "api-mine": {"GET": Rule(MEMBER, slugs=ALL)},
     # The world's annotation may sit in a decided round (409, after the access check).

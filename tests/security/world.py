@@ -190,7 +190,9 @@ def build_world(text) -> World:
             name=text(slug, "name"),
             kind=kind,
             language="he",
-            settings=settings,
+            # The world's claims stand for the whole run, which no page's heartbeat renews:
+            # idle release no sooner than the claim's own limit.
+            settings={"idle_release_seconds": 30 * 60, **(settings or {})},
             guidelines=text(slug, "guidelines"),
         )
         Membership.objects.filter(project=project, user=admin).delete()  # admin sees it as staff, not as a member

@@ -1,12 +1,12 @@
 """Agreement per system × criterion and LCHAIM's Table 1 (LCHAIM §2.2): Krippendorff's alpha
-with a bootstrap CI and the mean rating with a 95% t interval for every system on every
-criterion, stored as AgreementReports by the "agreement" job and read back as the table."""
+with a bootstrap CI and the mean rating with a 95% bootstrap interval that stays on the
+criterion's scale, for every system on every criterion, stored as AgreementReports by the "agreement" job and read back as the table."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from .candidates import BINARY_CRITERION, CRITERIA
+from .candidates import BINARY_CRITERION, CRITERIA, SCORE_MAX, SCORE_MIN
 
 # (item, candidate) packed in one int64: candidates per item stay below 64.
 _UNIT_STRIDE = 64
@@ -57,17 +57,25 @@ def translation_values(project) -> tuple[dict, dict]:
     return arrays, systems_of
 
 
-def scope_figures(units, coders, values, level: str) -> dict:
-    """Alpha with a bootstrap CI, and the mean with a t interval, for one system × criterion.
+def criterion_scale(criterion: str) -> tuple[float, float]:
+    """The closed range a criterion's values lie in: 0-1 for label_valid, 1-5 for scores."""
+    return (0.0, 1.0) if criterion == BINARY_CRITERION else (float(SCORE_MIN), float(SCORE_MAX))
+
+
+def scope_figures(units, coders, values, level: str, scale: tuple[float, float]) -> dict:
+    """Alpha with a bootstrap CI, and the mean with a bootstrap interval, for one system ×
+    criterion whose values lie on `scale`.
 
     The mean is over rated candidates (units), each the mean of its raters' values; its CI
-    is Student's t over those unit means (scipy.stats.t), undefined below 2 units. For
+    is the bootstrap percentile interval over those unit means
+    (metrics.intervals.mean_bounded_interval), which stays on the scale where a t interval
+    over few, spread means would reach past it; undefined below 2 units. For
     label_valid the values are 1 (holds) / 0, so the mean is the share of "label still
     holds"; `share` is the same share over individual ratings."""
     import numpy as np
 
     from annotation.metrics.agreement import REASON_NO_PAIRABLE, slot_matrix
-    from annotation.metrics.intervals import mean_t_interval
+    from annotation.metrics.intervals import mean_bounded_interval
     from annotation.services.agreement import alpha_with_ci, bootstrap_details, report_figures
 
     uniq, unit_index = np.unique(units, return_inverse=True)
@@ -76,7 +84,7 @@ def scope_figures(units, coders, values, level: str) -> dict:
     point, boot, reason = alpha_with_ci(matrix, level)
     counts = np.bincount(unit_index, minlength=n_units)
     unit_means = np.bincount(unit_index, weights=values, minlength=n_units) / np.maximum(counts, 1)
-    interval = mean_t_interval(unit_means.tolist())
+    interval = mean_bounded_interval(unit_means.tolist(), *scale)
     mean, ci_low, ci_high = interval["mean"], interval["ci_low"], interval["ci_high"]
     pairable = counts[unit_index] >= 2
     if point.alpha is None and not pairable.any() and np.unique(coders).size >= 2:
@@ -117,7 +125,7 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
     scopes = sorted(arrays, key=lambda sc: (str(sc[0]), CRITERIA.index(sc[1])))
     for position, (system, criterion) in enumerate(scopes, start=1):
         level = _level(criterion, settings)
-        figures = scope_figures(*arrays[(system, criterion)], level)
+        figures = scope_figures(*arrays[(system, criterion)], level, criterion_scale(criterion))
         scope = {"system": system, "criterion": criterion}
         reports.append(
             AgreementReport(
@@ -138,7 +146,7 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
 
 def translation_table1(project) -> dict:
     """LCHAIM Table 1 from the stored reports: a row per system, a cell per criterion
-    (mean with its 95% t interval, alpha with its bootstrap CI and level). The winner of a
+    (mean with its 95% bootstrap interval, alpha with its bootstrap CI and level). The winner of a
     criterion (highest mean) is named only when its mean CI lies wholly above the
     runner-up's; otherwise `winners[criterion]` is null. One query."""
     from annotation.models import AgreementReport

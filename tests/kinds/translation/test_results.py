@@ -159,3 +159,27 @@ def test_all_raters_agree_is_undefined_not_one(make_user):
     before = sorted((r.scope_key, r.level, r.alpha) for r in reports.values())
     _, again = compute(project)
     assert sorted((r.scope_key, r.level, r.alpha) for r in again.values()) == before
+
+
+def test_table1_intervals_stay_on_each_criterion_scale(make_user, client):
+    """Few, spread ratings: a t interval would reach past 1-5 and past 0-1 for the share;
+    Table 1, stored and on the page, shows intervals within the scale around the mean."""
+    import re
+
+    from django.contrib.auth import get_user_model
+
+    from annotation.kinds.translation.results import translation_table1
+
+    project = make_project(make_user, slug="spread")
+    store(project, make_user, {"accuracy": [[1, 2, 5]], "label_valid": [[1, 0, 1]]})
+    compute(project)
+    cells = translation_table1(project)["rows"][0]["cells"]
+    for criterion, (low, high) in (("accuracy", (1, 5)), ("label_valid", (0, 1))):
+        cell = cells[criterion]
+        assert low <= cell["mean_ci_low"] < cell["mean"] < cell["mean_ci_high"] <= high, (criterion, cell)
+
+    client.force_login(get_user_model().objects.get(username="spread-root"))
+    html = client.get(f"/p/{project.slug}/lchaim/").content.decode()
+    shown = [(float(a), float(b)) for a, b in re.findall(r'class="ci">\[(-?[\d.]+), (-?[\d.]+)\]', html)]
+    assert len(shown) == 4, html
+    assert all(0 <= a <= b <= 5 for a, b in shown), shown

@@ -34,6 +34,10 @@ ACTION_NAMES = {
     "split_run": _("splits computed"),
     "import": _("items imported"),
     "release": _("release step run"),
+    "back_translation_run": _("back-translation filter run"),
+    "back_translation_restore": _("items restored after the back-translation filter"),
+    "sample": _("items sampled for rating"),
+    "summary_measures": _("summary measures computed"),
 }
 
 

@@ -24,6 +24,10 @@ ACTIONS = (
     "split_run",
     "import",
     "release",
+    "back_translation_run",
+    "back_translation_restore",
+    "sample",
+    "summary_measures",
 )
 
 

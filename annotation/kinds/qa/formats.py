@@ -37,6 +37,7 @@ from typing import Any
 
 from annotation import safe_json
 from annotation.errors import InvalidInput
+from annotation.kinds.base import ExportSplits
 from annotation.kinds.registry import get_kind
 from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.offsets import span_matches
@@ -60,6 +61,9 @@ POOL_RULE_KEYS = ("min_chars", "max_chars", "min_hebrew_letters", "per_article")
 QUESTION_KEYS = ("question", "id", "answers", "is_impossible", "WH Question", "question quality", "wrong_answers")
 ARTICLE_KEYS = ("title", "source")
 UNREVIEWED = "unreviewed"
+# The member of the paragraph JSONL export holding the file's questions (the import reads
+# it as `questions`).
+PARAGRAPH_QUESTIONS_EXPORTED = "existing_questions"
 # Question ids of authored questions: UUIDs like HeQ's, stable for (project, annotation, index).
 QUESTION_ID_NAMESPACE = uuid.UUID("6f1c44a4-5b8e-4a53-9a8e-3c0f2f5f0a11")
 
@@ -332,6 +336,32 @@ def ordered_question(question: dict) -> dict:
     return ordered
 
 
+class ArticleSplits(ExportSplits):
+    """The paragraphs' computed splits (`project_article_splits`) for the paragraph JSONL and
+    CSV exports: what they write in `split` and what `?split=` selects, as the SQuAD and
+    per-question exports do. Two queries, when the export is prepared."""
+
+    def __init__(self, project):
+        self.article_splits = project_article_splits(project, get_kind(project.kind).settings_for(project.settings))
+
+    def of(self, item) -> str:
+        return item_split(item, self.article_splits)
+
+    def filter(self, items, split: str):
+        from django.db.models import Q
+
+        def of_articles(keys: list[str]) -> Q:
+            return Q(group__in=keys) | Q(group="", external_id__in=keys)
+
+        # A paragraph keeps the split its file gave; the others take their article's, and an
+        # article without questions yet is in train (item_split).
+        if split == "train":
+            elsewhere = [key for key, name in self.article_splits.items() if name != split]
+            return items.filter(Q(split=split) | (Q(split="") & ~of_articles(elsewhere)))
+        here = [key for key, name in self.article_splits.items() if name == split]
+        return items.filter(Q(split=split) | (Q(split="") & of_articles(here)))
+
+
 def authored_question_id(project_slug: str, annotation_id: int, index: int) -> str:
     return str(uuid.uuid5(QUESTION_ID_NAMESPACE, f"{project_slug}:{annotation_id}:{index}"))
 
@@ -516,6 +546,17 @@ def _squad_document(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     yield (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def columnar_answers(answers: list) -> dict:
+    """A question's answers in squad_v2's shape, as the Hugging Face `datasets` library
+    loads SQuAD: one list of texts and one of start offsets (code points), aligned.
+
+    >>> columnar_answers([{"text": "אב", "answer_start": 3}, {"text": "ב", "answer_start": 4}])
+    {'text': ['אב', 'ב'], 'answer_start': [3, 4]}
+    """
+    spans = [answer for answer in answers if isinstance(answer, dict)]
+    return {"text": [span.get("text") for span in spans], "answer_start": [span.get("answer_start") for span in spans]}
+
+
 def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     for entry in paragraphs:
         paragraph = entry["paragraph"]
@@ -527,7 +568,7 @@ def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
                 "paragraph": entry["item"].external_id,
                 "context": paragraph["context"],
                 "question": question.get("question"),
-                "answers": question.get("answers", []),
+                "answers": columnar_answers(question.get("answers", [])),
                 "is_impossible": question.get("is_impossible"),
                 "question_quality": question.get("question quality"),
                 "wh_question": question.get("WH Question"),

@@ -32,6 +32,7 @@ from annotation.rows import ItemRow, RowProblems, require_text
 
 from .formats import (
     MAX_CONTEXT_LENGTH,
+    PARAGRAPH_QUESTIONS_EXPORTED,
     POOL_RULES,
     check_existing_question,
     check_pool_rules,
@@ -145,7 +146,8 @@ class QaAuthoringKind(Kind):
         source = record.get("source")
         if source is not None and (not isinstance(source, str) or bidi_control(source)):
             problems.add("source", bidi_control(source) if isinstance(source, str) else "must be a string")
-        questions = record.get("questions") or []
+        # The paragraph export writes the file's questions as `existing_questions`.
+        questions = record.get("questions", record.get(PARAGRAPH_QUESTIONS_EXPORTED)) or []
         if not isinstance(questions, list):
             problems.add("questions", "must be a list")
             questions = []
@@ -242,18 +244,29 @@ class QaAuthoringKind(Kind):
     def export_stream(self, spec) -> Iterator[bytes]:
         return export_questions_stream(spec.project, fmt=spec.fmt, split=spec.split)
 
+    def export_splits(self, project):
+        from .formats import ArticleSplits
+
+        return ArticleSplits(project)
+
     def export_record(self, item, facts) -> dict:
         """A paragraph for the generic JSONL/CSV export: its questions from the file and the
-        authored ones as submitted (grades and extra answers are in the `squad` export)."""
+        authored ones as submitted (grades and extra answers are in the `squad` export);
+        the split is the article's computed one (`export_splits`). The JSONL and CSV imports
+        read it back to the same paragraph."""
         payload = item.payload
         return {
             "id": item.external_id,
             "title": payload.get("title", ""),
             "context": payload.get("context", ""),
+            "source": payload.get("source"),
+            "article_index": payload.get("article_index"),
+            "paragraph_extra": payload.get("paragraph_extra") or {},
+            "article_extra": payload.get("article_extra") or {},
             "group": item.group,
             "split": item.split,
             "status": item.status,
-            "existing_questions": [ordered_question(q) for q in payload.get("questions") or []],
+            PARAGRAPH_QUESTIONS_EXPORTED: [ordered_question(q) for q in payload.get("questions") or []],
             "authored": [
                 {"annotator": annotator, "questions": questions_of(value)} for annotator, value in facts.annotations
             ],
@@ -261,4 +274,4 @@ class QaAuthoringKind(Kind):
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:
-        return ("id", "title", "context", "group", "split", "status", "annotators")
+        return ("id", "title", "context", "source", "group", "split", "status", "annotators")

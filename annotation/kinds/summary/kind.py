@@ -43,7 +43,6 @@ Results (`report_sections`, `compute_agreement`, export): see those methods."""
 import math
 import random
 import re
-from collections import defaultdict
 from typing import Any
 
 from django.utils.crypto import salted_hmac
@@ -51,6 +50,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import RATING_OVERLAP_SETTINGS, Kind, check_overlap_settings
+from annotation.kinds.summary.formats import EXPORTED_FIGURES
 from annotation.kinds.summary.guide import summary_guide
 from annotation.kinds.summary.ratings import (
     CRITERIA,
@@ -58,7 +58,6 @@ from annotation.kinds.summary.ratings import (
     ERROR_TAG_HINTS,
     MAX_SCORE,
     MIN_SCORE,
-    stored_ratings,
     tag_name,
 )
 from annotation.metrics.text import bidi_control, forbidden_character
@@ -190,7 +189,8 @@ class SummaryRatingKind(Kind):
             return None
         before = len(problems.errors)
         for key in summary:
-            if key not in _SUMMARY_KEYS:
+            # The export's figures (ratings, means, ...) are passed over: see formats.py.
+            if key not in _SUMMARY_KEYS and key not in EXPORTED_FIGURES:
                 problems.add(f"{prefix}.{key}", f"is not a field of a summary; expected {', '.join(_SUMMARY_KEYS)}")
         system = require_text(summary, "system", _Prefixed(problems, prefix), identifier=True)
         text = require_text(summary, "text", _Prefixed(problems, prefix))
@@ -343,73 +343,15 @@ class SummaryRatingKind(Kind):
     # --- export -------------------------------------------------------------------------
 
     def export_record(self, item, facts) -> dict:
-        """One record per item. `summaries`, in the file's order: system, text, automatic
-        scores, intrinsic measures (null until computed), every rating with its annotator's
-        pseudonym (in the order the annotations were stored), the mean per criterion and
-        the error-tag counts. `votes` is the same ratings flattened by summary k (file
-        order): `<k>_system`, `<k>_coherence` and `<k>_completeness` (lists aligned with
-        `annotators`), `<k>_coherence_mean`, `<k>_completeness_mean`, `<k>_errors` (tag →
-        count); CSV spreads it over `votes_<k>_*` columns. `n` is the number of raters;
-        `agreement` is null (alpha is a project-level figure: GET .../agreement/)."""
-        payload = item.payload
-        summaries = payload["summaries"]
-        order = payload["order"]
-        intrinsic = (item.computed or {}).get("intrinsic") or {}
-        measured = intrinsic.get("summaries") or []
-        per_summary: list[dict] = [
-            {
-                "index": stored,
-                "system": summary["system"],
-                "text": summary["text"],
-                "scores": summary.get("scores") or {},
-                "intrinsic": measured[stored] if stored < len(measured) else None,
-                "ratings": [],
-            }
-            for stored, summary in enumerate(summaries)
-        ]
-        annotators = [annotator for annotator, _value in facts.annotations]
-        columns: dict[int, dict[str, list]] = {k: {c: [] for c in CRITERIA} for k in range(len(summaries))}
-        for annotator, value in facts.annotations:
-            given = dict(stored_ratings(value, order))
-            for k in range(len(summaries)):
-                rating = given.get(k)
-                for criterion in CRITERIA:
-                    columns[k][criterion].append(rating.get(criterion) if rating else None)
-                if rating is not None:
-                    per_summary[k]["ratings"].append({"annotator": annotator, **rating})
-        votes: dict[str, Any] = {}
-        for k, entry in enumerate(per_summary):
-            counts: dict[str, int] = defaultdict(int)
-            for rating in entry["ratings"]:
-                for tag in rating.get("errors") or []:
-                    counts[tag] += 1
-            entry["error_counts"] = dict(sorted(counts.items()))
-            votes[f"{k}_system"] = entry["system"]
-            for criterion in CRITERIA:
-                cast = [x for x in columns[k][criterion] if isinstance(x, int)]
-                entry[f"{criterion}_mean"] = _mean(cast)
-                votes[f"{k}_{criterion}"] = columns[k][criterion]
-                votes[f"{k}_{criterion}_mean"] = entry[f"{criterion}_mean"]
-            votes[f"{k}_errors"] = entry["error_counts"]
-        return {
-            "id": item.external_id,
-            "article": payload["article"],
-            "summaries": per_summary,
-            "votes": votes,
-            "n": len(facts.annotations),
-            "round": item.round,
-            "group": item.group,
-            "split": item.split,
-            "status": item.status,
-            "agreement": None,
-            "annotators": annotators,
-        }
+        from annotation.kinds.summary.formats import summary_export_record
+
+        return summary_export_record(item, facts)
 
     def export_csv_columns(self) -> tuple[str, ...]:
-        """One row per item, without the texts (JSONL carries them); summary k (file order,
-        k < MAX_SUMMARIES) spreads over `votes_<k>_*` columns. Rating lists are
-        space-separated in the order of `annotators`."""
-        columns = ["id", "n", "round", "group", "split", "status", "annotators"]
+        """One row per item: the article and the summaries (JSON, as the CSV import reads
+        them), and summary k's votes (file order, k < MAX_SUMMARIES) spread over
+        `votes_<k>_*` columns. Rating lists are space-separated in the order of `annotators`."""
+        columns = ["id", "article", "summaries", "n", "round", "group", "split", "status", "annotators"]
         for k in range(MAX_SUMMARIES):
             columns += [
                 f"votes_{k}_system", f"votes_{k}_coherence", f"votes_{k}_completeness",

@@ -355,3 +355,28 @@ def test_question_exports_load_with_stable_features(qa_project, tmp_path, monkey
 def test_without_empty_objects_keeps_what_an_import_reads_the_same():
     record = {"extra": {}, "aggregates": {"mace": {"label": "a", "confidence": 1.0}}, "votes": [{"errors": []}]}
     assert without_empty_objects(record) == {"aggregates": record["aggregates"], "votes": [{"errors": []}]}
+
+
+def test_the_questions_import_names_a_bad_line_and_stores_nothing(qa_project, admin):
+    from annotation.errors import InvalidInput
+    from annotation.models import Item
+    from annotation.services.imports import items_import
+
+    _data, records = question_records(qa_project)
+    good = records[0]
+    lines = [
+        good,
+        {**records[1], "answers": [{"text": "x", "answer_start": 0}]},  # SQuAD 1's list, not squad_v2's columns
+        {**good, "id": "other", "context": "פסקה אחרת"},  # the same paragraph with another context
+        {**good, "paragraph": None},
+    ]
+    copy = new_project(admin, "qa_authoring", "ds-qa-copy")
+    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+    with pytest.raises(InvalidInput) as refused:
+        items_import(project=copy, data=data, fmt="questions", filename="q.jsonl")
+    assert sorted((error.row, error.field) for error in refused.value.errors) == [
+        (2, "answers"),
+        (3, "context"),
+        (4, "paragraph"),
+    ]
+    assert not Item.objects.filter(project=copy).exists()

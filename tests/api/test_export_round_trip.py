@@ -2,7 +2,7 @@
 TAB, quotes, formula-like cells (`=1+1`, `@SUM(1)`, after spaces, NBSP, RLM/LRM/ZWNJ or as
 fullwidth `＝`) and bidi controls. For every kind and every format it exports —
 `nli_relabel` and `label_test`: jsonl, csv, farstail; `phrase_pair`: jsonl, csv, phrasis;
-`qa_authoring`: jsonl, csv, squad; `translation_rating`, `summary_rating`, `nli_authoring`:
+`qa_authoring`: jsonl, csv, squad and the per-question JSONL (imported as `questions`); `translation_rating`, `summary_rating`, `nli_authoring`:
 jsonl, csv — the items go in through a JSONL import (authoring), are rated where the kind
 rates (so that the export carries its figures), go out through the export and in again
 through the import of that format, into a fresh project: the same items (texts, labels,
@@ -59,6 +59,11 @@ def export_file(project, fmt: str) -> bytes:
 
     if fmt == "phrasis":
         return b"".join(phrasis_export_stream(phrasis_export_prepare(project)))
+    if fmt == "questions":
+        from annotation.kinds.qa.formats import export_questions_stream
+
+        # The per-question JSONL (GET .../questions/export/?format=jsonl), imported as `questions`.
+        return b"".join(export_questions_stream(project, fmt="jsonl"))
     return b"".join(export_stream(export_prepare(project=project, fmt=fmt, status="all")))
 
 
@@ -322,7 +327,7 @@ def question_paragraphs(contexts: list[tuple[str, str, str]]) -> list[dict]:
     return rows
 
 
-@pytest.mark.parametrize("fmt", ["jsonl", "squad"])
+@pytest.mark.parametrize("fmt", ["jsonl", "squad", "questions"])
 @settings(**SETTINGS)
 @given(contexts=st.lists(st.tuples(words, st.sampled_from(["אבג", "x y", "۱۲"]), words), min_size=1, max_size=3))
 def test_question_paragraphs_with_questions_export_and_import_back_to_the_same_items(admin, fmt, contexts):

@@ -13,6 +13,8 @@ Import formats
   again.
 - `jsonl` / `csv`: `id, context, title?, group?, split?, questions?` (questions in the v1.1
   convention; JSONL only).
+- `questions`: the per-question JSONL export read back (`read_questions`), one paragraph per
+  `paragraph` id with its questions; squad_v2-shaped answers become spans again.
 - `articles` (the pool builder, HeQ §3.2): JSONL `{"title", "text", "source"?}` of whole
   articles, one paragraph a line. The article's `source` (case-insensitive; none means
   `pool_default_source`) picks its rule in the `pool_rules` setting — HeQ's: Wikipedia
@@ -22,8 +24,8 @@ Import formats
   (re-importing chooses the same).
 
 Export: `squad` (HeQ's v1.1 shape; `question quality` = the reviewer's grade) and `jsonl` (one
-question a line) through `export_questions_stream`; rejected questions are left out unless
-asked for."""
+question a line, answers and wrong answers in squad_v2's shape, imported back as `questions`)
+through `export_questions_stream`; rejected questions are left out unless asked for."""
 
 from __future__ import annotations
 
@@ -557,6 +559,63 @@ def columnar_answers(answers: list) -> dict:
     return {"text": [span.get("text") for span in spans], "answer_start": [span.get("answer_start") for span in spans]}
 
 
+def spans_of(columns) -> list | None:
+    """squad_v2's `{"text": [...], "answer_start": [...]}` as a list of spans, or None when
+    `columns` is not in that shape.
+
+    >>> spans_of({"text": ["אב"], "answer_start": [3]})
+    [{'text': 'אב', 'answer_start': 3}]
+    """
+    if not isinstance(columns, dict) or set(columns) != {"text", "answer_start"}:
+        return None
+    texts, starts = columns["text"], columns["answer_start"]
+    if not isinstance(texts, list) or not isinstance(starts, list) or len(texts) != len(starts):
+        return None
+    return [{"text": text, "answer_start": start} for text, start in zip(texts, starts)]
+
+
+# The per-question JSONL's members that become a paragraph's, and those that become a question's.
+PARAGRAPH_MEMBERS = ("title", "context", "split", "source", "article_index")
+QUESTION_MEMBERS = {"question": "question", "id": "id", "is_impossible": "is_impossible",
+                    "wh_question": "WH Question", "question_quality": "question quality"}  # fmt: skip
+
+
+def read_questions(text: str) -> Iterator[tuple[int, dict]]:
+    """The per-question JSONL export read back (import format `questions`): its lines
+    grouped by `paragraph` into one record per paragraph, in the order paragraphs first
+    appear, numbered by that line; answers in squad_v2's shape become spans again. A
+    question's null members and empty `wrong_answers` are left out; the export's other
+    members (origin, author) are not content. Every line of a paragraph must agree on
+    the paragraph's members."""
+    paragraphs: dict[str, tuple[int, dict]] = {}
+    for number, line, error, member in read_jsonl_objects(text):
+        if error is None and not isinstance(line, dict):
+            error = "must be a JSON object"
+        if error is None and (not isinstance(line.get("paragraph"), str) or not line["paragraph"]):
+            error, member = "must name the question's paragraph (its id)", "paragraph"
+        if error is not None:
+            yield number, {"_error": error, "_field": member}
+            continue
+        question = {name: line[key] for key, name in QUESTION_MEMBERS.items() if line.get(key) is not None}
+        for name in ("answers", "wrong_answers"):
+            spans = spans_of(line.get(name, {"text": [], "answer_start": []}))
+            if spans is None:
+                yield number, {"_error": 'must be {"text": [...], "answer_start": [...]} (squad_v2)', "_field": name}
+                break
+            if spans or name == "answers":
+                question[name] = spans
+        else:
+            key = line["paragraph"]
+            fields = {name: line.get(name) for name in PARAGRAPH_MEMBERS if line.get(name) is not None}
+            if key not in paragraphs:
+                paragraphs[key] = (number, {"id": key, **fields, "questions": []})
+            elif {name: paragraphs[key][1].get(name) for name in fields} != fields:
+                yield number, {"_error": f"differs from the first line of paragraph {key!r}", "_field": "context"}
+                continue
+            paragraphs[key][1]["questions"].append(question)
+    yield from paragraphs.values()
+
+
 def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     for entry in paragraphs:
         paragraph = entry["paragraph"]
@@ -570,9 +629,12 @@ def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
                 "question": question.get("question"),
                 "answers": columnar_answers(question.get("answers", [])),
                 "is_impossible": question.get("is_impossible"),
+                "wrong_answers": columnar_answers(question.get("wrong_answers", [])),
                 "question_quality": question.get("question quality"),
                 "wh_question": question.get("WH Question"),
                 "split": entry["split"],
+                "source": entry["source"],
+                "article_index": entry["article_index"],
                 "origin": "authored" if question.get("id") in entry["authors"] else "imported",
                 "author": entry["authors"].get(question.get("id")),
             }

@@ -39,6 +39,7 @@ from .formats import (
     export_questions_stream,
     ordered_question,
     read_articles,
+    read_questions,
     read_squad,
 )
 from .guide import QA_GUIDE
@@ -50,7 +51,7 @@ class QaAuthoringKind(Kind):
     name = "qa_authoring"
     title = _("Question authoring with answer spans (HeQ)")
     template = "qa/annotate.html"
-    extra_formats = ("squad", "articles")
+    extra_formats = ("squad", "articles", "questions")
     # HeQ §3.3: "randomly split into train (90%), development (5%), and test (5%) sets, with
     # the constraint that questions related to a specific article were assigned to the same set".
     release_split_shares = {"train": 0.9, "dev": 0.05, "test": 0.05}
@@ -130,6 +131,8 @@ class QaAuthoringKind(Kind):
             return read_squad(text)
         if fmt == "articles":
             return read_articles(text, settings["pool_rules"], settings["pool_default_source"])
+        if fmt == "questions":
+            return read_questions(text)
         return super().read_format(fmt, text, filename)
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:

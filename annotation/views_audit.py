@@ -38,6 +38,10 @@ ACTION_NAMES = {
     "webhook_create": _("webhook added"),
     "webhook_delete": _("webhook removed"),
     "webhook_resend": _("webhook delivery sent again"),
+    "back_translation_run": _("back-translation filter run"),
+    "back_translation_restore": _("items restored after the back-translation filter"),
+    "sample": _("items sampled for rating"),
+    "summary_measures": _("summary measures computed"),
 }
 
 

@@ -397,6 +397,11 @@ class KindFormats:
     def export_formats(self) -> tuple[str, ...]:
         return ("jsonl", "csv", *self.export_extra_formats)
 
+    def export_splits(self, project) -> "ExportSplits | None":
+        """How the JSONL and CSV exports read an item's split where the kind computes it
+        instead of storing it; None: the stored `Item.split`."""
+        return None
+
     def export_record(self, item, facts: "ExportFacts") -> dict:
         """One exported record, JSON-ready, keys in output order, for `item` and the `facts`
         gathered for it. Text is returned exactly as stored (docs/text.md "Storing text"). The default
@@ -607,6 +612,17 @@ class ExportFacts:
     # the export asked for it (`?history=1`), every decision of the item as exported dicts.
     decision: Any = None
     history: Any = None
+
+
+class ExportSplits:
+    """The splits a kind computes (`KindFormats.export_splits`): the split an export writes
+    for an item, and the items of one split as a queryset filter (`?split=`)."""
+
+    def of(self, item) -> str:
+        raise NotImplementedError
+
+    def filter(self, items, split: str):
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,10 @@ ACTIONS = (
     "webhook_create",
     "webhook_delete",
     "webhook_resend",
+    "back_translation_run",
+    "back_translation_restore",
+    "sample",
+    "summary_measures",
 )
 
 

@@ -14,6 +14,12 @@
   takes that mark off again, so the file imports to the same text. Only CSV: JSONL and the
   kinds' own layouts carry the text unchanged, quoting a cell that holds a TAB, CR, LF or
   `"` as their readers expect (rows.delimited_cell), so every export imports back.
+- JSONL leaves out an object member whose value is an empty object (`"extra": {}`, `"aggregates":
+  {}`, at any depth): a typed reader (Arrow, the Hugging Face `datasets` library) would give
+  such a column the type `struct<>`, which no later row with members can be cast to. Every
+  import reads an absent member as an empty one, so the file imports to the same items.
+- The split written, and the one `split=` selects, is the kind's computed split where it
+  computes one (`Kind.export_splits`: the QA articles' split), else the stored `Item.split`.
 - Annotators appear only as pseudonyms, stable within a project and not reversible to a
   user without the server's SECRET_KEY (`annotator_pseudonym`)."""
 
@@ -30,7 +36,7 @@ from django.db.models import QuerySet
 from django.utils.crypto import salted_hmac
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import AdjudicationFact, ExportFacts, Kind
+from annotation.kinds.base import AdjudicationFact, ExportFacts, ExportSplits, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
 from annotation.rows import csv_neutralise, delimited_line
@@ -64,6 +70,8 @@ class ExportSpec:
     filename: str
     # JSONL only: each record carries the item's whole decision history (`decisions`).
     history: bool = False
+    # The kind's computed splits (Kind.export_splits), or None for the stored split.
+    splits: ExportSplits | None = None
 
 
 def export_prepare(
@@ -106,6 +114,7 @@ def export_prepare(
         content_type=options["content_type"],
         filename=f"{'-'.join(parts)}.{options['extension']}",
         history=with_history,
+        splits=None if streamed else kind.export_splits(project),
     )
 
 
@@ -116,7 +125,7 @@ def export_items_queryset(spec: ExportSpec) -> QuerySet[Item]:
     if spec.status != "all":
         items = items.filter(status=spec.status)
     if spec.split is not None:
-        items = items.filter(split=spec.split)
+        items = spec.splits.filter(items, spec.split) if spec.splits is not None else items.filter(split=spec.split)
     return items.order_by("position", "id")
 
 
@@ -157,7 +166,8 @@ def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     for chunk, facts in chunks_with_facts(spec.project, items, history=spec.history):
         lines = []
         for item in chunk:
-            line = json.dumps(record_of(spec.kind, item, facts[item.pk]), ensure_ascii=False)
+            record = without_empty_objects(_with_split(spec, item, record_of(spec.kind, item, facts[item.pk])))
+            line = json.dumps(record, ensure_ascii=False)
             lines.append(_LINE_BREAKING_RE.sub(lambda match: _LINE_BREAKING[match.group()], line))
             lines.append("\n")
         yield "".join(lines).encode("utf-8")
@@ -171,7 +181,8 @@ def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     yield (UTF8_BOM + _drain(buffer)).encode("utf-8")
     for chunk, facts in chunks_with_facts(spec.project, items):
         for item in chunk:
-            writer.writerow(_csv_cells(record_of(spec.kind, item, facts[item.pk]), columns))
+            record = _with_split(spec, item, record_of(spec.kind, item, facts[item.pk]))
+            writer.writerow(_csv_cells(record, columns, spec.kind.csv_json_fields))
         yield _drain(buffer).encode("utf-8")
 
 
@@ -187,6 +198,27 @@ def record_of(kind: Kind, item: Item, facts: ExportFacts) -> dict:
     if facts.history is not None:
         record["decisions"] = facts.history
     return record
+
+
+def _with_split(spec: ExportSpec, item: Item, record: dict) -> dict:
+    if spec.splits is not None and "split" in record:
+        record["split"] = spec.splits.of(item)
+    return record
+
+
+def without_empty_objects(value):
+    """`value` with every object member whose value is an empty object left out, at any
+    depth (list entries are kept, whatever they hold).
+
+    >>> without_empty_objects({"a": {}, "b": [{"c": {}, "d": 1}, {}], "e": {"f": {}}})
+    {'b': [{'d': 1}, {}]}
+    """
+    if isinstance(value, dict):
+        kept = {key: without_empty_objects(inner) for key, inner in value.items()}
+        return {key: inner for key, inner in kept.items() if inner != {}}
+    if isinstance(value, list):
+        return [without_empty_objects(inner) for inner in value]
+    return value
 
 
 def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
@@ -209,12 +241,26 @@ def _drain(buffer: io.StringIO) -> str:
     return text
 
 
-def _csv_cells(record: dict, columns: Iterable[str]) -> list[str]:
+def _csv_cells(record: dict, columns: Iterable[str], json_fields: Iterable[str] = ()) -> list[str]:
+    """The row's cells; a column the kind's CSV import reads as JSON (`csv_json_fields`)
+    is written as JSON (an empty object or a missing value as an empty cell)."""
     flat = dict(record)
     votes = flat.pop("votes", None)
     if isinstance(votes, dict):
         flat.update({f"votes_{label}": count for label, count in votes.items()})
-    return [csv_neutralise(_csv_text(flat.get(column))) for column in columns]
+    elif isinstance(votes, list):
+        # Votes per entry (a summary's system): `votes_<k>_<member>` columns.
+        for k, entry in enumerate(votes):
+            if isinstance(entry, dict):
+                flat.update({f"votes_{k}_{key}": value for key, value in entry.items()})
+    return [
+        csv_neutralise(
+            json.dumps(flat[column], ensure_ascii=False)
+            if column in json_fields and flat.get(column) not in (None, {})
+            else _csv_text(flat.get(column))
+        )
+        for column in columns
+    ]
 
 
 def _csv_text(value) -> str:
@@ -226,6 +272,9 @@ def _csv_text(value) -> str:
         return repr(value)
     if isinstance(value, str):
         return value
+    if isinstance(value, list) and any(isinstance(inner, (dict, list)) for inner in value):
+        # Objects in a list (candidates, summaries) stay JSON, as the CSV import reads them.
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
         return " ".join(_csv_text(inner) for inner in value)
     if isinstance(value, dict):

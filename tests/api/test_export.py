@@ -144,7 +144,8 @@ def expected_jsonl_accepted(project, users) -> str:
         '"votes": {"entailment": 2, "neutral": 1, "contradiction": 0}, "n": 3, "round": 1, "group": "g1", '
         '"split": "dev", "status": "accepted", "label_changed": false, "agreement": 0.6666666666666666, '
         f'"author": "{sup}", "annotators": ["{ann1}", "{ann2}"], "annotator_labels": ["entailment", "neutral"], '
-        '"extra": {}, "aggregates": ' + stored_aggregates("he-1") + ', "decided_by": "k_of_n"}\n'
+        # No extra columns: the member is left out rather than written as an empty object.
+        '"aggregates": ' + stored_aggregates("he-1") + ', "decided_by": "k_of_n"}\n'
         '{"id": "fa-2", "premise": "او می\u200cخواهد به خانه برود.\\tسپس می\u200cخوابد.", '
         '"hypothesis": "-او نمی\u200cخواهد \\"هرگز\\" برود", "gold_label": "neutral", "author_label": "contradiction", '
         '"votes": {"entailment": 0, "neutral": 2, "contradiction": 1}, "n": 3, "round": 1, "group": "g2", '

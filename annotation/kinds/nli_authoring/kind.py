@@ -153,6 +153,16 @@ class NliAuthoringKind(Kind):
     def votes_for(self, settings: dict, *, with_reference: bool) -> int:
         return settings["authors_per_question"]
 
+    def export_record(self, item, facts) -> dict:
+        from .formats import authoring_export_record
+
+        return authoring_export_record(item, facts)
+
+    def export_csv_columns(self) -> tuple[str, ...]:
+        from .formats import CSV_COLUMNS
+
+        return CSV_COLUMNS
+
     def annotator_payload(self, item) -> dict:
         # The author must know the correct answer: the entailment hypothesis is built from it.
         return {

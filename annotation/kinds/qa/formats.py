@@ -13,6 +13,8 @@ Import formats
   again.
 - `jsonl` / `csv`: `id, context, title?, group?, split?, questions?` (questions in the v1.1
   convention; JSONL only).
+- `questions`: the per-question JSONL export read back (`read_questions`), one paragraph per
+  `paragraph` id with its questions; squad_v2-shaped answers become spans again.
 - `articles` (the pool builder, HeQ §3.2): JSONL `{"title", "text", "source"?}` of whole
   articles, one paragraph a line. The article's `source` (case-insensitive; none means
   `pool_default_source`) picks its rule in the `pool_rules` setting — HeQ's: Wikipedia
@@ -22,8 +24,8 @@ Import formats
   (re-importing chooses the same).
 
 Export: `squad` (HeQ's v1.1 shape; `question quality` = the reviewer's grade) and `jsonl` (one
-question a line) through `export_questions_stream`; rejected questions are left out unless
-asked for."""
+question a line, answers and wrong answers in squad_v2's shape, imported back as `questions`)
+through `export_questions_stream`; rejected questions are left out unless asked for."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from typing import Any
 
 from annotation import safe_json
 from annotation.errors import InvalidInput
+from annotation.kinds.base import ExportSplits
 from annotation.kinds.registry import get_kind
 from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.offsets import span_matches
@@ -60,6 +63,9 @@ POOL_RULE_KEYS = ("min_chars", "max_chars", "min_hebrew_letters", "per_article")
 QUESTION_KEYS = ("question", "id", "answers", "is_impossible", "WH Question", "question quality", "wrong_answers")
 ARTICLE_KEYS = ("title", "source")
 UNREVIEWED = "unreviewed"
+# The member of the paragraph JSONL export holding the file's questions (the import reads
+# it as `questions`).
+PARAGRAPH_QUESTIONS_EXPORTED = "existing_questions"
 # Question ids of authored questions: UUIDs like HeQ's, stable for (project, annotation, index).
 QUESTION_ID_NAMESPACE = uuid.UUID("6f1c44a4-5b8e-4a53-9a8e-3c0f2f5f0a11")
 
@@ -332,6 +338,32 @@ def ordered_question(question: dict) -> dict:
     return ordered
 
 
+class ArticleSplits(ExportSplits):
+    """The paragraphs' computed splits (`project_article_splits`) for the paragraph JSONL and
+    CSV exports: what they write in `split` and what `?split=` selects, as the SQuAD and
+    per-question exports do. Two queries, when the export is prepared."""
+
+    def __init__(self, project):
+        self.article_splits = project_article_splits(project, get_kind(project.kind).settings_for(project.settings))
+
+    def of(self, item) -> str:
+        return item_split(item, self.article_splits)
+
+    def filter(self, items, split: str):
+        from django.db.models import Q
+
+        def of_articles(keys: list[str]) -> Q:
+            return Q(group__in=keys) | Q(group="", external_id__in=keys)
+
+        # A paragraph keeps the split its file gave; the others take their article's, and an
+        # article without questions yet is in train (item_split).
+        if split == "train":
+            elsewhere = [key for key, name in self.article_splits.items() if name != split]
+            return items.filter(Q(split=split) | (Q(split="") & ~of_articles(elsewhere)))
+        here = [key for key, name in self.article_splits.items() if name == split]
+        return items.filter(Q(split=split) | (Q(split="") & of_articles(here)))
+
+
 def authored_question_id(project_slug: str, annotation_id: int, index: int) -> str:
     return str(uuid.uuid5(QUESTION_ID_NAMESPACE, f"{project_slug}:{annotation_id}:{index}"))
 
@@ -516,6 +548,74 @@ def _squad_document(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     yield (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def columnar_answers(answers: list) -> dict:
+    """A question's answers in squad_v2's shape, as the Hugging Face `datasets` library
+    loads SQuAD: one list of texts and one of start offsets (code points), aligned.
+
+    >>> columnar_answers([{"text": "אב", "answer_start": 3}, {"text": "ב", "answer_start": 4}])
+    {'text': ['אב', 'ב'], 'answer_start': [3, 4]}
+    """
+    spans = [answer for answer in answers if isinstance(answer, dict)]
+    return {"text": [span.get("text") for span in spans], "answer_start": [span.get("answer_start") for span in spans]}
+
+
+def spans_of(columns) -> list | None:
+    """squad_v2's `{"text": [...], "answer_start": [...]}` as a list of spans, or None when
+    `columns` is not in that shape.
+
+    >>> spans_of({"text": ["אב"], "answer_start": [3]})
+    [{'text': 'אב', 'answer_start': 3}]
+    """
+    if not isinstance(columns, dict) or set(columns) != {"text", "answer_start"}:
+        return None
+    texts, starts = columns["text"], columns["answer_start"]
+    if not isinstance(texts, list) or not isinstance(starts, list) or len(texts) != len(starts):
+        return None
+    return [{"text": text, "answer_start": start} for text, start in zip(texts, starts)]
+
+
+# The per-question JSONL's members that become a paragraph's, and those that become a question's.
+PARAGRAPH_MEMBERS = ("title", "context", "split", "source", "article_index")
+QUESTION_MEMBERS = {"question": "question", "id": "id", "is_impossible": "is_impossible",
+                    "wh_question": "WH Question", "question_quality": "question quality"}  # fmt: skip
+
+
+def read_questions(text: str) -> Iterator[tuple[int, dict]]:
+    """The per-question JSONL export read back (import format `questions`): its lines
+    grouped by `paragraph` into one record per paragraph, in the order paragraphs first
+    appear, numbered by that line; answers in squad_v2's shape become spans again. A
+    question's null members and empty `wrong_answers` are left out; the export's other
+    members (origin, author) are not content. Every line of a paragraph must agree on
+    the paragraph's members."""
+    paragraphs: dict[str, tuple[int, dict]] = {}
+    for number, line, error, member in read_jsonl_objects(text):
+        if error is None and not isinstance(line, dict):
+            error = "must be a JSON object"
+        if error is None and (not isinstance(line.get("paragraph"), str) or not line["paragraph"]):
+            error, member = "must name the question's paragraph (its id)", "paragraph"
+        if error is not None:
+            yield number, {"_error": error, "_field": member}
+            continue
+        question = {name: line[key] for key, name in QUESTION_MEMBERS.items() if line.get(key) is not None}
+        for name in ("answers", "wrong_answers"):
+            spans = spans_of(line.get(name, {"text": [], "answer_start": []}))
+            if spans is None:
+                yield number, {"_error": 'must be {"text": [...], "answer_start": [...]} (squad_v2)', "_field": name}
+                break
+            if spans or name == "answers":
+                question[name] = spans
+        else:
+            key = line["paragraph"]
+            fields = {name: line.get(name) for name in PARAGRAPH_MEMBERS if line.get(name) is not None}
+            if key not in paragraphs:
+                paragraphs[key] = (number, {"id": key, **fields, "questions": []})
+            elif {name: paragraphs[key][1].get(name) for name in fields} != fields:
+                yield number, {"_error": f"differs from the first line of paragraph {key!r}", "_field": "context"}
+                continue
+            paragraphs[key][1]["questions"].append(question)
+    yield from paragraphs.values()
+
+
 def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     for entry in paragraphs:
         paragraph = entry["paragraph"]
@@ -527,11 +627,14 @@ def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
                 "paragraph": entry["item"].external_id,
                 "context": paragraph["context"],
                 "question": question.get("question"),
-                "answers": question.get("answers", []),
+                "answers": columnar_answers(question.get("answers", [])),
                 "is_impossible": question.get("is_impossible"),
+                "wrong_answers": columnar_answers(question.get("wrong_answers", [])),
                 "question_quality": question.get("question quality"),
                 "wh_question": question.get("WH Question"),
                 "split": entry["split"],
+                "source": entry["source"],
+                "article_index": entry["article_index"],
                 "origin": "authored" if question.get("id") in entry["authors"] else "imported",
                 "author": entry["authors"].get(question.get("id")),
             }

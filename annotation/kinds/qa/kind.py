@@ -33,12 +33,14 @@ from annotation.rows import ItemRow, RowProblems, require_text
 
 from .formats import (
     MAX_CONTEXT_LENGTH,
+    PARAGRAPH_QUESTIONS_EXPORTED,
     POOL_RULES,
     check_existing_question,
     check_pool_rules,
     export_questions_stream,
     ordered_question,
     read_articles,
+    read_questions,
     read_squad,
 )
 from .guide import QA_GUIDE
@@ -64,7 +66,7 @@ class QaAuthoringKind(Kind):
         "validation": "validation progress of dev/test questions",
     }
     template = "qa/annotate.html"
-    extra_formats = ("squad", "articles")
+    extra_formats = ("squad", "articles", "questions")
     # HeQ §3.3: "randomly split into train (90%), development (5%), and test (5%) sets, with
     # the constraint that questions related to a specific article were assigned to the same set".
     release_split_shares = {"train": 0.9, "dev": 0.05, "test": 0.05}
@@ -144,6 +146,8 @@ class QaAuthoringKind(Kind):
             return read_squad(text)
         if fmt == "articles":
             return read_articles(text, settings["pool_rules"], settings["pool_default_source"])
+        if fmt == "questions":
+            return read_questions(text)
         return super().read_format(fmt, text, filename)
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
@@ -160,7 +164,8 @@ class QaAuthoringKind(Kind):
         source = record.get("source")
         if source is not None and (not isinstance(source, str) or bidi_control(source)):
             problems.add("source", bidi_control(source) if isinstance(source, str) else "must be a string")
-        questions = record.get("questions") or []
+        # The paragraph export writes the file's questions as `existing_questions`.
+        questions = record.get("questions", record.get(PARAGRAPH_QUESTIONS_EXPORTED)) or []
         if not isinstance(questions, list):
             problems.add("questions", "must be a list")
             questions = []
@@ -257,18 +262,29 @@ class QaAuthoringKind(Kind):
     def export_stream(self, spec) -> Iterator[bytes]:
         return export_questions_stream(spec.project, fmt=spec.fmt, split=spec.split)
 
+    def export_splits(self, project):
+        from .formats import ArticleSplits
+
+        return ArticleSplits(project)
+
     def export_record(self, item, facts) -> dict:
         """A paragraph for the generic JSONL/CSV export: its questions from the file and the
-        authored ones as submitted (grades and extra answers are in the `squad` export)."""
+        authored ones as submitted (grades and extra answers are in the `squad` export);
+        the split is the article's computed one (`export_splits`). The JSONL and CSV imports
+        read it back to the same paragraph."""
         payload = item.payload
         return {
             "id": item.external_id,
             "title": payload.get("title", ""),
             "context": payload.get("context", ""),
+            "source": payload.get("source"),
+            "article_index": payload.get("article_index"),
+            "paragraph_extra": payload.get("paragraph_extra") or {},
+            "article_extra": payload.get("article_extra") or {},
             "group": item.group,
             "split": item.split,
             "status": item.status,
-            "existing_questions": [ordered_question(q) for q in payload.get("questions") or []],
+            PARAGRAPH_QUESTIONS_EXPORTED: [ordered_question(q) for q in payload.get("questions") or []],
             "authored": [
                 {"annotator": annotator, "questions": questions_of(value)} for annotator, value in facts.annotations
             ],
@@ -276,7 +292,7 @@ class QaAuthoringKind(Kind):
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:
-        return ("id", "title", "context", "group", "split", "status", "annotators")
+        return ("id", "title", "context", "source", "group", "split", "status", "annotators")
 
     # --- pages and review ------------------------------------------------------------
 

@@ -3,7 +3,7 @@ and the export records and CSV columns (every rating, per-criterion means, error
 counts). Items are JSONL or CSV rows (`summaries` a JSON list in CSV)."""
 
 import math
-from collections import defaultdict
+from collections import Counter
 from typing import Any
 
 from annotation.metrics.text import bidi_control, forbidden_character
@@ -16,6 +16,9 @@ MAX_TEXT_LENGTH = 200_000
 # A score's or an error tag's name: at most this many characters.
 MAX_TAG_LENGTH = 64
 _SUMMARY_KEYS = ("system", "text", "scores")
+# Members of an exported summary that are figures, not content: a re-imported export is
+# rated and measured anew.
+EXPORTED_FIGURES = ("index", "intrinsic", "ratings", "error_counts", *(f"{c}_mean" for c in CRITERIA))
 
 
 def _mean(values: list[float]) -> float | None:
@@ -63,7 +66,8 @@ def _parse_summary(summary: Any, prefix: str, problems: RowProblems) -> dict | N
         return None
     before = len(problems.errors)
     for key in summary:
-        if key not in _SUMMARY_KEYS:
+        # The export's figures (ratings, means, ...) are passed over: a re-imported export.
+        if key not in _SUMMARY_KEYS and key not in EXPORTED_FIGURES:
             problems.add(f"{prefix}.{key}", f"is not a field of a summary; expected {', '.join(_SUMMARY_KEYS)}")
     system = require_text(summary, "system", _Prefixed(problems, prefix), identifier=True)
     text = require_text(summary, "text", _Prefixed(problems, prefix))
@@ -89,55 +93,50 @@ def _parse_summary(summary: Any, prefix: str, problems: RowProblems) -> dict | N
     return entry if len(problems.errors) == before else None
 
 
+def tag_counts(ratings: list[dict]) -> list[dict]:
+    """How many ratings ticked each error tag, as `[{"tag", "count"}]` by tag: a list of
+    objects, so a typed reader gives it one type whatever tags the item's raters used.
+
+    >>> tag_counts([{"errors": ["b", "a"]}, {"errors": ["b"]}, {}])
+    [{'tag': 'a', 'count': 1}, {'tag': 'b', 'count': 2}]
+    """
+    counts = Counter(tag for rating in ratings for tag in rating.get("errors") or [])
+    return [{"tag": tag, "count": count} for tag, count in sorted(counts.items())]
+
+
 def summary_export_record(item, facts) -> dict:
-    """One exported record per item. `summaries`, in the file's order: system, text, automatic
-    scores, intrinsic measures (null until computed), every rating with its annotator's
-    pseudonym (in the order the annotations were stored), the mean per criterion and
-    the error-tag counts. `votes` is the same ratings flattened by summary k (file
-    order): `<k>_system`, `<k>_coherence` and `<k>_completeness` (lists aligned with
-    `annotators`), `<k>_coherence_mean`, `<k>_completeness_mean`, `<k>_errors` (tag →
-    count); CSV spreads it over `votes_<k>_*` columns. `n` is the number of raters;
-    `agreement` is null (alpha is a project-level figure: GET .../agreement/)."""
+    """One record per item. `summaries`, in the file's order: system, text, automatic
+    scores (left out when there are none), intrinsic measures (null until computed), every
+    rating with its annotator's pseudonym (in the order the annotations were stored), the
+    mean per criterion and the error-tag counts. `votes` is one object per summary (file
+    order): `system`, `coherence` and `completeness` (lists aligned with `annotators`, null
+    where that annotator gave none), their means and `errors` (tag counts), so its shape
+    does not depend on how many summaries an item has; CSV spreads it over `votes_<k>_*`
+    columns. `n` is the number of raters; `agreement` is null (alpha is a project-level
+    figure: GET .../agreement/)."""
     payload = item.payload
     summaries = payload["summaries"]
     order = payload["order"]
-    intrinsic = (item.computed or {}).get("intrinsic") or {}
-    measured = intrinsic.get("summaries") or []
-    per_summary: list[dict] = [
-        {
-            "index": stored,
-            "system": summary["system"],
-            "text": summary["text"],
-            "scores": summary.get("scores") or {},
-            "intrinsic": measured[stored] if stored < len(measured) else None,
-            "ratings": [],
-        }
-        for stored, summary in enumerate(summaries)
-    ]
-    annotators = [annotator for annotator, _value in facts.annotations]
-    columns: dict[int, dict[str, list]] = {k: {c: [] for c in CRITERIA} for k in range(len(summaries))}
-    for annotator, value in facts.annotations:
-        given = dict(stored_ratings(value, order))
-        for k in range(len(summaries)):
-            rating = given.get(k)
-            for criterion in CRITERIA:
-                columns[k][criterion].append(rating.get(criterion) if rating else None)
-            if rating is not None:
-                per_summary[k]["ratings"].append({"annotator": annotator, **rating})
-    votes: dict[str, Any] = {}
-    for k, entry in enumerate(per_summary):
-        counts: dict[str, int] = defaultdict(int)
-        for rating in entry["ratings"]:
-            for tag in rating.get("errors") or []:
-                counts[tag] += 1
-        entry["error_counts"] = dict(sorted(counts.items()))
-        votes[f"{k}_system"] = entry["system"]
-        for criterion in CRITERIA:
-            cast = [x for x in columns[k][criterion] if isinstance(x, int)]
-            entry[f"{criterion}_mean"] = _mean(cast)
-            votes[f"{k}_{criterion}"] = columns[k][criterion]
-            votes[f"{k}_{criterion}_mean"] = entry[f"{criterion}_mean"]
-        votes[f"{k}_errors"] = entry["error_counts"]
+    measured = ((item.computed or {}).get("intrinsic") or {}).get("summaries") or []
+    given = [dict(stored_ratings(value, order)) for _annotator, value in facts.annotations]
+    per_summary: list[dict] = []
+    votes: list[dict] = []
+    for k, summary in enumerate(summaries):
+        ratings = [
+            {"annotator": annotator, **rated[k]}
+            for (annotator, _value), rated in zip(facts.annotations, given)
+            if rated.get(k) is not None
+        ]
+        columns = {c: [rated[k].get(c) if rated.get(k) else None for rated in given] for c in CRITERIA}
+        means = {f"{c}_mean": _mean([x for x in columns[c] if isinstance(x, int)]) for c in CRITERIA}
+        errors = tag_counts(ratings)
+        entry = {"index": k, "system": summary["system"], "text": summary["text"]}
+        if summary.get("scores"):
+            entry["scores"] = summary["scores"]
+        entry.update(intrinsic=measured[k] if k < len(measured) else None, ratings=ratings, error_counts=errors)
+        entry.update(means)
+        per_summary.append(entry)
+        votes.append({"system": summary["system"], **columns, **means, "errors": errors})
     return {
         "id": item.external_id,
         "article": payload["article"],
@@ -149,15 +148,15 @@ def summary_export_record(item, facts) -> dict:
         "split": item.split,
         "status": item.status,
         "agreement": None,
-        "annotators": annotators,
+        "annotators": [annotator for annotator, _value in facts.annotations],
     }
 
 
 def summary_csv_columns() -> tuple[str, ...]:
-    """One row per item, without the texts (JSONL carries them); summary k (file order,
-    k < MAX_SUMMARIES) spreads over `votes_<k>_*` columns. Rating lists are
-    space-separated in the order of `annotators`."""
-    columns = ["id", "n", "round", "group", "split", "status", "annotators"]
+    """One row per item: the article and the summaries (JSON, as the CSV import reads
+    them), and summary k's votes (file order, k < MAX_SUMMARIES) spread over
+    `votes_<k>_*` columns. Rating lists are space-separated in the order of `annotators`."""
+    columns = ["id", "article", "summaries", "n", "round", "group", "split", "status", "annotators"]
     for k in range(MAX_SUMMARIES):
         columns += [
             f"votes_{k}_system", f"votes_{k}_coherence", f"votes_{k}_completeness",

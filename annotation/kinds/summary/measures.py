@@ -25,6 +25,7 @@ from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
 from annotation.metrics.summary import compression_ratio, novel_ngrams, redundancy
 from annotation.models import Item, Job
+from annotation.services.audit import audit_record
 from annotation.services.jobs import job_create, job_set_progress
 
 JOB_KIND = "summary_intrinsic"
@@ -59,7 +60,11 @@ def summary_measures_request(*, user, slug: str, remeasure: bool = False) -> Job
     project = access_project_for_supervisor(user, slug)
     if project.kind != KIND:
         raise InvalidInput(f"intrinsic measures are computed for {KIND} projects, not {project.kind}", field="kind")
-    return job_create(kind=JOB_KIND, project=project, user=user, params={"all": bool(remeasure)})
+    with transaction.atomic():
+        job = job_create(kind=JOB_KIND, project=project, user=user, params={"all": bool(remeasure)})
+        audit_record(actor=user, action="summary_measures", project=project, target=f"job:{job.pk}",
+                     after={"all": bool(remeasure)})  # fmt: skip
+    return job
 
 
 def summary_measures_enqueue_on_commit(project) -> None:

@@ -38,6 +38,7 @@ from annotation.kinds.registry import get_kind
 from annotation.kinds.translation.candidates import LOW_BACK_TRANSLATION_FLAG
 from annotation.models import Item, Job
 from annotation.rows import check_item_ids
+from annotation.services.audit import audit_record
 from annotation.services.embeddings import MODEL_NAME, Encoder, embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -81,7 +82,14 @@ def back_translation_request(*, user, slug: str) -> Job:
         raise InvalidInput("back-translation similarity is computed for translation_rating projects", field="kind")
     if not embeddings_installed():
         raise EmbeddingsNotInstalled()
-    return job_create(kind=JOB_KIND, project=project, user=user)
+    settings = get_kind(project.kind).settings_for(project.settings)
+    with transaction.atomic():
+        job = job_create(kind=JOB_KIND, project=project, user=user)
+        # The run may remove items from the queue and the default exports: the log says who ran it, with which rule.
+        audit_record(actor=user, action="back_translation_run", project=project, target=f"job:{job.pk}",
+                     after={"threshold": settings["back_translation_threshold"],
+                            "released_system": settings["released_system"]})  # fmt: skip
+    return job
 
 
 def _embed_unique(texts: list[str], encoder: Encoder) -> dict[str, np.ndarray]:
@@ -232,6 +240,10 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
             item.status = removal.get("previous_status") or Item.Status.OPEN
             item.computed = {**item.computed, "back_translation": record}
         Item.objects.bulk_update(list(items.values()), ["computed", "status"])
+        restored = sorted(items.values(), key=lambda item: item.pk)
+        audit_record(actor=user, action="back_translation_restore", project=project, target=f"project:{project.slug}",
+                     before={"status": {item.external_id: Item.Status.REMOVED for item in restored}},
+                     after={"status": {item.external_id: item.status for item in restored}})  # fmt: skip
     return len(items)
 
 

@@ -67,3 +67,23 @@ def candidate_ratings(item, annotations) -> list[dict]:
             }
         )
     return out
+
+
+# Members of an exported candidate that are figures, not content (the JSONL/CSV import
+# passes over them).
+EXPORTED_FIGURES = ("index", "ratings", "means")
+
+
+def exported_candidates(item, per_candidate: list[dict]) -> list[dict]:
+    """`candidate_ratings` as the JSONL/CSV export writes them: each candidate with its
+    imported back-translation (`{premise, hypothesis}`) after its texts where it has one,
+    so that the export imports back to the same candidates."""
+    candidates = item.payload.get("candidates") or []
+    out = []
+    for entry in per_candidate:
+        back = candidates[entry["index"]].get("back_translation") if entry["index"] < len(candidates) else None
+        if isinstance(back, dict):
+            entry = {**{k: v for k, v in entry.items() if k not in ("ratings", "means")}, "back_translation": back,
+                     "ratings": entry["ratings"], "means": entry["means"]}  # fmt: skip
+        out.append(entry)
+    return out

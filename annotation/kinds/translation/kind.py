@@ -55,12 +55,14 @@ from annotation.rows import ItemRow, RowProblems, require_text
 from .candidates import (
     BINARY_CRITERION,
     CRITERIA,
+    EXPORTED_FIGURES,
     MAX_CANDIDATES,
     SCORE_CRITERIA,
     SCORE_MAX,
     SCORE_MIN,
     candidate_order,
     candidate_ratings,
+    exported_candidates,
 )
 from .guide import TRANSLATION_GUIDE
 from .results import translation_agreement_compute, translation_table1
@@ -184,7 +186,9 @@ class TranslationRatingKind(RatingKind):
                 if not isinstance(candidate, dict):
                     problems.add(where, "must be an object with system, premise and hypothesis")
                     continue
-                unknown = set(candidate) - {"system", "premise", "hypothesis", "back_translation"}
+                # The export's figures of a candidate (its index, ratings, means) are not
+                # content: a re-imported export is rated anew.
+                unknown = set(candidate) - {"system", "premise", "hypothesis", "back_translation", *EXPORTED_FIGURES}
                 if unknown:
                     problems.add(where, f"unknown field(s): {', '.join(sorted(unknown))}")
                     continue
@@ -319,7 +323,7 @@ class TranslationRatingKind(RatingKind):
         """One record per item: the source, and per candidate (import order) its system,
         texts, each rater's scores (pseudonymous rater ids, the order they were stored in)
         and the means over raters."""
-        per_candidate = candidate_ratings(item, facts.annotations)
+        per_candidate = exported_candidates(item, candidate_ratings(item, facts.annotations))
         source = item.payload.get("source", {})
         return {
             "id": item.external_id,

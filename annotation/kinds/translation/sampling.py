@@ -28,6 +28,7 @@ from django.db import transaction
 from annotation.errors import Conflict, InvalidInput
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Job, Project
+from annotation.services.audit import audit_record
 
 # Item fields a stratum may be (an allow-list: never a field name taken from a request).
 STRATUM_FIELDS = {"split": "split", "group": "group", "label": "reference_label"}
@@ -125,6 +126,8 @@ def items_sample(*, project: Project, user=None, n=None, stratum=None, seed=None
             params={"n": n, "stratum": stratum, "seed": seed},
             result={"n": n, "population": len(rows), "strata": strata},
         )
+        audit_record(actor=user, action="sample", project=project, target=f"job:{job.pk}",
+                     after={"n": n, "stratum": stratum, "seed": seed, "population": len(rows)})  # fmt: skip
     return SampleResult(n=n, population=len(rows), stratum=stratum, seed=seed, strata=strata, job=job.pk)
 
 

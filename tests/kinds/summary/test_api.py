@@ -711,8 +711,8 @@ def test_export_jsonl_and_csv_map_ratings_to_systems(setup):
                 (c, m, e) for c, m, e in expected
             )
             assert exported["coherence_mean"] == pytest.approx(np.mean([c for c, _, _ in expected]))
-            assert record["votes"][f"{k}_system"] == summary["system"]
-            assert sorted(record["votes"][f"{k}_completeness"]) == sorted(m for _, m, _ in expected)
+            assert record["votes"][k]["system"] == summary["system"]
+            assert sorted(record["votes"][k]["completeness"]) == sorted(m for _, m, _ in expected)
     csv_response = sup.get("/api/projects/he-sum/export/?format=csv&status=complete")
     text = b"".join(csv_response.streaming_content).decode("utf-8")
     assert text.startswith("\ufeff")
@@ -722,7 +722,11 @@ def test_export_jsonl_and_csv_map_ratings_to_systems(setup):
     coherence = rows[0]["votes_2_coherence"].split(" ")
     assert len(annotators) == len(coherence) == 3
     assert sorted(map(int, coherence)) == sorted(RATINGS["a1"]["mlongt5"][ann][0] for ann in ANNOTATORS)
-    assert json.loads(rows[0]["votes_2_errors"]) == {"copy_from_article": 1, "repetition": 3}
+    assert json.loads(rows[0]["votes_2_errors"]) == [
+        {"tag": "copy_from_article", "count": 1},
+        {"tag": "repetition", "count": 3},
+    ]
+    assert json.loads(rows[0]["summaries"])[2]["text"] == ARTICLES[0]["summaries"][2]["text"]
 
 
 def test_results_page_for_staff_only(setup, client):

@@ -50,6 +50,7 @@ def parse_args():
     parser.add_argument("--keep", action="store_true", help="leave the database for another run")
     parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
     parser.add_argument("--only", default="", help="comma-separated names of the steps to time")
+    parser.add_argument("--changed", type=int, default=100, help="items changed before an incremental aggregation")
     return parser.parse_args()
 
 
@@ -185,6 +186,40 @@ class Timings:
         return value
 
 
+def aggregation_steps(project, timings, changed: int) -> None:
+    """The aggregation job's parts: a full run, an incremental run after `changed` items
+    got one vote edited each (the work a few closed rounds leave), and the stored figures."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Annotation
+    from annotation.services.aggregation import aggregation_compute_for_project, aggregation_request
+    from annotation.services.figures import project_figures_store
+
+    timings.step("aggregation, full run (4 methods)", lambda: aggregation_compute_for_project(project, full=True))
+    edited = list(
+        Annotation.objects.filter(item__project=project)
+        .order_by("item_id")
+        .values_list("pk", "item_id", "value")[: changed * 3 : 3]
+    )
+    turn = {"n": 0}
+
+    def incremental():
+        turn["n"] += 1
+        for pk, _item_id, value in edited:
+            label = LABELS[(LABELS.index(value["label"]) + turn["n"]) % 3]
+            Annotation.objects.filter(pk=pk).update(value={"label": label})
+        aggregation_request(project.pk, item_ids=[item_id for _pk, item_id, _value in edited])
+        with CaptureQueriesContext(connection) as captured:
+            result = aggregation_compute_for_project(project)
+        assert result["full"] is False, result
+        return len(captured)
+
+    queries = timings.step(f"aggregation, incremental ({len(edited)} items changed)", incremental)
+    print(f"    {queries} queries per incremental run", flush=True)
+    timings.step("stored figures (project_figures_store)", lambda: project_figures_store(project))
+
+
 def main() -> int:
     args = parse_args()
     url = f"{args.server}/{args.database}"
@@ -235,6 +270,8 @@ def main() -> int:
                 f"aggregation job (stores the figures the pages read): {time.perf_counter() - started:.1f} s",
                 flush=True,
             )
+        else:
+            call_command("migrate", verbosity=0)  # a database kept by an older checkout
         project = Project.objects.get(slug=SLUG)
         supervisor = User.objects.get(username="bench-sup")
         n_items = Item.objects.filter(project=project).count()
@@ -274,6 +311,9 @@ def main() -> int:
                 assert body.count(b"\n") >= expected, body.count(b"\n")
 
             return check
+
+        if wanted("aggregation"):
+            aggregation_steps(project, timings, args.changed)
 
         if wanted("export"):
             timings.page(

@@ -194,7 +194,7 @@ def _round_close(item: Item, kind, settings: dict) -> None:
     if item.probe_of_id is None and pool_method_deciding(kind, settings):
         item.status = Item.Status.DECIDING
         item.save(update_fields=["status"])
-        aggregation_request_on_commit(item.project_id)
+        aggregation_request_on_commit(item.project_id, [item.pk])
         return
     item.status = Item.Status.COMPLETE
     item.save(update_fields=["status"])
@@ -216,7 +216,7 @@ def _round_close(item: Item, kind, settings: dict) -> None:
                 accepted=value is not None, author_id=item.author_id, round_=item.round, settings=settings
             )
             decision_record(item=item, method=method, rank=RANK_ROUND_RULE, value=value, status=status)
-    aggregation_request_on_commit(item.project_id)
+    aggregation_request_on_commit(item.project_id, [item.pk])
 
 
 def _store_annotation(

@@ -262,6 +262,13 @@ MASHOV_JOB_MAX_ATTEMPTS = int(os.environ.get("MASHOV_JOB_MAX_ATTEMPTS", "3"))
 # the periodic sweep picks up what a skipped request would have covered.
 MASHOV_AGGREGATION_DEBOUNCE_SECONDS = int(os.environ.get("MASHOV_AGGREGATION_DEBOUNCE_SECONDS", "30"))
 MASHOV_FIGURES_LIVE_ITEMS = int(os.environ.get("MASHOV_FIGURES_LIVE_ITEMS", "5000"))
+# Incremental aggregation: a project of at least MASHOV_AGGREGATION_INCREMENTAL_ITEMS items
+# recomputes only the changed items after a round closes; the whole project (Dawid-Skene
+# and MACE re-estimated) once MASHOV_AGGREGATION_FULL_SHARE of its items changed or its last
+# full run is MASHOV_AGGREGATION_FULL_SECONDS old, at the next run.
+MASHOV_AGGREGATION_INCREMENTAL_ITEMS = int(os.environ.get("MASHOV_AGGREGATION_INCREMENTAL_ITEMS", "5000"))
+MASHOV_AGGREGATION_FULL_SHARE = float(os.environ.get("MASHOV_AGGREGATION_FULL_SHARE", "0.1"))
+MASHOV_AGGREGATION_FULL_SECONDS = int(os.environ.get("MASHOV_AGGREGATION_FULL_SECONDS", "3600"))
 if MASHOV_JOB_STALE_SECONDS < 3 * MASHOV_JOB_HEARTBEAT_SECONDS:
     # A live job would look dead between two heartbeats and be run a second time.
     raise ImproperlyConfigured("MASHOV_JOB_STALE_SECONDS must be at least 3 × MASHOV_JOB_HEARTBEAT_SECONDS")

@@ -136,7 +136,7 @@ changes_strategy = st.lists(
 
 
 @hypothesis_settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(changes=changes_strategy, seed=st.integers(0, 3))
 def test_an_incremental_run_equals_a_full_recompute(make_user, changes, seed):

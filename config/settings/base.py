@@ -91,6 +91,14 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
     )
 }
+# A read replica of the primary (PostgreSQL streaming replication): the exports' and the
+# reports' reads go to it (annotation/replica.py); writes and the annotate path never do.
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = dj_database_url.parse(
+        os.environ["DATABASE_REPLICA_URL"], conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60"))
+    )
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["annotation.replica.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The annotate path runs its statements as server-side prepared statements on PostgreSQL
 # (annotation/sql.py); off for a pooler that hands one session's statements to another
@@ -232,6 +240,11 @@ CACHES = caches_for(os.environ.get("CACHE_URL", ""))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "mashov")
+# Past one machine: the jobs (imports, aggregation, curation, evaluation, the kinds' own —
+# everything `run_job` runs) on a queue of their own, read by their own workers, so that a
+# long job never delays a round's consensus step or an aggregation request. Unset: one queue.
+CELERY_JOBS_QUEUE = os.environ.get("CELERY_JOBS_QUEUE", "")
+CELERY_TASK_ROUTES = {"annotation.tasks.run_job": {"queue": CELERY_JOBS_QUEUE}} if CELERY_JOBS_QUEUE else {}
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

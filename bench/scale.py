@@ -176,13 +176,16 @@ class Timings:
         print(f"  {name:<44}{statistics.median(seconds):>8.3f} s  {queries:>5} queries  +{grew:.0f} MiB", flush=True)
 
     def step(self, name: str, action) -> object:
-        seconds, value = [], None
+        seconds, cpu, value = [], [], None
         for _ in range(self.repeat):
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             value = action()
             seconds.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
         self.rows.append((name, statistics.median(seconds), min(seconds), None, None))
-        print(f"  {name:<44}{statistics.median(seconds):>8.3f} s", flush=True)
+        # This process's CPU beside the wall time: on a shared machine the wall time
+        # swings with the others' load, the CPU much less (PostgreSQL's is not in it).
+        print(f"  {name:<44}{statistics.median(seconds):>8.3f} s  {statistics.median(cpu):>8.3f} s CPU", flush=True)
         return value
 
 

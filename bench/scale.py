@@ -196,7 +196,7 @@ def aggregation_steps(project, timings, changed: int) -> None:
     from django.test.utils import CaptureQueriesContext
 
     from annotation.models import Annotation
-    from annotation.services.aggregation import aggregation_compute_for_project, aggregation_request
+    from annotation.services.aggregation import aggregation_changes_record, aggregation_compute_for_project
     from annotation.services.figures import project_figures_store
 
     timings.step("aggregation, full run (4 methods)", lambda: aggregation_compute_for_project(project, full=True))
@@ -212,7 +212,8 @@ def aggregation_steps(project, timings, changed: int) -> None:
         for pk, _item_id, value in edited:
             label = LABELS[(LABELS.index(value["label"]) + turn["n"]) % 3]
             Annotation.objects.filter(pk=pk).update(value={"label": label})
-        aggregation_request(project.pk, item_ids=[item_id for _pk, item_id, _value in edited])
+        # As the request records them, without the job it would also start in-process.
+        aggregation_changes_record(project.pk, [item_id for _pk, item_id, _value in edited])
         with CaptureQueriesContext(connection) as captured:
             result = aggregation_compute_for_project(project)
         assert result["full"] is False, result

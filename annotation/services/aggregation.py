@@ -144,12 +144,7 @@ def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[
             return None
         if change:
             Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)
-            AggregationChange.objects.bulk_create(
-                [AggregationChange(project_id=project_id, item_id=item_id) for item_id in (item_ids or [])]
-                if item_ids is not None
-                else [AggregationChange(project_id=project_id, item_id=None)],
-                batch_size=WRITE_BATCH,
-            )
+            aggregation_changes_record(project_id, item_ids)
         jobs = Job.objects.filter(project_id=project_id, kind=JOB_KIND)
         if jobs.filter(Q(status=Job.Status.QUEUED) | Q(created_at__gte=timezone.now() - debounce)).exists():
             if django_settings.CELERY_TASK_ALWAYS_EAGER:
@@ -157,6 +152,16 @@ def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[
                 _due_in_process.setdefault(project_id, time.monotonic() + debounce.total_seconds())
             return None
         return job_create(kind=JOB_KIND, project=project)
+
+
+def aggregation_changes_record(project_id: int, item_ids: list[int] | None) -> None:
+    """Record that the items `item_ids` (None: the whole project) changed, for the next run."""
+    AggregationChange.objects.bulk_create(
+        [AggregationChange(project_id=project_id, item_id=item_id) for item_id in item_ids]
+        if item_ids is not None
+        else [AggregationChange(project_id=project_id, item_id=None)],
+        batch_size=WRITE_BATCH,
+    )
 
 
 # The embedded default (tasks in-process, no broker, no beat): projects whose aggregation
@@ -240,10 +245,13 @@ def _votes_of(project: Project, kind, author_votes: bool, item_ids: list[int] | 
     items: dict[int, tuple[int, str]] = {}
     votes: list[tuple] = []
     rows = Item.objects.filter(project=project, probe_of__isnull=True)
-    annotations = Annotation.objects.filter(item__project=project, item__probe_of__isnull=True)
-    if item_ids is not None:
+    if item_ids is None:
+        annotations = Annotation.objects.filter(item__project=project, item__probe_of__isnull=True)
+    else:
         rows = rows.filter(column_in(Item, "id", item_ids))
-        annotations = annotations.filter(column_in(Annotation, "item_id", item_ids))
+        # By item id alone (an index lookup; the items read above are the project's): the
+        # join to the item table would have PostgreSQL hash the whole project's items.
+        annotations = Annotation.objects.filter(column_in(Annotation, "item_id", item_ids))
     rows = rows.values_list("pk", "round", "status", "reference_label", "author_id")
     for item_id, round_, status, reference, author_id in rows.iterator(chunk_size=10_000):
         items[item_id] = (round_, status)

@@ -90,10 +90,11 @@ def compute_consensus_batch(item_ids: list[int]) -> int:
 
 
 @shared_task(name="annotation.tasks.request_aggregation", **IDEMPOTENT_TASK)
-def request_aggregation(project_id: int) -> None:
-    """Rounds of the project closed: queue its aggregation job unless one is queued already
-    (debounced; annotation.services.aggregation)."""
-    aggregation.aggregation_request(project_id)
+def request_aggregation(project_id: int, item_ids: list[int] | None = None) -> None:
+    """Rounds of the project's items `item_ids` closed (None: any of them): record the change
+    and queue its aggregation job unless one is queued already (debounced;
+    annotation.services.aggregation)."""
+    aggregation.aggregation_request(project_id, item_ids=item_ids)
 
 
 @shared_task(name="annotation.tasks.sweep_jobs")

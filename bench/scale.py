@@ -50,6 +50,7 @@ def parse_args():
     parser.add_argument("--keep", action="store_true", help="leave the database for another run")
     parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
     parser.add_argument("--only", default="", help="comma-separated names of the steps to time")
+    parser.add_argument("--changed", type=int, default=100, help="items changed before an incremental aggregation")
     return parser.parse_args()
 
 
@@ -175,14 +176,52 @@ class Timings:
         print(f"  {name:<44}{statistics.median(seconds):>8.3f} s  {queries:>5} queries  +{grew:.0f} MiB", flush=True)
 
     def step(self, name: str, action) -> object:
-        seconds, value = [], None
+        seconds, cpu, value = [], [], None
         for _ in range(self.repeat):
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             value = action()
             seconds.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
         self.rows.append((name, statistics.median(seconds), min(seconds), None, None))
-        print(f"  {name:<44}{statistics.median(seconds):>8.3f} s", flush=True)
+        # This process's CPU beside the wall time: on a shared machine the wall time
+        # swings with the others' load, the CPU much less (PostgreSQL's is not in it).
+        print(f"  {name:<44}{statistics.median(seconds):>8.3f} s  {statistics.median(cpu):>8.3f} s CPU", flush=True)
         return value
+
+
+def aggregation_steps(project, timings, changed: int) -> None:
+    """The aggregation job's parts: a full run, an incremental run after `changed` items
+    got one vote edited each (the work a few closed rounds leave), and the stored figures."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Annotation
+    from annotation.services.aggregation import aggregation_changes_record, aggregation_compute_for_project
+    from annotation.services.figures import project_figures_store
+
+    timings.step("aggregation, full run (4 methods)", lambda: aggregation_compute_for_project(project, full=True))
+    edited = list(
+        Annotation.objects.filter(item__project=project)
+        .order_by("item_id")
+        .values_list("pk", "item_id", "value")[: changed * 3 : 3]
+    )
+    turn = {"n": 0}
+
+    def incremental():
+        turn["n"] += 1
+        for pk, _item_id, value in edited:
+            label = LABELS[(LABELS.index(value["label"]) + turn["n"]) % 3]
+            Annotation.objects.filter(pk=pk).update(value={"label": label})
+        # As the request records them, without the job it would also start in-process.
+        aggregation_changes_record(project.pk, [item_id for _pk, item_id, _value in edited])
+        with CaptureQueriesContext(connection) as captured:
+            result = aggregation_compute_for_project(project)
+        assert result["full"] is False, result
+        return len(captured)
+
+    queries = timings.step(f"aggregation, incremental ({len(edited)} items changed)", incremental)
+    print(f"    {queries} queries per incremental run", flush=True)
+    timings.step("stored figures (project_figures_store)", lambda: project_figures_store(project))
 
 
 def main() -> int:
@@ -235,6 +274,8 @@ def main() -> int:
                 f"aggregation job (stores the figures the pages read): {time.perf_counter() - started:.1f} s",
                 flush=True,
             )
+        else:
+            call_command("migrate", verbosity=0)  # a database kept by an older checkout
         project = Project.objects.get(slug=SLUG)
         supervisor = User.objects.get(username="bench-sup")
         n_items = Item.objects.filter(project=project).count()
@@ -274,6 +315,9 @@ def main() -> int:
                 assert body.count(b"\n") >= expected, body.count(b"\n")
 
             return check
+
+        if wanted("aggregation"):
+            aggregation_steps(project, timings, args.changed)
 
         if wanted("export"):
             timings.page(

@@ -66,3 +66,36 @@ def test_a_job_staleness_shorter_than_three_heartbeats_is_refused():
     assert result.returncode != 0
     assert "MASHOV_JOB_STALE_SECONDS must be at least 3" in result.stderr
     assert manage("check", MASHOV_JOB_HEARTBEAT_SECONDS="40", MASHOV_JOB_STALE_SECONDS="120").returncode == 0
+
+
+def settings_of(code: str, **env) -> list[str]:
+    """What `code` prints once Django is set up with the test settings and `env`."""
+    dropped = ("DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE", "CELERY_JOBS_QUEUE", "DATABASE_REPLICA_URL")
+    base = {k: v for k, v in os.environ.items() if k not in dropped}
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); " + code],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "config.settings.test", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_jobs_go_to_their_own_queue_when_one_is_named():
+    code = (
+        "from config.celery import app; route = app.amqp.router.route; "
+        "print(*(route({}, name)['queue'].name for name in ('annotation.tasks.run_job', "
+        "'annotation.tasks.compute_consensus', 'annotation.tasks.request_aggregation', 'annotation.tasks.sweep_jobs')))"
+    )
+    assert settings_of(code, CELERY_QUEUE="rounds") == ["rounds"] * 4
+    assert settings_of(code, CELERY_QUEUE="rounds", CELERY_JOBS_QUEUE="jobs") == ["jobs", "rounds", "rounds", "rounds"]
+
+
+def test_a_replica_url_adds_the_replica_alias_and_only_then():
+    code = "from django.conf import settings; print(sorted(settings.DATABASES))"
+    assert settings_of(code) == ["['default']"]
+    replica = settings_of(code, DATABASE_REPLICA_URL="postgres://reader@replica:5432/mashov")
+    assert replica == ["['default',", "'replica']"]

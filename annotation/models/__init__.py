@@ -1,5 +1,5 @@
 from .adjudication import Adjudication, QueueSighting
-from .aggregation import AnnotatorCompetence, ItemAggregate, ProjectFigures
+from .aggregation import AggregationChange, AnnotatorCompetence, ItemAggregate, ProjectFigures
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .audit import AuditEntry
 from .curation import CurationRun, DuplicatePair
@@ -16,6 +16,7 @@ __all__ = [
     "AccountInvitation",
     "AuditEntry",
     "Adjudication",
+    "AggregationChange",
     "AnnotatorCompetence",
     "ItemAggregate",
     "AgreementReport",

@@ -17,6 +17,10 @@ class ItemAggregate(models.Model):
     # "" when the method decides nothing (k-of-n short of its rule, a majority tie).
     label = models.CharField(max_length=64, blank=True, default="")
     confidence = models.FloatField()
+    # k-of-n and majority with a label: what the item adds to its annotators' agreement
+    # counts, [[annotator id, 1 if the vote agrees with the label else 0], ...], so that an
+    # incremental run can take an item's old share out of the counts before adding its new one.
+    contributions = models.JSONField(default=list, blank=True)
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -35,6 +39,11 @@ class AnnotatorCompetence(models.Model):
     method = models.CharField(max_length=16)
     competence = models.FloatField()
     confusion = models.JSONField(default=list)
+    # k-of-n and majority: the annotator's votes on closed items the method decided, and how
+    # many of them agree with its label (competence = agreed / counted), kept up to date by
+    # the incremental runs from each changed item's contributions.
+    agreed = models.PositiveIntegerField(default=0)
+    counted = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -59,3 +68,17 @@ class ProjectFigures(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "name"], name="figures_unique_project_name")]
+
+
+class AggregationChange(models.Model):
+    """An item whose votes, round or status changed since the project's last aggregation
+    run (`item_id` null: something the job cannot pin to items, so the next run recomputes
+    the whole project). Recorded when the change asks for the aggregation
+    (services.aggregation.aggregation_request); the run that read it deletes it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="aggregation_changes")
+    # No foreign key: a deleted item's change must still reach the next run.
+    item_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "id"], name="aggregation_change_idx")]

@@ -13,6 +13,9 @@ REPORT_SECTIONS = "report_sections"
 ADJUDICATION_REASONS = "adjudication_reasons"
 ADJUDICATION_AGREEMENT = "adjudication_agreement"
 ITEM_VALUES = "item_values"
+# The aggregation job's own bookkeeping: when it last read the whole project, how many items
+# the project had then, and how many changed since (services.aggregation).
+AGGREGATION_STATE = "aggregation_state"
 
 
 def figures_are_live(project: Project) -> bool:

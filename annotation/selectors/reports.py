@@ -9,6 +9,7 @@ from django.db.models.fields.json import KT
 
 from annotation.kinds.registry import get_kind
 from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item
+from annotation.replica import read_from_replica
 
 
 def agreement_reports_for_project(project) -> list[dict]:
@@ -114,6 +115,7 @@ def _report_sections(project) -> dict:
     return sections
 
 
+@read_from_replica
 def report_for_project(project) -> dict:
     """The kind's summary: status counts and the stored alpha reports for every kind, then
     the kind's own figures (`report_sections`: for nli_relabel the consensus figures,

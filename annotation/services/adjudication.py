@@ -103,7 +103,7 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
                 after={"gold": label, "status": item.status, "reasons": reasons},
                 comment=comment,
             )
-            aggregation_request_on_commit(item.project_id)
+            aggregation_request_on_commit(item.project_id, [item.pk])
     except IntegrityError:
         # Two decisions raced past the check: the one-per-round key keeps the first.
         raise Conflict("This item was already adjudicated.", field="item") from None

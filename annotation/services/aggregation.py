@@ -13,7 +13,26 @@ queues the projects whose change count is ahead of the one their last run read. 
 project where nothing changed is never run again.
 
 What it writes. One ItemAggregate per (item, method) for every item whose current round is
-closed (not `open`), and one AnnotatorCompetence per (annotator, method); both upserted.
+closed (not `open`) and has a vote, and one AnnotatorCompetence per (annotator, method);
+both upserted. k-of-n's and majority's competence is the annotator's agreement with the
+method's label over the closed items it labelled, kept as counts (`agreed`, `counted`).
+
+Incremental runs. Each request records the items it changed (AggregationChange: the
+services that close, decide or adjudicate a round name the item). A run over the whole
+project costs seconds per 100,000 items, so a project of MASHOV_AGGREGATION_INCREMENTAL_ITEMS
+(5,000) items or more recomputes only the changed items and those waiting as `deciding`:
+- k-of-n and majority exactly as a full run would: an item's label depends on its votes
+  alone, and the annotators' agreement counts take the item's old contribution (stored on
+  its aggregate) out and its new one in;
+- Dawid-Skene and MACE estimate every annotator from the whole pool by EM, which has no
+  exact update: a changed item gets its posterior under the annotators' parameters of the
+  last full run (the E-step with the parameters held fixed), and the parameters are
+  re-estimated by a full run once MASHOV_AGGREGATION_FULL_SHARE (10 %) of the items changed
+  since it, or it is MASHOV_AGGREGATION_FULL_SECONDS (an hour) old, at the next run; a
+  change that names no item, and a project without a full run yet, also run in full.
+Runs of one project never overlap (a PostgreSQL advisory lock), and a run deletes the
+changes it read only after its writes and decisions, so a run that stopped halfway leaves
+them to the next one.
 
 How gold follows. Gold is written only through the decision ledger (services.decisions).
 The project's `aggregation` setting chooses the method. k-of-n and majority are rules of
@@ -32,24 +51,40 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from datetime import timedelta
+from typing import Iterable
 
 from django.conf import settings as django_settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from annotation.kinds.registry import get_kind
 from annotation.metrics.aggregation import (
     METHODS,
+    AggregationResult,
     aggregate,
     needs_another_vote,
     posterior_from_competence,
     ratings_spread,
     vote_confidence,
 )
-from annotation.models import Annotation, AnnotatorCompetence, ConsensusOutcome, Item, ItemAggregate, Job, Project
+from annotation.models import (
+    AggregationChange,
+    Annotation,
+    AnnotatorCompetence,
+    ConsensusOutcome,
+    Item,
+    ItemAggregate,
+    Job,
+    Project,
+    ProjectFigures,
+)
+from annotation.selectors.figures import AGGREGATION_STATE, stored_figures
 from annotation.services.decisions import (
+    POOL_METHODS,
     RANK_ADJUDICATION,
     RANK_CHOSEN_METHOD,
     Verdict,
@@ -59,6 +94,7 @@ from annotation.services.decisions import (
     pool_method_deciding,
 )
 from annotation.services.tasks_queue import enqueue_on_commit
+from annotation.sql import column_in
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +104,14 @@ JOB_KIND = "aggregation"
 IMPORTED = "imported"
 # Rows per bulk upsert.
 WRITE_BATCH = 5_000
+# Item ids per read of an incremental run.
+READ_BATCH = 10_000
+# The methods whose annotator figure is agreement with the item's label, counted per item.
+AGREEMENT_METHODS = ("k_of_n", "majority")
+# A pool method's competence for annotators before any was estimated.
+DEFAULT_COMPETENCE = 0.7
+# The first key of the aggregation's PostgreSQL advisory lock (the second: the project).
+LOCK_NAMESPACE = 0x6D61
 # The items a report lists where the methods disagree (the count is always complete).
 DISAGREEMENTS_LISTED = 500
 
@@ -75,15 +119,18 @@ DISAGREEMENTS_LISTED = 500
 # --- requests (debounced) ----------------------------------------------------------------------
 
 
-def aggregation_request_on_commit(project_id: int) -> None:
-    """Ask for the project's aggregation once the surrounding transaction commits: its
-    votes or decisions changed. Costs the caller no query: the worker counts the change
-    and decides whether a job is needed (`aggregation_request`)."""
-    enqueue_on_commit("annotation.tasks.request_aggregation", project_id)
+def aggregation_request_on_commit(project_id: int, item_ids: Iterable[int] | None = None) -> None:
+    """Ask for the project's aggregation once the surrounding transaction commits: the
+    votes, round or status of the items `item_ids` changed (None: something that only a
+    run over the whole project covers). Costs the caller no query: the worker records and
+    counts the change and decides whether a job is needed (`aggregation_request`)."""
+    ids = None if item_ids is None else sorted(set(item_ids))
+    enqueue_on_commit("annotation.tasks.request_aggregation", project_id, ids)
 
 
-def aggregation_request(project_id: int, *, change: bool = True) -> Job | None:
-    """Count a change of the project's votes or decisions (`change`) and queue an
+def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[int] | None = None) -> Job | None:
+    """Record and count a change of the project's votes or decisions (`change`: the items
+    `item_ids`, None for the whole project) and queue an
     aggregation job unless one is already queued (it will read the votes stored by now when
     it starts) or one was queued less than MASHOV_AGGREGATION_DEBOUNCE_SECONDS ago: the
     change counter keeps what the debounce skipped, and the sweep (`aggregation_sweep`)
@@ -97,6 +144,7 @@ def aggregation_request(project_id: int, *, change: bool = True) -> Job | None:
             return None
         if change:
             Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)
+            aggregation_changes_record(project_id, item_ids)
         jobs = Job.objects.filter(project_id=project_id, kind=JOB_KIND)
         if jobs.filter(Q(status=Job.Status.QUEUED) | Q(created_at__gte=timezone.now() - debounce)).exists():
             if django_settings.CELERY_TASK_ALWAYS_EAGER:
@@ -104,6 +152,16 @@ def aggregation_request(project_id: int, *, change: bool = True) -> Job | None:
                 _due_in_process.setdefault(project_id, time.monotonic() + debounce.total_seconds())
             return None
         return job_create(kind=JOB_KIND, project=project)
+
+
+def aggregation_changes_record(project_id: int, item_ids: list[int] | None) -> None:
+    """Record that the items `item_ids` (None: the whole project) changed, for the next run."""
+    AggregationChange.objects.bulk_create(
+        [AggregationChange(project_id=project_id, item_id=item_id) for item_id in item_ids]
+        if item_ids is not None
+        else [AggregationChange(project_id=project_id, item_id=None)],
+        batch_size=WRITE_BATCH,
+    )
 
 
 # The embedded default (tasks in-process, no broker, no beat): projects whose aggregation
@@ -165,22 +223,41 @@ def _author_key(item_author_id: int | None):
     return item_author_id if item_author_id is not None else IMPORTED
 
 
-def project_votes(project: Project, kind, *, author_votes: bool) -> tuple[list[tuple], dict[int, tuple[int, str]]]:
-    """(votes, items): the current round's votes of every ordinary item of the project as
-    (item id, annotator key, label), the author's or original label one more vote where
-    `author_votes`; and {item id: (round, status)}. Two queries."""
+def project_votes(
+    project: Project, kind, *, author_votes: bool, item_ids: list[int] | None = None
+) -> tuple[list[tuple], dict[int, tuple[int, str]]]:
+    """(votes, items): the current round's votes of every ordinary item of the project (or
+    of those of `item_ids`) as (item id, annotator key, label), the author's or original
+    label one more vote where `author_votes`; and {item id: (round, status)}. Two queries
+    (per READ_BATCH of `item_ids`)."""
+    if item_ids is None:
+        return _votes_of(project, kind, author_votes, None)
+    votes: list[tuple] = []
+    items: dict[int, tuple[int, str]] = {}
+    for start in range(0, len(item_ids), READ_BATCH):
+        some_votes, some_items = _votes_of(project, kind, author_votes, item_ids[start : start + READ_BATCH])
+        votes += some_votes
+        items.update(some_items)
+    return votes, items
+
+
+def _votes_of(project: Project, kind, author_votes: bool, item_ids: list[int] | None):
     items: dict[int, tuple[int, str]] = {}
     votes: list[tuple] = []
-    rows = Item.objects.filter(project=project, probe_of__isnull=True).values_list(
-        "pk", "round", "status", "reference_label", "author_id"
-    )
+    rows = Item.objects.filter(project=project, probe_of__isnull=True)
+    if item_ids is None:
+        annotations = Annotation.objects.filter(item__project=project, item__probe_of__isnull=True)
+    else:
+        rows = rows.filter(column_in(Item, "id", item_ids))
+        # By item id alone (an index lookup; the items read above are the project's): the
+        # join to the item table would have PostgreSQL hash the whole project's items.
+        annotations = Annotation.objects.filter(column_in(Annotation, "item_id", item_ids))
+    rows = rows.values_list("pk", "round", "status", "reference_label", "author_id")
     for item_id, round_, status, reference, author_id in rows.iterator(chunk_size=10_000):
         items[item_id] = (round_, status)
         if author_votes and reference in kind.labels:
             votes.append((item_id, _author_key(author_id), reference))
-    annotations = Annotation.objects.filter(item__project=project, item__probe_of__isnull=True).values_list(
-        "item_id", "round", "annotator_id", "value"
-    )
+    annotations = annotations.values_list("item_id", "round", "annotator_id", "value")
     for item_id, round_, annotator_id, value in annotations.iterator(chunk_size=20_000):
         label = value.get("label") if isinstance(value, dict) else None
         if item_id in items and items[item_id][0] == round_ and label in kind.labels:
@@ -188,21 +265,104 @@ def project_votes(project: Project, kind, *, author_votes: bool) -> tuple[list[t
     return votes, items
 
 
-def aggregation_compute_for_project(project: Project, *, job: Job | None = None, progress=None) -> dict:
-    """Compute every method on the project's pool, store the results (module docstring)
-    and let the chosen method decide what it owns through the ledger. Idempotent: a second
-    run on the same votes writes the same aggregates and decides nothing new."""
+def aggregation_compute_for_project(
+    project: Project, *, job: Job | None = None, progress=None, full: bool | None = None
+) -> dict:
+    """Compute every method, store the results (module docstring) and let the chosen method
+    decide what it owns through the ledger. A full run reads the whole project; an
+    incremental one only the items recorded as changed (AggregationChange) and those
+    waiting as `deciding` ("Incremental runs" in the module docstring). `full`: force one
+    or the other; None lets `_full_run_due` choose. Idempotent: a second run on the same
+    votes writes the same aggregates and decides nothing new. Runs of one project never
+    overlap (`_one_run_at_a_time`)."""
     kind = get_kind(project.kind)
-    labels = tuple(kind.labels)
-    if not labels:
+    if not kind.labels:
         return {"items": 0, "methods": []}
-    # The change count this run answers for: changes counted after this read ask for
-    # another run (`aggregation_sweep`).
-    seen = Project.objects.filter(pk=project.pk).values_list("aggregation_requested", flat=True).first() or 0
-    settings = kind.project_settings(project)
+    with _one_run_at_a_time(project.pk):
+        # The change count this run answers for: changes counted after this read ask for
+        # another run (`aggregation_sweep`).
+        seen = Project.objects.filter(pk=project.pk).values_list("aggregation_requested", flat=True).first() or 0
+        last_change, changed = _changes_recorded(project)
+        state = stored_figures(project, AGGREGATION_STATE) or {}
+        if full is None:
+            full = _full_run_due(state, changed)
+        if full:
+            result = _compute_full(project, kind, job=job, progress=progress)
+            state = {"full_at": timezone.now().isoformat(), "items": result["items_in_project"], "changed": 0}
+        else:
+            assert changed is not None
+            result = _compute_incremental(project, kind, changed, job=job, progress=progress)
+            state = {**state, "changed": int(state.get("changed", 0)) + len(changed)}
+        ProjectFigures.objects.update_or_create(
+            project=project, name=AGGREGATION_STATE, defaults={"value": state, "computed_at": timezone.now()}
+        )
+        # Only now: a run that stopped before this point leaves the changes for the next one.
+        AggregationChange.objects.filter(project=project, pk__lte=last_change).delete()
+        Project.objects.filter(pk=project.pk, aggregation_done__lt=seen).update(aggregation_done=seen)
+    if progress is not None:
+        progress(1.0)
+    return {**result, "full": full}
+
+
+@contextmanager
+def _one_run_at_a_time(project_id: int):
+    """Hold the project's aggregation lock for the run (a PostgreSQL session advisory
+    lock; a second run of the same project waits for the first, then reads what it left).
+    Without PostgreSQL (the embedded default runs jobs one at a time in-process) a no-op."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_NAMESPACE, project_id])
+
+
+def _changes_recorded(project: Project) -> tuple[int, set[int] | None]:
+    """(the last change row read, the changed item ids — None when a change asked for the
+    whole project)."""
+    last, changed = 0, set()
+    for pk, item_id in AggregationChange.objects.filter(project=project).values_list("pk", "item_id").iterator():
+        last = max(last, pk)
+        if item_id is None:
+            changed = None
+        elif changed is not None:
+            changed.add(item_id)
+    return last, changed
+
+
+def _full_run_due(state: dict, changed: set[int] | None) -> bool:
+    """Whether this run must read the whole project: no full run yet, a change that names
+    no items, a small project (under MASHOV_AGGREGATION_INCREMENTAL_ITEMS at its last full
+    run, where a full run costs little and keeps Dawid-Skene and MACE re-estimated on every
+    change), more than MASHOV_AGGREGATION_FULL_SHARE of its items changed since the last
+    full run, or that run is MASHOV_AGGREGATION_FULL_SECONDS old."""
+    if not state or changed is None:
+        return True
+    items = int(state.get("items", 0))
+    if items < django_settings.MASHOV_AGGREGATION_INCREMENTAL_ITEMS:
+        return True
+    if int(state.get("changed", 0)) + len(changed) > django_settings.MASHOV_AGGREGATION_FULL_SHARE * items:
+        return True
+    full_at = parse_datetime(state.get("full_at") or "")
+    age = django_settings.MASHOV_AGGREGATION_FULL_SECONDS
+    return full_at is None or timezone.now() - full_at >= timedelta(seconds=age)
+
+
+def _rule(kind, settings: dict) -> tuple[int, int]:
     k, n = kind.k_of_n_rule(settings)
     if kind.adaptive_overlap(settings):
         n = k  # the number of votes varies: k agreeing votes decide (metrics.aggregation.needs_another_vote)
+    return k, n
+
+
+def _compute_full(project: Project, kind, *, job: Job | None, progress) -> dict:
+    labels = tuple(kind.labels)
+    settings = kind.project_settings(project)
+    k, n = _rule(kind, settings)
     votes, items = project_votes(project, kind, author_votes=kind.aggregates_by_consensus)
     results = {}
     for position, method in enumerate(METHODS):
@@ -211,13 +371,66 @@ def aggregation_compute_for_project(project: Project, *, job: Job | None = None,
             progress(0.7 * (position + 1) / len(METHODS))
     now = timezone.now()
     closed = {item_id for item_id, (_round, status) in items.items() if status != Item.Status.OPEN}
+    by_item = _votes_by_item(votes)
+    contributions = {method: _contributions(results[method], by_item, closed) for method in AGREEMENT_METHODS}
     with transaction.atomic():
-        _write_aggregates(project, results, items, closed, now)
-        _write_competences(project, results, now)
+        # An item whose round reopened (a revision), or closed without a vote, keeps no
+        # aggregate of a round before.
+        ItemAggregate.objects.filter(item__project=project).filter(
+            Q(item__status=Item.Status.OPEN) | ~Q(round=F("item__round"))
+        ).delete()
+        _write_aggregates(results, items, closed, contributions, now)
+        counts = {method: _counts_of(contributions[method].values()) for method in AGREEMENT_METHODS}
+        AnnotatorCompetence.objects.filter(project=project, method__in=AGREEMENT_METHODS).delete()
+        _write_competences(project, results, counts, now)
     decided = decide_by_chosen_method(project, kind, settings, results[settings["aggregation"]], votes, job=job)
-    Project.objects.filter(pk=project.pk, aggregation_done__lt=seen).update(aggregation_done=seen)
+    return {
+        "items": len(closed & set(results["majority"].items)),
+        "items_in_project": len(items),
+        "votes": len(votes),
+        "methods": list(METHODS),
+        "chosen": settings["aggregation"],
+        **decided,
+    }
+
+
+def _compute_incremental(project: Project, kind, changed: set[int], *, job: Job | None, progress) -> dict:
+    """The run over the changed items and the `deciding` ones: k-of-n and majority exactly
+    as a full run would compute them (each item's label depends on its own votes; the
+    annotators' agreement counts are updated by each item's old and new contributions);
+    Dawid-Skene and MACE as each item's posterior under the annotators' parameters of the
+    last full run (metrics.aggregation.posterior_from_competence: the E-step with the
+    parameters held fixed, not a re-estimation)."""
+    labels = tuple(kind.labels)
+    settings = kind.project_settings(project)
+    k, n = _rule(kind, settings)
+    deciding = Item.objects.filter(project=project, status=Item.Status.DECIDING, probe_of__isnull=True)
+    ids = sorted(changed | set(deciding.values_list("pk", flat=True)))
+    votes, items = project_votes(project, kind, author_votes=kind.aggregates_by_consensus, item_ids=ids)
+    results = {method: aggregate(votes, method, labels=labels, k=k, n=n, seed=0) for method in AGREEMENT_METHODS}
+    for method in POOL_METHODS:
+        results[method] = _posteriors_under_stored(project, method, votes, labels)
     if progress is not None:
-        progress(1.0)
+        progress(0.7)
+    now = timezone.now()
+    closed = {item_id for item_id, (_round, status) in items.items() if status != Item.Status.OPEN}
+    by_item = _votes_by_item(votes)
+    contributions = {method: _contributions(results[method], by_item, closed) for method in AGREEMENT_METHODS}
+    with transaction.atomic():
+        old = defaultdict(list)
+        for start in range(0, len(ids), WRITE_BATCH):
+            for method, given in ItemAggregate.objects.filter(
+                column_in(ItemAggregate, "item_id", ids[start : start + WRITE_BATCH]), method__in=AGREEMENT_METHODS
+            ).values_list("method", "contributions"):
+                old[method].append(given)
+            # Every changed item's aggregates are written anew below, or left out: an open
+            # round, or a closed one without a vote, keeps none.
+            ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids[start : start + WRITE_BATCH])).delete()
+        _write_aggregates(results, items, closed, contributions, now)
+        _update_counts(project, old, contributions, now)
+    decided = decide_by_chosen_method(
+        project, kind, settings, results[settings["aggregation"]], votes, job=job, item_ids=ids
+    )
     return {
         "items": len(closed & set(results["majority"].items)),
         "votes": len(votes),
@@ -227,19 +440,111 @@ def aggregation_compute_for_project(project: Project, *, job: Job | None = None,
     }
 
 
+def _votes_by_item(votes: list[tuple]) -> dict[int, list[tuple]]:
+    grouped: dict[int, list[tuple]] = defaultdict(list)
+    for item_id, annotator, label in votes:
+        grouped[item_id].append((annotator, label))
+    return grouped
+
+
+def _contributions(result, by_item: dict[int, list[tuple]], closed: set[int]) -> dict[int, list[list[int]]]:
+    """{closed item with a label: [[annotator id, agrees], ...]}, users only (the imported
+    labels' pseudo-annotator has no competence row)."""
+    given = {}
+    for item_id, (label, _confidence) in result.items.items():
+        if item_id in closed and label is not None:
+            given[item_id] = sorted(
+                [annotator, int(vote == label)] for annotator, vote in by_item[item_id] if isinstance(annotator, int)
+            )
+    return given
+
+
+def _counts_of(contributions) -> dict[int, list[int]]:
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for given in contributions:
+        for annotator, agrees in given:
+            counts[annotator][0] += agrees
+            counts[annotator][1] += 1
+    return counts
+
+
+def _update_counts(project: Project, old: dict, contributions: dict, now) -> None:
+    """Take the changed items' old contributions out of the annotators' agreement counts and
+    add their new ones; competence = agreed / counted; an annotator left with nothing
+    counted keeps no row (as after a full run)."""
+    for method in AGREEMENT_METHODS:
+        delta = _counts_of(contributions[method].values())
+        for annotator, (agrees, counted) in _counts_of(old[method]).items():
+            delta[annotator][0] -= agrees
+            delta[annotator][1] -= counted
+        delta = {annotator: pair for annotator, pair in delta.items() if pair != [0, 0]}
+        if not delta:
+            continue
+        rows = {
+            row.annotator_id: row
+            for row in AnnotatorCompetence.objects.select_for_update().filter(
+                project=project, method=method, annotator_id__in=list(delta)
+            )
+        }
+        gone, kept = [], []
+        for annotator, (agrees, counted) in delta.items():
+            row = rows.get(annotator) or AnnotatorCompetence(project=project, annotator_id=annotator, method=method)
+            row.agreed += agrees
+            row.counted += counted
+            if row.counted <= 0:
+                gone.append(annotator)
+                continue
+            row.competence = row.agreed / row.counted
+            row.confusion = []
+            row.computed_at = now
+            kept.append(row)
+        AnnotatorCompetence.objects.filter(project=project, method=method, annotator_id__in=gone).delete()
+        _upsert_competences(kept)
+
+
+def _posteriors_under_stored(project: Project, method: str, votes: list[tuple], labels: tuple[str, ...]):
+    """A pool method's result for the items of `votes` under the annotators' parameters its
+    last full run stored (each item's posterior; competences unchanged)."""
+    stored = _stored_parameters(project, method)
+    default = _median_competence(stored)
+    items = {}
+    for item_id, cast in _votes_by_item(votes).items():
+        posterior = posterior_from_competence(
+            [(label, *(stored.get(annotator) or (None, None))) for annotator, label in cast],
+            labels,
+            default_competence=default,
+        )
+        best = max(labels, key=lambda label: posterior[label])  # the first of equals, in the kind's order
+        items[item_id] = (best, posterior[best])
+    return AggregationResult(method, items)
+
+
+def _stored_parameters(project_or_id, method: str) -> dict:
+    return {
+        annotator: (competence, confusion)
+        for annotator, competence, confusion in AnnotatorCompetence.objects.filter(
+            project=project_or_id, method=method
+        ).values_list("annotator_id", "competence", "confusion")
+    }
+
+
+def _median_competence(stored: dict) -> float:
+    known = sorted(competence for competence, _confusion in stored.values())
+    return known[len(known) // 2] if known else DEFAULT_COMPETENCE
+
+
 def _write_aggregates(
-    project: Project, results: dict, items: dict[int, tuple[int, str]], closed: set[int], now
+    results: dict, items: dict[int, tuple[int, str]], closed: set[int], contributions: dict, now
 ) -> None:
-    # An item whose round reopened (a revision) keeps no aggregate of the round before.
-    ItemAggregate.objects.filter(item__project=project, item__status=Item.Status.OPEN).delete()
     rows = []
     for method, result in results.items():
+        given = contributions.get(method, {})
         for item_id, (label, confidence) in result.items.items():
             if item_id in closed:
                 rows.append(
                     ItemAggregate(
                         item_id=item_id, round=items[item_id][0], method=method, label=label or "",
-                        confidence=confidence, computed_at=now,
+                        confidence=confidence, contributions=given.get(item_id, []), computed_at=now,
                     )
                 )  # fmt: skip
     ItemAggregate.objects.bulk_create(
@@ -247,35 +552,62 @@ def _write_aggregates(
         batch_size=WRITE_BATCH,
         update_conflicts=True,
         unique_fields=["item", "method"],
-        update_fields=["round", "label", "confidence", "computed_at"],
+        update_fields=["round", "label", "confidence", "contributions", "computed_at"],
     )
 
 
-def _write_competences(project: Project, results: dict, now) -> None:
-    rows = [
-        AnnotatorCompetence(
-            project=project,
-            annotator_id=annotator,
-            method=method,
-            competence=competence,
-            confusion=result.confusion.get(annotator, []),
-            computed_at=now,
-        )  # fmt: skip
-        for method, result in results.items()
-        for annotator, competence in result.competence.items()
-        if isinstance(annotator, int)  # users; the imported labels' pseudo-annotator has no row
-    ]
+def _write_competences(project: Project, results: dict, counts: dict, now) -> None:
+    rows = []
+    for method, result in results.items():
+        if method in AGREEMENT_METHODS:
+            rows.extend(
+                AnnotatorCompetence(
+                    project=project,
+                    annotator_id=annotator,
+                    method=method,
+                    competence=agreed / counted,
+                    confusion=[],
+                    agreed=agreed,
+                    counted=counted,
+                    computed_at=now,
+                )  # fmt: skip
+                for annotator, (agreed, counted) in counts[method].items()
+            )
+            continue
+        rows.extend(
+            AnnotatorCompetence(
+                project=project,
+                annotator_id=annotator,
+                method=method,
+                competence=competence,
+                confusion=result.confusion.get(annotator, []),
+                computed_at=now,
+            )  # fmt: skip
+            for annotator, competence in result.competence.items()
+            if isinstance(annotator, int)  # users; the imported labels' pseudo-annotator has no row
+        )
+    _upsert_competences(rows)
+
+
+def _upsert_competences(rows: list) -> None:
     AnnotatorCompetence.objects.bulk_create(
         rows,
         batch_size=WRITE_BATCH,
         update_conflicts=True,
         unique_fields=["project", "annotator", "method"],
-        update_fields=["competence", "confusion", "computed_at"],
+        update_fields=["competence", "confusion", "agreed", "counted", "computed_at"],
     )
 
 
 def decide_by_chosen_method(
-    project: Project, kind, settings: dict, result, votes: list[tuple], *, job: Job | None = None
+    project: Project,
+    kind,
+    settings: dict,
+    result,
+    votes: list[tuple],
+    *,
+    job: Job | None = None,
+    item_ids: list[int] | None = None,
 ) -> dict:
     """The chosen method's decisions, through the ledger (services.decisions), in chunks of
     WRITE_BATCH items, each chunk one transaction with the items locked:
@@ -290,6 +622,7 @@ def decide_by_chosen_method(
       target confidence) — unless an adjudicator decided its round, which no method
       overrides.
 
+    `item_ids`: only those items (an incremental run: no other item's label changed).
     Returns {"decided": deciding items decided, "gold_changed": decided items relabelled}."""
     method = settings["aggregation"]
     pool = pool_method_deciding(kind, settings)
@@ -300,11 +633,10 @@ def decide_by_chosen_method(
         return counts
     target = confidence_target(settings)
     tallies = _vote_tallies(votes)
-    candidates = list(
-        Item.objects.filter(project=project, probe_of__isnull=True, status__in=statuses)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    candidates = Item.objects.filter(project=project, probe_of__isnull=True, status__in=statuses)
+    if item_ids is not None:
+        candidates = candidates.filter(column_in(Item, "id", item_ids))
+    candidates = list(candidates.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(candidates), WRITE_BATCH):
         with transaction.atomic():
             rows = list(
@@ -410,17 +742,10 @@ def ratings_want_another_vote(item: Item, settings: dict, submitted: int) -> boo
 def _pool_confidence(item: Item, settings: dict, cast: list[tuple], labels: tuple[str, ...]) -> float | None:
     """The item's posterior confidence under the annotators' stored parameters; None before
     the first pool run stored any (one query)."""
-    method = settings["aggregation"]
-    stored = {
-        annotator: (competence, confusion)
-        for annotator, competence, confusion in AnnotatorCompetence.objects.filter(
-            project_id=item.project_id, method=method
-        ).values_list("annotator_id", "competence", "confusion")
-    }
+    stored = _stored_parameters(item.project_id, settings["aggregation"])
     if not stored:
         return None
-    known = sorted(competence for competence, _confusion in stored.values())
-    default = known[len(known) // 2]
+    default = _median_competence(stored)
     votes = [(label, *(stored.get(annotator) or (None, None))) for annotator, label in cast if label in labels]
     posterior = posterior_from_competence(votes, labels, default_competence=default)
     return max(posterior.values())

@@ -225,7 +225,7 @@ def _round_close(item: Item, kind, settings: dict) -> None:
     if item.probe_of_id is None and pool_method_deciding(kind, settings):
         item.status = Item.Status.DECIDING
         item.save(update_fields=["status"])
-        aggregation_request_on_commit(item.project_id)
+        aggregation_request_on_commit(item.project_id, [item.pk])
         return
     rule = None
     if kind.labels and not kind.aggregates_by_consensus and item.probe_of_id is None:
@@ -248,7 +248,7 @@ def _round_close(item: Item, kind, settings: dict) -> None:
     if kind.aggregates_by_consensus:
         consensus_enqueue_on_commit(item.pk)
     elif kind.labels:
-        aggregation_request_on_commit(item.project_id)
+        aggregation_request_on_commit(item.project_id, [item.pk])
 
 
 def _store_annotation(

@@ -96,7 +96,7 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
         settings = kind.settings_for(item.project.settings)
         if pool_method_deciding(kind, settings):
             Item.objects.filter(pk=item.pk).update(status=Item.Status.DECIDING)
-            aggregation_request_on_commit(item.project_id)
+            aggregation_request_on_commit(item.project_id, [item.pk])
             return None
         labels = [
             value.get("label")
@@ -125,7 +125,7 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
             ),
             confidence=result.agreement,
         )
-        aggregation_request_on_commit(item.project_id)
+        aggregation_request_on_commit(item.project_id, [item.pk])
         return outcome
 
 
@@ -206,7 +206,7 @@ def _compute_chunk(ids: list[int]) -> int:
         Item.objects.filter(pk__in=reopened).update(status=Item.Status.OPEN)
         Item.objects.filter(pk__in=deciding).update(status=Item.Status.DECIDING)
         for project_id in {row[1] for row in locked if row[1] in projects} if (outcomes or deciding) else ():
-            aggregation_request_on_commit(project_id)
+            aggregation_request_on_commit(project_id, [row[0] for row in locked if row[1] == project_id])
         return len(outcomes)
 
 

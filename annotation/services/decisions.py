@@ -238,8 +238,8 @@ def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
             after={"round": item.round, "gold": None, "status": item.status}, comment=reason,
         )  # fmt: skip
         # The item leaves the closed set the pool methods decide and report on: ask for
-        # the project's aggregation (services.aggregation, which imports this module).
-        enqueue_on_commit("annotation.tasks.request_aggregation", item.project_id)
+        # aggregation of this item (services.aggregation, which imports this module).
+        enqueue_on_commit("annotation.tasks.request_aggregation", item.project_id, [item.pk])
     return decision
 
 

@@ -39,6 +39,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import AdjudicationFact, ExportFacts, ExportSplits, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
+from annotation.replica import stream_from_replica
 from annotation.rows import csv_neutralise, delimited_line
 from annotation.services.decisions import decision_histories, effective_decisions
 from annotation.sql import column_in
@@ -145,8 +146,13 @@ def shown_name(project_id: int, user_id: int, username: str, *, names: bool) -> 
 
 
 def export_stream(spec: ExportSpec) -> Iterator[bytes]:
-    """The file, as UTF-8 byte chunks (one per CHUNK_SIZE items). A generator: nothing is
-    read until the first chunk is asked for."""
+    """The file, as UTF-8 byte chunks (one per CHUNK_SIZE items), read from the read replica
+    when there is one (annotation.replica). A generator: nothing is read until the first
+    chunk is asked for."""
+    return stream_from_replica(_export_chunks(spec))
+
+
+def _export_chunks(spec: ExportSpec) -> Iterator[bytes]:
     if spec.fmt in spec.kind.streamed_formats:
         yield from spec.kind.export_stream(spec)
         return

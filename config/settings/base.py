@@ -104,6 +104,14 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
     )
 }
+# A read replica of the primary (PostgreSQL streaming replication): the exports' and the
+# reports' reads go to it (annotation/replica.py); writes and the annotate path never do.
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = dj_database_url.parse(
+        os.environ["DATABASE_REPLICA_URL"], conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60"))
+    )
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["annotation.replica.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The annotate path runs its statements as server-side prepared statements on PostgreSQL
 # (annotation/sql.py); off for a pooler that hands one session's statements to another
@@ -245,6 +253,11 @@ CACHES = caches_for(os.environ.get("CACHE_URL", ""))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "mashov")
+# Past one machine: the jobs (imports, aggregation, curation, evaluation, the kinds' own —
+# everything `run_job` runs) on a queue of their own, read by their own workers, so that a
+# long job never delays a round's consensus step or an aggregation request. Unset: one queue.
+CELERY_JOBS_QUEUE = os.environ.get("CELERY_JOBS_QUEUE", "")
+CELERY_TASK_ROUTES = {"annotation.tasks.run_job": {"queue": CELERY_JOBS_QUEUE}} if CELERY_JOBS_QUEUE else {}
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -275,6 +288,13 @@ MASHOV_JOB_MAX_ATTEMPTS = int(os.environ.get("MASHOV_JOB_MAX_ATTEMPTS", "3"))
 # the periodic sweep picks up what a skipped request would have covered.
 MASHOV_AGGREGATION_DEBOUNCE_SECONDS = int(os.environ.get("MASHOV_AGGREGATION_DEBOUNCE_SECONDS", "30"))
 MASHOV_FIGURES_LIVE_ITEMS = int(os.environ.get("MASHOV_FIGURES_LIVE_ITEMS", "5000"))
+# Incremental aggregation: a project of at least MASHOV_AGGREGATION_INCREMENTAL_ITEMS items
+# recomputes only the changed items after a round closes; the whole project (Dawid-Skene
+# and MACE re-estimated) once MASHOV_AGGREGATION_FULL_SHARE of its items changed or its last
+# full run is MASHOV_AGGREGATION_FULL_SECONDS old, at the next run.
+MASHOV_AGGREGATION_INCREMENTAL_ITEMS = int(os.environ.get("MASHOV_AGGREGATION_INCREMENTAL_ITEMS", "5000"))
+MASHOV_AGGREGATION_FULL_SHARE = float(os.environ.get("MASHOV_AGGREGATION_FULL_SHARE", "0.1"))
+MASHOV_AGGREGATION_FULL_SECONDS = int(os.environ.get("MASHOV_AGGREGATION_FULL_SECONDS", "3600"))
 if MASHOV_JOB_STALE_SECONDS < 3 * MASHOV_JOB_HEARTBEAT_SECONDS:
     # A live job would look dead between two heartbeats and be run a second time.
     raise ImproperlyConfigured("MASHOV_JOB_STALE_SECONDS must be at least 3 × MASHOV_JOB_HEARTBEAT_SECONDS")

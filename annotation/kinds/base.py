@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils import translation
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
@@ -69,17 +70,20 @@ def check_overlap_settings(settings: dict) -> None:
         )
     if low is not None:
         if not 1 <= low <= OVERLAP_MAX_LIMIT:
-            raise InvalidInput(f"must be between 1 and {OVERLAP_MAX_LIMIT}", field="settings.overlap_min")
+            raise InvalidInput(between(1, OVERLAP_MAX_LIMIT), field="settings.overlap_min")
         if high is None:
-            raise InvalidInput("is required with overlap_min", field="settings.overlap_max")
+            raise InvalidInput(gettext("is required when the first votes are set"), field="settings.overlap_max")
         if not low <= high <= OVERLAP_MAX_LIMIT:
-            raise InvalidInput(f"must be between overlap_min and {OVERLAP_MAX_LIMIT}", field="settings.overlap_max")
+            raise InvalidInput(
+                gettext("must be between the first votes and %(high)s") % {"high": OVERLAP_MAX_LIMIT},
+                field="settings.overlap_max",
+            )
     target = settings.get("confidence_target")
     if target is not None and not 0.0 <= target <= 1.0:
-        raise InvalidInput("must be between 0 and 1", field="settings.confidence_target")
+        raise InvalidInput(between(0, 1), field="settings.confidence_target")
     spread = settings.get("spread")
     if spread is not None and not 0.0 <= spread <= 100.0:
-        raise InvalidInput("must be between 0 and 100", field="settings.spread")
+        raise InvalidInput(between(0, 100), field="settings.spread")
 
 
 def check_aggregation_settings(settings: dict) -> None:
@@ -87,7 +91,11 @@ def check_aggregation_settings(settings: dict) -> None:
     from annotation.metrics.aggregation import METHODS
 
     if settings["aggregation"] not in METHODS:
-        raise InvalidInput(f"must be one of {', '.join(METHODS)}", field="settings.aggregation")
+        raise InvalidInput(
+            gettext("must be one of %(choices)s")
+            % {"choices": ", ".join(str(AGGREGATION_CHOICES[m]) for m in METHODS)},
+            field="settings.aggregation",
+        )
     check_overlap_settings(settings)
 
 
@@ -98,10 +106,27 @@ CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
 SEED_RANGE = (-(2**63), 2**63 - 1)
 
 
+def between(low, high) -> str:
+    """ "must be between low and high", in the request's language."""
+    return gettext("must be between %(low)s and %(high)s") % {"low": low, "high": high}
+
+
+def type_wanted(wanted: type) -> str:
+    """What a setting of type `wanted` must be, in the request's language."""
+    return {
+        bool: gettext("must be yes or no"),
+        int: gettext("must be a whole number"),
+        float: gettext("must be a number"),
+        str: gettext("must be text"),
+        list: gettext("must be a list"),
+        dict: gettext("must be a set of named values"),
+    }.get(wanted, gettext("has the wrong type"))
+
+
 def check_range(settings: dict, name: str, low, high) -> None:
     """A numeric setting within [low, high], else a 400 naming it."""
     if not low <= settings[name] <= high:
-        raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
+        raise InvalidInput(between(low, high), field=f"settings.{name}")
 
 
 def keyed_draw(secret: str, seed: int, key: str) -> int:
@@ -126,7 +151,7 @@ COMMON_SETTINGS_HELP = {
     "quality_flag_below": _(
         "Annotators whose kappa against the consensus is below this are flagged on the quality page (-1 to 1)."
     ),
-    "aggregation": _("Which method makes gold: k_of_n (the paper's rule), majority, dawid_skene or mace."),
+    "aggregation": _("Which method makes gold from the votes."),
     "overlap_min": _("Adaptive overlap: votes every item gets first (empty: off, every item gets the fixed number)."),
     "overlap_max": _("Adaptive overlap: the most votes an item may get."),
     "confidence_target": _(
@@ -138,10 +163,52 @@ COMMON_SETTINGS_HELP = {
 }
 
 
+# What the console's forms call each common setting, its unit, and the choices of those
+# that take one of a few values; the codes stay what the API stores.
+COMMON_SETTINGS_LABELS = {
+    "claim_ttl": _("Claim lasts"),
+    "fold_letter_variants": _("Treat Arabic yeh and kaf as Persian"),
+    "quality_flag_below": _("Flag annotators below kappa"),
+    "aggregation": _("Gold from"),
+    "overlap_min": _("Adaptive overlap: first votes"),
+    "overlap_max": _("Adaptive overlap: most votes"),
+    "confidence_target": _("Adaptive overlap: confidence wanted"),
+    "spread": _("Adaptive overlap: largest spread"),
+}
+COMMON_SETTINGS_UNITS = {
+    "claim_ttl": _("seconds"),
+    "overlap_min": _("votes"),
+    "overlap_max": _("votes"),
+    "spread": _("points"),
+}
+AGGREGATION_CHOICES = {
+    "k_of_n": _("k of n (the paper's rule)"),
+    "majority": _("majority"),
+    "dawid_skene": _("Dawid-Skene"),
+    "mace": _("MACE"),
+}
+# Settings a supervisor rarely changes: folded away on the console's forms.
+COMMON_RARE_SETTINGS = (
+    "claim_ttl",
+    "fold_letter_variants",
+    "overlap_min",
+    "overlap_max",
+    "confidence_target",
+    "spread",
+)
+
+
 class KindSettings:
     default_settings: dict[str, Any] = {}
     # What each of `default_settings` means, in a sentence, for the console's forms.
     settings_help: dict[str, Any] = {}
+    # The console's name of each of `default_settings` (the code where none is given), the
+    # unit of a number, the choices of a setting that takes one value (or a list) of a few,
+    # and the settings folded away as rarely changed.
+    settings_labels: dict[str, Any] = {}
+    settings_units: dict[str, Any] = {}
+    settings_choices: dict[str, dict] = {}
+    rare_settings: tuple[str, ...] = ()
     # Settings that running rounds depend on: name → why changing it would corrupt a round
     # that has annotations already (the 400 of `PATCH /api/projects/{slug}/` says it).
     round_bound_settings: dict[str, Any] = {}
@@ -187,9 +254,7 @@ class KindSettings:
         errors = []
         for key, value in settings.items():
             if key not in known:
-                errors.append(
-                    FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}")
-                )
+                errors.append(FieldError(f"settings.{key}", gettext("is not a setting of this kind of project")))
             elif key in OPTIONAL_SETTING_TYPES and known[key] is None:
                 wanted = OPTIONAL_SETTING_TYPES[key]
                 if value is None or type(value) is wanted:
@@ -197,12 +262,17 @@ class KindSettings:
                 if wanted is float and type(value) is int:
                     settings[key] = float(value)
                 else:
-                    errors.append(FieldError(f"settings.{key}", f"must be of type {wanted.__name__} or null"))
+                    empty_or = (
+                        gettext("must be a whole number or empty")
+                        if wanted is int
+                        else gettext("must be a number or empty")
+                    )
+                    errors.append(FieldError(f"settings.{key}", empty_or))
             elif type(known[key]) is float and type(value) is int:
                 # JSON has one number type: 1 and 1.0 are the same value to a client.
                 settings[key] = float(value)
             elif type(value) is not type(known[key]):
-                errors.append(FieldError(f"settings.{key}", f"must be of type {type(known[key]).__name__}"))
+                errors.append(FieldError(f"settings.{key}", type_wanted(type(known[key]))))
         if errors:
             raise InvalidInput("invalid settings", errors=errors)
         merged = self.settings_for(settings, language)
@@ -219,8 +289,21 @@ class KindSettings:
         it means: `{"name", "default", "help"}`, common settings first."""
         defaults = self.settings_for({}, language)
         helps = {**COMMON_SETTINGS_HELP, **self.settings_help}
+        labels = {**COMMON_SETTINGS_LABELS, **self.settings_labels}
+        units = {**COMMON_SETTINGS_UNITS, **self.settings_units}
+        choices = {"aggregation": AGGREGATION_CHOICES, **self.settings_choices}
+        rare = (*COMMON_RARE_SETTINGS, *self.rare_settings)
         return [
-            {"name": name, "default": defaults[name], "help": str(helps.get(name, ""))}
+            {
+                "name": name,
+                "default": defaults[name],
+                "help": str(helps.get(name, "")),
+                "label": str(labels.get(name, name)),
+                "unit": str(units.get(name, "")),
+                "choices": {value: str(text) for value, text in choices.get(name, {}).items()},
+                "optional_type": OPTIONAL_SETTING_TYPES.get(name).__name__ if name in OPTIONAL_SETTING_TYPES else "",
+                "rare": name in rare,
+            }
             for name in {**COMMON_SETTINGS, **self.default_settings}
         ]
 

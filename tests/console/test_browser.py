@@ -143,7 +143,13 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
     page.fill("#s-consensus_k", "4")
     page.click("#project-form button[type=submit]")
     page.wait_for_selector("#form-error:not([hidden])")
-    assert "settings.consensus_k" in page.locator("#form-error").inner_text()
+    # Named by its label, in the interface's language; the message also sits beside the field.
+    label = page.locator("label[for=s-consensus_k]").inner_text()
+    assert (
+        label in page.locator("#form-error").inner_text()
+        and "consensus_k" not in page.locator("#form-error").inner_text()
+    )
+    assert page.locator("#s-consensus_k ~ .field-error").count() == 1
     assert page.get_attribute("#s-consensus_k", "aria-invalid") == "true"
     project.refresh_from_db()
     assert project.settings["consensus_k"] == 3

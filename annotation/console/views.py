@@ -209,7 +209,10 @@ def items(request, slug):
         found = items_for_browser(project, params, choices)
         page = browser_page(found, request.GET, PAGE_SIZE)
     except InvalidInput as exc:
-        error = "; ".join(dict.fromkeys(e.message for e in exc.errors))
+        # Each refused filter by the label the page gives it, not by its parameter's name.
+        labels = {"status": _("Status"), "split": _("Split"), "round": _("Round"), "group": _("Group"),
+                  "flag": _("Flag"), "annotator": _("Annotator"), "q": _("Search"), "page": _("Page")}  # fmt: skip
+        error = "; ".join(dict.fromkeys(f"{labels.get(e.field, e.field)}: {e.message}" for e in exc.errors))
     kind = get_kind(project.kind)
     for item in page or ():
         item.browser_text = kind.browser_text(item.payload)

@@ -77,6 +77,11 @@ WORDS = {
     "group": _("group"),
     "label": _("label"),
     "all": _("all"),
+    # review grades
+    "rejected": _("rejected"),
+    "verified": _("verified"),
+    "good": _("good"),
+    "gold": _("gold"),
     # dataset splits
     "train": _("train"),
     "dev": _("dev"),

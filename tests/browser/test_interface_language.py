@@ -7,7 +7,8 @@ and the test refuses a run that is:
 
 - an interface string in English: equal to a msgid of the language's catalog whose
   translation differs (placeholders match any text), so a string rendered without gettext
-  or sent by a script in English is caught;
+  or sent by a script in English is caught; or holding a long such msgid (a sentence
+  glued to another before translation, which evaluates it in English);
 - a snake_case code (`claim_ttl`, `k_of_n`, `per_class.entailment.precision`);
 - JSON: an object or a list, or the words null / true / false.
 
@@ -77,7 +78,7 @@ def _english_strings(language: str):
     from django.utils.translation import trans_real
 
     catalog = trans_real.translation(language)._catalog
-    exact, patterns = set(), []
+    exact, patterns, long = set(), [], set()
     for key, translated in catalog.items():
         msgid = key if isinstance(key, str) else key[0]
         if not msgid or msgid == translated or not re.search(r"[A-Za-z]{2}", msgid):
@@ -89,14 +90,18 @@ def _english_strings(language: str):
                 patterns.append(re.compile("^" + ".+?".join(re.escape(p) for p in parts) + "$"))
         else:
             exact.add(msgid)
-    return exact, patterns
+            if len(msgid) >= 40:
+                long.add(msgid)
+    return exact, patterns, long
 
 
-def _faults(run: dict, exact: set, patterns: list) -> list[str]:
+def _faults(run: dict, exact: set, patterns: list, long: set) -> list[str]:
     value = run["text"]
     faults = []
     if value in exact or value.rstrip(":.") in exact or any(p.match(value) for p in patterns):
         faults.append("English")
+    elif len(value) >= 40 and any(msgid in value for msgid in long):
+        faults.append("English inside")  # a sentence glued to another before it was translated
     if SNAKE.search(value):
         faults.append("code")
     if JSON_SHAPE.match(value) or JSON_WORD.search(value):
@@ -132,7 +137,7 @@ def _every_page() -> list[tuple]:
 def test_no_english_no_codes_no_json_on_any_page(world, browser, artifacts_dir, settings, language):
     base = world["url"]
     locale, _direction = LANGUAGES[language]
-    exact, patterns = _english_strings(language)
+    exact, patterns, long = _english_strings(language)
     error_page = _server_error_html(language)
     found = []
     contexts = {}
@@ -158,7 +163,7 @@ def test_no_english_no_codes_no_json_on_any_page(world, browser, artifacts_dir, 
         response = page.goto(base + url, wait_until="networkidle", timeout=60_000)
         assert response.status == status, f"{name}: status {response.status}"
         for run in page.evaluate(_COLLECT):
-            for fault in _faults(run, exact, patterns):
+            for fault in _faults(run, exact, patterns, long):
                 found.append(f"{language} {name}: {fault}: {run['text'][:120]!r} at {run['where']}")
     for page in contexts.values():
         page.context.close()

@@ -82,7 +82,7 @@ WORDS = {
     "verified": _("verified"),
     "good": _("good"),
     "gold": _("gold"),
-    # dataset splits
+    # dataset splits: the papers name them train, dev and test, and so do the translations
     "train": _("train"),
     "dev": _("dev"),
     "test": _("test"),

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext
+
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control, forbidden_character
@@ -63,7 +65,7 @@ def require_text(
     value = record.get(name)
     if value is None or value == "":
         if required:
-            problems.add(name, "is required")
+            problems.add(name, gettext("is required"))
         return ""
     if isinstance(value, (int,)) and not isinstance(value, bool) and identifier:
         value = str(value)

@@ -94,13 +94,47 @@ def _redirect_with_message(request, slug: str, message: str, *, error: bool = Fa
     return redirect("project", slug=slug)
 
 
+def _rows_text(rows: list[int]) -> str:
+    """Row numbers as ranges: [1, 2, 3, 7] reads "1-3, 7"."""
+    runs: list[list[int]] = []
+    for row in sorted(set(rows)):
+        if runs and row == runs[-1][1] + 1:
+            runs[-1][1] = row
+        else:
+            runs.append([row, row])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def _error_text(exc: ApplicationError) -> str:
-    return "; ".join(
-        (_("row %(row)s") % {"row": e.row} + ": " if e.row is not None else "")
-        + (f"{e.field}: " if e.field else "")
-        + e.message
-        for e in exc.errors[:20]
-    )
+    """A form's errors as a person reads them: each problem once, with the rows it was found
+    in and the file's column it concerns; columns missing from every bad row of a file (one
+    made for another kind) are named together, once, as columns that do not fit the kind."""
+    rows_of: dict[tuple, list[int]] = {}
+    for error in exc.errors:
+        rows_of.setdefault((error.field, error.message), []).extend([] if error.row is None else [error.row])
+    bad_rows = {error.row for error in exc.errors if error.row is not None}
+    required = _("is required")
+    missing = [
+        field
+        for (field, message), rows in rows_of.items()
+        if message == required and field and len(bad_rows) > 1 and set(rows) == bad_rows
+    ]
+    lines = []
+    if missing:
+        lines.append(
+            _("These columns do not fit this kind of project; they are missing or empty: %(columns)s.")
+            % {"columns": ", ".join(f"“{field}”" for field in missing)}
+        )
+    for (field, message), rows in rows_of.items():
+        if field in missing and message == required:
+            continue
+        text = _("column “%(column)s”") % {"column": field} + ": " + message if rows and field else message
+        if len(rows) > 1:
+            text = _("rows %(rows)s") % {"rows": _rows_text(rows)} + ": " + text
+        elif rows:
+            text = _("row %(row)s") % {"row": rows[0]} + ": " + text
+        lines.append(text)
+    return "; ".join(lines[:20])
 
 
 def _form_action(request, slug: str, action) -> HttpResponse:

@@ -1,5 +1,6 @@
 """People's words for codes on the dashboards (annotation/templatetags/mashov.py)."""
 
+import pytest
 from django.template import Context, Template
 from django.utils import translation
 
@@ -28,3 +29,15 @@ def test_kinds_statuses_levels_and_languages_translated():
         assert template.render(context) == "Question authoring|queued|ordinal|Persian|GPT-4"
     with translation.override("he"):
         assert template.render(context) == "כתיבת שאלות|בתור|אורדינלי|פרסית|GPT-4"
+
+
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_a_figure_path_reads_in_the_interface_language(language):
+    """The leaderboard's full table names "per_class.entailment.precision" in words."""
+    from django.utils import translation
+
+    from annotation.release.pages import figure_name
+
+    with translation.override(language):
+        name = figure_name("per_class.entailment.precision")
+    assert "_" not in name and "entailment" not in name and name.count("›") == 2

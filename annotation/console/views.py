@@ -5,12 +5,15 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.utils.formats import number_format
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation import access
 from annotation.errors import InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import available_kinds, get_kind
+from annotation.kinds.settings import COMMON_SETTINGS_LABELS
 from annotation.models import LANGUAGES, Item
 from annotation.selectors.guides import guide_for_project
 from annotation.selectors.items import (
@@ -30,8 +33,14 @@ PAGE_SIZE = 50
 FILTERS = ("status", "split", "round", "group", "flag", "annotator", "q")
 
 
-def _input_type(value) -> str:
-    """How a setting is edited: by the type of its default (bool before int: True is an int)."""
+def _input_type(entry: dict) -> str:
+    """How a setting is edited, by the type of its default (bool before int: True is an
+    int): a select for yes/no and for one of a few choices, checkboxes for a list, a
+    number box (empty for "off" where the setting may be unset), a table of numbers for
+    rules per source; JSON only for a shape none of these fits."""
+    value = entry["default"]
+    if entry["optional_type"]:
+        return "optional"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
@@ -39,24 +48,80 @@ def _input_type(value) -> str:
     if isinstance(value, float):
         return "float"
     if isinstance(value, str):
-        return "str"
+        return "choice" if entry["choices"] else "str"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "list"
+    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+        return "table"
     return "json"
 
 
+def _number_text(value) -> str:
+    return number_format(value, decimal_pos=None) if isinstance(value, int | float) else str(value)
+
+
+def _value_text(entry: dict, kind_of: str, value) -> str:
+    """A setting's value in people's words, for the "Default:" hint."""
+    if value is None or value == "":
+        return _("empty (off)") if kind_of == "optional" else _("empty")
+    if kind_of == "bool":
+        return _("yes") if value else _("no")
+    if kind_of == "choice":
+        return entry["choices"].get(value, value)
+    if kind_of == "list":
+        return ", ".join(entry["choices"].get(v, v) for v in value) or _("none")
+    if kind_of == "table":
+        return _("the paper's values")
+    if kind_of == "json":
+        return json.dumps(value, ensure_ascii=False)
+    unit = entry["unit"]
+    return f"{_number_text(value)} {unit}".strip()
+
+
+def _table(entry: dict, value: dict, labels: dict) -> dict:
+    """Rules per source as rows of number boxes: {"rows": [(source, [(column, value)])],
+    "columns": [(column, label)]}."""
+    columns = list(dict.fromkeys(column for rules in value.values() for column in rules))
+    return {
+        "columns": [(column, labels.get(f"{entry['name']}.{column}", column)) for column in columns],
+        "rows": [(source, [(column, rules.get(column)) for column in columns]) for source, rules in value.items()],
+    }
+
+
 def _settings_fields(kind, language: str | None, current: dict | None) -> list[dict]:
-    """The kind's settings as form fields: name, help, default, type, and the value the
-    field starts with (`current`'s, or "" for "the default" on a new project)."""
+    """The kind's settings as form fields: name, label, help, unit, type, the default in
+    words (per project language on a new project, where a default depends on it), and the
+    value the field starts with (`current`'s, or "" for "the default" on a new project)."""
     fields = []
+    by_language = {code: kind.settings_for({}, code) for code in LANGUAGES}
+    labels = {key: str(text) for key, text in {**COMMON_SETTINGS_LABELS, **kind.settings_labels}.items()}
     for entry in kind.settings_explained(language):
-        kind_of = _input_type(entry["default"])
+        kind_of = _input_type(entry)
         value = current[entry["name"]] if current is not None else entry["default"]
-        fields.append({
+        field = {
             **entry,
             "type": kind_of,
-            "default_text": json.dumps(entry["default"], ensure_ascii=False),
+            "default_text": _value_text(entry, kind_of, entry["default"]),
             "initial": json.dumps(value, ensure_ascii=False),
-            "value": json.dumps(value, ensure_ascii=False, indent=1) if kind_of == "json" else ("" if kind_of == "bool" and current is None else value),
-        })  # fmt: skip
+            "value": "" if kind_of == "bool" and current is None else ("" if value is None else value),
+        }
+        if current is None:
+            texts = {code: _value_text(entry, kind_of, d[entry["name"]]) for code, d in by_language.items()}
+            if len(set(texts.values())) > 1:
+                field["default_by_language"] = texts
+                field["default_by_language_json"] = json.dumps(texts, ensure_ascii=False)
+                options = {code: _("default (%(value)s)") % {"value": text} for code, text in texts.items()}
+                field["default_option_json"] = json.dumps(options, ensure_ascii=False)
+        if kind_of == "list":
+            field["options"] = [
+                (code, entry["choices"].get(code, code), code in value)
+                for code in dict.fromkeys([*entry["choices"], *entry["default"], *value])
+            ]
+        elif kind_of == "table":
+            field["table"] = _table(entry, value, labels)
+        elif kind_of == "json":
+            field["value"] = json.dumps(value, ensure_ascii=False, indent=1)
+        fields.append(field)
     return fields
 
 
@@ -71,15 +136,28 @@ def export_formats_of(kind) -> tuple[str, ...]:
     return (*kind.export_formats, *(f for f in kind.streamed_formats if f not in kind.export_formats))
 
 
+def _form_config() -> dict:
+    """The project forms' own messages, in the interface language."""
+    return {
+        "networkError": _("The server could not be reached."),
+        "badJson": _("This is not valid JSON."),
+    }
+
+
 @login_required
 @require_GET
 def project_new(request):
     _require_manager(request.user)
+    language = get_language() if get_language() in LANGUAGES else "he"
     kinds = [
-        {"name": name, "title": get_kind(name).title, "fields": _settings_fields(get_kind(name), None, None)}
+        {"name": name, "title": get_kind(name).title, "fields": _settings_fields(get_kind(name), language, None)}
         for name in available_kinds()
     ]
-    return render(request, "console/project_new.html", {"kinds": kinds, "languages": sorted(LANGUAGES.items())})
+    return render(
+        request,
+        "console/project_new.html",
+        {"kinds": kinds, "languages": sorted(LANGUAGES), "default_language": language, "config": _form_config()},
+    )
 
 
 @login_required
@@ -104,7 +182,7 @@ def project_settings(request, slug):
         "fields": _settings_fields(kind, project.language, settings),
         "staff_only": staff_only,
         "sections": sections,
-        "config": {"url": f"/api/projects/{project.slug}/", "saved": _("Saved."), "networkError": _("The server could not be reached.")},
+        "config": {"url": f"/api/projects/{project.slug}/", "saved": _("Saved."), **_form_config()},
     })  # fmt: skip
 
 
@@ -131,7 +209,10 @@ def items(request, slug):
         found = items_for_browser(project, params, choices)
         page = browser_page(found, request.GET, PAGE_SIZE)
     except InvalidInput as exc:
-        error = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+        # Each refused filter by the label the page gives it, not by its parameter's name.
+        labels = {"status": _("Status"), "split": _("Split"), "round": _("Round"), "group": _("Group"),
+                  "flag": _("Flag"), "annotator": _("Annotator"), "q": _("Search"), "page": _("Page")}  # fmt: skip
+        error = "; ".join(dict.fromkeys(f"{labels.get(e.field, e.field)}: {e.message}" for e in exc.errors))
     kind = get_kind(project.kind)
     for item in page or ():
         item.browser_text = kind.browser_text(item.payload)

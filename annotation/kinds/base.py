@@ -26,19 +26,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils import translation
+from django.utils.translation import gettext
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.rows import ItemRow, RowProblems, require_text
 
 from .settings import (
+    AGGREGATION_CHOICES,
     CLAIM_TTL_RANGE,
+    COMMON_RARE_SETTINGS,
     COMMON_SETTINGS,
     COMMON_SETTINGS_HELP,
+    COMMON_SETTINGS_LABELS,
+    COMMON_SETTINGS_UNITS,
     IDLE_RELEASE_RANGE,
     OPTIONAL_SETTING_TYPES,
     QUALITY_FLAG_RANGE,
     check_range,
     language_defaults,
+    type_wanted,
 )
 
 
@@ -46,6 +52,13 @@ class KindSettings:
     default_settings: dict[str, Any] = {}
     # What each of `default_settings` means, in a sentence, for the console's forms.
     settings_help: dict[str, Any] = {}
+    # The console's name of each of `default_settings` (the code where none is given), the
+    # unit of a number, the choices of a setting that takes one value (or a list) of a few,
+    # and the settings folded away as rarely changed.
+    settings_labels: dict[str, Any] = {}
+    settings_units: dict[str, Any] = {}
+    settings_choices: dict[str, dict] = {}
+    rare_settings: tuple[str, ...] = ()
     # Settings that running rounds depend on: name → why changing it would corrupt a round
     # that has annotations already (the 400 of `PATCH /api/projects/{slug}/` says it).
     round_bound_settings: dict[str, Any] = {}
@@ -91,9 +104,7 @@ class KindSettings:
         errors = []
         for key, value in settings.items():
             if key not in known:
-                errors.append(
-                    FieldError(f"settings.{key}", f"is not a setting of {self.name}; known: {', '.join(sorted(known))}")
-                )
+                errors.append(FieldError(f"settings.{key}", gettext("is not a setting of this kind of project")))
             elif key in OPTIONAL_SETTING_TYPES and known[key] is None:
                 wanted = OPTIONAL_SETTING_TYPES[key]
                 if value is None or type(value) is wanted:
@@ -101,12 +112,17 @@ class KindSettings:
                 if wanted is float and type(value) is int:
                     settings[key] = float(value)
                 else:
-                    errors.append(FieldError(f"settings.{key}", f"must be of type {wanted.__name__} or null"))
+                    empty_or = (
+                        gettext("must be a whole number or empty")
+                        if wanted is int
+                        else gettext("must be a number or empty")
+                    )
+                    errors.append(FieldError(f"settings.{key}", empty_or))
             elif type(known[key]) is float and type(value) is int:
                 # JSON has one number type: 1 and 1.0 are the same value to a client.
                 settings[key] = float(value)
             elif type(value) is not type(known[key]):
-                errors.append(FieldError(f"settings.{key}", f"must be of type {type(known[key]).__name__}"))
+                errors.append(FieldError(f"settings.{key}", type_wanted(type(known[key]))))
         if errors:
             raise InvalidInput("invalid settings", errors=errors)
         merged = self.settings_for(settings, language)
@@ -124,8 +140,21 @@ class KindSettings:
         it means: `{"name", "default", "help"}`, common settings first."""
         defaults = self.settings_for({}, language)
         helps = {**COMMON_SETTINGS_HELP, **self.settings_help}
+        labels = {**COMMON_SETTINGS_LABELS, **self.settings_labels}
+        units = {**COMMON_SETTINGS_UNITS, **self.settings_units}
+        choices = {"aggregation": AGGREGATION_CHOICES, **self.settings_choices}
+        rare = (*COMMON_RARE_SETTINGS, *self.rare_settings)
         return [
-            {"name": name, "default": defaults[name], "help": str(helps.get(name, ""))}
+            {
+                "name": name,
+                "default": defaults[name],
+                "help": str(helps.get(name, "")),
+                "label": str(labels.get(name, name)),
+                "unit": str(units.get(name, "")),
+                "choices": {value: str(text) for value, text in choices.get(name, {}).items()},
+                "optional_type": OPTIONAL_SETTING_TYPES.get(name).__name__ if name in OPTIONAL_SETTING_TYPES else "",
+                "rare": name in rare,
+            }
             for name in {**COMMON_SETTINGS, **self.default_settings}
         ]
 

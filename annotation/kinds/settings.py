@@ -5,6 +5,7 @@ ranges a setting must lie in, and the keyed draw the seed settings feed."""
 import hashlib
 import hmac
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
@@ -58,17 +59,20 @@ def check_overlap_settings(settings: dict) -> None:
         )
     if low is not None:
         if not 1 <= low <= OVERLAP_MAX_LIMIT:
-            raise InvalidInput(f"must be between 1 and {OVERLAP_MAX_LIMIT}", field="settings.overlap_min")
+            raise InvalidInput(between(1, OVERLAP_MAX_LIMIT), field="settings.overlap_min")
         if high is None:
-            raise InvalidInput("is required with overlap_min", field="settings.overlap_max")
+            raise InvalidInput(gettext("is required when the first votes are set"), field="settings.overlap_max")
         if not low <= high <= OVERLAP_MAX_LIMIT:
-            raise InvalidInput(f"must be between overlap_min and {OVERLAP_MAX_LIMIT}", field="settings.overlap_max")
+            raise InvalidInput(
+                gettext("must be between the first votes and %(high)s") % {"high": OVERLAP_MAX_LIMIT},
+                field="settings.overlap_max",
+            )
     target = settings.get("confidence_target")
     if target is not None and not 0.0 <= target <= 1.0:
-        raise InvalidInput("must be between 0 and 1", field="settings.confidence_target")
+        raise InvalidInput(between(0, 1), field="settings.confidence_target")
     spread = settings.get("spread")
     if spread is not None and not 0.0 <= spread <= 100.0:
-        raise InvalidInput("must be between 0 and 100", field="settings.spread")
+        raise InvalidInput(between(0, 100), field="settings.spread")
 
 
 def check_aggregation_settings(settings: dict) -> None:
@@ -76,7 +80,11 @@ def check_aggregation_settings(settings: dict) -> None:
     from annotation.metrics.aggregation import METHODS
 
     if settings["aggregation"] not in METHODS:
-        raise InvalidInput(f"must be one of {', '.join(METHODS)}", field="settings.aggregation")
+        raise InvalidInput(
+            gettext("must be one of %(choices)s")
+            % {"choices": ", ".join(str(AGGREGATION_CHOICES[m]) for m in METHODS)},
+            field="settings.aggregation",
+        )
     check_overlap_settings(settings)
 
 
@@ -89,10 +97,27 @@ IDLE_RELEASE_RANGE = (5, 7 * 24 * 3600)
 SEED_RANGE = (-(2**63), 2**63 - 1)
 
 
+def between(low, high) -> str:
+    """ "must be between low and high", in the request's language."""
+    return gettext("must be between %(low)s and %(high)s") % {"low": low, "high": high}
+
+
+def type_wanted(wanted: type) -> str:
+    """What a setting of type `wanted` must be, in the request's language."""
+    return {
+        bool: gettext("must be yes or no"),
+        int: gettext("must be a whole number"),
+        float: gettext("must be a number"),
+        str: gettext("must be text"),
+        list: gettext("must be a list"),
+        dict: gettext("must be a set of named values"),
+    }.get(wanted, gettext("has the wrong type"))
+
+
 def check_range(settings: dict, name: str, low, high) -> None:
     """A numeric setting within [low, high], else a 400 naming it."""
     if not low <= settings[name] <= high:
-        raise InvalidInput(f"must be between {low} and {high}", field=f"settings.{name}")
+        raise InvalidInput(between(low, high), field=f"settings.{name}")
 
 
 def keyed_draw(secret: str, seed: int, key: str) -> int:
@@ -120,7 +145,7 @@ COMMON_SETTINGS_HELP = {
     "quality_flag_below": _(
         "Annotators whose kappa against the consensus is below this are flagged on the quality page (-1 to 1)."
     ),
-    "aggregation": _("Which method makes gold: k_of_n (the paper's rule), majority, dawid_skene or mace."),
+    "aggregation": _("Which method makes gold from the votes."),
     "overlap_min": _("Adaptive overlap: votes every item gets first (empty: off, every item gets the fixed number)."),
     "overlap_max": _("Adaptive overlap: the most votes an item may get."),
     "confidence_target": _(
@@ -130,3 +155,41 @@ COMMON_SETTINGS_HELP = {
         "Adaptive overlap for ratings: one more rater while two ratings of one candidate differ by more than this many points."
     ),
 }
+
+
+# What the console's forms call each common setting, its unit, and the choices of those
+# that take one of a few values; the codes stay what the API stores.
+COMMON_SETTINGS_LABELS = {
+    "claim_ttl": _("Claim lasts"),
+    "idle_release_seconds": _("An idle page keeps its item"),
+    "fold_letter_variants": _("Treat Arabic yeh and kaf as Persian"),
+    "quality_flag_below": _("Flag annotators below kappa"),
+    "aggregation": _("Gold from"),
+    "overlap_min": _("Adaptive overlap: first votes"),
+    "overlap_max": _("Adaptive overlap: most votes"),
+    "confidence_target": _("Adaptive overlap: confidence wanted"),
+    "spread": _("Adaptive overlap: largest spread"),
+}
+COMMON_SETTINGS_UNITS = {
+    "claim_ttl": _("seconds"),
+    "idle_release_seconds": _("seconds"),
+    "overlap_min": _("votes"),
+    "overlap_max": _("votes"),
+    "spread": _("points"),
+}
+AGGREGATION_CHOICES = {
+    "k_of_n": _("k of n (the paper's rule)"),
+    "majority": _("majority"),
+    "dawid_skene": _("Dawid-Skene"),
+    "mace": _("MACE"),
+}
+# Settings a supervisor rarely changes: folded away on the console's forms.
+COMMON_RARE_SETTINGS = (
+    "claim_ttl",
+    "idle_release_seconds",
+    "fold_letter_variants",
+    "overlap_min",
+    "overlap_max",
+    "confidence_target",
+    "spread",
+)

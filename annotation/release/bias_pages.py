@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from annotation import access
 from annotation.kinds.registry import get_kind
 from annotation.release.bias import DEFAULTS, SPLITS, analysable, bias_latest_job
+from annotation.templatetags.mashov import word
 
 
 @login_required
@@ -42,6 +43,8 @@ def bias_page(request, slug):
             "joint_computed": _("This analysis"),
             "joint_imported": _("The imported columns"),
             "analysed": _("Analysed split: %(split)s, PMI smoothing %(smoothing)s."),
+            # The kind's label codes by their names in the interface language.
+            "labelNames": {label: str(word(label)) for label in get_kind(project.kind).labels},
         },
     }
     return render(request, "release/bias.html", context)

@@ -18,6 +18,7 @@ from annotation.errors import ApplicationError, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Evaluation, Item
 from annotation.release import evaluation as evaluations
+from annotation.templatetags.mashov import word
 
 # Display names of the leaderboard's columns (the figures' dotted paths).
 COLUMN_TITLES = {
@@ -35,6 +36,15 @@ COLUMN_TITLES = {
     "unanswerable.f1": gettext_lazy("F1, unanswerable"),
     "soft_coherence": gettext_lazy("Soft coherence"),
     "hard_coherence": gettext_lazy("Hard coherence"),
+}
+# The other parts of a figure's path in the evaluation's full table ("per_class.neutral.recall").
+FIGURE_WORDS = {
+    "per_class": gettext_lazy("per class"),
+    "precision": gettext_lazy("precision"),
+    "recall": gettext_lazy("recall"),
+    "support": gettext_lazy("support"),
+    "subsets": gettext_lazy("subsets"),
+    "items": gettext_lazy("items"),
 }
 BAR_WIDTH = 120
 BAR_HEIGHT = 16
@@ -61,8 +71,17 @@ def figure_cell(figure, rtl: bool) -> dict | None:
     }
 
 
+def figure_name(path: str) -> str:
+    """A figure's path in people's words: its column title, else its parts named one by one
+    ("per_class.neutral.recall" reads "per class › neutral › recall" in the interface language)."""
+    if path in COLUMN_TITLES:
+        return str(COLUMN_TITLES[path])
+    return " › ".join(str(COLUMN_TITLES.get(part) or FIGURE_WORDS.get(part) or word(part)) for part in path.split("."))
+
+
 def _figure_row(name: str, figure) -> dict:
     """One line of an evaluation's table: a figure with its interval, or a count."""
+    name = figure_name(name)
     if isinstance(figure, dict):
         return {
             "name": name,

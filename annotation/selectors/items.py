@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, Q, TextField
 from django.db.models.functions import Cast
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
@@ -113,7 +114,7 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
     def chosen(name: str, allowed, held=None) -> str | None:
         value = params.get(name) or None
         if value is not None and value not in allowed and not (choices.stored and held is not None and held(value)):
-            raise InvalidInput("is not one of this project's values", field=name)
+            raise InvalidInput(gettext("is not one of this project's values"), field=name)
         return value
 
     def held(**lookup):
@@ -141,7 +142,7 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
     query = params.get("q") or ""
     if query:
         if len(query) > MAX_SEARCH:
-            raise InvalidInput(f"is longer than {MAX_SEARCH} characters", field="q")
+            raise InvalidInput(gettext("is longer than %(n)s characters") % {"n": MAX_SEARCH}, field="q")
         if "\x00" in query:
             raise InvalidInput("contains a NUL character", field="q")
         # The payload's JSON text holds the text as stored, or \u-escaped where the database
@@ -199,7 +200,7 @@ def browser_page(items, query, size: int) -> BrowserPage:
     `page` beside a cursor is the number shown. Two queries: the count and the page."""
     number_text = query.get("page") or "1"
     if not str(number_text).isdigit():
-        raise InvalidInput("must be a page number", field="page")
+        raise InvalidInput(gettext("must be a page number"), field="page")
     number = max(1, int(number_text))
     after, before = _cursor(query, "after"), _cursor(query, "before")
     count = items.count()

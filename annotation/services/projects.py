@@ -23,15 +23,15 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 def _text(value, field: str, *, max_length: int, required: bool = True, identifier: bool = False) -> str:
     if value is None or value == "":
         if required:
-            raise InvalidInput("is required", field=field)
+            raise InvalidInput(_("is required"), field=field)
         return ""
     if not isinstance(value, str):
-        raise InvalidInput("must be a string", field=field)
+        raise InvalidInput(_("must be text"), field=field)
     reason = forbidden_character(value) or (bidi_control(value) if identifier else None)
     if reason:
         raise InvalidInput(reason, field=field)
     if len(value) > max_length:
-        raise InvalidInput(f"is longer than {max_length} characters", field=field)
+        raise InvalidInput(_("is longer than %(n)s characters") % {"n": max_length}, field=field)
     return value
 
 
@@ -72,11 +72,13 @@ def project_create(*, actor, slug, name, kind, language, settings=None, guidelin
         raise PermissionDenied(_("Only supervisors and admins create projects."))
     slug = _text(slug, "slug", max_length=64, identifier=True)
     if not SLUG_RE.match(slug):
-        raise InvalidInput("must be 2-63 lower-case letters, digits or hyphens", field="slug")
+        raise InvalidInput(_("must be 2-63 lower-case letters, digits or hyphens"), field="slug")
     name = _text(name, "name", max_length=200, identifier=True)
     workflow = kind_for_new_project(kind)
     if not isinstance(language, str) or language not in LANGUAGES:
-        raise InvalidInput(f"must be one of {', '.join(sorted(LANGUAGES))}", field="language")
+        raise InvalidInput(
+            _("must be one of %(choices)s") % {"choices": ", ".join(sorted(LANGUAGES))}, field="language"
+        )
     cleaned_settings = workflow.clean_settings(settings, language)
     workflow.authorize_settings(cleaned_settings, actor)
     guidelines = _text(guidelines, "guidelines", max_length=100_000, required=False)

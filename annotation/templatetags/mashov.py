@@ -23,6 +23,11 @@ STATUSES = {
     "needs_revision": _("needs revision"),
     "removed": _("removed"),
     "failed": _("failed"),
+    "deciding": _("deciding"),
+    # members
+    "active": _("active"),
+    "trial": _("trial"),
+    "disqualified": _("disqualified"),
     # jobs
     "queued": _("queued"),
     "running": _("running"),
@@ -62,6 +67,44 @@ WORDS = {
     "split": _("split"),
     "group": _("group"),
     "label": _("label"),
+    "all": _("all"),
+    # review grades
+    "rejected": _("rejected"),
+    "verified": _("verified"),
+    "good": _("good"),
+    "gold": _("gold"),
+    # dataset splits: the papers name them train, dev and test, and so do the translations
+    "train": _("train"),
+    "dev": _("dev"),
+    "test": _("test"),
+}
+# The fields of an item's payload, as the import files name them.
+FIELDS = {
+    "premise": _("premise"),
+    "hypothesis": _("hypothesis"),
+    "context": _("paragraph"),
+    "title": _("title"),
+    "question": _("question"),
+    "questions": _("questions"),
+    "answer": _("answer"),
+    "source": _("source text"),
+    "text": _("text"),
+    "article": _("article"),
+    "summary": _("summary"),
+    "label": _("label"),
+    "left": _("first phrase"),
+    "right": _("second phrase"),
+    "choices": _("choices"),
+    "answer_index": _("correct choice"),
+    "candidates": _("candidates"),
+    "summaries": _("summaries"),
+    "system": _("system"),
+    "split": _("split"),
+    "extra": _("other fields"),
+    "answerable": _("answerable"),
+    "start": _("start"),
+    "ratings": _("ratings"),
+    "display_order": _("display order"),
 }
 # The order of a scope's parts: who or what first, then the criterion.
 SCOPE_ORDER = ("system", "source", "round", "criterion", "label")
@@ -91,6 +134,30 @@ def job_kind_name(code):
 
 level_name = register.filter("level_name", _name_in(LEVELS))
 word = register.filter("word", _name_in(WORDS))  # a criterion or label
+field_name = register.filter("field_name", _name_in(FIELDS))  # a key of an item's payload
+
+
+@register.filter
+def path_name(path) -> str:
+    """A dotted path into an item's payload in people's words: "questions.0.answer" reads
+    "questions › 1 › answer" (positions counted from one)."""
+    parts = []
+    for part in str(path).split("."):
+        parts.append(str(int(part) + 1) if part.isdigit() else str(field_name(word(part))))
+    return " › ".join(parts)
+
+
+# A stored value's JSON scalars and empty containers in people's words.
+LEAF_VALUES = {"true": _("yes"), "false": _("no"), "null": "—", "[]": "—", "{}": "—"}
+
+
+@register.filter
+def leaf_value(text) -> str:
+    """One leaf of a stored value (`value_leaves`) as a person reads it: yes/no for
+    booleans, a dash for nothing, a label's name for its code; any other text unchanged."""
+    if text in LEAF_VALUES:
+        return str(LEAF_VALUES[text])
+    return str(word(text))
 
 
 @register.filter

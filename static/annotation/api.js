@@ -46,7 +46,9 @@ window.MashovApi = (function () {
 
   function errorText(result) {
     if (result.data && Array.isArray(result.data.errors)) {
-      return result.data.errors.map(function (e) { return (e.field ? e.field + ": " : "") + e.message; }).join("; ");
+      // The messages alone, each once: `field` is the API's code, not words for a person
+      // (a page that has the field marks it there).
+      return Array.from(new Set(result.data.errors.map(function (e) { return e.message; }))).join(" · ");
     }
     return "HTTP " + result.status;
   }

@@ -28,16 +28,43 @@
     });
   }
 
+  function number(text, integer) {
+    const trimmed = text.trim();
+    if (trimmed === "") { return null; }
+    if (integer ? /^-?\d+$/.test(trimmed) : !isNaN(Number(trimmed))) { return Number(trimmed); }
+    return trimmed;  // the server names the field and says what it must be
+  }
+
   function parseSetting(row) {
     const input = row.querySelector(".setting-input");
-    const value = input.value;
     switch (row.dataset.type) {
-      case "bool": return value === "" ? undefined : value === "true";
-      case "int": return /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
-      case "float": return value.trim() !== "" && !isNaN(Number(value)) ? Number(value) : value;
-      case "json": return JSON.parse(value);
-      default: return value;
+      case "bool": return input.value === "" ? undefined : input.value === "true";
+      case "int": return number(input.value, true);
+      case "float": return number(input.value, false);
+      case "optional": return number(input.value, row.dataset.number === "int");
+      case "list": return Array.from(input.querySelectorAll("input[type=checkbox]:checked")).map(function (box) { return box.value; });
+      case "table": {
+        const rules = {};
+        input.querySelectorAll("tr[data-row]").forEach(function (tr) {
+          const cells = {};
+          tr.querySelectorAll("input[data-column]").forEach(function (cell) { cells[cell.dataset.column] = number(cell.value, true); });
+          rules[tr.dataset.row] = cells;
+        });
+        return rules;
+      }
+      case "json": return JSON.parse(input.value);
+      default: return input.value;
     }
+  }
+
+  // A new project's defaults that depend on its language follow the language chosen.
+  function showLanguageDefaults() {
+    const select = form.elements.language;
+    if (!select) { return; }
+    form.querySelectorAll("[data-default-by-language]").forEach(function (node) {
+      const texts = JSON.parse(node.dataset.defaultByLanguage);
+      if (texts[select.value] !== undefined) { node.textContent = texts[select.value]; }
+    });
   }
 
   function clearMarks() {
@@ -59,10 +86,19 @@
     return document.getElementById(parts[0]);
   }
 
+  // The name a person reads for the field an error names: its label on the form.
+  function labelOf(input) {
+    if (!input) { return ""; }
+    const row = input.closest(".setting");
+    const label = row ? row.querySelector("label[for='" + input.id + "'], .setting-label") : null;
+    return label ? label.textContent.trim() : "";
+  }
+
+  // Each error goes beside its field; the box above the button lists them once, by label,
+  // so that a person sees which field to correct without reading the API's field codes.
   function markErrors(errors) {
     const lines = [];
     errors.forEach(function (error) {
-      lines.push((error.field ? error.field + ": " : "") + error.message);
       const input = inputFor(error.field);
       if (input) {
         input.setAttribute("aria-invalid", "true");
@@ -71,9 +107,13 @@
         note.dir = "auto";
         note.textContent = error.message;
         input.insertAdjacentElement("afterend", note);
+        const label = labelOf(input);
+        lines.push(label ? label + ": " + error.message : error.message);
+      } else {
+        lines.push(error.message);
       }
     });
-    errorBox.textContent = lines.join("; ");
+    errorBox.textContent = Array.from(new Set(lines)).join(" · ");
     errorBox.hidden = false;
   }
 
@@ -83,7 +123,7 @@
     activeFieldset().querySelectorAll(".setting[data-setting]").forEach(function (row) {
       let value;
       try { value = parseSetting(row); } catch (e) {
-        errors.push({ field: "settings." + row.dataset.setting, message: "JSON: " + e.message });
+        errors.push({ field: "settings." + row.dataset.setting, message: config.badJson || e.message });
         return;
       }
       if (value === undefined) { return; }
@@ -143,5 +183,7 @@
   });
 
   if (kindSelect) { kindSelect.addEventListener("change", showKind); }
+  if (form.elements.language) { form.elements.language.addEventListener("change", showLanguageDefaults); }
   showKind();
+  showLanguageDefaults();
 })();

@@ -14,6 +14,7 @@
       errorBox.hidden = true;
       noticeBox.hidden = true;
       form.querySelectorAll("[aria-invalid]").forEach(function (node) { node.removeAttribute("aria-invalid"); });
+      form.querySelectorAll(".field-error").forEach(function (node) { node.remove(); });
       let result;
       try { result = await send(form.elements); } catch (e) { result = { status: 0, data: null }; }
       if (result.status === 201 || result.status === 204) {
@@ -23,11 +24,21 @@
         return;
       }
       const errors = result.data && Array.isArray(result.data.errors) ? result.data.errors : [];
+      // Each message beside its field; the box above names the fields by their labels.
+      const lines = [];
       errors.forEach(function (error) {
         const input = form.elements[error.field];
-        if (input) { input.setAttribute("aria-invalid", "true"); }
+        if (!input || !input.id) { lines.push(error.message); return; }
+        input.setAttribute("aria-invalid", "true");
+        const note = document.createElement("p");
+        note.className = "field-error";
+        note.dir = "auto";
+        note.textContent = error.message;
+        input.insertAdjacentElement("afterend", note);
+        const label = form.querySelector("label[for='" + input.id + "']");
+        lines.push(label ? label.textContent.trim() + ": " + error.message : error.message);
       });
-      errorBox.textContent = result.status === 0 ? config.networkError : (result.status === 404 ? config.notFound : api.errorText(result));
+      errorBox.textContent = result.status === 0 ? config.networkError : (result.status === 404 ? config.notFound : (lines.length ? Array.from(new Set(lines)).join(" · ") : api.errorText(result)));
       errorBox.hidden = false;
     });
   }

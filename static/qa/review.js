@@ -106,8 +106,8 @@
       answerLine.appendChild(bdi("q-answer", answer.text, itemLanguage));
       const where = document.createElement("span");
       where.className = "hint";
-      where.dir = "ltr";
-      where.textContent = " @" + answer.start;
+      // Where the answer starts, in words and the interface's digits (not "@15").
+      where.textContent = " (" + message("msg-at").replace("%(n)s", (answer.start + 1).toLocaleString(document.documentElement.lang)) + ")";
       answerLine.appendChild(where);
     } else {
       answerLine.appendChild(bdi("q-answer unanswerable", message("msg-unanswerable")));

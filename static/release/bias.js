@@ -29,6 +29,12 @@
     return node;
   }
 
+  // A label by its name in the interface language (the codes are the data's).
+  function labelNode(label) {
+    const names = strings.labelNames || {};
+    return names[label] !== undefined ? el("span", "label-name", names[label]) : bdi(label);
+  }
+
   function fixed(value, digits) {
     return value === null || value === undefined ? "—" : Number(value).toFixed(digits);
   }
@@ -47,7 +53,7 @@
       const tr = el("tr");
       const th = el("th");
       th.scope = "row";
-      th.appendChild(bdi(label));
+      th.appendChild(labelNode(label));
       tr.appendChild(th);
       [String(row.items), fixed(row.premise_tokens, 2), fixed(row.hypothesis_tokens, 2), fixed(row.overlap, 2), fixed(row.processed_overlap, 2)]
         .forEach(function (text) { tr.appendChild(el("td", "num", text)); });
@@ -74,7 +80,7 @@
       const word = el("span", "pmi-word");
       word.appendChild(bdi(row.word));
       const label = el("span", "pmi-label");
-      label.appendChild(bdi(row.label));
+      label.appendChild(labelNode(row.label));
       const svg = document.createElementNS(svgNs, "svg");
       svg.setAttribute("class", "pmi-bar");
       svg.setAttribute("viewBox", "0 0 " + BAR_WIDTH + " " + BAR_HEIGHT);
@@ -112,7 +118,7 @@
     confusion.labels.forEach(function (label) {
       const th = el("th");
       th.scope = "col";
-      th.appendChild(bdi(label));
+      th.appendChild(labelNode(label));
       head.appendChild(th);
     });
     const thead = el("thead");
@@ -123,7 +129,7 @@
       const tr = el("tr");
       const th = el("th");
       th.scope = "row";
-      th.appendChild(bdi(confusion.labels[i]));
+      th.appendChild(labelNode(confusion.labels[i]));
       tr.appendChild(th);
       const total = counts.reduce(function (a, b) { return a + b; }, 0);
       counts.forEach(function (n, j) {

@@ -46,8 +46,37 @@ def test_supervisor_adds_member_changes_status_and_imports(nli_project, django_u
         f"/p/{nli_project.slug}/import/", {"file": upload("b.jsonl", bad), "format": "jsonl"}, follow=True
     )
     body = response.content.decode()
-    assert "row 1: premise: is required" in body and "row 2" in body
+    # The row and the file's column in words, never a field path ("row 1: premise: …").
+    assert "row 1: column “premise”: is required" in body and "row 2" in body
     assert nli_project.items.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_a_file_of_another_kind_is_refused_once_in_the_interface_language(nli_project, django_user_model, language):
+    """Question-project rows offered to an NLI project: the page says once which columns do
+    not fit, in the interface's language, instead of "premise: is required" per row."""
+    import html
+    import json
+
+    sup = logged_in(django_user_model.objects.get(username="sup"))
+    sup.cookies["django_language"] = language
+    rows = "".join(json.dumps({"id": f"q{i}", "context": "פסקה", "title": "כותרת"}) + "\n" for i in range(20))
+    response = sup.post(
+        f"/p/{nli_project.slug}/import/", {"file": upload("q.jsonl", rows), "format": "jsonl"}, follow=True
+    )
+    body = html.unescape(response.content.decode())
+    from django.utils import translation
+
+    with translation.override(language):
+        summary = str(
+            translation.gettext(
+                "These columns do not fit this kind of project; they are missing or empty: %(columns)s."
+            )
+        )
+    assert body.count(summary % {"columns": "“premise”, “hypothesis”"}) == 1
+    assert "is required" not in body and "row 2" not in body
+    assert nli_project.items.count() == 0
 
 
 @pytest.mark.django_db

@@ -127,7 +127,10 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
     page.fill("#reset-password", "123")
     page.click("#password-reset button[type=submit]")
     page.wait_for_selector("#password-reset .form-error:not([hidden])")
-    assert "password" in page.locator("#password-reset .form-error").inner_text()
+    # Named by the field's label in Hebrew, the validators' words in Hebrew, beside the field too.
+    said = page.locator("#password-reset .form-error").inner_text()
+    assert said.startswith(page.locator("label[for=reset-password]").inner_text() + ":") and "password" not in said
+    assert page.locator("#reset-password ~ .field-error").count() == 1
     page.fill("#reset-password", PASSWORD)
     page.click("#password-reset button[type=submit]")
     page.wait_for_selector("#password-reset .form-notice:not([hidden])")
@@ -143,12 +146,19 @@ def test_console_end_to_end_in_hebrew(world, page, artifacts_dir):
     page.fill("#s-consensus_k", "4")
     page.click("#project-form button[type=submit]")
     page.wait_for_selector("#form-error:not([hidden])")
-    assert "settings.consensus_k" in page.locator("#form-error").inner_text()
+    # Named by its label, in the interface's language; the message also sits beside the field.
+    label = page.locator("label[for=s-consensus_k]").inner_text()
+    assert (
+        label in page.locator("#form-error").inner_text()
+        and "consensus_k" not in page.locator("#form-error").inner_text()
+    )
+    assert page.locator("#s-consensus_k ~ .field-error").count() == 1
     assert page.get_attribute("#s-consensus_k", "aria-invalid") == "true"
     project.refresh_from_db()
     assert project.settings["consensus_k"] == 3
     shoot(page, artifacts_dir, "settings_refused")
     page.fill("#s-consensus_k", "3")
+    page.click(".kind-settings .rare-settings summary")  # the claim's length is folded away as rarely changed
     page.fill("#s-claim_ttl", "900")
     page.fill("#name", "ניסוי מסוף 2")
     page.fill("#g-label-neutral", "לא נובע ולא סותר")

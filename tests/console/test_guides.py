@@ -1,6 +1,7 @@
 """Guidelines markdown rendered safely, and the label guides the kinds give from their
 papers, shown on every annotate page with a project's own wording in place."""
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -134,3 +135,21 @@ def test_annotate_page_shows_guidelines_and_label_meanings_with_the_projects_wor
     assert "ניסוח של הפרויקט" in page  # the project's wording for neutral
     assert "If the premise is true, the hypothesis cannot be" in page  # the paper's for contradiction
     assert "FarsTail §1, §3.1" in page
+
+
+@pytest.mark.parametrize("language", ["he", "fa"])
+@pytest.mark.parametrize("kind_name", ["translation_rating", "summary_rating"])
+def test_criterion_introductions_are_in_the_guides_language(kind_name, language):
+    """An introduction made of two sentences is translated as two: joining translatable
+    strings with + evaluates them at import, in English."""
+    from django.utils import translation
+
+    from annotation.kinds.registry import get_kind
+
+    with translation.override("en"):  # the kind's modules are imported in English, as at start-up
+        get_kind(kind_name).label_guide("en")
+    with translation.override(language):
+        intros = [str(section.intro) for section in get_kind(kind_name).label_guide(language) if section.intro]
+    assert intros
+    for intro in intros:
+        assert not re.search(r"[A-Za-z]{4,} [a-z]{3,} [a-z]{3,}", intro), intro

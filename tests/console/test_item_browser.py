@@ -71,11 +71,11 @@ def test_filters_search_and_pages(browsed, django_assert_max_num_queries):
         "pair-01",
         "pair-02",
     ]
-    # Values outside the allow-lists are refused, naming the parameter.
-    for query, field in (("status=nope", "status"), ("split=x", "split"), ("round=9", "round"), ("annotator=nobody", "annotator"),
-                         ("page=abc", "page"), ("q=" + "x" * 201, "q")):  # fmt: skip
+    # Values outside the allow-lists are refused, naming the filter by its label on the page.
+    for query, field in (("status=nope", "Status"), ("split=x", "Split"), ("round=9", "Round"), ("annotator=nobody", "Annotator"),
+                         ("page=abc", "Page"), ("q=" + "x" * 201, "Search")):  # fmt: skip
         response = sup.get(f"/console/p/fa-nli/items/?{query}")
-        assert response.status_code == 400 and f"{field}:" in response.content.decode(), query
+        assert response.status_code == 400 and f'role="alert" dir="auto">{field}:' in response.content.decode(), query
 
 
 def test_pagination_keeps_the_filters(browsed):

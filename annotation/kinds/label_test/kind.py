@@ -31,6 +31,8 @@ class LabelTestKind(NliKind):
         "labels_per_item": _("Testers who label each item (LCHAIM: four)."),
         "sample_size": _("Items drawn for the test (LCHAIM: 200)."),
     }
+    settings_labels = {"labels_per_item": _("Testers per item"), "sample_size": _("Sample size")}
+    settings_units = {"labels_per_item": _("testers"), "sample_size": _("items")}
     round_bound_settings = {
         "labels_per_item": _(
             "items being labelled would need a different number of labels than their testers were counted for"

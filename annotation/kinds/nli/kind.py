@@ -6,11 +6,12 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind, ProjectLink
-from annotation.kinds.settings import AGGREGATION_SETTINGS, check_aggregation_settings
+from annotation.kinds.settings import AGGREGATION_SETTINGS, between, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import (
@@ -202,6 +203,12 @@ class NliRelabelKind(NliKind):
         ),
         "revision_rounds": _("Times a failed item goes back to its author before it is removed (FarsTail: 1)."),
     }
+    settings_labels = {
+        "consensus_k": _("Labels that must agree (k)"),
+        "consensus_n": _("Labels per round (n)"),
+        "revision_rounds": _("Revisions before removal"),
+    }
+    settings_units = {"consensus_k": _("labels"), "consensus_n": _("labels"), "revision_rounds": _("times")}
     round_bound_settings = {
         "consensus_k": _("the votes already cast were collected for the old k-of-n rule"),
         "consensus_n": _("the number of votes a running round collects would change under its items"),
@@ -215,13 +222,14 @@ class NliRelabelKind(NliKind):
     def check_settings(self, settings: dict) -> None:
         k, n = settings["consensus_k"], settings["consensus_n"]
         if not 2 <= n <= 50:
-            raise InvalidInput("must be between 2 and 50", field="settings.consensus_n")
+            raise InvalidInput(between(2, 50), field="settings.consensus_n")
         if not (n / 2 < k <= n):
             raise InvalidInput(
-                "must be more than half of consensus_n and at most consensus_n", field="settings.consensus_k"
+                gettext("must be more than half of the labels per round and at most all of them"),
+                field="settings.consensus_k",
             )
         if not 0 <= settings["revision_rounds"] <= 5:
-            raise InvalidInput("must be between 0 and 5", field="settings.revision_rounds")
+            raise InvalidInput(between(0, 5), field="settings.revision_rounds")
         check_aggregation_settings(settings)
 
     def k_of_n_rule(self, settings: dict) -> tuple[int, int]:

@@ -79,9 +79,12 @@ class NliAuthoringKind(Kind):
     template = "nli_authoring/annotate.html"
     default_settings = {"relabel_project": "", "authors_per_question": 1}
     settings_help = {
-        "relabel_project": _("Slug of the nli_relabel project (one you supervise) that receives the authored pairs."),
+        "relabel_project": _(
+            "Address name of the NLI relabeling project (one you supervise) that receives the authored pairs."
+        ),
         "authors_per_question": _("Authors who write pairs from each question."),
     }
+    settings_labels = {"relabel_project": _("Relabeling project"), "authors_per_question": _("Authors per question")}
     round_bound_settings = {
         "authors_per_question": _("questions being authored would need a different number of authors")
     }

@@ -81,6 +81,16 @@ class PhrasePairKind(Kind):
             "Labels whose pairs may be reversed into probes (fine-grained-nli-coherence §3: EQUIVALENT, FORWARD, BACKWARD)."
         ),
     }
+    settings_labels = {
+        "labels_per_item": _("Annotators per pair"),
+        "probe_rate": _("Share of reversed probes"),
+        "probe_seed": _("Seed of the probe draw"),
+        "probe_labels": _("Labels that may be reversed"),
+    }
+    settings_units = {"labels_per_item": _("annotators")}
+    # The paper names these labels by their codes, so the form shows the codes.
+    settings_choices = {"probe_labels": {label: label for label in LABELS}}
+    rare_settings = ("probe_seed",)
     round_bound_settings = {
         "labels_per_item": _(
             "pairs being labelled would need a different number of labels than the round was collected for"

@@ -103,6 +103,28 @@ class QaAuthoringKind(Kind):
         "pool_rules": _("Paragraph pool rules per source (HeQ §3.2: length, paragraphs per article)."),
         "pool_default_source": _("Source whose pool rules apply when a row names none."),
     }
+    settings_labels = {
+        "min_questions": _("Fewest questions per paragraph"),
+        "max_questions": _("Most questions per paragraph"),
+        "review_rate": _("Share of a trusted author's work reviewed"),
+        "review_seed": _("Seed of the review draw"),
+        "validators_per_question": _("Extra answers per question"),
+        "validate_splits": _("Splits validated"),
+        "authors_per_paragraph": _("Authors per paragraph"),
+        "split_seed": _("Seed of the split"),
+        "dev_share": _("Share in dev"),
+        "test_share": _("Share in test"),
+        "overlap_warning": _("Warn at word overlap"),
+        "pool_rules": _("Paragraph pool rules"),
+        "pool_default_source": _("Default source"),
+        "pool_rules.min_chars": _("Fewest characters"),
+        "pool_rules.max_chars": _("Most characters"),
+        "pool_rules.min_hebrew_letters": _("Fewest Hebrew letters"),
+        "pool_rules.per_article": _("Paragraphs per article"),
+    }
+    settings_units = {"min_questions": _("questions"), "max_questions": _("questions")}
+    settings_choices = {"validate_splits": {"train": _("train"), "dev": _("dev"), "test": _("test")}}
+    rare_settings = ("review_seed", "split_seed", "pool_rules", "pool_default_source", "overlap_warning")
     round_bound_settings = {
         "min_questions": _("questions already submitted were checked against the old bounds"),
         "max_questions": _("questions already submitted were checked against the old bounds"),

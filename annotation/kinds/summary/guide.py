@@ -2,6 +2,7 @@
 and its error categories (Table 4), in Mashov's words. The paper gives the criteria, not
 the meaning of each point of its 1-5 Likert scale: the points are Mashov's wording."""
 
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from annotation.guides import GuideEntry, GuideSection, scale
@@ -16,11 +17,13 @@ SUMMARY_SCALES = (
         "coherence",
         _("Coherence (1-5)"),
         _SOURCE,
-        _(
-            "Grammar and readability: the summary holds together (cohesion), does not contradict itself (consistency) and stays on its point (relevance)."
-        )
-        + " "
-        + _POINTS,
+        format_lazy(
+            "{} {}",
+            _(
+                "Grammar and readability: the summary holds together (cohesion), does not contradict itself (consistency) and stays on its point (relevance)."
+            ),
+            _POINTS,
+        ),
         (
             _("Ungrammatical or impossible to follow."),
             _("Hard to read; sentences do not connect."),
@@ -33,7 +36,7 @@ SUMMARY_SCALES = (
         "completeness",
         _("Completeness (1-5)"),
         _SOURCE,
-        _("How much of the article's main ideas the summary captures.") + " " + _POINTS,
+        format_lazy("{} {}", _("How much of the article's main ideas the summary captures."), _POINTS),
         (
             _("Misses the article's point."),
             _("Captures a minor part only."),

@@ -62,6 +62,7 @@ from annotation.kinds.summary.ratings import (
     CRITERIA,
     DEFAULT_ERROR_TAGS,
     ERROR_TAG_HINTS,
+    ERROR_TAG_NAMES,
     MAX_SCORE,
     MIN_SCORE,
     tag_name,
@@ -108,6 +109,9 @@ class SummaryRatingKind(RatingKind):
             "Error categories raters may tick (HeSum Table 4 by default); ids of lower-case letters, digits and underscores."
         ),
     }
+    settings_labels = {"raters_per_item": _("Raters per article"), "error_tags": _("Error tags")}
+    settings_units = {"raters_per_item": _("raters")}
+    settings_choices = {"error_tags": ERROR_TAG_NAMES}
     round_bound_settings = {
         "raters_per_item": _(
             "articles being rated would need a different number of raters than their ratings were collected for"

@@ -2,6 +2,7 @@
 The paper anchors only the ends of each 1-5 scale (5 the best, 1 the worst); the middle
 points are Mashov's wording, stated as such in the guide's introduction."""
 
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from annotation.guides import GuideEntry, GuideSection, scale
@@ -14,7 +15,7 @@ TRANSLATION_GUIDE = (
         "accuracy",
         _("Accuracy (1-5)"),
         _SOURCE,
-        _("How precisely the translation carries the English source's meaning.") + " " + _MIDDLE,
+        format_lazy("{} {}", _("How precisely the translation carries the English source's meaning."), _MIDDLE),
         (
             _("The meaning is lost or wrong."),
             _("Major parts are mistranslated."),
@@ -27,7 +28,7 @@ TRANSLATION_GUIDE = (
         "fluency",
         _("Fluency (1-5)"),
         _SOURCE,
-        _("How natural and coherent the translated premise and hypothesis read.") + " " + _MIDDLE,
+        format_lazy("{} {}", _("How natural and coherent the translated premise and hypothesis read."), _MIDDLE),
         (
             _("Not readable as the target language."),
             _("Hard to read; broken grammar."),
@@ -40,7 +41,9 @@ TRANSLATION_GUIDE = (
         "cultural_fit",
         _("Cultural fit (1-5)"),
         _SOURCE,
-        _("How well the translation keeps the source's cultural nuances and suits its readers.") + " " + _MIDDLE,
+        format_lazy(
+            "{} {}", _("How well the translation keeps the source's cultural nuances and suits its readers."), _MIDDLE
+        ),
         (
             _("Inappropriate or misleading for its readers."),
             _("Several references would confuse its readers."),

@@ -130,6 +130,15 @@ class TranslationRatingKind(RatingKind):
         "sample_size": _("Items drawn by stratified sampling for rating (LCHAIM: 200)."),
         "released_system": _("The system whose translation is released; staff only, as it would unblind raters."),
     }
+    settings_labels = {
+        "raters_per_item": _("Raters per item"),
+        "alpha_level_scores": _("Level of the scores in alpha"),
+        "back_translation_threshold": _("Back-translation similarity threshold"),
+        "sample_size": _("Sample size"),
+        "released_system": _("Released system"),
+    }
+    settings_units = {"raters_per_item": _("raters"), "sample_size": _("items")}
+    settings_choices = {"alpha_level_scores": {"ordinal": _("ordinal"), "interval": _("interval")}}
     round_bound_settings = {
         "raters_per_item": _(
             "items being rated would need a different number of raters than their ratings were collected for"

@@ -1,0 +1,171 @@
+"""Every page of the screenshot matrix, opened in the Hebrew and the Persian interface, shows
+no interface text left in English, no code of the program and no JSON.
+
+On each page the browser collects every visible text run (text nodes, the options of visible
+selects, placeholders, and the values of visible text boxes), with folded sections opened,
+and the test refuses a run that is:
+
+- an interface string in English: equal to a msgid of the language's catalog whose
+  translation differs (placeholders match any text), so a string rendered without gettext
+  or sent by a script in English is caught; or holding a long such msgid (a sentence
+  glued to another before translation, which evaluates it in English);
+- a snake_case code (`claim_ttl`, `k_of_n`, `per_class.entailment.precision`);
+- JSON: an object or a list, or the words null / true / false.
+
+Allowed: item texts and other user text (inside an element that carries the project's
+`lang`, or in <bdi>), and the label codes the papers define, shown only in <code
+class="label-code">. The world is the screenshot matrix's (tests/browser/test_screens.py)."""
+
+import re
+
+import pytest
+
+from tests.browser.fixtures import _CSP_LISTENER
+from tests.browser.helpers import login
+from tests.browser.test_screens import LANGUAGES, PAGES, _server_error_html, text
+from tests.security.world import KIND_SLUGS, USERNAMES, build_world
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# The visible text of the page, run by run, with where each run is.
+_COLLECT = r"""() => {
+  document.querySelectorAll('details').forEach((d) => { d.open = true; });
+  const runs = [];
+  const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+  const path = (el) => { const out = []; for (let n = el; n && n !== document.body && out.length < 4; n = n.parentElement) out.unshift(describe(n)); return out.join(' > '); };
+  const allowed = (el) => {
+    const holder = el.closest('[lang]');
+    if (holder && holder !== document.documentElement) return true;  // item text, language names
+    if (el.closest('bdi, code.label-code, [data-user-text]')) return true;
+    return false;
+  };
+  const visible = (el) => el.checkVisibility({visibilityProperty: true, opacityProperty: false});
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!el || ['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'OPTION', 'TEXTAREA'].includes(el.tagName)) continue;
+    const value = node.data.replace(/\s+/g, ' ').trim();
+    if (!value || !visible(el) || allowed(el)) continue;
+    runs.push({text: value, where: path(el)});
+  }
+  for (const el of document.querySelectorAll('select')) {
+    if (!visible(el) || allowed(el)) continue;
+    for (const option of el.options) runs.push({text: option.text.replace(/\s+/g, ' ').trim(), where: path(el) + ' option'});
+  }
+  for (const el of document.querySelectorAll('input, textarea')) {
+    if (!visible(el) || allowed(el) || el.dir === 'auto' && el.lang) continue;
+    if (el.placeholder) runs.push({text: el.placeholder.trim(), where: path(el) + '[placeholder]'});
+    const type = (el.type || '').toLowerCase();
+    if (el.tagName === 'TEXTAREA' || type === 'text' || type === 'number') {
+      if (el.value.trim()) runs.push({text: el.value.trim(), where: path(el) + '[value]', value: true});
+    }
+  }
+  for (const el of document.querySelectorAll('[title]')) {
+    if (visible(el) && !allowed(el) && el.title.trim()) runs.push({text: el.title.trim(), where: path(el) + '[title]'});
+  }
+  return runs;
+}"""
+
+SNAKE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
+JSON_WORD = re.compile(r"(?<![\w-])(?:null|true|false)(?![\w-])")
+JSON_SHAPE = re.compile(r"^\s*(?:\{.*\}|\[.*\])\s*$", re.S)
+PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[sdif]|\{[a-z_]*\}")
+
+
+def _english_strings(language: str):
+    """The catalog's msgids whose translation differs, as exact strings and as patterns
+    (for those with placeholders)."""
+    from django.utils.translation import trans_real
+
+    catalog = trans_real.translation(language)._catalog
+    exact, patterns, long = set(), [], set()
+    for key, translated in catalog.items():
+        msgid = key if isinstance(key, str) else key[0]
+        if not msgid or msgid == translated or not re.search(r"[A-Za-z]{2}", msgid):
+            continue
+        msgid = " ".join(msgid.split())
+        if PLACEHOLDER.search(msgid):
+            parts = PLACEHOLDER.split(msgid)
+            if sum(len(p.strip()) for p in parts) >= 4:
+                patterns.append(re.compile("^" + ".+?".join(re.escape(p) for p in parts) + "$"))
+        else:
+            exact.add(msgid)
+            if len(msgid) >= 40:
+                long.add(msgid)
+    return exact, patterns, long
+
+
+def _faults(run: dict, exact: set, patterns: list, long: set) -> list[str]:
+    value = run["text"]
+    faults = []
+    if value in exact or value.rstrip(":.") in exact or any(p.match(value) for p in patterns):
+        faults.append("English")
+    elif len(value) >= 40 and any(msgid in value for msgid in long):
+        faults.append("English inside")  # a sentence glued to another before it was translated
+    if SNAKE.search(value):
+        faults.append("code")
+    if JSON_SHAPE.match(value) or JSON_WORD.search(value):
+        faults.append("JSON")
+    return faults
+
+
+@pytest.fixture
+def world(transactional_db, live_server):
+    return {"url": live_server.url, "world": build_world(text)}
+
+
+def _every_page() -> list[tuple]:
+    """The screenshot matrix's pages, and the supervisor's pages of every kind beside them:
+    the project page, its settings, its items and the page of its most worked item."""
+    from django.db.models import Count
+
+    from annotation.models import Item
+
+    pages = list(PAGES)
+    for kind, slug in KIND_SLUGS.items():
+        item = Item.objects.filter(project__slug=slug).annotate(n=Count("annotations")).order_by("-n", "pk").first()
+        pages += [
+            (f"project-{kind}", "supervisor", f"/p/{slug}/", 200),
+            (f"settings-{kind}", "supervisor", f"/console/p/{slug}/settings/", 200),
+            (f"items-{kind}", "supervisor", f"/console/p/{slug}/items/", 200),
+            (f"item-{kind}", "supervisor", f"/console/p/{slug}/items/{item.pk}/", 200),
+        ]
+    return pages
+
+
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_no_english_no_codes_no_json_on_any_page(world, browser, artifacts_dir, settings, language):
+    base = world["url"]
+    locale, _direction = LANGUAGES[language]
+    exact, patterns, long = _english_strings(language)
+    error_page = _server_error_html(language)
+    found = []
+    contexts = {}
+    for name, role, url, status in _every_page():
+        if role not in contexts:
+            context = browser.new_context(locale=locale, viewport={"width": 1366, "height": 900})
+            context.set_default_timeout(15_000)
+            page = context.new_page()
+            page.add_init_script(_CSP_LISTENER)
+            page.route(
+                re.compile(r".*/__server_error__/$"),
+                lambda route: route.fulfill(
+                    status=500,
+                    body=error_page,
+                    content_type="text/html; charset=utf-8",
+                    headers={"Content-Security-Policy": settings.CONTENT_SECURITY_POLICY},
+                ),
+            )
+            if role is not None:
+                login(page, base, USERNAMES[role])
+            contexts[role] = page
+        page = contexts[role]
+        response = page.goto(base + url, wait_until="networkidle", timeout=60_000)
+        assert response.status == status, f"{name}: status {response.status}"
+        for run in page.evaluate(_COLLECT):
+            for fault in _faults(run, exact, patterns, long):
+                found.append(f"{language} {name}: {fault}: {run['text'][:120]!r} at {run['where']}")
+    for page in contexts.values():
+        page.context.close()
+    (artifacts_dir / f"interface-language-{language}.txt").write_text("\n".join(found) + "\n", encoding="utf-8")
+    assert found == []

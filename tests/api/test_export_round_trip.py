@@ -118,6 +118,7 @@ def test_every_export_imports_back_to_the_same_items(admin, kind, fmt, pairs):
     copy = new_project(admin, kind)
     import_file(copy, data, fmt, formats[fmt])
     assert texts_of(copy, fields) == pairs
+    assert labels_of(copy) == labels_of(source)
     if fmt == "farstail":
         assert [row[:2] for row in pandas_cells(data, header=True)] == [list(pair) for pair in pairs]
     elif fmt == "phrasis":
@@ -189,6 +190,15 @@ def test_question_paragraphs_export_and_import_back_to_the_same_texts(admin, fmt
         Item.objects.filter(project=copy).order_by("position", "id").values_list("payload__title", "payload__context")
     )
     assert list(stored) == [(row["title"], row["context"]) for row in rows]
+
+
+def labels_of(project) -> list[str]:
+    """The items' imported (reference) labels, in order."""
+    from annotation.models import Item
+
+    return list(
+        Item.objects.filter(project=project).order_by("position", "id").values_list("reference_label", flat=True)
+    )
 
 
 def jsonl_bytes(rows: list[dict]) -> bytes:

@@ -62,10 +62,13 @@ class NliKind(Kind):
         premise = require_text(record, "premise", problems)
         hypothesis = require_text(record, "hypothesis", problems)
         label = ""
-        if record.get("label") not in (None, ""):
-            label = canonical_label(record["label"]) or ""
+        # The JSONL and CSV exports name the imported label `author_label` (beside the
+        # decided `gold_label`): an exported file imports back with its labels.
+        field = "label" if record.get("label") not in (None, "") else "author_label"
+        if record.get(field) not in (None, ""):
+            label = canonical_label(record[field]) or ""
             if not label:
-                problems.add("label", f"must be one of {', '.join(LABELS)} (or e, n, c)")
+                problems.add(field, f"must be one of {', '.join(LABELS)} (or e, n, c)")
         author = require_text(record, "author", problems, required=False, identifier=True)
         extra = record.get("extra")
         if extra is not None and not isinstance(extra, dict):

@@ -379,12 +379,15 @@ def independent_table1(project_slug):
         matrix = np.array([[by_unit[k].get(r, np.nan) for k in keys] for r in raters])
         level = "nominal" if c == "label_valid" else "ordinal"
         means = np.array([np.mean(list(by_unit[k].values())) for k in keys])
-        sem = stats.sem(means)
-        low, high = (
-            stats.t.interval(0.95, len(means) - 1, loc=means.mean(), scale=sem)
-            if sem > 0
-            else (means.mean(), means.mean())
-        )
+        # Table 1's interval: scipy's percentile bootstrap of the mean (2,000 resamples, seed 0),
+        # which stays on the scale, unlike a t interval.
+        if means.min() == means.max():
+            low = high = means.mean()
+        else:
+            ci = stats.bootstrap(
+                (means,), np.mean, n_resamples=2000, method="percentile", random_state=np.random.default_rng(0)
+            ).confidence_interval
+            low, high = min(ci.low, means.mean()), max(ci.high, means.mean())
         try:
             value = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
         except ValueError:  # one value in the whole domain: the package refuses; Mashov says undefined

@@ -5,9 +5,9 @@ from rest_framework import generics, serializers
 
 from annotation import access
 from annotation.models import AuditEntry
+from annotation.rest.schema import ERRORS
 from annotation.selectors.audit import audit_log_for_project
 from annotation.services.audit import ACTIONS
-from api.views import ERRORS
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):

@@ -6,9 +6,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.release.bias import bias_latest, bias_request
-from api import serializers as s
-from api.idempotency import idempotent
-from api.views import ERRORS
+from annotation.rest.idempotency import idempotent
+from annotation.rest.schema import ERRORS
+from annotation.rest.serializers import ErrorsSerializer
 
 BiasRequestSerializer = inline_serializer(
     "BiasRequest",
@@ -120,7 +120,7 @@ class BiasView(APIView):
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
         responses={
             202: inline_serializer("BiasJob", {"job": serializers.IntegerField()}),
-            409: s.ErrorsSerializer,
+            409: ErrorsSerializer,
             **ERRORS,
         },
     )

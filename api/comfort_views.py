@@ -9,13 +9,15 @@ from rest_framework.views import APIView
 from annotation import access
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import get_kind
+from annotation.rest.pagination import PageNumberPagination
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS
+from annotation.rest.serializers import AnnotatorItemSerializer, ErrorsSerializer
 from annotation.selectors.annotations import annotations_of_annotator
 from annotation.services import claims
 from api import serializers as s
-from api.pagination import PageNumberPagination
-from api.views import ERRORS, body_of
 
-CONFLICT = {409: s.ErrorsSerializer}
+CONFLICT = {409: ErrorsSerializer}
 
 DraftSerializer = inline_serializer(
     "Draft",
@@ -29,7 +31,7 @@ EditRequestSerializer = inline_serializer(
 class MineEntrySerializer(serializers.Serializer):
     annotation = serializers.IntegerField(source="pk")
     assignment = serializers.IntegerField(source="assignment_id")
-    item = s.AnnotatorItemSerializer(help_text="The item as the annotator saw it.")
+    item = AnnotatorItemSerializer(help_text="The item as the annotator saw it.")
     round = serializers.IntegerField()
     value = serializers.DictField(help_text="The value as the annotator sent it (the latest, after edits).")
     created_at = serializers.DateTimeField()
@@ -133,7 +135,7 @@ class DraftView(APIView):
         summary="Save the draft of one's open claim",
         description=f"A JSON object (or null to clear) of at most {claims.DRAFT_MAX_BYTES} bytes; replaces the previous draft.",
         request=DraftSerializer,
-        responses={200: DraftSerializer, 413: s.ErrorsSerializer, **CONFLICT, **ERRORS},
+        responses={200: DraftSerializer, 413: ErrorsSerializer, **CONFLICT, **ERRORS},
     )
     def put(self, request, assignment_id):
         value = claims.assignment_draft_save(user=request.user, assignment_id=assignment_id, value=value_of(request))

@@ -9,13 +9,13 @@ from rest_framework.views import APIView
 from annotation.errors import InvalidInput
 from annotation.release import duplicates, splits
 from annotation.release.runs import item_brief
-from api import serializers as s
-from api.idempotency import idempotent
-from api.parsers import StrictJSONParser
-from api.views import ERRORS, IDEMPOTENCY_KEY, body_of
+from annotation.rest.idempotency import idempotent
+from annotation.rest.parsers import StrictJSONParser, body_of
+from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
+from annotation.rest.serializers import ErrorsSerializer
 
 JobStarted = inline_serializer("CurationJobStarted", {"job": serializers.IntegerField()})
-CONFLICT = {409: s.ErrorsSerializer}
+CONFLICT = {409: ErrorsSerializer}
 
 ItemBrief = inline_serializer(
     "CurationItem",

@@ -9,10 +9,11 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import PermissionDenied
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
 from annotation.services.decisions import decision_history, item_reopen_by_supervisor
 from annotation.services.exports import shown_name
-from api.idempotency import idempotent_write
-from api.views import ERRORS, IDEMPOTENCY_KEY, body_of
 
 
 class DecisionSerializer(serializers.Serializer):

@@ -9,10 +9,10 @@ from rest_framework.views import APIView
 from annotation import access
 from annotation.errors import InvalidInput
 from annotation.release import evaluation as evaluations
-from api import serializers as s
-from api.idempotency import idempotent_write
-from api.parsers import StrictFormParser, StrictMultiPartParser
-from api.views import ERRORS, IDEMPOTENCY_KEY
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.parsers import StrictFormParser, StrictMultiPartParser
+from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
+from annotation.rest.serializers import ErrorsSerializer
 
 FIGURES_HELP = (
     "NLI kinds: accuracy, macro_f1, per_class {label: {precision, recall, f1, support}}, confusion, subsets "
@@ -85,7 +85,7 @@ class EvaluationListView(APIView):
     @extend_schema(
         request={"multipart/form-data": EvaluationRequestSerializer},
         parameters=IDEMPOTENCY_KEY,
-        responses={202: EvaluationStartedSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={202: EvaluationStartedSerializer, 409: ErrorsSerializer, **ERRORS},
     )
     @idempotent_write
     def post(self, request, slug):
@@ -119,7 +119,7 @@ class EvaluationDetailView(APIView):
 class EvaluationCompareView(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("a", int, required=True), OpenApiParameter("b", int, required=True)],
-        responses={200: EvaluationCompareSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={200: EvaluationCompareSerializer, 409: ErrorsSerializer, **ERRORS},
     )
     def get(self, request, slug):
         compared = evaluations.evaluation_compare(

@@ -4,21 +4,13 @@ from django.http import StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
 from annotation import access
+from annotation.rest.negotiation import JsonErrorsNegotiation
+from annotation.rest.schema import ERRORS
 from annotation.services import exports as export_services
-from api.views import ERRORS
-
-
-class JsonErrorsNegotiation(DefaultContentNegotiation):
-    """Always JSON (for error bodies): `?format=` names the export format here, not a DRF
-    renderer, so DRF's URL format override must not see it (it would answer 404)."""
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 class ExportView(APIView):

@@ -6,6 +6,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import access
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.pagination import PageNumberPagination, page_of
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
 from annotation.selectors.quality import (
     REASONS,
     adjudication_queue_for_project,
@@ -13,9 +17,6 @@ from annotation.selectors.quality import (
     annotator_quality_for_project,
 )
 from annotation.services.adjudication import item_adjudicate
-from api.idempotency import idempotent_write
-from api.pagination import PageNumberPagination, page_of
-from api.views import ERRORS, IDEMPOTENCY_KEY, body_of
 
 _SHARE = {"allow_null": True, "min_value": 0.0, "max_value": 1.0}
 

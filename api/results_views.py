@@ -6,10 +6,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import access
+from annotation.rest.idempotency import idempotent
+from annotation.rest.schema import ERRORS
 from annotation.selectors.reports import agreement_reports_for_project, report_for_viewer
 from annotation.services.agreement import agreement_request
-from api.idempotency import idempotent
-from api.views import ERRORS
 
 
 class AgreementReportSerializer(serializers.Serializer):

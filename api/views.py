@@ -14,6 +14,10 @@ from annotation import access, throttle
 from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.parsers import StrictFormParser, StrictMultiPartParser, body_of
+from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
+from annotation.rest.serializers import ErrorsSerializer, ItemSerializer
 from annotation.selectors.assignments import progress_for_annotator
 from annotation.selectors.items import item_preview_after
 from annotation.selectors.names import names_visible
@@ -24,24 +28,6 @@ from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 from annotation.services import users as user_services
 from api import serializers as s
-from api.idempotency import idempotent_write
-from api.parsers import StrictFormParser, StrictMultiPartParser
-
-IDEMPOTENCY_KEY = [
-    OpenApiParameter(
-        "Idempotency-Key",
-        str,
-        OpenApiParameter.HEADER,
-        description="a retry with the same key returns the first result",
-    )
-]
-ERRORS = {400: s.ErrorsSerializer, 401: s.ErrorsSerializer, 403: s.ErrorsSerializer, 404: s.ErrorsSerializer}
-
-
-def body_of(request) -> dict:
-    if not isinstance(request.data, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
-    return request.data
 
 
 class TokenView(APIView):
@@ -50,7 +36,7 @@ class TokenView(APIView):
 
     @extend_schema(
         request=s.TokenRequestSerializer,
-        responses={200: s.TokenSerializer, 400: s.ErrorsSerializer, 429: s.ErrorsSerializer},
+        responses={200: s.TokenSerializer, 400: ErrorsSerializer, 429: ErrorsSerializer},
     )
     def post(self, request):
         data = body_of(request)
@@ -70,7 +56,7 @@ class TokenRevokeView(APIView):
     TokenView, which takes no authentication)."""
 
     @extend_schema(
-        request=None, responses={204: OpenApiResponse(description="the token is revoked"), 401: s.ErrorsSerializer}
+        request=None, responses={204: OpenApiResponse(description="the token is revoked"), 401: ErrorsSerializer}
     )
     def delete(self, request):
         user_services.user_token_revoke(user=request.user)
@@ -226,7 +212,7 @@ class ImportView(APIView):
     @extend_schema(
         request={"multipart/form-data": s.ImportRequestSerializer},
         parameters=IDEMPOTENCY_KEY,
-        responses={201: s.ImportResultSerializer, 202: s.ImportResultSerializer, 413: s.ErrorsSerializer, **ERRORS},
+        responses={201: s.ImportResultSerializer, 202: s.ImportResultSerializer, 413: ErrorsSerializer, **ERRORS},
     )
     @idempotent_write
     def post(self, request, slug):
@@ -246,7 +232,7 @@ class ImportView(APIView):
 
 
 class ItemListView(generics.ListAPIView):
-    serializer_class = s.ItemSerializer
+    serializer_class = ItemSerializer
 
     @extend_schema(
         parameters=[
@@ -254,7 +240,7 @@ class ItemListView(generics.ListAPIView):
             OpenApiParameter("split", str),
             OpenApiParameter("group", str),
         ],
-        responses={200: s.ItemSerializer(many=True), **ERRORS},
+        responses={200: ItemSerializer(many=True), **ERRORS},
     )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
@@ -329,7 +315,7 @@ class SubmitView(APIView):
     @extend_schema(
         request=s.SubmitRequestSerializer,
         parameters=IDEMPOTENCY_KEY,
-        responses={201: s.SubmittedSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={201: s.SubmittedSerializer, 409: ErrorsSerializer, **ERRORS},
     )
     @idempotent_write
     def post(self, request, assignment_id):

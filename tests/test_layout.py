@@ -1,5 +1,6 @@
 """The layout's rules, read from the source (no database): the core never imports a
-particular kind, and no modules import each other in a circle. Function-level imports
+particular kind, arrows between the top-level packages point one way (config -> api ->
+annotation), and no modules import each other in a circle. Function-level imports
 count: a lazy import is still an arrow a reader has to follow. And the documentation the
 code refers to is docs/, by path and existing section."""
 
@@ -51,6 +52,40 @@ def _imports_of(name: str, path: Path) -> set[str]:
 
 
 GRAPH = {name: _imports_of(name, path) for name, path in MODULES.items()}
+
+
+def _named_by_string(path: Path) -> set[str]:
+    """The project modules a file names in a string literal: Django and DRF load URLconfs,
+    settings' classes and views that way (`include("api.urls")`), and such a name is an
+    arrow as much as an import is. A dotted name counts as its longest module prefix; a bare
+    word ("config" as a template variable) is no name of a module."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"\w+(\.\w+)+", node.value):
+            parts = node.value.split(".")
+            for end in range(len(parts), 1, -1):
+                if ".".join(parts[:end]) in MODULES:
+                    found.add(".".join(parts[:end]))
+                    break
+    return found
+
+
+# Arrows between the top-level packages: the settings and the root URLconf (config) name
+# both front doors; the REST API (api) imports the core; the core (annotation, with the
+# kinds' own endpoints and the REST plumbing they share with api/, annotation/rest/)
+# imports neither.
+PACKAGE_ARROWS = {("config", "api"), ("config", "annotation"), ("api", "annotation")}
+
+
+def _package_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """Arrows between top-level packages, each with the module-level arrows that make it."""
+    arrows: dict[tuple[str, str], list[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            pair = (module.partition(".")[0], target.partition(".")[0])
+            if pair[0] != pair[1]:
+                arrows.setdefault(pair, []).append(f"{module} -> {target}")
+    return {pair: sorted(found) for pair, found in arrows.items()}
 
 
 def _kind_of(module: str) -> str | None:
@@ -113,6 +148,25 @@ def test_the_core_imports_no_particular_kind():
 
 def test_no_modules_import_each_other_in_a_circle():
     assert _circles() == []
+
+
+def test_arrows_between_packages_point_one_way():
+    """The core never imports the REST API (at module or function level, or by a dotted
+    name in a string), so the kinds' endpoints share api/'s plumbing through annotation/rest/."""
+    graph = {name: GRAPH[name] | _named_by_string(path) for name, path in MODULES.items()}
+    arrows = _package_arrows(graph)
+    assert {pair: found for pair, found in arrows.items() if pair not in PACKAGE_ARROWS} == {}
+    assert ("api", "annotation") in arrows  # the reader sees arrows between packages at all
+
+
+def test_the_package_check_sees_a_backward_arrow():
+    """The check itself: one lazy import from the core into api/ is an arrow it reports."""
+    graph = {"annotation.kinds.qa.api": {"api.views", "annotation.rest.schema"}, "api.urls": {"annotation.views"}}
+    assert _package_arrows(graph) == {
+        ("annotation", "api"): ["annotation.kinds.qa.api -> api.views"],
+        ("api", "annotation"): ["api.urls -> annotation.views"],
+    }
+    assert "api.urls" in _named_by_string(MODULES["config.urls"])  # include("api.urls")
 
 
 def test_the_graph_sees_lazy_and_relative_imports():

@@ -12,13 +12,14 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
+from annotation.rest.idempotency import idempotent
+from annotation.rest.negotiation import JsonErrorsNegotiation
+from annotation.rest.pagination import PageNumberPagination, page_of
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS
+from annotation.rest.serializers import AnnotatorItemSerializer, ErrorsSerializer
 from annotation.selectors.names import names_visible
 from annotation.services.exports import shown_name
-from api import serializers as s
-from api.export_views import JsonErrorsNegotiation
-from api.idempotency import idempotent
-from api.pagination import PageNumberPagination, page_of
-from api.views import ERRORS, body_of
 
 from . import reviews as review_services
 from . import validation as validation_services
@@ -137,7 +138,7 @@ class ValidationNextSerializer(serializers.Serializer):
         help_text="The imported question's id (send it back with `item`); null for an authored question.",
     )
     question_text = serializers.CharField(trim_whitespace=False)
-    item = s.AnnotatorItemSerializer(help_text="The paragraph (context, title) — never the existing answers.")
+    item = AnnotatorItemSerializer(help_text="The paragraph (context, title) — never the existing answers.")
     remaining = serializers.IntegerField(help_text="Questions still open to the caller, this one included.")
 
 
@@ -305,7 +306,7 @@ class ValidationSubmitView(APIView):
         ),
         request=ValidationRequestSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
-        responses={201: ValidationSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={201: ValidationSerializer, 409: ErrorsSerializer, **ERRORS},
     )
     def post(self, request):
         def produce():

@@ -9,8 +9,9 @@ from annotation import access
 from annotation.errors import InvalidInput
 from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Item
-from api.idempotency import idempotent
-from api.views import ERRORS, body_of
+from annotation.rest.idempotency import idempotent
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS
 
 IntrinsicRequestSerializer = inline_serializer(
     "IntrinsicRequest",

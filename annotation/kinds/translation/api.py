@@ -16,11 +16,11 @@ from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.kinds.translation.back_translation import back_translation_request, back_translation_restore
 from annotation.kinds.translation.formats import ratings_export_stream, translation_import_lchaim
 from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
+from annotation.rest.idempotency import idempotent
+from annotation.rest.negotiation import JsonErrorsNegotiation
+from annotation.rest.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser, body_of
+from annotation.rest.schema import ERRORS
 from annotation.services import exports as export_services
-from api.export_views import JsonErrorsNegotiation
-from api.idempotency import idempotent
-from api.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser
-from api.views import ERRORS, body_of
 
 SampleRequest = inline_serializer(
     "SampleRequest",

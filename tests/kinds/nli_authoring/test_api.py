@@ -103,7 +103,9 @@ def generated(slug="fa-relabel"):
     from annotation.models import Item
 
     return list(
-        Item.objects.filter(project__slug=slug, author__isnull=False).select_related("author").order_by("position", "id")
+        Item.objects.filter(project__slug=slug, author__isnull=False)
+        .select_related("author")
+        .order_by("position", "id")
     )
 
 

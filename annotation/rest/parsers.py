@@ -1,3 +1,5 @@
+"""Strict request parsers: bodies PostgreSQL can store, or a 400 naming the field."""
+
 from django.conf import settings
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 
@@ -58,3 +60,10 @@ class StrictMultiPartParser(MultiPartParser):
         refuse_forbidden_form_fields(parsed.data)
         refuse_forbidden_form_fields(parsed.files)
         return parsed
+
+
+def body_of(request) -> dict:
+    """The parsed body, which must be a JSON object (a 400 naming `body` otherwise)."""
+    if not isinstance(request.data, dict):
+        raise InvalidInput("the body must be a JSON object", field="body")
+    return request.data

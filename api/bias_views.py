@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.release.bias import bias_latest, bias_request
-from annotation.rest.idempotency import idempotent
+from annotation.rest.idempotency import idempotent_write
 from annotation.rest.schema import ERRORS
 from annotation.rest.serializers import ErrorsSerializer
 
@@ -124,9 +124,7 @@ class BiasView(APIView):
             **ERRORS,
         },
     )
+    @idempotent_write
     def post(self, request, slug):
-        def produce():
-            job = bias_request(user=request.user, slug=slug, data=request.data)
-            return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
-
-        return idempotent(request, produce)
+        job = bias_request(user=request.user, slug=slug, data=request.data)
+        return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from annotation.errors import InvalidInput
 from annotation.release import duplicates, splits
 from annotation.release.runs import item_brief
-from annotation.rest.idempotency import idempotent
+from annotation.rest.idempotency import idempotent_write
 from annotation.rest.parsers import StrictJSONParser, body_of
 from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
 from annotation.rest.serializers import ErrorsSerializer
@@ -52,12 +52,8 @@ class DuplicatePairSerializer(serializers.Serializer):
         return pair.decision or None
 
 
-def _job_started(request, start):
-    def produce():
-        job = start()
-        return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
-
-    return idempotent(request, produce)
+def _job_started(job) -> Response:
+    return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
 
 
 class DuplicatesView(generics.ListAPIView):
@@ -96,10 +92,9 @@ class DuplicatesView(generics.ListAPIView):
         parameters=IDEMPOTENCY_KEY,
         responses={202: JobStarted, **CONFLICT, **ERRORS},
     )
+    @idempotent_write
     def post(self, request, slug):
-        return _job_started(
-            request, lambda: duplicates.duplicates_request(user=request.user, slug=slug, body=body_of(request))
-        )
+        return _job_started(duplicates.duplicates_request(user=request.user, slug=slug, body=body_of(request)))
 
 
 class DuplicateDecisionView(APIView):
@@ -204,8 +199,9 @@ class SplitsView(APIView):
         parameters=IDEMPOTENCY_KEY,
         responses={202: JobStarted, **CONFLICT, **ERRORS},
     )
+    @idempotent_write
     def post(self, request, slug):
-        return _job_started(request, lambda: splits.splits_request(user=request.user, slug=slug, body=body_of(request)))
+        return _job_started(splits.splits_request(user=request.user, slug=slug, body=body_of(request)))
 
 
 LeakReport = inline_serializer(
@@ -243,5 +239,6 @@ class LeaksView(APIView):
         parameters=IDEMPOTENCY_KEY,
         responses={202: JobStarted, **CONFLICT, **ERRORS},
     )
+    @idempotent_write
     def post(self, request, slug):
-        return _job_started(request, lambda: splits.leaks_request(user=request.user, slug=slug, body=body_of(request)))
+        return _job_started(splits.leaks_request(user=request.user, slug=slug, body=body_of(request)))

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import access
-from annotation.rest.idempotency import idempotent
+from annotation.rest.idempotency import idempotent_write
 from annotation.rest.schema import ERRORS
 from annotation.selectors.reports import agreement_reports_for_project, report_for_viewer
 from annotation.services.agreement import agreement_request
@@ -112,12 +112,10 @@ class AgreementView(APIView):
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
         responses={202: JobStartedSerializer, **ERRORS},
     )
+    @idempotent_write
     def post(self, request, slug):
-        def produce():
-            job = agreement_request(user=request.user, slug=slug)
-            return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
-
-        return idempotent(request, produce)
+        job = agreement_request(user=request.user, slug=slug)
+        return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
 
 
 class ReportView(APIView):

@@ -55,6 +55,9 @@ def _replay(previous: IdempotencyRecord, fingerprint: str) -> Response:
 
 
 def idempotent(request, produce: Callable[[], Response]) -> Response:
+    """Answer with `produce()`, once per `Idempotency-Key`: the engine of `idempotent_write`,
+    which is how views use it (the whole write method runs inside, so a replay and the first
+    answer went through the same checks)."""
     key = request.headers.get("Idempotency-Key")
     if key is None:
         return produce()  # the common case: no query, no transaction added
@@ -85,7 +88,8 @@ def idempotent(request, produce: Callable[[], Response]) -> Response:
 
 
 def idempotent_write(method):
-    """Decorator for a view's write method: `Idempotency-Key` replays its first result."""
+    """Decorator for a view's write method: `Idempotency-Key` replays its first result. The
+    one way a view becomes idempotent (docs/conventions.md "Idempotent writes")."""
 
     @functools.wraps(method)
     def wrapper(self, request, *args, **kwargs):

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from annotation.rest.idempotency import idempotent
+from annotation.rest.idempotency import idempotent, idempotent_write
 from annotation.rest.negotiation import JsonErrorsNegotiation
 from annotation.rest.pagination import PageNumberPagination, page_of
 from annotation.rest.parsers import body_of
@@ -308,27 +308,25 @@ class ValidationSubmitView(APIView):
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
         responses={201: ValidationSerializer, 409: ErrorsSerializer, **ERRORS},
     )
+    @idempotent_write
     def post(self, request):
-        def produce():
-            data = body_of(request)
-            unknown = set(data) - {"annotation", "question", "item", "question_key", "answerable", "answer"}
-            if unknown:
-                raise InvalidInput(
-                    "unknown field; expected annotation, question, item, question_key, answerable, answer",
-                    field=sorted(map(str, unknown))[0],
-                )
-            validation = validation_services.validation_submit(
-                user=request.user,
-                annotation_id=data.get("annotation"),
-                question=data.get("question"),
-                item_id=data.get("item"),
-                question_key=data.get("question_key"),
-                answerable=data.get("answerable"),
-                answer=data.get("answer"),
+        data = body_of(request)
+        unknown = set(data) - {"annotation", "question", "item", "question_key", "answerable", "answer"}
+        if unknown:
+            raise InvalidInput(
+                "unknown field; expected annotation, question, item, question_key, answerable, answer",
+                field=sorted(map(str, unknown))[0],
             )
-            return Response(ValidationSerializer(validation).data, status=status.HTTP_201_CREATED)
-
-        return idempotent(request, produce)
+        validation = validation_services.validation_submit(
+            user=request.user,
+            annotation_id=data.get("annotation"),
+            question=data.get("question"),
+            item_id=data.get("item"),
+            question_key=data.get("question_key"),
+            answerable=data.get("answerable"),
+            answer=data.get("answer"),
+        )
+        return Response(ValidationSerializer(validation).data, status=status.HTTP_201_CREATED)
 
 
 class QuestionExportView(APIView):

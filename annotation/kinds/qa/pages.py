@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import access
 from annotation.errors import PermissionDenied
+from annotation.gates import kind_scoped
 from annotation.models import Membership
 
 from .questions import GRADES, questions_of
@@ -83,12 +84,10 @@ def feedback_read(request, feedback_id):
 
 
 @login_required
-def validate(request, slug):
+@kind_scoped("qa_authoring", fetch=access.access_project_for_user)
+def validate(request, project):
     """Validators answer authored dev/test questions blind (HeQ §3.3)."""
-    project = access.access_project_for_user(request.user, slug)
     membership = access.membership_of(request.user, project)
-    if project.kind != "qa_authoring":
-        raise Http404
     if (
         membership is not None
         and membership.role == Membership.Role.ANNOTATOR
@@ -310,16 +309,14 @@ def agreement_rows(agreement: dict, rtl: bool) -> list[dict]:
 
 
 @login_required
-def quality(request, slug):
+@kind_scoped("qa_authoring", fetch=access.access_project_for_staff)
+def quality(request, project):
     """HeQ's quality dashboard for reviewers and supervisors: grades per annotator over time,
     question-paragraph overlap, answer position, WH-word diversity, review backlog,
     validation progress and span agreement (EM, F1, TLNLS). Annotators are refused (403),
     non-members see nothing (404)."""
     from annotation.selectors.reports import report_for_viewer
 
-    project = access.access_project_for_staff(request.user, slug)
-    if project.kind != "qa_authoring":
-        raise Http404
     report = report_for_viewer(project, request.user)
     rtl = project.direction == "rtl"
     max_reviewed = max((p["reviewed"] for e in report["grades_per_annotator"] for p in e["series"]), default=0)

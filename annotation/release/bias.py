@@ -21,7 +21,7 @@ from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics import bias
 from annotation.models import Item, Job, Project
-from annotation.release.runs import pair_kind, release_run_audit
+from annotation.release.curation_jobs import pair_kind, release_run_audit
 from annotation.services.jobs import job_create, job_set_progress
 
 JOB_KIND = "bias"

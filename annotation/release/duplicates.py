@@ -23,7 +23,7 @@ from annotation.access import access_project_for_staff, access_project_for_super
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.models import DuplicatePair, Item, Job
-from annotation.release.runs import (
+from annotation.release.curation_jobs import (
     check_representation,
     curation_job_start,
     curation_run_record,

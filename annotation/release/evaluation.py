@@ -40,7 +40,7 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics import evaluation as metrics
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Evaluation, Item, Job, Project
-from annotation.release.runs import release_run_audit
+from annotation.release.curation_jobs import release_run_audit
 from annotation.rows import read_csv_records, read_jsonl_records
 from annotation.services.imports import decode_upload
 from annotation.services.jobs import job_create, job_set_progress

@@ -29,7 +29,7 @@ from annotation.access import access_project_for_staff
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job
-from annotation.release.runs import (
+from annotation.release.curation_jobs import (
     curation_job_start,
     curation_run_latest,
     curation_run_record,

@@ -183,7 +183,7 @@ SPECTACULAR_SETTINGS = {
         "ItemStatusEnum": "annotation.models.items.Item.Status",
         "MembershipStatusEnum": "annotation.models.projects.Membership.Status",
         "JobStatusEnum": "annotation.models.jobs.Job.Status",
-        # An evaluation's status is its scoring job's (api/evaluation_views.py).
+        # An evaluation's status is its scoring job's (api/views/evaluation.py).
         "EvaluationStatusEnum": ["queued", "running", "done", "failed"],
     },
 }

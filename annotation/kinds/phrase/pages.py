@@ -13,7 +13,7 @@ from annotation import access
 from annotation.gates import kind_scoped
 from annotation.metrics.coherence import LABELS
 from annotation.selectors.reports import report_for_project
-from annotation.views_dashboard import recompute_context
+from annotation.views.dashboard import recompute_context
 
 BAR_WIDTH = 320
 BAR_HEIGHT = 18

@@ -18,7 +18,7 @@ from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
-from annotation.views_dashboard import recompute_agreement_and_return
+from annotation.views.dashboard import recompute_agreement_and_return
 
 AXIS_WIDTH = 320
 AXIS_PAD = 14

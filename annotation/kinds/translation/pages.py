@@ -25,7 +25,7 @@ from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.models import Item
 from annotation.selectors.names import names_for_viewer
 from annotation.services.exports import UTF8_BOM, csv_neutralise
-from annotation.views_dashboard import recompute_context
+from annotation.views.dashboard import recompute_context
 
 KINDS = ("translation_rating", "label_test")
 

@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 
 from annotation.errors import InvalidInput
 from annotation.release import duplicates, splits
-from annotation.release.runs import item_brief
+from annotation.release.curation_jobs import item_brief
 from annotation.rest.idempotency import idempotent_write
 from annotation.rest.parsers import StrictJSONParser, body_of
 from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY

@@ -1,5 +1,5 @@
 """docs/api.md "Annotator comfort and the supervisor console": an annotator's drafts, skips and changes to their own answers.
-Thin: parse, call one service (annotation/services/claims.py), render."""
+Thin: parse, call one service (annotation/services/annotator_work.py), render."""
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -14,7 +14,7 @@ from annotation.rest.parsers import body_of
 from annotation.rest.schema import ERRORS
 from annotation.rest.serializers import AnnotatorItemSerializer, ErrorsSerializer
 from annotation.selectors.annotations import annotations_of_annotator
-from annotation.services import claims
+from annotation.services import annotator_work as annotator_work_services
 from api import serializers as s
 
 CONFLICT = {409: ErrorsSerializer}
@@ -59,7 +59,7 @@ class MineEntrySerializer(serializers.Serializer):
             "edited_at": serializers.DateTimeField().to_representation(annotation.edited_at)
             if annotation.edited_at
             else None,
-            "editable": claims.annotation_editable(
+            "editable": annotator_work_services.annotation_editable(
                 annotation, item, reviewed=annotation.reviewed, round_has_decision=annotation.round_has_decision
             ),
         }
@@ -102,7 +102,9 @@ class AnnotationEditView(APIView):
         responses={200: s.AnnotationSerializer, **CONFLICT, **ERRORS},
     )
     def patch(self, request, annotation_id):
-        annotation = claims.annotation_edit(user=request.user, annotation_id=annotation_id, value=value_of(request))
+        annotation = annotator_work_services.annotation_edit(
+            user=request.user, annotation_id=annotation_id, value=value_of(request)
+        )
         answer = s.annotation_data(annotation)
         answer["value"] = get_kind(annotation.item.project.kind).annotator_value(annotation.value, annotation.item)
         answer["edited_at"] = serializers.DateTimeField().to_representation(annotation.edited_at)
@@ -118,7 +120,7 @@ class SkipView(APIView):
         responses={204: OpenApiResponse(description="skipped"), **CONFLICT, **ERRORS},
     )
     def post(self, request, assignment_id):
-        claims.assignment_skip(user=request.user, assignment_id=assignment_id)
+        annotator_work_services.assignment_skip(user=request.user, assignment_id=assignment_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -129,14 +131,18 @@ class DraftView(APIView):
         responses={200: DraftSerializer, **CONFLICT, **ERRORS},
     )
     def get(self, request, assignment_id):
-        return Response({"value": claims.assignment_draft_get(user=request.user, assignment_id=assignment_id)})
+        return Response(
+            {"value": annotator_work_services.assignment_draft_get(user=request.user, assignment_id=assignment_id)}
+        )
 
     @extend_schema(
         summary="Save the draft of one's open claim",
-        description=f"A JSON object (or null to clear) of at most {claims.DRAFT_MAX_BYTES} bytes; replaces the previous draft.",
+        description=f"A JSON object (or null to clear) of at most {annotator_work_services.DRAFT_MAX_BYTES} bytes; replaces the previous draft.",
         request=DraftSerializer,
         responses={200: DraftSerializer, 413: ErrorsSerializer, **CONFLICT, **ERRORS},
     )
     def put(self, request, assignment_id):
-        value = claims.assignment_draft_save(user=request.user, assignment_id=assignment_id, value=value_of(request))
+        value = annotator_work_services.assignment_draft_save(
+            user=request.user, assignment_id=assignment_id, value=value_of(request)
+        )
         return Response({"value": value})

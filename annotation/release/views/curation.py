@@ -1,6 +1,6 @@
 """The Release page (/p/<slug>/release/): near-duplicate pairs side by side with keep /
 remove buttons, the split report and the leak check, each with the button that starts its
-job. Supervisors act; reviewers read. The buttons call the API (api/curation_views.py) with
+job. Supervisors act; reviewers read. The buttons call the API (api/views/curation.py) with
 the session from static/release/release.js."""
 
 from django.contrib.auth.decorators import login_required
@@ -14,7 +14,7 @@ from annotation import access
 from annotation.kinds.registry import get_kind
 from annotation.models import Job
 from annotation.release import duplicates, splits
-from annotation.release.runs import pair_kind
+from annotation.release.curation_jobs import pair_kind
 
 PAIRS_PER_PAGE = 50
 

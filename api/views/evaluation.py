@@ -1,5 +1,6 @@
 """Model evaluation (docs/api.md "Dataset release"): upload predictions, list, detail, compare.
-Each view parses, calls annotation.release.evaluation, renders."""
+Each view parses, calls annotation.release.evaluation (writes) or
+annotation.selectors.evaluations (reads), renders."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -9,10 +10,12 @@ from rest_framework.views import APIView
 from annotation import access
 from annotation.errors import InvalidInput
 from annotation.release import evaluation as evaluations
+from annotation.release.predictions import FORMATS
 from annotation.rest.idempotency import idempotent_write
 from annotation.rest.parsers import StrictFormParser, StrictMultiPartParser
 from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
 from annotation.rest.serializers import ErrorsSerializer
+from annotation.selectors import evaluations as evaluation_selectors
 
 FIGURES_HELP = (
     "NLI kinds: accuracy, macro_f1, per_class {label: {precision, recall, f1, support}}, confusion, subsets "
@@ -27,9 +30,7 @@ class EvaluationRequestSerializer(serializers.Serializer):
     )
     name = serializers.CharField(help_text="the model's name")
     split = serializers.CharField(required=False, help_text='the split scored (default "test"); "all" for every split')
-    format = serializers.ChoiceField(
-        choices=evaluations.FORMATS, required=False, help_text="found from the file when left out"
-    )
+    format = serializers.ChoiceField(choices=FORMATS, required=False, help_text="found from the file when left out")
 
 
 class EvaluationStartedSerializer(serializers.Serializer):
@@ -78,7 +79,7 @@ class EvaluationListView(APIView):
     def get(self, request, slug):
         return Response(
             EvaluationSummarySerializer(
-                evaluations.evaluations_for_project(user=request.user, slug=slug), many=True
+                evaluation_selectors.evaluations_for_project(user=request.user, slug=slug), many=True
             ).data
         )
 
@@ -111,7 +112,7 @@ class EvaluationDetailView(APIView):
     def get(self, request, slug, evaluation_id):
         return Response(
             EvaluationDetailSerializer(
-                evaluations.evaluation_detail(user=request.user, slug=slug, evaluation_id=evaluation_id)
+                evaluation_selectors.evaluation_detail(user=request.user, slug=slug, evaluation_id=evaluation_id)
             ).data
         )
 
@@ -122,7 +123,7 @@ class EvaluationCompareView(APIView):
         responses={200: EvaluationCompareSerializer, 409: ErrorsSerializer, **ERRORS},
     )
     def get(self, request, slug):
-        compared = evaluations.evaluation_compare(
+        compared = evaluation_selectors.evaluation_compare(
             user=request.user, slug=slug, a=request.query_params.get("a"), b=request.query_params.get("b")
         )
         return Response(EvaluationCompareSerializer(compared).data)

@@ -11,7 +11,7 @@ import numpy as np
 
 from annotation.metrics.coherence import LABELS, hard_coherence, soft_coherence
 from annotation.metrics.evaluation import masked_rates_statistic
-from annotation.release.evaluation import ClassificationScorer
+from annotation.release.evaluation_scorers import ClassificationScorer
 
 from .labels import canonical_label
 

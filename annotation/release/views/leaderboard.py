@@ -18,6 +18,8 @@ from annotation.errors import ApplicationError, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Evaluation, Item
 from annotation.release import evaluation as evaluations
+from annotation.release import evaluation_figures, predictions
+from annotation.selectors.evaluations import evaluation_compare
 
 # Display names of the leaderboard's columns (the figures' dotted paths).
 COLUMN_TITLES = {
@@ -102,10 +104,10 @@ def _rows(project, scorer, rtl: bool) -> list[dict]:
             {
                 "evaluation": evaluation,
                 "status": evaluation.status,
-                "cells": [figure_cell(evaluations.figure_at(figures, column), rtl) for column in scorer.columns],
+                "cells": [figure_cell(evaluation_figures.figure_at(figures, column), rtl) for column in scorer.columns],
                 "all": [
                     _figure_row(name, figure)
-                    for name, figure in evaluations.flatten_figures(figures)
+                    for name, figure in evaluation_figures.flatten_figures(figures)
                     if name != "confusion"
                 ]
                 if figures
@@ -122,13 +124,13 @@ def _comparison(request, project, scorer) -> tuple[dict | None, list[str]]:
     if not a or not b:
         return None, []
     try:
-        compared = evaluations.evaluation_compare(user=request.user, slug=project.slug, a=a, b=b)
+        compared = evaluation_compare(user=request.user, slug=project.slug, a=a, b=b)
     except (NotFound, PermissionDenied):
         raise
     except ApplicationError as exc:
         return None, [error.message for error in exc.errors]
     compared["rows"] = [
-        {"name": COLUMN_TITLES.get(column, column), "figure": evaluations.figure_at(compared["figures"], column)}
+        {"name": COLUMN_TITLES.get(column, column), "figure": evaluation_figures.figure_at(compared["figures"], column)}
         for column in scorer.columns
     ]
     return compared, []
@@ -152,8 +154,8 @@ def _page(request, slug: str, *, errors=(), form=None):
         ],
         "primary": scorer.primary if scorer else "",
         "rows": _rows(project, scorer, rtl) if scorer else [],
-        "splits": [*splits, evaluations.ALL_SPLITS],
-        "formats": [f for f in evaluations.FORMATS if f != "squad" or (scorer and scorer.accepts_squad_dict)],
+        "splits": [*splits, predictions.ALL_SPLITS],
+        "formats": [f for f in predictions.FORMATS if f != "squad" or (scorer and scorer.accepts_squad_dict)],
         "is_supervisor": access.supervises(request.user, project),
         "errors": list(errors),
         "form": form or {"split": "test"},
@@ -181,7 +183,7 @@ def _predictions_template(request, slug: str):
         raise NotFound()
     split = request.GET.get("split") or None
     try:
-        content = evaluations.predictions_template(project, scorer, split)
+        content = predictions.predictions_template(project, scorer, split)
     except ApplicationError as exc:
         return _page(request, slug, errors=[e.as_dict() for e in exc.errors], form={"split": split or "test"})
     name = f"{project.slug}-{split or 'test'}-predictions.jsonl"

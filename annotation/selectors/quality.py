@@ -41,7 +41,7 @@ from annotation.models import (
     QueueSighting,
     Review,
 )
-from annotation.services.exports import shown_name
+from annotation.selectors.names import shown_name
 from annotation.sql import column_in
 
 COMPETENCE_METHODS = ("dawid_skene", "mace")

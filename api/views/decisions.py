@@ -12,8 +12,8 @@ from annotation.errors import PermissionDenied
 from annotation.rest.idempotency import idempotent_write
 from annotation.rest.parsers import body_of
 from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
+from annotation.selectors.names import shown_name
 from annotation.services.decisions import decision_history, item_reopen_by_supervisor
-from annotation.services.exports import shown_name
 
 
 class DecisionSerializer(serializers.Serializer):

@@ -18,8 +18,7 @@ from annotation.rest.pagination import PageNumberPagination, page_of
 from annotation.rest.parsers import body_of
 from annotation.rest.schema import ERRORS
 from annotation.rest.serializers import AnnotatorItemSerializer, ErrorsSerializer
-from annotation.selectors.names import names_visible
-from annotation.services.exports import shown_name
+from annotation.selectors.names import names_visible, shown_name
 
 from . import reviews as review_services
 from . import validation as validation_services

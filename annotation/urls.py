@@ -21,7 +21,7 @@ urlpatterns = [
     path("p/<slug:slug>/import/", projects.project_import, name="project-import"),
     path("p/<slug:slug>/dashboard/", dashboard.dashboard, name="dashboard"),
     path("p/<slug:slug>/dashboard/recompute/", dashboard.dashboard_recompute, name="dashboard-recompute"),
-    path("p/<slug:slug>/annotators/", annotator_quality.quality_page, name="annotator-quality"),
+    path("p/<slug:slug>/annotators/", annotator_quality.annotator_quality_page, name="annotator-quality"),
     path("p/<slug:slug>/adjudication/", annotator_quality.adjudication_page, name="adjudication"),
     path("p/<slug:slug>/audit/", audit.audit_page, name="audit"),
     path("", include("annotation.release.urls")),

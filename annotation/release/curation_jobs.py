@@ -92,9 +92,9 @@ def read_shares(body: dict, default: dict[str, float]) -> dict[str, float]:
     return {name: float(value) for name, value in shares.items()}
 
 
-def curation_job_start(*, user, slug: str, job_kind: str, params_of) -> Job:
+def curation_job_start(*, user, slug: str, job_type: str, params_of) -> Job:
     """Check access, read the parameters (`params_of(project, kind)` raises InvalidInput),
-    and queue the job, unless one of the same kind is queued or running for the project
+    and queue the job, unless one of the same type is queued or running for the project
     (409). The project row lock makes two simultaneous requests start one job."""
     project = access_project_for_supervisor(user, slug)
     kind = get_kind(project.kind)
@@ -102,12 +102,12 @@ def curation_job_start(*, user, slug: str, job_kind: str, params_of) -> Job:
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
         if Job.objects.filter(
-            project=project, kind=job_kind, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+            project=project, kind=job_type, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
         ).exists():
             raise Conflict(
-                f"a {job_kind} run is already queued or running for this project; wait for it to finish", field="job"
+                f"a {job_type} run is already queued or running for this project; wait for it to finish", field="job"
             )
-        job = job_create(kind=job_kind, project=project, user=user, params=params)
+        job = job_create(kind=job_type, project=project, user=user, params=params)
         release_run_audit(user, project, job)
         return job
 
@@ -203,11 +203,11 @@ def item_brief(item: Item) -> dict:
     }
 
 
-def curation_run_record(job: Job, kind: str, result: dict) -> CurationRun:
+def curation_run_record(job: Job, run_type: str, result: dict) -> CurationRun:
     return CurationRun.objects.create(
-        project=job.project, kind=kind, params=job.params, result=result, job=job, created_by=job.created_by
+        project=job.project, kind=run_type, params=job.params, result=result, job=job, created_by=job.created_by
     )
 
 
-def curation_run_latest(project: Project, kind: str) -> CurationRun | None:
-    return CurationRun.objects.filter(project=project, kind=kind).order_by("-pk").first()
+def curation_run_latest(project: Project, run_type: str) -> CurationRun | None:
+    return CurationRun.objects.filter(project=project, kind=run_type).order_by("-pk").first()

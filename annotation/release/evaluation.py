@@ -51,7 +51,7 @@ from annotation.release.predictions import (
 )
 from annotation.services.jobs import job_create, job_set_progress
 
-JOB_KIND = "evaluation"
+JOB_TYPE = "evaluation"
 MAX_NAME_LENGTH = 200
 
 
@@ -85,14 +85,14 @@ def evaluation_start(
     )
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
-        running = Job.objects.filter(project=project, kind=JOB_KIND, status__in=(Job.Status.QUEUED, Job.Status.RUNNING))
+        running = Job.objects.filter(project=project, kind=JOB_TYPE, status__in=(Job.Status.QUEUED, Job.Status.RUNNING))
         if running.exists():
             raise Conflict("another evaluation of this project is running; wait until it is done", field="file")
         evaluation = Evaluation.objects.create(
             project=project, name=name, split=split or "", created_by=user, digest=hashlib.sha256(data).hexdigest()
         )
         evaluation.job = job_create(
-            kind=JOB_KIND,
+            kind=JOB_TYPE,
             project=project,
             user=user,
             input_data=data,

@@ -65,7 +65,7 @@ from annotation.services.tasks_queue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
-JOB_KIND = "aggregation"
+JOB_TYPE = "aggregation"
 # Rows per bulk upsert.
 WRITE_BATCH = 5_000
 
@@ -95,13 +95,13 @@ def aggregation_request(project_id: int, *, change: bool = True) -> Job | None:
             return None
         if change:
             Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)
-        jobs = Job.objects.filter(project_id=project_id, kind=JOB_KIND)
+        jobs = Job.objects.filter(project_id=project_id, kind=JOB_TYPE)
         if jobs.filter(Q(status=Job.Status.QUEUED) | Q(created_at__gte=timezone.now() - debounce)).exists():
             if django_settings.CELERY_TASK_ALWAYS_EAGER:
                 # No beat to sweep: the next request after the delay runs it (`aggregation_run_due`).
                 _due_in_process.setdefault(project_id, time.monotonic() + debounce.total_seconds())
             return None
-        return job_create(kind=JOB_KIND, project=project)
+        return job_create(kind=JOB_TYPE, project=project)
 
 
 # The embedded default (tasks in-process, no broker, no beat): projects whose aggregation

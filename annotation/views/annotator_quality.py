@@ -1,5 +1,5 @@
 """The supervisor's annotator-quality page (/p/<slug>/quality/) and the adjudication page
-(/p/<slug>/adjudication/). Both render the figures of annotation.selectors.quality on the
+(/p/<slug>/adjudication/). Both render the figures of annotation.selectors.annotator_quality on the
 server; their scripts (static/quality/) sort the table and send the actions to the REST API
 (moving a member back to trial, deciding an item) with the session."""
 
@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 from annotation import access
 from annotation.kinds.registry import get_kind
 from annotation.models import Membership
-from annotation.selectors.quality import (
+from annotation.selectors.annotator_quality import (
     adjudication_queue_for_project,
     agreement_with_and_without_adjudicated,
     annotator_quality_for_project,
@@ -22,7 +22,7 @@ QUEUE_PAGE_SIZE = 20
 
 @login_required
 @require_GET
-def quality_page(request, slug):
+def annotator_quality_page(request, slug):
     project = access.access_project_for_supervisor(request.user, slug)
     kind = get_kind(project.kind)
     rows = annotator_quality_for_project(project)

@@ -17,7 +17,7 @@ from annotation.errors import ApplicationError
 from annotation.kinds.registry import get_kind
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
-from annotation.services.agreement import JOB_KIND, agreement_request
+from annotation.services.agreement import JOB_TYPE, agreement_request
 from annotation.templatetags.mashov import scope_name
 
 BAR_WIDTH = 360  # px, the drawing width of every bar chart
@@ -158,7 +158,7 @@ def recompute_context(user, project) -> dict:
     and admins) and the last agreement job."""
     return {
         "allowed": get_kind(project.kind).computes_agreement and access.supervises(user, project),
-        "last_job": Job.objects.filter(project=project, kind=JOB_KIND).order_by("-id").first(),
+        "last_job": Job.objects.filter(project=project, kind=JOB_TYPE).order_by("-id").first(),
     }
 
 

@@ -14,9 +14,9 @@ from annotation import access
 from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Membership
+from annotation.selectors.annotator_quality import annotator_quality_for_project
 from annotation.selectors.guides import guide_for_project
 from annotation.selectors.items import annotator_label
-from annotation.selectors.quality import annotator_quality_for_project
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 

@@ -10,7 +10,7 @@ from annotation.rest.idempotency import idempotent_write
 from annotation.rest.pagination import PageNumberPagination, page_of
 from annotation.rest.parsers import body_of
 from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
-from annotation.selectors.quality import (
+from annotation.selectors.annotator_quality import (
     REASONS,
     adjudication_queue_for_project,
     agreement_with_and_without_adjudicated,

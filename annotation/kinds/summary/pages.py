@@ -17,7 +17,7 @@ from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB
 from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
-from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
+from annotation.services.agreement import JOB_TYPE as AGREEMENT_JOB
 from annotation.views.dashboard import recompute_agreement_and_return
 
 AXIS_WIDTH = 320

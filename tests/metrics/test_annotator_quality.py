@@ -1,4 +1,4 @@
-"""annotation.metrics.quality: agreement with a reference and Cohen's kappa (against
+"""annotation.metrics.annotator_quality: agreement with a reference and Cohen's kappa (against
 scikit-learn and by the formula), plurality and medians, on plain data."""
 
 import statistics
@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.metrics.quality import compare_with_reference, median_seconds, plurality
+from annotation.metrics.annotator_quality import compare_with_reference, median_seconds, plurality
 
 LABELS = ("entailment", "neutral", "contradiction")
 pairs_of = st.lists(st.tuples(st.sampled_from(LABELS), st.sampled_from(LABELS)), max_size=40)
 
 
 def test_no_django_import():
-    code = "import sys, annotation.metrics.quality; print('django' in sys.modules)"
+    code = "import sys, annotation.metrics.annotator_quality; print('django' in sys.modules)"
     assert (
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         == "False"

@@ -27,7 +27,7 @@ from django.db.models.fields.json import KT
 
 from annotation.kinds.registry import get_kind
 from annotation.metrics.agreement import alpha
-from annotation.metrics.quality import compare_with_reference, median_seconds, plurality
+from annotation.metrics.annotator_quality import compare_with_reference, median_seconds, plurality
 from annotation.models import (
     Adjudication,
     Annotation,

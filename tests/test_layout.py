@@ -169,6 +169,35 @@ def test_the_package_check_sees_a_backward_arrow():
     assert "api.urls" in _named_by_string(MODULES["config.urls"])  # include("api.urls")
 
 
+# Where a request lands (docs/architecture.md "Module names"): pages in `views` (a module or
+# a package of modules by area), the core's DRF views in api/views/, routes in one `urls`
+# per package; a kind's are named by the kind interface (pages, api, urls, api_urls).
+_ROUTING_NAME = re.compile(r"(^|_)(views|pages|urls)(_|$)")
+_KIND_ROUTING = {"pages", "api", "urls", "api_urls"}
+
+
+def _misnamed_routing_modules(modules) -> list[str]:
+    misnamed = []
+    for module in modules:
+        last = module.rpartition(".")[2]
+        if _kind_of(module) is not None and module.count(".") == 3:
+            if last not in _KIND_ROUTING and _ROUTING_NAME.search(last):
+                misnamed.append(module)
+        elif _ROUTING_NAME.search(last) and last not in {"views", "urls"}:
+            misnamed.append(module)
+    return sorted(misnamed)
+
+
+def test_pages_views_and_routes_follow_one_naming_scheme():
+    assert _misnamed_routing_modules(MODULES) == []
+
+
+def test_the_naming_check_sees_the_old_schemes():
+    old = ["annotation.views_audit", "api.bias_urls", "annotation.release.bias_pages", "api.comfort_views"]
+    ok = ["annotation.views.audit", "api.urls", "annotation.kinds.qa.api_urls", "annotation.kinds.qa.pages"]
+    assert _misnamed_routing_modules(old + ok) == sorted(old)
+
+
 def test_the_graph_sees_lazy_and_relative_imports():
     """The reader itself: a function-level import and a relative import are both arrows."""
     assert "annotation.services.imports" in GRAPH["annotation.tasks"]  # inside _handlers()

@@ -1,5 +1,5 @@
 """What the release stage's curation jobs share (near-duplicates, splits, leak check): reading
-their parameters strictly, starting one job per project and kind at a time, loading the
+their parameters strictly, starting one job per project and job type at a time, loading the
 items they compare, and recording each finished run."""
 
 from __future__ import annotations

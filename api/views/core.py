@@ -1,4 +1,5 @@
-"""The core endpoints of docs/api.md. Each view parses, calls the access layer and one service, renders."""
+"""The core endpoints of docs/api.md: tokens, users, projects, members, import, items, the next
+item, progress, preview, submit and jobs. Each view parses, calls the access layer and one service, renders."""
 
 from collections import Counter
 

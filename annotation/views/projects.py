@@ -1,5 +1,6 @@
 """The project pages: home, health check, the annotate page, the project overview, members and
-import. Like the API, they only parse, check access and call services; the annotator page talks to the REST API with the session (CSRF-protected) from static JS."""
+import. Like the API, they only parse, check access and call services; the annotator page
+talks to the REST API with the session (CSRF-protected) from static JS."""
 
 from django.conf import settings
 from django.contrib import messages

@@ -1,7 +1,7 @@
 """Export a project's items with their outcomes: JSONL, CSV, or a kind's own layout
 (`farstail` for the NLI kinds). docs/api.md "Results"; docs/text.md; docs/security.md "Output".
 
-- Streamed in constant memory: items are read with `.iterator(chunk_size=CHUNK_SIZE)` and
+- Streamed in constant memory: items are read with `.iterator(chunk_size=CHUNK_SIZE)` (selectors/exports.py) and
   each chunk's outcomes and annotations are fetched in two bulk queries, so the number of
   queries grows with the number of chunks, never with the number of items.
 - Text is written exactly as stored: no normalisation, no trimming (docs/text.md "Storing text"). JSONL
@@ -32,7 +32,8 @@ from annotation.kinds.base import ExportFacts, Kind
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Project
 from annotation.rows import csv_neutralise, delimited_line
-from annotation.selectors.exports import CHUNK_SIZE, chunked, chunks_with_facts, export_items_queryset
+from annotation.selectors import exports as export_reads
+from annotation.selectors.exports import chunked, chunks_with_facts, export_items_queryset
 
 # `all` exports every item whatever its status; the others name Item.Status values.
 EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "deciding", "all")
@@ -105,7 +106,7 @@ def export_prepare(
 
 
 def export_stream(spec: ExportSpec) -> Iterator[bytes]:
-    """The file, as UTF-8 byte chunks (one per CHUNK_SIZE items). A generator: nothing is
+    """The file, as UTF-8 byte chunks (one per selectors.exports.CHUNK_SIZE items). A generator: nothing is
     read until the first chunk is asked for."""
     if spec.fmt in spec.kind.streamed_formats:
         yield from spec.kind.export_stream(spec)
@@ -166,7 +167,8 @@ def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     header = spec.kind.export_table_header(spec.fmt, items)
     delimiter, end = options["delimiter"], options["lineterminator"]
     yield delimited_line(header, delimiter, end).encode("utf-8")
-    for chunk in chunked(items.iterator(chunk_size=CHUNK_SIZE), CHUNK_SIZE):
+    size = export_reads.CHUNK_SIZE  # read when called: one chunk size for every reader
+    for chunk in chunked(items.iterator(chunk_size=size), size):
         rows = (delimited_line(spec.kind.export_table_row(spec.fmt, item, header), delimiter, end) for item in chunk)
         yield "".join(rows).encode("utf-8")
 

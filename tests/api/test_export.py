@@ -456,7 +456,7 @@ def test_chunk_boundaries_change_nothing(small_project, users, client_for, fmt, 
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from annotation.services import exports
+    from annotation.selectors import exports
 
     client = client_for(users["sup"])
     _, whole = export(client, small_project.slug, format=fmt, status="all")

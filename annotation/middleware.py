@@ -42,7 +42,7 @@ class AccessErrorPageMiddleware:
         that only lacks its final slash."""
         from django.urls import Resolver404, resolve
 
-        from annotation.views import page_not_found
+        from annotation.views.errors import page_not_found
 
         try:
             resolve(request.path_info)
@@ -57,7 +57,7 @@ class AccessErrorPageMiddleware:
         from django.shortcuts import render
 
         from annotation.errors import NotFound, PermissionDenied
-        from annotation.views import page_not_found
+        from annotation.views.errors import page_not_found
 
         if isinstance(exception, NotFound) or (isinstance(exception, Http404) and self.product_pages()):
             return page_not_found(request)
@@ -73,7 +73,7 @@ class AccessErrorPageMiddleware:
         from django.http import Http404
         from django.utils.log import log_response
 
-        from annotation.views import server_error
+        from annotation.views.errors import server_error
 
         handled_by_django = (
             Http404,

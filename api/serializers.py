@@ -4,18 +4,9 @@ the request serializers here describe the bodies for the OpenAPI schema."""
 from rest_framework import serializers
 
 from annotation.kinds.registry import available_kinds, get_kind
-from annotation.models import Annotation, Item, Job, Membership, Project
+from annotation.models import Annotation, Job, Membership, Project
+from annotation.rest.serializers import AnnotatorItemSerializer
 from annotation.selectors.items import annotator_label
-
-
-class ErrorSerializer(serializers.Serializer):
-    field = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-    row = serializers.IntegerField(required=False)
-
-
-class ErrorsSerializer(serializers.Serializer):
-    errors = ErrorSerializer(many=True)
 
 
 class TokenRequestSerializer(serializers.Serializer):
@@ -171,50 +162,6 @@ class ImportResultSerializer(serializers.Serializer):
     created = serializers.IntegerField()
     skipped = serializers.IntegerField()
     job = serializers.IntegerField(allow_null=True)
-
-
-class ItemSerializer(serializers.ModelSerializer):
-    """An item as supervisors and reviewers see it, with its reference label and votes."""
-
-    author = serializers.SerializerMethodField(
-        help_text="the username to supervisors, the export's pseudonym to reviewers"
-    )
-    gold = serializers.SerializerMethodField()
-    votes = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Item
-        fields = [
-            "id",
-            "external_id",
-            "payload",
-            "status",
-            "split",
-            "group",
-            "round",
-            "author",
-            "reference_label",
-            "gold",
-            "votes",
-            "probe_of",
-        ]
-
-    def get_author(self, item) -> str | None:
-        if item.author_id is None:
-            return None
-        return annotator_label(item.project, item.author, names=self.context.get("names", True))
-
-    def get_gold(self, item) -> str | None:
-        return item.gold_label or None
-
-    def get_votes(self, item) -> dict[str, int]:
-        return self.context.get("votes", {}).get(item.pk, {})
-
-
-class AnnotatorItemSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    external_id = serializers.CharField()
-    payload = serializers.DictField()
 
 
 class NextSerializer(serializers.Serializer):

@@ -57,7 +57,8 @@ def run(n: int = 100_000) -> dict:
     total, peak resident memory) and whether it held the 5 s limit."""
     _setup_django()
     from annotation.kinds.nli.evaluation import NliScorer
-    from annotation.release.evaluation import read_predictions, score, validate_predictions
+    from annotation.release.evaluation import score
+    from annotation.release.predictions import read_predictions, validate_predictions
 
     gold, data = synthetic(n)
     scorer = NliScorer(LABELS)

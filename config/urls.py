@@ -6,8 +6,8 @@ from annotation import throttle
 # The admin's login page under the same login throttle as the others.
 admin.site.login_form = throttle.AdminLoginForm
 
-handler404 = "annotation.views.page_not_found"
-handler500 = "annotation.views.server_error"
+handler404 = "annotation.views.errors.page_not_found"
+handler500 = "annotation.views.errors.server_error"
 
 urlpatterns = [
     path("api/", include("api.urls")),

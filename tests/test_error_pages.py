@@ -101,7 +101,7 @@ def test_an_unknown_api_address_answers_in_the_api_error_shape(client, settings,
 
 
 def test_the_500_page_has_a_language_switch():
-    from annotation.views import server_error
+    from annotation.views.errors import server_error
 
     with translation.override("he"):
         response = server_error(RequestFactory().get("/p/x/annotate/"))

@@ -1,5 +1,6 @@
 """The layout's rules, read from the source (no database): the core never imports a
-particular kind, and no modules import each other in a circle. Function-level imports
+particular kind, arrows between the top-level packages point one way (config -> api ->
+annotation), and no modules import each other in a circle. Function-level imports
 count: a lazy import is still an arrow a reader has to follow. And the documentation the
 code refers to is docs/, by path and existing section."""
 
@@ -57,6 +58,40 @@ def _imports_of(name: str, path: Path) -> set[str]:
 
 
 GRAPH = {name: _imports_of(name, path) for name, path in MODULES.items()}
+
+
+def _named_by_string(path: Path) -> set[str]:
+    """The project modules a file names in a string literal: Django and DRF load URLconfs,
+    settings' classes and views that way (`include("api.urls")`), and such a name is an
+    arrow as much as an import is. A dotted name counts as its longest module prefix; a bare
+    word ("config" as a template variable) is no name of a module."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"\w+(\.\w+)+", node.value):
+            parts = node.value.split(".")
+            for end in range(len(parts), 1, -1):
+                if ".".join(parts[:end]) in MODULES:
+                    found.add(".".join(parts[:end]))
+                    break
+    return found
+
+
+# Arrows between the top-level packages: the settings and the root URLconf (config) name
+# both front doors; the REST API (api) imports the core; the core (annotation, with the
+# kinds' own endpoints and the REST plumbing they share with api/, annotation/rest/)
+# imports neither.
+PACKAGE_ARROWS = {("config", "api"), ("config", "annotation"), ("api", "annotation")}
+
+
+def _package_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """Arrows between top-level packages, each with the module-level arrows that make it."""
+    arrows: dict[tuple[str, str], list[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            pair = (module.partition(".")[0], target.partition(".")[0])
+            if pair[0] != pair[1]:
+                arrows.setdefault(pair, []).append(f"{module} -> {target}")
+    return {pair: sorted(found) for pair, found in arrows.items()}
 
 
 def _kind_of(module: str) -> str | None:
@@ -119,6 +154,54 @@ def test_the_core_imports_no_particular_kind():
 
 def test_no_modules_import_each_other_in_a_circle():
     assert _circles() == []
+
+
+def test_arrows_between_packages_point_one_way():
+    """The core never imports the REST API (at module or function level, or by a dotted
+    name in a string), so the kinds' endpoints share api/'s plumbing through annotation/rest/."""
+    graph = {name: GRAPH[name] | _named_by_string(path) for name, path in MODULES.items()}
+    arrows = _package_arrows(graph)
+    assert {pair: found for pair, found in arrows.items() if pair not in PACKAGE_ARROWS} == {}
+    assert ("api", "annotation") in arrows  # the reader sees arrows between packages at all
+
+
+def test_the_package_check_sees_a_backward_arrow():
+    """The check itself: one lazy import from the core into api/ is an arrow it reports."""
+    graph = {"annotation.kinds.qa.api": {"api.views", "annotation.rest.schema"}, "api.urls": {"annotation.views"}}
+    assert _package_arrows(graph) == {
+        ("annotation", "api"): ["annotation.kinds.qa.api -> api.views"],
+        ("api", "annotation"): ["api.urls -> annotation.views"],
+    }
+    assert "api.urls" in _named_by_string(MODULES["config.urls"])  # include("api.urls")
+
+
+# Where a request lands (docs/architecture.md "Module names"): pages in `views` (a module or
+# a package of modules by area), the core's DRF views in api/views/, routes in one `urls`
+# per package; a kind's are named by the kind interface (pages, api, urls, api_urls).
+_ROUTING_NAME = re.compile(r"(^|_)(views|pages|urls)(_|$)")
+_KIND_ROUTING = {"pages", "api", "urls", "api_urls"}
+
+
+def _misnamed_routing_modules(modules) -> list[str]:
+    misnamed = []
+    for module in modules:
+        last = module.rpartition(".")[2]
+        if _kind_of(module) is not None and module.count(".") == 3:
+            if last not in _KIND_ROUTING and _ROUTING_NAME.search(last):
+                misnamed.append(module)
+        elif _ROUTING_NAME.search(last) and last not in {"views", "urls"}:
+            misnamed.append(module)
+    return sorted(misnamed)
+
+
+def test_pages_views_and_routes_follow_one_naming_scheme():
+    assert _misnamed_routing_modules(MODULES) == []
+
+
+def test_the_naming_check_sees_the_old_schemes():
+    old = ["annotation.views_audit", "api.bias_urls", "annotation.release.bias_pages", "api.comfort_views"]
+    ok = ["annotation.views.audit", "api.urls", "annotation.kinds.qa.api_urls", "annotation.kinds.qa.pages"]
+    assert _misnamed_routing_modules(old + ok) == sorted(old)
 
 
 def test_the_graph_sees_lazy_and_relative_imports():

@@ -36,7 +36,7 @@ def test_a_figure_path_reads_in_the_interface_language(language):
     """The leaderboard's full table names "per_class.entailment.precision" in words."""
     from django.utils import translation
 
-    from annotation.release.pages import figure_name
+    from annotation.release.views.leaderboard import figure_name
 
     with translation.override(language):
         name = figure_name("per_class.entailment.precision")

@@ -21,10 +21,10 @@ from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics import bias
 from annotation.models import Item, Job, Project
-from annotation.release.runs import pair_kind, release_run_audit
+from annotation.release.curation_jobs import pair_kind, release_run_audit
 from annotation.services.jobs import job_create, job_set_progress
 
-JOB_KIND = "bias"
+JOB_TYPE = "bias"
 SPLITS = ("train", "dev", "test")
 DEFAULTS = {"split": "train", "smoothing": 100.0}
 # The stored result cannot hold a smoothing that JSON or PostgreSQL would refuse.
@@ -87,11 +87,11 @@ def bias_request(*, user, slug: str, data) -> Job:
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
         if Job.objects.filter(
-            project=project, kind=JOB_KIND, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+            project=project, kind=JOB_TYPE, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
         ).exists():
             raise Conflict("a bias analysis of this project is already running", field="job")
         _check_split(project, params["split"])
-        job = job_create(kind=JOB_KIND, project=project, user=user, params=params)
+        job = job_create(kind=JOB_TYPE, project=project, user=user, params=params)
         release_run_audit(user, project, job)
         return job
 
@@ -99,7 +99,7 @@ def bias_request(*, user, slug: str, data) -> Job:
 def bias_latest_job(project: Project) -> Job | None:
     """The project's latest finished analysis."""
     return (
-        Job.objects.filter(project=project, kind=JOB_KIND, status=Job.Status.DONE, result__isnull=False)
+        Job.objects.filter(project=project, kind=JOB_TYPE, status=Job.Status.DONE, result__isnull=False)
         .order_by("-finished_at", "-id")
         .first()
     )

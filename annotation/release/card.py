@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 
 from annotation.kinds.registry import get_kind
 from annotation.models import Decision, Item, ItemRevision, Membership, Release
-from annotation.release.runs import curation_run_latest
-from annotation.selectors.quality import agreement_with_and_without_adjudicated
+from annotation.release.curation_jobs import curation_run_latest
+from annotation.selectors.annotator_quality import agreement_with_and_without_adjudicated
 from annotation.selectors.reports import agreement_reports_for_project
 
 # The Hub's size categories, upper bounds exclusive.

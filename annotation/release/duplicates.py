@@ -23,7 +23,7 @@ from annotation.access import access_project_for_staff, access_project_for_super
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.models import DuplicatePair, Item, Job
-from annotation.release.runs import (
+from annotation.release.curation_jobs import (
     check_representation,
     curation_job_start,
     curation_run_record,
@@ -37,7 +37,7 @@ from annotation.rows import check_item_ids
 from annotation.services.audit import audit_record
 from annotation.services.jobs import job_set_progress
 
-JOB_KIND = "duplicates"
+JOB_TYPE = "duplicates"
 DEFAULT_THRESHOLD = 0.8  # FarsTail §3.2
 
 
@@ -55,7 +55,7 @@ def duplicates_request(*, user, slug: str, body) -> Job:
             "representation": check_representation(data),
         }
 
-    return curation_job_start(user=user, slug=slug, job_kind=JOB_KIND, params_of=params_of)
+    return curation_job_start(user=user, slug=slug, job_type=JOB_TYPE, params_of=params_of)
 
 
 def duplicates_compute_job(job: Job) -> dict:
@@ -114,7 +114,7 @@ def duplicates_compute_job(job: Job) -> dict:
             "representation": representation,
             "decided": DuplicatePair.objects.filter(project=project).exclude(decision="").count(),
         }
-        curation_run_record(job, JOB_KIND, result)
+        curation_run_record(job, JOB_TYPE, result)
     return result
 
 

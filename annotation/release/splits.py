@@ -29,7 +29,7 @@ from annotation.access import access_project_for_staff
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job
-from annotation.release.runs import (
+from annotation.release.curation_jobs import (
     curation_job_start,
     curation_run_latest,
     curation_run_record,
@@ -67,7 +67,7 @@ def splits_request(*, user, slug: str, body) -> Job:
             else None,
         }
 
-    return curation_job_start(user=user, slug=slug, job_kind=SPLITS_JOB, params_of=params_of)
+    return curation_job_start(user=user, slug=slug, job_type=SPLITS_JOB, params_of=params_of)
 
 
 def _vectorizer(project):
@@ -145,7 +145,7 @@ def leaks_request(*, user, slug: str, body) -> Job:
         data = read_body(body, {"threshold"})
         return {"threshold": read_threshold(data, "threshold", DEFAULT_LEAK_THRESHOLD)}
 
-    return curation_job_start(user=user, slug=slug, job_kind=LEAKS_JOB, params_of=params_of)
+    return curation_job_start(user=user, slug=slug, job_type=LEAKS_JOB, params_of=params_of)
 
 
 def leaks_compute_job(job: Job) -> dict:

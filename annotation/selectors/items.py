@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
 from annotation.models import Annotation, ConsensusOutcome, Item, ItemRevision, Membership, Project, Review
-from annotation.services.exports import shown_name
+from annotation.selectors.names import shown_name
 
 MAX_SEARCH = 200
 

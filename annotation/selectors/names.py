@@ -3,10 +3,27 @@ see usernames; everyone else (reviewers, annotators) sees the pseudonym the proj
 give each person (`shown_name`)."""
 
 from django.contrib.auth import get_user_model
+from django.utils.crypto import salted_hmac
 
 from annotation import access
 from annotation.models import Annotation, Membership, Project
-from annotation.services.exports import annotator_pseudonym
+
+PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
+
+
+def annotator_pseudonym(project_id: int, user_id: int) -> str:
+    """A user's id in one project's exports: HMAC-SHA256 keyed by SECRET_KEY (salted for
+    this use) over (project id, user id), first 16 hex digits. Stable across exports of
+    the project, different between projects, and not linkable to a user without the key."""
+    return salted_hmac("mashov.export.annotator", f"{project_id}:{user_id}", algorithm="sha256").hexdigest()[
+        :PSEUDONYM_LENGTH
+    ]
+
+
+def shown_name(project_id: int, user_id: int, username: str, *, names: bool) -> str:
+    """How a person appears to the project's staff: the username where `names` (supervisors
+    see names), else the pseudonym the project's exports give them."""
+    return username if names else annotator_pseudonym(project_id, user_id)
 
 
 def names_visible(user, project: Project) -> bool:

@@ -13,7 +13,7 @@ from annotation.errors import Conflict, FieldError, InvalidInput, PermissionDeni
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, Item
 from annotation.rows import clean_comment
-from annotation.selectors.quality import adjudication_reasons_for_item
+from annotation.selectors.annotator_quality import adjudication_reasons_for_item
 from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.audit import audit_record
 from annotation.services.decisions import ADJUDICATION, RANK_ADJUDICATION, decision_record

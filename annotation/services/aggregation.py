@@ -44,6 +44,8 @@ failure path. Where the kind lets the chosen method own the gold of decided item
 (`Kind.gold_statuses_from_aggregation`), a later run relabels them with a confident label
 of its own — never an adjudicated item. Kinds whose gold is given (`label_test`: the
 hidden label under test) keep it: their aggregates are reported against it.
+
+The reads (the votes the job reads, the methods' report) are annotation/selectors/aggregation.py.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ from annotation.models import (
     Project,
     ProjectFigures,
 )
+from annotation.selectors.aggregation import project_votes
 from annotation.selectors.figures import AGGREGATION_STATE, stored_figures
 from annotation.services.decisions import (
     POOL_METHODS,
@@ -98,22 +101,15 @@ from annotation.sql import column_in
 
 logger = logging.getLogger(__name__)
 
-JOB_KIND = "aggregation"
-# The annotator key of a reference label that counts as a vote but has no author (an
-# imported dataset's original label): one pseudo-annotator, estimated like the others.
-IMPORTED = "imported"
+JOB_TYPE = "aggregation"
 # Rows per bulk upsert.
 WRITE_BATCH = 5_000
-# Item ids per read of an incremental run.
-READ_BATCH = 10_000
 # The methods whose annotator figure is agreement with the item's label, counted per item.
 AGREEMENT_METHODS = ("k_of_n", "majority")
 # A pool method's competence for annotators before any was estimated.
 DEFAULT_COMPETENCE = 0.7
 # The first key of the aggregation's PostgreSQL advisory lock (the second: the project).
 LOCK_NAMESPACE = 0x6D61
-# The items a report lists where the methods disagree (the count is always complete).
-DISAGREEMENTS_LISTED = 500
 
 
 # --- requests (debounced) ----------------------------------------------------------------------
@@ -145,13 +141,13 @@ def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[
         if change:
             Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)
             aggregation_changes_record(project_id, item_ids)
-        jobs = Job.objects.filter(project_id=project_id, kind=JOB_KIND)
+        jobs = Job.objects.filter(project_id=project_id, kind=JOB_TYPE)
         if jobs.filter(Q(status=Job.Status.QUEUED) | Q(created_at__gte=timezone.now() - debounce)).exists():
             if django_settings.CELERY_TASK_ALWAYS_EAGER:
                 # No beat to sweep: the next request after the delay runs it (`aggregation_run_due`).
                 _due_in_process.setdefault(project_id, time.monotonic() + debounce.total_seconds())
             return None
-        return job_create(kind=JOB_KIND, project=project)
+        return job_create(kind=JOB_TYPE, project=project)
 
 
 def aggregation_changes_record(project_id: int, item_ids: list[int] | None) -> None:
@@ -217,52 +213,6 @@ def aggregation_compute_job(job: Job) -> dict:
     )
     project_figures_store(job.project)  # what the supervisor's pages of a large project read
     return result
-
-
-def _author_key(item_author_id: int | None):
-    return item_author_id if item_author_id is not None else IMPORTED
-
-
-def project_votes(
-    project: Project, kind, *, author_votes: bool, item_ids: list[int] | None = None
-) -> tuple[list[tuple], dict[int, tuple[int, str]]]:
-    """(votes, items): the current round's votes of every ordinary item of the project (or
-    of those of `item_ids`) as (item id, annotator key, label), the author's or original
-    label one more vote where `author_votes`; and {item id: (round, status)}. Two queries
-    (per READ_BATCH of `item_ids`)."""
-    if item_ids is None:
-        return _votes_of(project, kind, author_votes, None)
-    votes: list[tuple] = []
-    items: dict[int, tuple[int, str]] = {}
-    for start in range(0, len(item_ids), READ_BATCH):
-        some_votes, some_items = _votes_of(project, kind, author_votes, item_ids[start : start + READ_BATCH])
-        votes += some_votes
-        items.update(some_items)
-    return votes, items
-
-
-def _votes_of(project: Project, kind, author_votes: bool, item_ids: list[int] | None):
-    items: dict[int, tuple[int, str]] = {}
-    votes: list[tuple] = []
-    rows = Item.objects.filter(project=project, probe_of__isnull=True)
-    if item_ids is None:
-        annotations = Annotation.objects.filter(item__project=project, item__probe_of__isnull=True)
-    else:
-        rows = rows.filter(column_in(Item, "id", item_ids))
-        # By item id alone (an index lookup; the items read above are the project's): the
-        # join to the item table would have PostgreSQL hash the whole project's items.
-        annotations = Annotation.objects.filter(column_in(Annotation, "item_id", item_ids))
-    rows = rows.values_list("pk", "round", "status", "reference_label", "author_id")
-    for item_id, round_, status, reference, author_id in rows.iterator(chunk_size=10_000):
-        items[item_id] = (round_, status)
-        if author_votes and reference in kind.labels:
-            votes.append((item_id, _author_key(author_id), reference))
-    annotations = annotations.values_list("item_id", "round", "annotator_id", "value")
-    for item_id, round_, annotator_id, value in annotations.iterator(chunk_size=20_000):
-        label = value.get("label") if isinstance(value, dict) else None
-        if item_id in items and items[item_id][0] == round_ and label in kind.labels:
-            votes.append((item_id, annotator_id, label))
-    return votes, items
 
 
 def aggregation_compute_for_project(
@@ -749,67 +699,3 @@ def _pool_confidence(item: Item, settings: dict, cast: list[tuple], labels: tupl
     votes = [(label, *(stored.get(annotator) or (None, None))) for annotator, label in cast if label in labels]
     posterior = posterior_from_competence(votes, labels, default_competence=default)
     return max(posterior.values())
-
-
-# --- reads for the reports -----------------------------------------------------------------------
-
-
-def aggregation_report_for_project(project: Project, chosen: str, *, score_against_reference: bool = False) -> dict:
-    """Per method: items with a label, and how often it equals the chosen method's; the
-    items where two methods give different labels (a method that decides nothing, such as
-    k-of-n short of its rule, disagrees with no one), counted and listed (the first
-    DISAGREEMENTS_LISTED by position). With `score_against_reference` (a hidden gold, as in
-    `label_test`), each method's accuracy against it over the items it decided, and over
-    all items with a reference (undecided counting as wrong). One query."""
-    rows = (
-        ItemAggregate.objects.filter(item__project=project, round=F("item__round"))
-        .order_by("item__position", "item_id", "method")
-        .values_list("item_id", "item__external_id", "item__reference_label", "method", "label", "confidence")
-    )
-    per_item: dict[int, dict] = {}
-    external: dict[int, str] = {}
-    reference: dict[int, str] = {}
-    for item_id, external_id, reference_label, method, label, confidence in rows:
-        per_item.setdefault(item_id, {})[method] = {"label": label or None, "confidence": confidence}
-        external[item_id] = external_id
-        reference[item_id] = reference_label
-    decided = {method: 0 for method in METHODS}
-    agree_with_chosen = {method: 0 for method in METHODS}
-    disagreements = []
-    for item_id, methods in per_item.items():
-        chosen_label = (methods.get(chosen) or {}).get("label")
-        given = set()
-        for method, value in methods.items():
-            if value["label"] is not None:
-                decided[method] += 1
-                given.add(value["label"])
-                agree_with_chosen[method] += value["label"] == chosen_label
-        if len(given) > 1:
-            disagreements.append({"id": item_id, "external_id": external[item_id], "aggregates": methods})
-    report = {
-        "chosen": chosen,
-        "items": len(per_item),
-        "decided": decided,
-        "agree_with_chosen": agree_with_chosen,
-        "disagreements": {"count": len(disagreements), "items": disagreements[:DISAGREEMENTS_LISTED]},
-    }
-    if score_against_reference:
-        report["accuracy_against_reference"] = _accuracy_against_reference(per_item, reference)
-    return report
-
-
-def _accuracy_against_reference(per_item: dict[int, dict], reference: dict[int, str]) -> dict:
-    scored = {item_id: methods for item_id, methods in per_item.items() if reference[item_id]}
-    figures = {}
-    for method in METHODS:
-        correct = sum(
-            (methods.get(method) or {}).get("label") == reference[item_id] for item_id, methods in scored.items()
-        )
-        decided = sum((methods.get(method) or {}).get("label") is not None for methods in scored.values())
-        figures[method] = {
-            "items": len(scored),
-            "decided": decided,
-            "accuracy": correct / len(scored) if scored else None,
-            "accuracy_decided": correct / decided if decided else None,
-        }
-    return figures

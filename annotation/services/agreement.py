@@ -24,7 +24,7 @@ from annotation.metrics.agreement import alpha, bootstrap_ci
 from annotation.models import AgreementReport, Job
 from annotation.services.jobs import job_create
 
-JOB_KIND = "agreement"
+JOB_TYPE = "agreement"
 N_RESAMPLES = 1000
 CONFIDENCE = 0.95
 SEED = 20240601
@@ -105,7 +105,7 @@ def agreement_request(*, user, slug: str) -> Job:
     project = access_project_for_supervisor(user, slug)
     if not get_kind(project.kind).computes_agreement:
         raise InvalidInput(f"no agreement is computed for {project.kind} projects", field="kind")
-    return job_create(kind=JOB_KIND, project=project, user=user)
+    return job_create(kind=JOB_TYPE, project=project, user=user)
 
 
 def agreement_compute_job(job: Job) -> dict:

@@ -1,7 +1,7 @@
 """Export a project's items with their outcomes: JSONL, CSV, or a kind's own layout
 (`farstail` for the NLI kinds). docs/api.md "Results"; docs/text.md; docs/security.md "Output".
 
-- Streamed in constant memory: items are read with `.iterator(chunk_size=CHUNK_SIZE)` and
+- Streamed in constant memory: items are read with `.iterator(chunk_size=CHUNK_SIZE)` (selectors/exports.py) and
   each chunk's outcomes and annotations are fetched in two bulk queries, so the number of
   queries grows with the number of chunks, never with the number of items.
 - Text is written exactly as stored: no normalisation, no trimming (docs/text.md "Storing text"). JSONL
@@ -21,34 +21,30 @@
 - The split written, and the one `split=` selects, is the kind's computed split where it
   computes one (`Kind.export_splits`: the QA articles' split), else the stored `Item.split`.
 - Annotators appear only as pseudonyms, stable within a project and not reversible to a
-  user without the server's SECRET_KEY (`annotator_pseudonym`)."""
+  user without the server's SECRET_KEY (`selectors.names.annotator_pseudonym`). The reads
+  (items, and each chunk's facts in bulk) are `annotation/selectors/exports.py`."""
 
 import csv
 import io
 import json
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
 
 from django.db.models import QuerySet
-from django.utils.crypto import salted_hmac
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import AdjudicationFact, ExportFacts, ExportSplits, Kind
+from annotation.kinds.base import ExportFacts, ExportSplits, Kind
 from annotation.kinds.registry import get_kind
-from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
+from annotation.models import Item, Project
 from annotation.replica import stream_from_replica
 from annotation.rows import csv_neutralise, delimited_line
-from annotation.services.decisions import decision_histories, effective_decisions
-from annotation.sql import column_in
+from annotation.selectors import exports as export_reads
+from annotation.selectors.exports import chunked, chunks_with_facts, export_items_queryset
 
-CHUNK_SIZE = 2000
 # `all` exports every item whatever its status; the others name Item.Status values.
 EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "deciding", "all")
 UTF8_BOM = "\ufeff"
-PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
 COMMON_FORMATS = {
     "jsonl": {"content_type": "application/x-ndjson; charset=utf-8", "extension": "jsonl"},
     "csv": {"content_type": "text/csv; charset=utf-8", "extension": "csv"},
@@ -119,36 +115,10 @@ def export_prepare(
     )
 
 
-def export_items_queryset(spec: ExportSpec) -> QuerySet[Item]:
-    """The items to export, in their source order (file position, then id)."""
-    # Coherence probes are reversed copies made for checking annotators, never gold.
-    items = Item.objects.filter(project=spec.project, probe_of__isnull=True)
-    if spec.status != "all":
-        items = items.filter(status=spec.status)
-    if spec.split is not None:
-        items = spec.splits.filter(items, spec.split) if spec.splits is not None else items.filter(split=spec.split)
-    return items.order_by("position", "id")
-
-
-def annotator_pseudonym(project_id: int, user_id: int) -> str:
-    """A user's id in one project's exports: HMAC-SHA256 keyed by SECRET_KEY (salted for
-    this use) over (project id, user id), first 16 hex digits. Stable across exports of
-    the project, different between projects, and not linkable to a user without the key."""
-    return salted_hmac("mashov.export.annotator", f"{project_id}:{user_id}", algorithm="sha256").hexdigest()[
-        :PSEUDONYM_LENGTH
-    ]
-
-
-def shown_name(project_id: int, user_id: int, username: str, *, names: bool) -> str:
-    """How a person appears to the project's staff: the username where `names` (supervisors
-    see names), else the pseudonym the project's exports give them."""
-    return username if names else annotator_pseudonym(project_id, user_id)
-
-
 def export_stream(spec: ExportSpec) -> Iterator[bytes]:
-    """The file, as UTF-8 byte chunks (one per CHUNK_SIZE items), read from the read replica
-    when there is one (annotation.replica). A generator: nothing is read until the first
-    chunk is asked for."""
+    """The file, as UTF-8 byte chunks (one per selectors.exports.CHUNK_SIZE items), read from
+    the read replica when there is one (annotation.replica). A generator: nothing is read
+    until the first chunk is asked for."""
     return stream_from_replica(_export_chunks(spec))
 
 
@@ -235,7 +205,8 @@ def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     header = spec.kind.export_table_header(spec.fmt, items)
     delimiter, end = options["delimiter"], options["lineterminator"]
     yield delimited_line(header, delimiter, end).encode("utf-8")
-    for chunk in _chunked(items.iterator(chunk_size=CHUNK_SIZE), CHUNK_SIZE):
+    size = export_reads.CHUNK_SIZE  # read when called: one chunk size for every reader
+    for chunk in chunked(items.iterator(chunk_size=size), size):
         rows = (delimited_line(spec.kind.export_table_row(spec.fmt, item, header), delimiter, end) for item in chunk)
         yield "".join(rows).encode("utf-8")
 
@@ -286,112 +257,3 @@ def _csv_text(value) -> str:
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False) if value else ""
     return str(value)
-
-
-# --- bulk reads --------------------------------------------------------------------------------
-
-
-def _chunked(iterable: Iterable, size: int) -> Iterator[list]:
-    iterator = iter(iterable)
-    while chunk := list(islice(iterator, size)):
-        yield chunk
-
-
-def chunks_with_facts(
-    project: Project, items: QuerySet[Item], *, history: bool = False
-) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
-    """Items in chunks, each with its items' facts read in four queries (outcomes,
-    annotations, adjudication and effective decisions of the current round), a fifth, the
-    aggregates of the current round, for kinds that aggregate labels, and with `history`
-    a sixth, every decision of the chunk's items."""
-    pseudonyms: dict[int, str] = {}
-    kind = get_kind(project.kind)
-    aggregation = kind.project_settings(project).get("aggregation") if kind.labels else None
-
-    def pseudonym(user_id: int | None) -> str | None:
-        if user_id is None:
-            return None
-        if user_id not in pseudonyms:
-            pseudonyms[user_id] = annotator_pseudonym(project.pk, user_id)
-        return pseudonyms[user_id]
-
-    for chunk in _chunked(items.iterator(chunk_size=CHUNK_SIZE), CHUNK_SIZE):
-        ids = [item.pk for item in chunk]
-        # Each read is an index lookup by item id; the round is compared here, as a join
-        # to the item table for its round makes PostgreSQL hash the whole table per chunk.
-        round_of = {item.pk: item.round for item in chunk}
-        outcomes = {
-            outcome.item_id: outcome
-            for outcome in ConsensusOutcome.objects.filter(column_in(ConsensusOutcome, "item_id", ids)).order_by()
-            if outcome.round == round_of[outcome.item_id]
-        }
-        annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
-        rows = (
-            Annotation.objects.filter(column_in(Annotation, "item_id", ids))
-            .order_by("id")
-            .values_list("item_id", "round", "annotator_id", "value")
-        )
-        for item_id, round_, annotator_id, value in rows:
-            if round_ == round_of[item_id]:
-                annotations[item_id].append((pseudonym(annotator_id), value))
-        adjudications = {
-            adjudication.item_id: AdjudicationFact(
-                label=adjudication.label,
-                by=pseudonym(adjudication.adjudicator_id),
-                at=adjudication.created_at.isoformat(),
-                comment=adjudication.comment,
-            )
-            for adjudication in Adjudication.objects.filter(column_in(Adjudication, "item_id", ids)).order_by()
-            if adjudication.round == round_of[adjudication.item_id]
-        }
-        decisions = effective_decisions((item.pk, item.round) for item in chunk)
-        histories = (
-            {
-                item_id: [_decision_record(d, pseudonym) for d in rows]
-                for item_id, rows in decision_histories(ids).items()
-            }
-            if history
-            else None
-        )
-        aggregates: dict[int, dict] = defaultdict(dict)
-        if aggregation is not None:
-            stored = (
-                ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids))
-                .order_by("item_id", "method")
-                .values_list("item_id", "round", "method", "label", "confidence")
-            )
-            for item_id, round_, method, label, confidence in stored:
-                if round_ == round_of[item_id]:
-                    aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
-        facts = {
-            item.pk: ExportFacts(
-                outcome=outcomes.get(item.pk),
-                annotations=tuple(annotations.get(item.pk, ())),
-                author=pseudonym(item.author_id),
-                adjudication=adjudications.get(item.pk),
-                aggregates=aggregates.get(item.pk, {}),
-                aggregation=aggregation,
-                decision=decisions.get(item.pk),
-                history=None if histories is None else histories.get(item.pk, []),
-            )
-            for item in chunk
-        }
-        yield chunk, facts
-
-
-def _decision_record(decision, pseudonym) -> dict:
-    """A decision as exports and `GET /api/items/{id}/decisions/` for reviewers give it:
-    a person by their pseudonym."""
-    return {
-        "round": decision.round,
-        "method": decision.method,
-        "value": decision.value,
-        "status": decision.status,
-        "confidence": decision.confidence,
-        "by": pseudonym(decision.decided_by_id),
-        "job": decision.job_id,
-        "override": decision.override,
-        "comment": decision.comment,
-        "supersedes": decision.supersedes_id,
-        "at": decision.created_at.isoformat(),
-    }

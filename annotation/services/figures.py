@@ -11,7 +11,7 @@ aggregation's debounce and sweep. Before its first job a large project shows non
 Stored, by name:
 - `annotator_quality`: {annotator id: the per-annotator figures that need every vote —
   items, seconds_median, agreement with the consensus and the gold, kappa — and coherence}
-  (annotation.selectors.quality);
+  (annotation.selectors.annotator_quality);
 - `report_sections`: the kind's own report figures (`Kind.report_sections`), the alpha
   reports left out: those are read live from their own table;
 - `adjudication_reasons`: {item id: why it waits} before adjudications are taken out;
@@ -44,12 +44,12 @@ def project_figures_store(project: Project) -> list[str]:
     """Compute and upsert the project's stored figures (module docstring); the names
     written. Runs on the worker, after the aggregation job's own writes."""
     from annotation.kinds.registry import get_kind
-    from annotation.selectors.items import item_values_compute
-    from annotation.selectors.quality import (
+    from annotation.selectors.annotator_quality import (
         adjudication_agreement_compute,
         annotator_figures_compute,
         queue_reasons_compute,
     )
+    from annotation.selectors.items import item_values_compute
 
     kind = get_kind(project.kind)
     now = timezone.now()

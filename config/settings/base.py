@@ -175,12 +175,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": [
-        "api.parsers.StrictJSONParser",
-        "api.parsers.StrictMultiPartParser",
-        "api.parsers.StrictFormParser",
+        "annotation.rest.parsers.StrictJSONParser",
+        "annotation.rest.parsers.StrictMultiPartParser",
+        "annotation.rest.parsers.StrictFormParser",
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PAGINATION_CLASS": "api.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotation.rest.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "api.exception_handlers.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -204,7 +204,7 @@ SPECTACULAR_SETTINGS = {
         "ItemStatusEnum": "annotation.models.items.Item.Status",
         "MembershipStatusEnum": "annotation.models.projects.Membership.Status",
         "JobStatusEnum": "annotation.models.jobs.Job.Status",
-        # An evaluation's status is its scoring job's (api/evaluation_views.py).
+        # An evaluation's status is its scoring job's (api/views/evaluation.py).
         "EvaluationStatusEnum": ["queued", "running", "done", "failed"],
     },
 }

@@ -563,7 +563,7 @@ def test_item_list_shape(clients, nli_project):
     assert item["payload"]["premise"] == "p"
     # The author's username is for supervisors; the reviewer reads the export's pseudonym.
     from annotation.models import Item
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
 
     author = Item.objects.get(project=nli_project, external_id="a").author
     assert item["author"] == annotator_pseudonym(nli_project.pk, author.pk)

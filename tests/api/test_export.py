@@ -457,7 +457,7 @@ def test_chunk_boundaries_change_nothing(small_project, users, client_for, fmt, 
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from annotation.services import exports
+    from annotation.selectors import exports
 
     client = client_for(users["sup"])
     _, whole = export(client, small_project.slug, format=fmt, status="all")
@@ -474,7 +474,7 @@ def test_chunk_boundaries_change_nothing(small_project, users, client_for, fmt, 
 
 @pytest.mark.django_db
 def test_pseudonyms_are_stable_per_project_and_unlinkable(small_project, users, client_for):
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
 
     ann1 = users["ann1"]
     value = annotator_pseudonym(small_project.pk, ann1.pk)

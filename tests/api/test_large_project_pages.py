@@ -110,7 +110,7 @@ def test_page_queries_do_not_grow_with_the_items(sizes, make_user, settings):
 def test_a_large_project_shows_the_stored_figures(make_user, settings):
     """The stored figures are the ones a small project computes per request."""
     from annotation.models import Job, Membership
-    from annotation.selectors.quality import annotator_quality_for_project
+    from annotation.selectors.annotator_quality import annotator_quality_for_project
     from annotation.selectors.reports import report_for_project
     from annotation.services.aggregation import aggregation_compute_job
     from annotation.services.projects import project_create

@@ -179,7 +179,7 @@ def test_an_answer_whose_claim_is_gone_after_the_login_says_why(world, page):
 @pytest.fixture
 def slow_submit(monkeypatch):
     """The submit takes 1.5 s on the server, as while a round closes."""
-    from api.views import SubmitView
+    from api.views.core import SubmitView
 
     original = SubmitView.post
 

@@ -86,7 +86,7 @@ def test_pagination_keeps_the_filters(browsed):
 
 
 def test_item_page_names_annotators_to_supervisors_and_pseudonyms_to_reviewers(browsed):
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
 
     item = browsed["labelled"]["ann1"]
     sup_page = browsed["client"]("sup").get(f"/console/p/fa-nli/items/{item}/").content.decode()

@@ -257,9 +257,9 @@ def test_bad_parameters_are_400_naming_the_field_and_start_nothing(sup, path, bo
 
 @pytest.mark.django_db
 def test_embeddings_without_the_package_is_400_saying_what_to_install(sup, monkeypatch):
-    from annotation.release import runs
+    from annotation.release import curation_jobs
 
-    monkeypatch.setattr(runs, "embeddings_installed", lambda: False)
+    monkeypatch.setattr(curation_jobs, "embeddings_installed", lambda: False)
     response = sup.post(f"/api/projects/{SLUG}/duplicates/", {"representation": "embedding"}, format="json")
     assert response.status_code == 400
     assert "requirements-embeddings.txt" in response.json()["errors"][0]["message"]

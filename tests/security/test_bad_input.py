@@ -903,7 +903,7 @@ def test_a_json_body_without_content_length_is_read_only_up_to_the_limit(setting
     import io
 
     from annotation.errors import PayloadTooLarge
-    from api.parsers import StrictJSONParser
+    from annotation.rest.parsers import StrictJSONParser
 
     settings.MASHOV_MAX_BODY_BYTES = 1000
     stream = io.BytesIO(b'{"a": "' + b"x" * 10_000 + b'"}')

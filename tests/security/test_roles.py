@@ -318,7 +318,7 @@ def test_the_audit_page_filters_by_action_and_person(team, client):
 
 @pytest.mark.django_db
 def test_reviewers_see_pseudonyms_of_members_and_supervisors_see_names(team, client):
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
 
     pseudonym = annotator_pseudonym(team["project"].pk, team["users"]["ann1"].pk)
     members = team["clients"]["rev"].get(f"/api/projects/{SLUG}/members/").content.decode()

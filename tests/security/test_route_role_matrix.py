@@ -247,7 +247,7 @@ ROUTES = {
     "api-back-translation-restore": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(400,), body={"items": [1]})},
     "api-ratings-export": {"GET": Rule(STAFF, slugs=(MT,), query="?format=jsonl")},
     "api-export-phrasis": {"GET": Rule(STAFF, slugs=(PHRASE,))},
-    # Dataset release, curation (api/curation_urls.py).
+    # Dataset release, curation (api/urls.py).
     "api-duplicates": {"GET": Rule(STAFF, slugs=(NLI, LABEL)), "POST": Rule(SUPERVISOR, slugs=(NLI, LABEL), ok=(202,))},
     "api-duplicates-remove-all": {"POST": Rule(SUPERVISOR, slugs=(NLI,))},
     # The world's items were not removed as near-duplicates: refused after the access check.

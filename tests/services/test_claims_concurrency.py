@@ -1,5 +1,5 @@
 """Skips and edits racing the engine and the consensus step on PostgreSQL, with real
-transactions (annotation/services/claims.py). Threads share nothing but the database."""
+transactions (annotation/services/annotator_work.py). Threads share nothing but the database."""
 
 from collections import Counter
 
@@ -16,8 +16,8 @@ def test_skips_racing_claims_never_overfill_and_never_come_back(transactional_db
     claims than slots, nobody is served an item they skipped, and skipped items still reach
     others, so every item is completed."""
     from annotation.errors import Conflict
+    from annotation.services.annotator_work import assignment_skip
     from annotation.services.assignments import annotation_submit, assignment_next_for_annotator
-    from annotation.services.claims import assignment_skip
 
     project, users = make_crowd(make_user, annotators=10, items=12, slug="skippers")
     served: dict[int, list[int]] = {user.pk: [] for user in users}
@@ -68,7 +68,7 @@ def test_an_edit_racing_the_decision_is_either_counted_or_refused(transactional_
 
     from annotation.errors import Conflict
     from annotation.models import Annotation, Assignment, ConsensusOutcome, Item, Membership
-    from annotation.services.claims import annotation_edit
+    from annotation.services.annotator_work import annotation_edit
     from annotation.services.consensus import consensus_compute_batch, consensus_compute_for_item
     from annotation.services.projects import project_create
 

@@ -49,8 +49,8 @@ def test_gold_always_follows_the_effective_decision_and_history_only_grows(make_
     from annotation.models import Annotation, Decision, Item, Membership
     from annotation.services.adjudication import item_adjudicate
     from annotation.services.aggregation import aggregation_compute_for_project
+    from annotation.services.annotator_work import annotation_edit
     from annotation.services.assignments import annotation_submit, assignment_next_for_annotator
-    from annotation.services.claims import annotation_edit
     from annotation.services.consensus import consensus_compute_for_item
     from annotation.services.decisions import DECIDED_STATUSES, round_decided
     from annotation.services.projects import project_create

@@ -71,7 +71,7 @@ class LabelTestKind(NliKind):
     def report_sections(self, project) -> dict:
         """`label_test`: LCHAIM Table 2 (accuracy, per-class P/R/F1 per annotator, their
         mean as the group, and the majority line) against the hidden gold; see results.py."""
-        from annotation.services.aggregation import aggregation_report_for_project
+        from annotation.selectors.aggregation import aggregation_report_for_project
 
         from .results import label_test_results_for_project
 

@@ -9,8 +9,8 @@ from rest_framework.views import APIView
 from annotation import access
 from annotation.errors import InvalidInput
 from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
-from api.parsers import StrictJSONParser
-from api.views import ERRORS, body_of
+from annotation.rest.parsers import StrictJSONParser, body_of
+from annotation.rest.schema import ERRORS
 
 SampleRequest = inline_serializer(
     "SampleRequest",

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError, NotFound, PermissionDenied
+from annotation.gates import kind_scoped, require_kind
 from annotation.kinds.label_test.results import label_test_results_for_project, table2_csv_rows
 from annotation.kinds.registry import get_kind
 from annotation.kinds.translation.candidates import CRITERIA
@@ -24,16 +25,13 @@ from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.models import Item
 from annotation.selectors.names import names_for_viewer
 from annotation.services.exports import UTF8_BOM, csv_neutralise
-from annotation.views_dashboard import recompute_context
+from annotation.views.dashboard import recompute_context
 
 KINDS = ("translation_rating", "label_test")
 
 
 def _project(request, slug):
-    project = access.access_project_for_staff(request.user, slug)
-    if project.kind not in KINDS:
-        raise NotFound()
-    return project
+    return require_kind(access.access_project_for_staff(request.user, slug), *KINDS)
 
 
 def _tables(project, user) -> dict:
@@ -44,8 +42,8 @@ def _tables(project, user) -> dict:
 
 @login_required
 @require_GET
-def lchaim_results(request, slug):
-    project = _project(request, slug)
+@kind_scoped(*KINDS, fetch=access.access_project_for_staff)
+def lchaim_results(request, project):
     tables = _tables(project, request.user)
     table1 = tables.get("table1")
     rows = []
@@ -111,9 +109,7 @@ def lchaim_results(request, slug):
 @require_POST
 def lchaim_sample(request, slug):
     try:
-        project = access.access_project_for_supervisor(request.user, slug)
-        if project.kind not in KINDS:
-            raise NotFound()
+        project = require_kind(access.access_project_for_supervisor(request.user, slug), *KINDS)
         n, seed = request.POST.get("n", ""), request.POST.get("seed", "")
         result = items_sample(
             project=project,

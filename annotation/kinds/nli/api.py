@@ -6,9 +6,10 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api import serializers as s
-from api.idempotency import idempotent_write
-from api.views import ERRORS, IDEMPOTENCY_KEY, body_of
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
+from annotation.rest.serializers import ErrorsSerializer, ItemSerializer
 
 from . import revisions as revision_services
 
@@ -39,9 +40,9 @@ class ItemReviseView(APIView):
     @extend_schema(
         request=ReviseRequestSerializer,
         parameters=IDEMPOTENCY_KEY,
-        responses={200: s.ItemSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={200: ItemSerializer, 409: ErrorsSerializer, **ERRORS},
     )
     @idempotent_write
     def post(self, request, item_id):
         item = revision_services.item_revise(user=request.user, item_id=item_id, changes=body_of(request))
-        return Response(s.ItemSerializer(item).data)
+        return Response(ItemSerializer(item).data)

@@ -8,7 +8,7 @@ FarsTail file carried (payload extra `hard(...)`, "1"/"0"), else unknown: the it
 counts in neither subset. A subset is reported once some item of the split has a flag."""
 
 from annotation.metrics.evaluation import stratum_codes
-from annotation.release.evaluation import ClassificationScorer
+from annotation.release.evaluation_scorers import ClassificationScorer
 
 from .formats import FARSTAIL_EXTRA_COLUMNS
 from .labels import canonical_label

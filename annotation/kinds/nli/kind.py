@@ -260,7 +260,7 @@ class NliRelabelKind(NliKind):
     def report_sections(self, project) -> dict:
         """Outcomes per round, label changes, the intended × consensus confusion, the alpha
         reports and agreement per annotator (reports.py)."""
-        from annotation.services.aggregation import aggregation_report_for_project
+        from annotation.selectors.aggregation import aggregation_report_for_project
 
         from .reports import consensus_sections_for_project
 

@@ -12,9 +12,9 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
+from annotation.rest.negotiation import JsonErrorsNegotiation
+from annotation.rest.schema import ERRORS
 from annotation.services.exports import EXPORT_STATUSES
-from api.export_views import JsonErrorsNegotiation
-from api.views import ERRORS
 
 from .formats import phrasis_export_prepare, phrasis_export_stream
 

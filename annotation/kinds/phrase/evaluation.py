@@ -19,7 +19,7 @@ from annotation.metrics.evaluation import (
     masked_rates_statistic,
     selections_classification_statistic,
 )
-from annotation.release.evaluation import ClassificationScorer
+from annotation.release.evaluation_scorers import ClassificationScorer
 
 from .labels import canonical_label
 

@@ -244,7 +244,7 @@ class PhrasePairKind(Kind):
     # --- results ----------------------------------------------------------------------------
 
     def report_sections(self, project) -> dict:
-        from annotation.services.aggregation import aggregation_report_for_project
+        from annotation.selectors.aggregation import aggregation_report_for_project
 
         settings = self.settings_for(project.settings)
         return {

@@ -5,15 +5,15 @@ distribution per source and the alpha reports. Same figures as the report API (t
 style attributes)."""
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import render
 from django.utils.translation import get_language_bidi
 from django.views.decorators.http import require_GET
 
 from annotation import access
+from annotation.gates import kind_scoped
 from annotation.metrics.coherence import LABELS
 from annotation.selectors.reports import report_for_project
-from annotation.views_dashboard import recompute_context
+from annotation.views.dashboard import recompute_context
 
 BAR_WIDTH = 320
 BAR_HEIGHT = 18
@@ -40,10 +40,8 @@ def coherence_rows(per_annotator: list[dict], rtl: bool) -> list[dict]:
 
 @login_required
 @require_GET
-def coherence_dashboard(request, slug):
-    project = access.access_project_for_supervisor(request.user, slug)
-    if project.kind != "phrase_pair":
-        raise Http404
+@kind_scoped("phrase_pair", fetch=access.access_project_for_supervisor)
+def coherence_dashboard(request, project):
     report = report_for_project(project)
     rtl = get_language_bidi()
     distribution = [

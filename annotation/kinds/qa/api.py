@@ -1,5 +1,5 @@
 """HeQ's question validation and the question export (docs/api.md "Review and feedback";
-HeQ §3.3-3.4; the review and feedback loop is the core's, api/review_views.py). Thin: parse,
+HeQ §3.3-3.4; the review and feedback loop is the core's, api/views/reviews.py). Thin: parse,
 call one service, render."""
 
 from django.http import StreamingHttpResponse
@@ -13,10 +13,11 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
-from api import serializers as s
-from api.export_views import JsonErrorsNegotiation
-from api.idempotency import idempotent
-from api.views import ERRORS, body_of
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.negotiation import JsonErrorsNegotiation
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS
+from annotation.rest.serializers import AnnotatorItemSerializer, ErrorsSerializer
 
 from . import validation as validation_services
 from .formats import export_questions_stream
@@ -37,7 +38,7 @@ class ValidationNextSerializer(serializers.Serializer):
         help_text="The imported question's id (send it back with `item`); null for an authored question.",
     )
     question_text = serializers.CharField(trim_whitespace=False)
-    item = s.AnnotatorItemSerializer(help_text="The paragraph (context, title) — never the existing answers.")
+    item = AnnotatorItemSerializer(help_text="The paragraph (context, title) — never the existing answers.")
     remaining = serializers.IntegerField(help_text="Questions still open to the caller, this one included.")
 
 
@@ -121,29 +122,27 @@ class ValidationSubmitView(APIView):
         ),
         request=ValidationRequestSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
-        responses={201: ValidationSerializer, 409: s.ErrorsSerializer, **ERRORS},
+        responses={201: ValidationSerializer, 409: ErrorsSerializer, **ERRORS},
     )
+    @idempotent_write
     def post(self, request):
-        def produce():
-            data = body_of(request)
-            unknown = set(data) - {"annotation", "question", "item", "question_key", "answerable", "answer"}
-            if unknown:
-                raise InvalidInput(
-                    "unknown field; expected annotation, question, item, question_key, answerable, answer",
-                    field=sorted(map(str, unknown))[0],
-                )
-            validation = validation_services.validation_submit(
-                user=request.user,
-                annotation_id=data.get("annotation"),
-                question=data.get("question"),
-                item_id=data.get("item"),
-                question_key=data.get("question_key"),
-                answerable=data.get("answerable"),
-                answer=data.get("answer"),
+        data = body_of(request)
+        unknown = set(data) - {"annotation", "question", "item", "question_key", "answerable", "answer"}
+        if unknown:
+            raise InvalidInput(
+                "unknown field; expected annotation, question, item, question_key, answerable, answer",
+                field=sorted(map(str, unknown))[0],
             )
-            return Response(ValidationSerializer(validation).data, status=status.HTTP_201_CREATED)
-
-        return idempotent(request, produce)
+        validation = validation_services.validation_submit(
+            user=request.user,
+            annotation_id=data.get("annotation"),
+            question=data.get("question"),
+            item_id=data.get("item"),
+            question_key=data.get("question_key"),
+            answerable=data.get("answerable"),
+            answer=data.get("answer"),
+        )
+        return Response(ValidationSerializer(validation).data, status=status.HTTP_201_CREATED)
 
 
 class QuestionExportView(APIView):

@@ -381,7 +381,7 @@ def export_questions(project, *, split: str | None = None, include_rejected: boo
     unless `include_rejected`. Paragraphs left without questions are left out. Removed
     items are never exported. Four queries per 500 items, and two for the splits."""
     from annotation.models import Annotation, Item, QuestionValidation, Review
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
 
     settings = get_kind(project.kind).settings_for(project.settings)
     items = Item.objects.filter(project=project).exclude(status=Item.Status.REMOVED).order_by("position", "id")

@@ -1,6 +1,6 @@
 """HeQ pages besides the authoring page (which the generic `annotate` view renders from
 `QaAuthoringKind.template`): the reviewer's grading page and the validator's page (the
-feedback inbox is the core's, annotation/views_feedback.py), each of which only checks access and hands its config to static JS through
+feedback inbox is the core's, annotation/views/feedback.py), each of which only checks access and hands its config to static JS through
 `json_script` (the JS talks to the REST API with the session and CSRF token, docs/security.md "Pages"); and the
 reviewers' quality dashboard, rendered on the server as SVG without any script."""
 
@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation import access
 from annotation.errors import PermissionDenied
+from annotation.gates import kind_scoped
 from annotation.models import Membership
 from annotation.services.reviews import GRADE_LABELS
 
@@ -46,12 +47,11 @@ def paragraph_parts(context, answer) -> dict | None:
 
 
 @login_required
-def validate(request, slug):
+@login_required
+@kind_scoped("qa_authoring", fetch=access.access_project_for_user)
+def validate(request, project):
     """Validators answer authored dev/test questions blind (HeQ §3.3)."""
-    project = access.access_project_for_user(request.user, slug)
     membership = access.membership_of(request.user, project)
-    if project.kind != "qa_authoring":
-        raise Http404
     if (
         membership is not None
         and membership.role == Membership.Role.ANNOTATOR
@@ -273,16 +273,14 @@ def agreement_rows(agreement: dict, rtl: bool) -> list[dict]:
 
 
 @login_required
-def quality(request, slug):
+@kind_scoped("qa_authoring", fetch=access.access_project_for_staff)
+def quality(request, project):
     """HeQ's quality dashboard for reviewers and supervisors: grades per annotator over time,
     question-paragraph overlap, answer position, WH-word diversity, review backlog,
     validation progress and span agreement (EM, F1, TLNLS). Annotators are refused (403),
     non-members see nothing (404)."""
     from annotation.selectors.reports import report_for_viewer
 
-    project = access.access_project_for_staff(request.user, slug)
-    if project.kind != "qa_authoring":
-        raise Http404
     report = report_for_viewer(project, request.user)
     rtl = project.direction == "rtl"
     max_reviewed = max((p["reviewed"] for e in report["grades_per_annotator"] for p in e["series"]), default=0)

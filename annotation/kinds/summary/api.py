@@ -9,8 +9,9 @@ from annotation import access
 from annotation.errors import InvalidInput
 from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Item
-from api.idempotency import idempotent
-from api.views import ERRORS, body_of
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.parsers import body_of
+from annotation.rest.schema import ERRORS
 
 IntrinsicRequestSerializer = inline_serializer(
     "IntrinsicRequest",
@@ -83,13 +84,11 @@ class IntrinsicView(generics.ListAPIView):
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
         responses={202: JobStartedSerializer, **ERRORS},
     )
+    @idempotent_write
     def post(self, request, slug):
-        def produce():
-            data = body_of(request)
-            remeasure = data.get("all", False)
-            if not isinstance(remeasure, bool):
-                raise InvalidInput("must be true or false", field="all")
-            job = summary_measures_request(user=request.user, slug=slug, remeasure=remeasure)
-            return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
-
-        return idempotent(request, produce)
+        data = body_of(request)
+        remeasure = data.get("all", False)
+        if not isinstance(remeasure, bool):
+            raise InvalidInput("must be true or false", field="all")
+        job = summary_measures_request(user=request.user, slug=slug, remeasure=remeasure)
+        return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)

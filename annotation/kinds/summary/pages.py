@@ -6,19 +6,19 @@ two buttons, which queue the intrinsic measures or the agreement recomputation."
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError
+from annotation.gates import kind_scoped
 from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB
 from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
-from annotation.services.agreement import JOB_KIND as AGREEMENT_JOB
-from annotation.views_dashboard import recompute_agreement_and_return
+from annotation.services.agreement import JOB_TYPE as AGREEMENT_JOB
+from annotation.views.dashboard import recompute_agreement_and_return
 
 AXIS_WIDTH = 320
 AXIS_PAD = 14
@@ -90,18 +90,10 @@ def _intrinsic_rows(report: dict) -> list[dict]:
     return rows
 
 
-def _project_for(request, slug, *, supervisor=False):
-    getter = access.access_project_for_supervisor if supervisor else access.access_project_for_staff
-    project = getter(request.user, slug)
-    if project.kind != KIND:
-        raise Http404
-    return project
-
-
 @login_required
 @require_GET
-def summary_results(request, slug):
-    project = _project_for(request, slug)
+@kind_scoped(KIND, fetch=access.access_project_for_staff)
+def summary_results(request, project):
     report = report_for_viewer(project, request.user)
     ticks = [{"x": _x(v), "label": str(v)} for v in range(SCALE[0], SCALE[1] + 1)]
     context = {
@@ -123,11 +115,11 @@ def summary_results(request, slug):
 
 @login_required
 @require_POST
-def summary_intrinsic(request, slug):
+@kind_scoped(KIND, fetch=access.access_project_for_supervisor)
+def summary_intrinsic(request, project):
     """The "Compute intrinsic measures" button."""
-    project = _project_for(request, slug, supervisor=True)
     try:
-        job = summary_measures_request(user=request.user, slug=slug, remeasure=request.POST.get("all") == "1")
+        job = summary_measures_request(user=request.user, slug=project.slug, remeasure=request.POST.get("all") == "1")
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
@@ -137,7 +129,7 @@ def summary_intrinsic(request, slug):
 
 @login_required
 @require_POST
-def summary_recompute(request, slug):
+@kind_scoped(KIND, fetch=access.access_project_for_supervisor)
+def summary_recompute(request, project):
     """The "Recompute agreement" button (also measures unmeasured summaries)."""
-    project = _project_for(request, slug, supervisor=True)
     return recompute_agreement_and_return(request, project.slug, "summary-results")

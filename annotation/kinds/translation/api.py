@@ -15,11 +15,11 @@ from annotation import access
 from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.kinds.translation.back_translation import back_translation_request, back_translation_restore
 from annotation.kinds.translation.formats import ratings_export_stream, translation_import_lchaim
+from annotation.rest.idempotency import idempotent_write
+from annotation.rest.negotiation import JsonErrorsNegotiation
+from annotation.rest.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser, body_of
+from annotation.rest.schema import ERRORS
 from annotation.services import exports as export_services
-from api.export_views import JsonErrorsNegotiation
-from api.idempotency import idempotent
-from api.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser
-from api.views import ERRORS, body_of
 
 LchaimImportRequest = inline_serializer(
     "LchaimImportRequest",
@@ -99,12 +99,10 @@ class BackTranslationView(APIView):
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
         responses={202: inline_serializer("BackTranslationJob", {"job": serializers.IntegerField()}), **ERRORS},
     )
+    @idempotent_write
     def post(self, request, slug):
-        def produce():
-            job = back_translation_request(user=request.user, slug=slug)
-            return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
-
-        return idempotent(request, produce)
+        job = back_translation_request(user=request.user, slug=slug)
+        return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)
 
 
 class BackTranslationRestoreView(APIView):

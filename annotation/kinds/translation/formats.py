@@ -278,7 +278,7 @@ def ratings_export_rows(spec, *, exclude_flagged: bool, exclude_removed: bool = 
     back-translation filter are skipped when `exclude_flagged`, removed ones when
     `exclude_removed`."""
     from annotation.models import Item
-    from annotation.services.exports import chunks_with_facts, export_items_queryset
+    from annotation.selectors.exports import chunks_with_facts, export_items_queryset
 
     items = export_items_queryset(spec)
     if exclude_removed:

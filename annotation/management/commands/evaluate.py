@@ -8,9 +8,11 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ApplicationError
-from annotation.management.shell import project_and_file, refuse
+from annotation.management.project_file_commands import project_and_file, refuse
 from annotation.models import Job
-from annotation.release.evaluation import evaluation_describe, evaluation_start, flatten_figures
+from annotation.release.evaluation import evaluation_start
+from annotation.release.evaluation_figures import flatten_figures
+from annotation.selectors.evaluations import evaluation_describe
 from annotation.tasks import run_job
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from annotation.errors import ApplicationError
-from annotation.management.shell import project_and_file, refuse
+from annotation.management.project_file_commands import project_and_file, refuse
 from annotation.models import Job
 from annotation.services.imports import import_options_clean, items_import
 

@@ -365,7 +365,7 @@ def test_imported_question_validated_blind_then_quality_page(qa_setup, page, art
     validation page (the span lands on the exact characters, stored against the file's question
     id), then the reviewer's quality dashboard shows the validator-vs-file agreement, RTL."""
     from annotation.models import Item, Project, QuestionValidation
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
     from annotation.services.imports import items_import
 
     answer_start = HE_PARAGRAPH.index(HE_MOUSE_ANSWER)

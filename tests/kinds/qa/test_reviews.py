@@ -61,7 +61,7 @@ def test_review_feedback_disqualification_flow(loop):
     from django.contrib.auth import get_user_model
 
     from annotation.models import Project
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
 
     pseudonym = annotator_pseudonym(
         Project.objects.get(slug="heq-loop").pk, get_user_model().objects.get(username="newbie").pk

@@ -481,7 +481,7 @@ def test_lchaim_sample_import_four_raters_table1_through_http(project, settings,
     assert {(r["scope"]["system"], r["scope"]["criterion"]) for r in agreement} == set(expected)
 
     # Ratings export: a record per item × candidate, pseudonymous raters, means.
-    from annotation.services.exports import annotator_pseudonym
+    from annotation.selectors.names import annotator_pseudonym
 
     lines = [
         json.loads(x)

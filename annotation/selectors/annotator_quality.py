@@ -1,0 +1,448 @@
+"""Reads behind the annotator-quality figures and the adjudication queue (failed k-of-n
+rounds, methods that disagree, reversed-pair probes answered incoherently as in the
+coherence paper §3): `GET /api/projects/{slug}/annotators/`, `GET .../adjudication/`,
+the quality and adjudication pages and the project page. A bounded number of queries each,
+whatever the number of items or annotators.
+
+Words as used here, for a kind with `labels` (a closed label set):
+- an item's **votes** are the labels cast in its current round (coherence probes are not
+  items of the dataset and are left out);
+- its **consensus** is the adjudicator's label if it was adjudicated, else its decided gold
+  (`Item.gold_label`: k-of-n for nli_relabel, the majority for phrase pairs), else the
+  plurality of its votes when one label leads (none on a tie or with fewer than two votes);
+- its **gold** is the adjudicator's label, else the imported label where the kind says that
+  label is gold (`Kind.reference_label_is_gold`: label_test's hidden gold, PhrasIS's
+  experts' label), else none."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Exists, F, OuterRef
+from django.db.models.fields.json import KT
+
+from annotation.kinds.registry import get_kind
+from annotation.metrics.agreement import alpha
+from annotation.metrics.annotator_quality import compare_with_reference, median_seconds, plurality
+from annotation.models import (
+    Adjudication,
+    Annotation,
+    AnnotatorCompetence,
+    Assignment,
+    ConsensusOutcome,
+    Item,
+    ItemAggregate,
+    ItemRevision,
+    Membership,
+    QueueSighting,
+    Review,
+)
+from annotation.selectors.names import shown_name
+from annotation.sql import column_in
+
+COMPETENCE_METHODS = ("dawid_skene", "mace")
+GRADE_POINTS = {"rejected": 0, "verified": 1, "good": 2, "gold": 3}  # HeQ §3.3's order
+REASONS = ("failed", "methods_disagree", "incoherent_probe")
+
+
+@dataclass
+class _Votes:
+    """The current-round votes of a project's ordinary items, and what each item is."""
+
+    by_item: dict[int, list[tuple[int, str]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )  # item → (annotator, label)
+    consensus: dict[int, str] = field(default_factory=dict)
+    gold: dict[int, str] = field(default_factory=dict)
+    adjudicated: dict[int, str] = field(default_factory=dict)
+
+
+def _votes(project, kind) -> _Votes:
+    """Three queries: the votes, the items' decided labels, the adjudications."""
+    labels = set(kind.labels)
+    votes = _Votes()
+    rows = (
+        Annotation.objects.filter(item__project=project, item__probe_of__isnull=True, round=F("item__round"))
+        .annotate(label=KT("value__label"))
+        .order_by("id")
+        .values_list("item_id", "annotator_id", "label")
+    )
+    for item_id, annotator_id, label in rows:
+        if label in labels:
+            votes.by_item[item_id].append((annotator_id, label))
+    votes.adjudicated = dict(
+        Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", "label")
+    )
+    items = Item.objects.filter(project=project, probe_of__isnull=True).values_list(
+        "pk", "gold_label", "reference_label"
+    )
+    for item_id, gold_label, reference in items:
+        cast = [label for _annotator, label in votes.by_item.get(item_id, ())]
+        consensus = votes.adjudicated.get(item_id) or gold_label or (plurality(cast) if len(cast) >= 2 else None)
+        if consensus in labels:
+            votes.consensus[item_id] = consensus
+        gold = votes.adjudicated.get(item_id) or (reference if kind.reference_label_is_gold else "")
+        if gold in labels:
+            votes.gold[item_id] = gold
+    return votes
+
+
+def _competences(project) -> dict[int, dict[str, float | None]]:
+    found: dict[int, dict[str, float | None]] = defaultdict(lambda: dict.fromkeys(COMPETENCE_METHODS))
+    for annotator_id, method, competence in AnnotatorCompetence.objects.filter(
+        project=project, method__in=COMPETENCE_METHODS
+    ).values_list("annotator_id", "method", "competence"):
+        found[annotator_id][method] = competence
+    return found
+
+
+def _review_grades(project) -> dict[int, dict]:
+    """{annotator: {"reviewed", "mean", "counts": {grade: n}}} from the reviews of their
+    annotations (HeQ's grades of question authors; one grade per whole annotation in other
+    kinds). `mean` on 0 (rejected) … 3 (gold)."""
+    counts: dict[int, Counter] = defaultdict(Counter)
+    for annotator_id, grade, n in (
+        Review.objects.filter(annotation__item__project=project)
+        .order_by()
+        .values_list("annotation__annotator_id", "grade")
+        .annotate(n=Count("pk"))
+    ):
+        counts[annotator_id][grade] += n
+    out = {}
+    for annotator_id, counter in counts.items():
+        reviewed = sum(counter.values())
+        out[annotator_id] = {
+            "reviewed": reviewed,
+            "mean": sum(GRADE_POINTS[g] * n for g, n in counter.items() if g in GRADE_POINTS) / reviewed,
+            "counts": {grade: counter.get(grade, 0) for grade in GRADE_POINTS},
+        }
+    return out
+
+
+def _figures_of(durations: list[float], against: dict[str, list[tuple[str, str]]], coherence, labels) -> dict:
+    """One annotator's figures that need every vote (annotator_figures_compute)."""
+    with_consensus = compare_with_reference(against.get("consensus", []), labels=labels)
+    clean = compare_with_reference(against.get("clean", []), labels=labels)
+    with_gold = compare_with_reference(against.get("gold", []), labels=labels)
+    return {
+        "items": len(durations),
+        "seconds_median": median_seconds(durations),
+        "agreement_with_consensus": with_consensus.share,
+        "consensus_items": with_consensus.items,
+        "agreement_without_adjudicated": clean.share,
+        "agreement_with_gold": with_gold.share,
+        "gold_items": with_gold.items,
+        "kappa": with_consensus.kappa,
+        "coherence": coherence,
+    }
+
+
+def annotator_figures_compute(project, kind) -> dict[int, dict]:
+    """{annotator id: figures} for everyone who submitted or voted here (`_figures_of`):
+    reads every submitted claim and current-round vote of the project, so it runs per
+    request only on small projects and else on the worker (services.figures)."""
+    durations: dict[int, list[float]] = defaultdict(list)
+    for annotator_id, claimed, submitted in (
+        Assignment.objects.filter(
+            project=project, status=Assignment.Status.SUBMITTED, item__probe_of__isnull=True, submitted_at__isnull=False
+        )
+        .values_list("annotator_id", "claimed_at", "submitted_at")
+        .iterator(chunk_size=20_000)
+    ):
+        durations[annotator_id].append(max(0.0, (submitted - claimed).total_seconds()))
+    votes = _votes(project, kind) if kind.labels else _Votes()
+    against: dict[int, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+    for item_id, cast in votes.by_item.items():
+        consensus, gold = votes.consensus.get(item_id), votes.gold.get(item_id)
+        for annotator_id, label in cast:
+            mine = against[annotator_id]
+            if consensus is not None:
+                mine["consensus"].append((label, consensus))
+                if item_id not in votes.adjudicated:
+                    mine["clean"].append((label, consensus))
+            if gold is not None:
+                mine["gold"].append((label, gold))
+    del votes
+    coherence = kind.annotator_coherence(project)
+    return {
+        annotator_id: _figures_of(
+            durations.get(annotator_id, []), against.get(annotator_id, {}), coherence.get(annotator_id), kind.labels
+        )
+        for annotator_id in set(durations) | set(against)
+    }
+
+
+def annotator_quality_for_project(project) -> list[dict]:
+    """Per annotator (members in the annotator role, and anyone else who annotated here),
+    sorted by username:
+
+    - `items`: annotations on items of the dataset (probes left out), every round;
+    - `seconds_median`: median seconds from claim to submit over those;
+    - `agreement_with_consensus` / `kappa`: share of their current-round labels equal to the
+      consensus and Cohen's kappa against it (scikit-learn), over items with a consensus;
+      `agreement_without_adjudicated`: the share over the items nobody adjudicated;
+    - `agreement_with_gold`: the share over items with a gold (null without any);
+    - `competence`: {"dawid_skene", "mace"} as last computed (null when not computed);
+    - `coherence`: {"probes", "soft", "hard"} for kinds with reversed-pair probes, else null;
+    - `review_grades`: {"reviewed", "mean", "counts"} or null when nothing was graded;
+    - `flagged`: kappa below the project's `quality_flag_below`.
+    Besides: `status`, `trusted`, `adjudicator` of their membership (null for non-members).
+    The figures that need every vote are computed per request on a small project and read
+    as the worker stored them on a large one (services.figures). Seven queries or fewer,
+    whatever the number of items, votes or annotators."""
+    from annotation.selectors.figures import ANNOTATOR_QUALITY, figures_are_live, stored_figures
+
+    kind = get_kind(project.kind)
+    settings = kind.project_settings(project)
+    threshold = settings["quality_flag_below"]
+    memberships = {m.user_id: m for m in Membership.objects.filter(project=project).select_related("user").order_by()}
+    if figures_are_live(project):
+        figures = annotator_figures_compute(project, kind)
+    else:
+        figures = {
+            int(annotator_id): row for annotator_id, row in (stored_figures(project, ANNOTATOR_QUALITY) or {}).items()
+        }
+    annotators = {m.user_id for m in memberships.values() if m.role == Membership.Role.ANNOTATOR} | set(figures)
+    competences = _competences(project)
+    grades = _review_grades(project)
+    names = {m.user_id: m.user.get_username() for m in memberships.values()}
+    missing = annotators - set(names)
+    if missing:
+        names.update(get_user_model().objects.filter(pk__in=missing).values_list("pk", "username"))
+    nothing = _figures_of([], {}, None, kind.labels)
+    rows = []
+    for annotator_id in annotators:
+        membership = memberships.get(annotator_id)
+        found = figures.get(annotator_id, nothing)
+        competence = competences.get(annotator_id)
+        rows.append(
+            {
+                "annotator": names.get(annotator_id, str(annotator_id)),
+                **{key: value for key, value in found.items() if key != "coherence"},
+                "competence": dict(competence) if competence else dict.fromkeys(COMPETENCE_METHODS),
+                "coherence": found["coherence"],
+                "review_grades": grades.get(annotator_id),
+                "flagged": found["kappa"] is not None and found["kappa"] < threshold,
+                "status": membership.status if membership else None,
+                "trusted": membership.trusted if membership else None,
+                "adjudicator": membership.adjudicator if membership else None,
+            }
+        )
+    return sorted(rows, key=lambda row: row["annotator"])
+
+
+# --- the adjudication queue ------------------------------------------------------------------
+
+
+def queue_reasons_compute(project, kind) -> dict[int, list[str]]:
+    """{item id: why it waits}, adjudicated items included. Three queries and the kind's
+    probe read; reads every aggregate of the project, so it runs per request only on small
+    projects and else on the worker (services.figures)."""
+    reasons: dict[int, list[str]] = defaultdict(list)
+    withdrawn = set(
+        ItemRevision.objects.filter(
+            item__project=project, action=ItemRevision.Action.WITHDRAWN, failed_round=F("item__round")
+        ).values_list("item_id", flat=True)
+    )
+    for item_id in ConsensusOutcome.objects.filter(
+        item__project=project, round=F("item__round"), outcome=ConsensusOutcome.Outcome.FAILED
+    ).values_list("item_id", flat=True):
+        if item_id not in withdrawn:  # an author who withdrew the pair removed it on purpose
+            reasons[item_id].append("failed")
+    decided: dict[int, set[str]] = defaultdict(set)
+    for item_id, label in (
+        ItemAggregate.objects.filter(item__project=project, round=F("item__round"))
+        .exclude(label="")
+        .values_list("item_id", "label")
+    ):
+        decided[item_id].add(label)
+    for item_id, labels in decided.items():
+        if len(labels) > 1:
+            reasons[item_id].append("methods_disagree")
+    for item_id in sorted({original for original, *_rest in kind.incoherent_probes(project)}):
+        reasons[item_id].append("incoherent_probe")
+    return dict(reasons)
+
+
+def _queue_reasons(project, kind) -> dict[int, list[str]]:
+    """{item id: why it waits}, over items nobody adjudicated: computed on a small project,
+    as the worker stored them on a large one. Two queries and, on a small project, the
+    kind's probe read."""
+    from annotation.selectors.figures import ADJUDICATION_REASONS, figures_are_live, stored_figures
+
+    if figures_are_live(project):
+        reasons = queue_reasons_compute(project, kind)
+    else:
+        reasons = {int(item_id): why for item_id, why in (stored_figures(project, ADJUDICATION_REASONS) or {}).items()}
+    adjudicated = set(
+        Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", flat=True)
+    )
+    return {item_id: why for item_id, why in reasons.items() if item_id not in adjudicated}
+
+
+def adjudication_reasons_for_item(item) -> list[str]:
+    """Why `item` is in its project's queue ([] if it is not)."""
+    kind = get_kind(item.project.kind)
+    if not kind.labels:
+        return []
+    return _queue_reasons(item.project, kind).get(item.pk, [])
+
+
+class QueuePage(Sequence):
+    """The queue's items in source order, built only for the slice asked for (a page):
+    len() without reading any item's votes. Django's and DRF's paginators take it."""
+
+    def __init__(self, ids: list[int], build):
+        self.ids, self._build = ids, build
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self._build(self.ids[index])
+        return self._build([self.ids[index]])[0]
+
+
+def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[dict]:
+    """The items waiting for an adjudicator, in source order, each with its votes of the
+    current round (who — usernames when `names`, else the export's pseudonyms — the label
+    and that annotator's competences), the methods' labels, and for an incoherent probe
+    the annotator's two labels. `names` is given to supervisors (and admins) only. A
+    QueuePage: the details are read for the page shown only, in six queries.
+
+    An adjudicator who does not supervise sees only items that can no longer be served
+    to them: closed rounds, never an open item, and not the items they voted on (nobody
+    decides over their own vote); never a hidden gold (label_test's reference label). What
+    such an adjudicator is shown is remembered (QueueSighting), so that the assignment
+    engine never serves it to them in a later round either."""
+    kind = get_kind(project.kind)
+    if not kind.labels:
+        return []
+    reasons = _queue_reasons(project, kind)
+    if not reasons:
+        return []
+    waiting = Item.objects.filter(column_in(Item, "id", list(reasons)), project=project)
+    if not names:
+        mine = Annotation.objects.filter(item=OuterRef("pk"), round=OuterRef("round"), annotator=user)
+        waiting = waiting.exclude(status=Item.Status.OPEN).exclude(Exists(mine))
+    ids = list(waiting.order_by("position", "id").values_list("pk", flat=True))
+    if not names and ids:
+        QueueSighting.objects.bulk_create(
+            [QueueSighting(item_id=item_id, user=user) for item_id in ids], ignore_conflicts=True
+        )
+    hidden_gold = kind.reference_label_is_gold and not names
+
+    def build(page_ids: list[int]) -> list[dict]:
+        if not page_ids:
+            return []
+        votes: dict[int, list[tuple[int, str | None]]] = defaultdict(list)
+        for item_id, annotator_id, label in (
+            Annotation.objects.filter(item_id__in=page_ids, round=F("item__round"))
+            .annotate(label=KT("value__label"))
+            .order_by("id")
+            .values_list("item_id", "annotator_id", "label")
+        ):
+            votes[item_id].append((annotator_id, label))
+        aggregates: dict[int, dict] = defaultdict(dict)
+        for item_id, method, label, confidence in ItemAggregate.objects.filter(
+            item_id__in=page_ids, round=F("item__round")
+        ).values_list("item_id", "method", "label", "confidence"):
+            aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
+        probes: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
+        if any("incoherent_probe" in reasons[item_id] for item_id in page_ids):
+            for original, annotator_id, label, reversed_label in kind.incoherent_probes(project):
+                probes[original].append((annotator_id, label, reversed_label))
+        competences = _competences(project)
+        people = {a for cast in votes.values() for a, _ in cast} | {a for rows in probes.values() for a, *_ in rows}
+        usernames = dict(get_user_model().objects.filter(pk__in=people).values_list("pk", "username")) if names else {}
+
+        def who(annotator_id: int) -> str:
+            return shown_name(project.pk, annotator_id, usernames.get(annotator_id, str(annotator_id)), names=names)
+
+        out = []
+        for item in Item.objects.filter(pk__in=page_ids).order_by("position", "id"):
+            out.append(
+                {
+                    "id": item.pk,
+                    "external_id": item.external_id,
+                    "payload": kind.annotator_payload(item),
+                    "status": item.status,
+                    "round": item.round,
+                    "reference_label": None if hidden_gold else (item.reference_label or None),
+                    "gold": item.gold_label or None,
+                    "reasons": reasons[item.pk],
+                    "votes": [
+                        {
+                            "annotator": who(annotator_id),
+                            "label": label,
+                            "competence": dict(competences[annotator_id])
+                            if annotator_id in competences
+                            else dict.fromkeys(COMPETENCE_METHODS),
+                        }
+                        for annotator_id, label in votes.get(item.pk, ())
+                    ],
+                    "aggregates": aggregates.get(item.pk, {}),
+                    "incoherent": [
+                        {"annotator": who(a), "label": label, "reversed_label": rev}
+                        for a, label, rev in probes.get(item.pk, ())
+                    ],
+                }
+            )
+        return out
+
+    return QueuePage(ids, build)
+
+
+def agreement_with_and_without_adjudicated(project) -> dict:
+    """Agreement over the project's votes, with the adjudicated items and without them:
+    nominal Krippendorff's alpha (annotation.metrics.agreement) and the share of votes equal
+    to their item's consensus (the adjudicated label for adjudicated items). Computed per
+    request on a small project, as the worker stored it on a large one (services.figures)."""
+    from annotation.selectors.figures import ADJUDICATION_AGREEMENT, figures_are_live, stored_figures
+
+    kind = get_kind(project.kind)
+    if kind.labels and not figures_are_live(project):
+        return stored_figures(project, ADJUDICATION_AGREEMENT) or {
+            "adjudicated": 0,
+            "with_adjudicated": None,
+            "without_adjudicated": None,
+        }
+    return adjudication_agreement_compute(project, kind)
+
+
+def adjudication_agreement_compute(project, kind) -> dict:
+    """`agreement_with_and_without_adjudicated` from every current-round vote."""
+    result = {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
+    if not kind.labels:
+        return result
+    votes = _votes(project, kind)
+    result["adjudicated"] = len(votes.adjudicated)
+    codes = {label: index for index, label in enumerate(kind.labels)}
+    for name, keep in (
+        ("with_adjudicated", lambda _i: True),
+        ("without_adjudicated", lambda i: i not in votes.adjudicated),
+    ):
+        items = [item_id for item_id in sorted(votes.by_item) if keep(item_id)]
+        coders = sorted({a for item_id in items for a, _ in votes.by_item[item_id]})
+        coder_index = {a: n for n, a in enumerate(coders)}
+        matrix = np.full((len(coders), len(items)), np.nan)
+        agree = compared = 0
+        for column, item_id in enumerate(items):
+            consensus = votes.consensus.get(item_id)
+            for annotator_id, label in votes.by_item[item_id]:
+                matrix[coder_index[annotator_id], column] = codes[label]
+                if consensus is not None:
+                    compared += 1
+                    agree += label == consensus
+        point = alpha(matrix, "nominal") if coders else None
+        result[name] = {
+            "items": len(items),
+            "alpha": point.alpha if point is not None else None,
+            "agreement_with_consensus": agree / compared if compared else None,
+        }
+    return result

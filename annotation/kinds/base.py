@@ -392,6 +392,14 @@ class KindFormats:
     def formats(self) -> tuple[str, ...]:
         return ("jsonl", "csv", *self.extra_formats)
 
+    # What the import form calls each of `extra_formats` whose code is not a file type's
+    # name (the code where none is given).
+    format_titles: dict[str, Any] = {}
+
+    def format_choices(self) -> list[tuple[str, str]]:
+        """(code, name) of every import format, for the import form."""
+        return [(fmt, str(self.format_titles.get(fmt, fmt))) for fmt in self.formats]
+
     def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
         """(row number, record) pairs for a kind-specific format."""
         raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")

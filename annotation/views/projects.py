@@ -211,7 +211,7 @@ def project_overview(request, slug):
             "adjudicates": access.adjudicates(request.user, project) and bool(kind.labels),
             "roles": Membership.Role.choices,
             "statuses": Membership.Status.choices,
-            "formats": kind.formats,
+            "formats": kind.format_choices(),
             "evaluable": kind.evaluation_scorer() is not None,
             "release_page": kind.release_split_shares is not None,
             "kind_links": [

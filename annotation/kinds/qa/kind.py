@@ -67,6 +67,10 @@ class QaAuthoringKind(Kind):
     }
     template = "qa/annotate.html"
     extra_formats = ("squad", "articles", "questions")
+    format_titles = {
+        "articles": _("whole articles (the paragraph pool)"),
+        "questions": _("questions, one a line (the per-question export)"),
+    }
     # HeQ §3.3: "randomly split into train (90%), development (5%), and test (5%) sets, with
     # the constraint that questions related to a specific article were assigned to the same set".
     release_split_shares = {"train": 0.9, "dev": 0.05, "test": 0.05}

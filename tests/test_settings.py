@@ -99,3 +99,29 @@ def test_a_replica_url_adds_the_replica_alias_and_only_then():
     assert settings_of(code) == ["['default']"]
     replica = settings_of(code, DATABASE_REPLICA_URL="postgres://reader@replica:5432/mashov")
     assert replica == ["['default',", "'replica']"]
+
+
+def test_production_allows_loopback_webhooks_only_on_a_plain_http_run():
+    """Behind TLS a webhook may not reach services listening on the host's loopback, unless
+    the operator says so; a local plain-HTTP run (a receiver beside it) may."""
+    code = (
+        "import django; django.setup(); from django.conf import settings; print(settings.MASHOV_WEBHOOK_ALLOW_LOOPBACK)"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "PLAIN_HTTP", "SECRET_KEY")}
+    base = {k: v for k, v in base.items() if k != "MASHOV_WEBHOOK_ALLOW_LOOPBACK"}
+    production = {"DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": secrets.token_urlsafe(60)}
+    for extra, expected in (
+        ({}, "False"),
+        ({"PLAIN_HTTP": "1"}, "True"),
+        ({"MASHOV_WEBHOOK_ALLOW_LOOPBACK": "1"}, "True"),
+        ({"PLAIN_HTTP": "1", "MASHOV_WEBHOOK_ALLOW_LOOPBACK": "0"}, "False"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**base, **production, **extra},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.stdout.split()[-1:] == [expected], (extra, result.stderr)

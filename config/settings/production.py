@@ -20,6 +20,10 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_SECURE = not PLAIN_HTTP
 CSRF_COOKIE_SECURE = not PLAIN_HTTP
+# Webhook endpoints on this host's loopback addresses: allowed on a local plain-HTTP run (a
+# receiver beside it), refused by default behind TLS, where services listening on loopback
+# must not be reachable through a webhook.
+MASHOV_WEBHOOK_ALLOW_LOOPBACK = env_bool("MASHOV_WEBHOOK_ALLOW_LOOPBACK", PLAIN_HTTP)
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True

@@ -321,14 +321,27 @@ window.MashovAnnotatePage = (function () {
     // most every heartbeatSeconds, so that a page left open with no input gives its item back
     // after the project's idle_release_seconds, while a page in use keeps it. A claim that
     // could not be kept (given to others meanwhile) is said so at once, not at the submit.
+    // The beat goes out a moment after the input, and only if the claim is still the one on
+    // screen with no submit on its way: a label key both is input and submits, and a beat
+    // racing that submit would only be refused (409) for a claim that ended as it should.
+    const BEAT_DELAY_MS = 1000;
     let beatAt = 0;
     let beatFor = null;
-    async function heartbeat() {
-      if (!config.heartbeatUrl || config.preview || !current || editing) { return; }
+    let beatTimer = null;
+    function heartbeat() {
+      if (!config.heartbeatUrl || config.preview || !current || editing || beatTimer) { return; }
       const now = Date.now();
       if (beatFor === current.assignment && now - beatAt < (config.heartbeatSeconds || 60) * 1000) { return; }
-      beatFor = current.assignment;
-      beatAt = now;
+      const claim = current.assignment;
+      beatTimer = window.setTimeout(function () {
+        beatTimer = null;
+        if (busy || !current || current.assignment !== claim || editing) { return; }
+        sendBeat(claim);
+      }, BEAT_DELAY_MS);
+    }
+    async function sendBeat(claim) {
+      beatFor = claim;
+      beatAt = Date.now();
       let result;
       try {
         result = await api.post(config.heartbeatUrl.replace("{id}", String(beatFor)));

@@ -45,8 +45,23 @@
       finish(card, el(body.withdraw ? "msg-withdrawn" : "msg-revised").textContent);
       return;
     }
-    error.textContent = result.status === 0 ? "Network error" : api.errorText(result);
+    error.textContent = result.status === 0 ? "Network error" : errorsByLabel(card, result);
     error.hidden = false;
+  }
+
+  // The API names a field by its code (`hypothesis`, `value.premise`): the card marks that
+  // text box and names it by its label, in the interface's language.
+  function errorsByLabel(card, result) {
+    card.querySelectorAll("textarea").forEach(function (box) { box.removeAttribute("aria-invalid"); });
+    if (!result.data || !Array.isArray(result.data.errors)) { return api.errorText(result); }
+    const lines = result.data.errors.map(function (e) {
+      const name = String(e.field || "").split(".").pop();
+      const box = name ? card.querySelector("textarea[name='" + name.replace(/[^a-z_]/g, "") + "']") : null;
+      if (!box) { return e.message; }
+      box.setAttribute("aria-invalid", "true");
+      return box.closest("label").firstChild.textContent.trim() + ": " + e.message;
+    });
+    return Array.from(new Set(lines)).join(" · ");
   }
 
   function render(item) {

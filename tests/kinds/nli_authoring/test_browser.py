@@ -275,7 +275,9 @@ def test_revision_page_revises_and_withdraws(authoring_setup, page, artifacts_di
         first.locator("button.revise").click()
     assert refused.value.status == 400
     first.locator(".item-error").wait_for(state="visible")
-    assert "hypothesis" in first.locator(".item-error").inner_text()
+    # Named by its label beside the text box it marks, not by the API's field code.
+    assert first.locator(".item-error").inner_text().startswith("Hypothesis: ")
+    assert first.locator("textarea.hypothesis").get_attribute("aria-invalid") == "true"
 
     new_hypothesis = f"کتاب{ZWNJ}خانه شب{ZWNJ}ها بسته است."
     first.locator("textarea.hypothesis").fill("")

@@ -11,6 +11,7 @@ off Django's guard: the ORM calls made here are plain synchronous calls in the t
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -156,7 +157,17 @@ def page(browser_context):
     page.on("pageerror", lambda e: problems.page_errors.append(str(e)))
     page.add_init_script(_CSP_LISTENER)
     page.problems = problems
+    in_flight: set = set()
+    page.on("request", lambda request: in_flight.add(request))
+    page.on("requestfinished", lambda request: in_flight.discard(request))
+    page.on("requestfailed", lambda request: in_flight.discard(request))
     yield page
+    # Requests the page already sent (a heartbeat, a draft save) finish before the test's
+    # database is flushed: one still inside its transaction when the flush truncates the
+    # tables deadlocks with it. Closing the page then stops its timers from sending more.
+    deadline = time.monotonic() + 5
+    while in_flight and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
     page.close()
 
 

@@ -7,6 +7,17 @@ import math
 CONFIDENCE = 0.95
 
 
+def _mean_and_sd(values: list[float]) -> tuple[int, float | None, float | None]:
+    """(n, mean, sample SD) of `values`; the mean is None without values, the SD with fewer than 2."""
+    n = len(values)
+    if n == 0:
+        return 0, None, None
+    mean = math.fsum(values) / n
+    if n < 2:
+        return n, mean, None
+    return n, mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+
+
 def mean_t_interval(values: list[float], confidence: float = CONFIDENCE) -> dict:
     """Mean, sample SD and the two-sided t interval (scipy.stats.t, n - 1 degrees of freedom)
     of `values`. The interval is None with fewer than 2 values, and collapses to the mean when
@@ -16,13 +27,9 @@ def mean_t_interval(values: list[float], confidence: float = CONFIDENCE) -> dict
     >>> r["mean"], round(r["ci_low"], 4), round(r["ci_high"], 4)
     (4.0, 1.5159, 6.4841)
     """
-    n = len(values)
-    if n == 0:
-        return {"n": 0, "mean": None, "sd": None, "ci_low": None, "ci_high": None}
-    mean = math.fsum(values) / n
-    if n < 2:
-        return {"n": 1, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    n, mean, sd = _mean_and_sd(values)
+    if sd is None:
+        return {"n": n, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
     sem = sd / math.sqrt(n)
     if sem == 0:
         low = high = mean
@@ -66,13 +73,9 @@ def mean_bounded_interval(
     """
     if any(not low <= v <= high for v in values):
         raise ValueError(f"values must lie within [{low}, {high}]")
-    n = len(values)
-    if n == 0:
-        return {"n": 0, "mean": None, "sd": None, "ci_low": None, "ci_high": None}
-    mean = math.fsum(values) / n
-    if n < 2:
-        return {"n": 1, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    n, mean, sd = _mean_and_sd(values)
+    if sd is None:
+        return {"n": n, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
     if min(values) == max(values):
         return {"n": n, "mean": mean, "sd": sd, "ci_low": mean, "ci_high": mean}
     import numpy as np

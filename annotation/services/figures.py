@@ -62,7 +62,13 @@ def project_figures_store(project: Project) -> list[str]:
         figures[ADJUDICATION_REASONS] = queue_reasons_compute(project, kind)
         figures[ADJUDICATION_AGREEMENT] = adjudication_agreement_compute(project, kind)
     for name, value in figures.items():
-        ProjectFigures.objects.update_or_create(
-            project=project, name=name, defaults={"value": _json(value), "computed_at": now}
-        )
+        project_figure_store(project, name, value, now=now)
     return list(figures)
+
+
+def project_figure_store(project: Project, name: str, value, *, now=None) -> None:
+    """Upsert one stored figure of the project (for a job that computes a figure of its own,
+    such as a kind's corpus profile)."""
+    ProjectFigures.objects.update_or_create(
+        project=project, name=name, defaults={"value": _json(value), "computed_at": now or timezone.now()}
+    )

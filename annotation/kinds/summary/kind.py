@@ -100,6 +100,7 @@ class SummaryRatingKind(RatingKind):
         "scale": "the rating scale",
         "error_tags": "the project's error tags with display names",
         "intrinsic_status": "items with and without intrinsic measures",
+        "profile": "per split: the articles' and each system's summaries' count, vocabulary and mean words and sentences (HeSum Table 1)",
     }
     template = "summary/annotate.html"
     default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS, **RATING_OVERLAP_SETTINGS}

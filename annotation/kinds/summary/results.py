@@ -8,19 +8,25 @@ display-index keys are mapped to stored summaries through the item's `order`.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 
 import numpy as np
 from django.utils import timezone
 
-from annotation.kinds.summary.measures import NOVEL_N, REDUNDANCY_N, summary_measures_compute
+from annotation.kinds.summary.measures import (
+    NOVEL_N,
+    PROFILE_FIGURE,
+    REDUNDANCY_N,
+    json_column,
+    summary_measures_compute,
+)
 from annotation.kinds.summary.ratings import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
 from annotation.metrics.agreement import slot_matrix
 from annotation.metrics.intervals import mean_t_interval
 from annotation.metrics.summary import correlations
 from annotation.models import AgreementReport, Annotation, Item
+from annotation.selectors.figures import stored_figures
 from annotation.services.jobs import job_set_progress
 
 LEVEL = "interval"
@@ -37,7 +43,7 @@ def _items(project) -> dict[int, dict]:
     )
     out = {}
     for pk, summaries, order, intrinsic in rows:
-        summaries, order, intrinsic = _json(summaries), _json(order), _json(intrinsic)
+        summaries, order, intrinsic = json_column(summaries), json_column(order), json_column(intrinsic)
         out[pk] = {
             "systems": [s.get("system") for s in summaries or []],
             "scores": [s.get("scores") or {} for s in summaries or []],
@@ -45,16 +51,6 @@ def _items(project) -> dict[int, dict]:
             "intrinsic": (intrinsic or {}).get("summaries") if isinstance(intrinsic, dict) else None,
         }
     return out
-
-
-def _json(value):
-    # SQLite hands nested JSON back as text on some Django versions; PostgreSQL as objects.
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
 
 
 def _ratings(project, items: dict[int, dict]) -> list[tuple[int, int, int, dict]]:
@@ -175,7 +171,10 @@ def summary_report_sections(project, settings: dict) -> dict:
     - `correlations`: per criterion and automatic score, Pearson r and Kendall tau-b with
       two-sided p-values (annotation.metrics.summary.correlations) over the summaries that
       have both a mean human rating and that score.
-    - `intrinsic_status`: items measured / missing (the report computes nothing)."""
+    - `intrinsic_status`: items measured / missing (the report computes nothing).
+    - `profile`: HeSum Table 1's linguistic profile per split, as the measuring job last
+      stored it (annotation.kinds.summary.measures.summary_profile_compute), or None before
+      the first job."""
     items = _items(project)
     ratings = _ratings(project, items)
     systems: list[str] = []
@@ -299,6 +298,7 @@ def summary_report_sections(project, settings: dict) -> dict:
             for (criterion, name), (human, automatic) in sorted(pairs.items())
         ],
         "intrinsic_status": {"items": len(items), "measured": measured_items, "missing": len(items) - measured_items},
+        "profile": stored_figures(project, PROFILE_FIGURE),
     }
 
 

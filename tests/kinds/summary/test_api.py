@@ -649,6 +649,7 @@ def test_report_before_any_rating(setup):
         assert row["coherence"] == {"n": 0, "mean": None, "sd": None, "ci_low": None, "ci_high": None}
     assert report["intrinsic_status"]["missing"] == len(ARTICLES)
     assert report["correlations"] == []
+    assert report["profile"] is None
 
 
 def test_intrinsic_endpoint_queues_the_job_and_lists_measures(setup):
@@ -675,6 +676,45 @@ def test_intrinsic_endpoint_queues_the_job_and_lists_measures(setup):
     assert setup["client"]("outsider").post("/api/projects/he-sum/intrinsic/").status_code == 404
     bad = sup.post("/api/projects/he-sum/intrinsic/", {"all": "yes"}, format="json")
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "all"
+
+
+def test_measuring_stores_the_linguistic_profile_per_split(setup):
+    """HeSum Table 1 per split: articles and each system's summaries, counted directly."""
+    from annotation.metrics.summary import sentence_count
+    from annotation.tasks import run_job
+
+    sup = setup["client"]("sup")
+    run_job(sup.post("/api/projects/he-sum/intrinsic/", {}, format="json").json()["job"])
+    profile = sup.get("/api/projects/he-sum/report/").json()["profile"]
+    assert profile["tokens"] == "whitespace"
+    splits = {row["split"]: row for row in profile["splits"]}
+    assert list(splits) == ["", "test"]  # a1 alone is in "test"
+
+    def expected(texts):
+        return {
+            "texts": len(texts),
+            "vocabulary": len({token for text in texts for token in text.split()}),
+            "words_mean": pytest.approx(np.mean([len(text.split()) for text in texts])),
+            "sentences_mean": pytest.approx(np.mean([sentence_count(text) for text in texts])),
+        }
+
+    for split, members in (("test", ARTICLES[:1]), ("", ARTICLES[1:])):
+        assert splits[split]["articles"] == expected([a["article"] for a in members])
+        for system in SYSTEMS:
+            texts = [s["text"] for a in members for s in a["summaries"] if s["system"] == system]
+            assert splits[split]["systems"][system] == expected(texts), (split, system)
+    # a1's article has two sentences ("... ארוך." and "... לחינוך."); mlongt5 repeats one.
+    assert splits["test"]["articles"]["sentences_mean"] == 2
+    assert splits["test"]["systems"]["mlongt5"]["sentences_mean"] == 2
+
+    # The reviewer reads it on the results page, in the page's language.
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(setup["users"]["rev"])
+    page = browser.get("/p/he-sum/summaries/")
+    assert page.status_code == 200
+    assert 'id="profile-table"' in page.content.decode() and 'data-texts="mlongt5"' in page.content.decode()
 
 
 def test_intrinsic_endpoint_refuses_other_kinds(setup):

@@ -175,6 +175,11 @@ class KindSettings:
         """Checks of cleaned settings that depend on who sets them (settings naming another
         project); raise InvalidInput. Every path that stores settings calls it."""
 
+    def after_settings_change(self, project, before: dict, after: dict) -> None:
+        """Called inside the transaction that stores a project's changed settings (both
+        cleaned), for work that follows from a setting: figures computed from it are queued
+        again (on commit). The default does nothing."""
+
 
 class KindRules:
     """Annotating (required): what an annotator sees (`annotator_payload`) and what a valid

@@ -30,6 +30,9 @@ from annotation.selectors.figures import stored_figures
 from annotation.services.jobs import job_set_progress
 
 LEVEL = "interval"
+# The ROUGE the measuring job computes against the reference summary, by the names the
+# report's figures and correlations give it (the file's own scores keep their names).
+COMPUTED_ROUGE = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
 
 
 # --- reading ratings ------------------------------------------------------------------------
@@ -168,7 +171,11 @@ def summary_report_sections(project, settings: dict) -> dict:
       their order, then any other tag found in stored ratings), one column per system:
       `summaries` = summaries of that system that at least one rater tagged, `tags` = tags
       cast (summed over raters), `rated` = summaries of the system with a rating.
-    - `correlations`: per criterion and automatic score, Pearson r and Kendall tau-b with
+    - `systems[].intrinsic.rouge`: the mean ROUGE-1/2/L F-measure of the system's summaries
+      against the reference summary (the `reference_system` setting; HeSum Table 3), None
+      for the reference itself and where items have no reference.
+    - `correlations`: per criterion and automatic score (the file's scores, and the computed
+      ROUGE as "ROUGE-1", "ROUGE-2", "ROUGE-L"), Pearson r and Kendall tau-b with
       two-sided p-values (annotation.metrics.summary.correlations) over the summaries that
       have both a mean human rating and that score.
     - `intrinsic_status`: items measured / missing (the report computes nothing).
@@ -227,6 +234,9 @@ def summary_report_sections(project, settings: dict) -> dict:
                         row["intrinsic"][f"redundancy_{n}"].append(value)
                 if _finite(measures.get("compression_ratio")) is not None:
                     row["intrinsic"]["compression_ratio"].append(measures["compression_ratio"])
+            computed = _computed_rouge(measures)
+            for name, value in computed.items():
+                row["intrinsic"][name].append(value)
             key = (item_id, stored)
             if key in cast:
                 scores = cast[key]
@@ -237,7 +247,8 @@ def summary_report_sections(project, settings: dict) -> dict:
                     if scores[criterion]:
                         mean = sum(scores[criterion]) / len(scores[criterion])
                         row["means"][criterion].append(mean)
-                        for name, value in info["scores"][stored].items():
+                        automatic_scores = {**info["scores"][stored], **computed}
+                        for name, value in automatic_scores.items():
                             if _finite(value) is not None:
                                 human, automatic = pairs[(criterion, name)]
                                 human.append(mean)
@@ -260,6 +271,7 @@ def summary_report_sections(project, settings: dict) -> dict:
             "novel_ngrams": {str(n): _avg(values.get(f"novel_ngrams_{n}")) for n in NOVEL_N},
             "compression_ratio": _avg(values.get("compression_ratio")),
             "redundancy": {str(n): _avg(values.get(f"redundancy_{n}")) for n in REDUNDANCY_N},
+            "rouge": {name: _avg(values.get(label)) for name, label in COMPUTED_ROUGE.items()},
         }
 
     return {
@@ -300,6 +312,15 @@ def summary_report_sections(project, settings: dict) -> dict:
         "intrinsic_status": {"items": len(items), "measured": measured_items, "missing": len(items) - measured_items},
         "profile": stored_figures(project, PROFILE_FIGURE),
     }
+
+
+def _computed_rouge(measures) -> dict[str, float]:
+    """A summary's ROUGE against the reference (the measuring job's), under the names the
+    report gives it beside the file's own scores; {} for the reference itself or unmeasured."""
+    rouge = measures.get("rouge") if isinstance(measures, dict) else None
+    if not isinstance(rouge, dict):
+        return {}
+    return {label: rouge[name] for name, label in COMPUTED_ROUGE.items() if _finite(rouge.get(name)) is not None}
 
 
 def _avg(values) -> float | None:

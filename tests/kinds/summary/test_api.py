@@ -717,6 +717,59 @@ def test_measuring_stores_the_linguistic_profile_per_split(setup):
     assert 'id="profile-table"' in page.content.decode() and 'data-texts="mlongt5"' in page.content.decode()
 
 
+def test_rouge_against_the_reference_system_feeds_the_report(setup):
+    """HeSum Table 3: ROUGE of every summary against the reference system's, by the
+    multilingual scorer, averaged per system and correlated with the human scores."""
+    from multilingual_rouge import rouge_scorer
+
+    from annotation.models import Job
+    from annotation.tasks import run_job
+
+    rate_everything(setup)
+    sup = setup["client"]("sup")
+    run_job(sup.post("/api/projects/he-sum/intrinsic/", {}, format="json").json()["job"])
+    # The default reference system ("reference") is not among this file's systems: no ROUGE.
+    report = sup.get("/api/projects/he-sum/report/").json()
+    assert all(row["intrinsic"]["rouge"] == dict.fromkeys(("rouge1", "rouge2", "rougeL")) for row in report["systems"])
+
+    # Naming gpt-4 the reference queues a re-measure of every item.
+    changed = sup.patch("/api/projects/he-sum/", {"settings": {"reference_system": "gpt-4"}}, format="json")
+    assert changed.status_code == 200, changed.content
+    job = Job.objects.filter(kind="summary_intrinsic").latest("pk")
+    assert job.params == {"all": True}
+    run_job(job.pk)
+    report = sup.get("/api/projects/he-sum/report/").json()
+    systems = {row["system"]: row for row in report["systems"]}
+    assert systems["gpt-4"]["intrinsic"]["rouge"] == dict.fromkeys(("rouge1", "rouge2", "rougeL"))
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
+    for system in ("gpt-3.5", "mlongt5"):
+        expected = {name: [] for name in ("rouge1", "rouge2", "rougeL")}
+        for article in ARTICLES:
+            texts = {s["system"]: s["text"] for s in article["summaries"]}
+            scores = scorer.score(texts["gpt-4"], texts[system])
+            for name in expected:
+                expected[name].append(scores[name].fmeasure)
+        got = systems[system]["intrinsic"]["rouge"]
+        for name, values in expected.items():
+            assert got[name] == pytest.approx(np.mean(values)), (system, name)
+    # mlongt5 copies the article, gpt-4 rephrases it: Hebrew words are counted, not dropped.
+    assert systems["mlongt5"]["intrinsic"]["rouge"]["rouge1"] > 0
+    correlated = {(row["criterion"], row["score"]): row for row in report["correlations"]}
+    assert correlated[("coherence", "ROUGE-1")]["n"] == 8  # two systems x four articles
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(setup["users"]["sup"])
+    page = browser.get("/p/he-sum/summaries/").content.decode()
+    assert '<th scope="col">ROUGE-L</th>' in page and "<bdi>gpt-4</bdi>" in page
+
+    # An invalid reference is refused with the field named, and nothing changes.
+    bad = sup.patch("/api/projects/he-sum/", {"settings": {"reference_system": "gpt 4!"}}, format="json")
+    assert bad.status_code == 400
+    assert bad.json()["errors"][0]["field"] == "settings.reference_system"
+    assert sup.get("/api/projects/he-sum/").json()["settings"]["reference_system"] == "gpt-4"
+
+
 def test_intrinsic_endpoint_refuses_other_kinds(setup):
     from annotation.models import Membership
     from annotation.services.projects import project_create

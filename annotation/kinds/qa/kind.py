@@ -26,7 +26,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.base import Kind, ProjectLink, release_texts_of
 from annotation.kinds.settings import SEED_RANGE, check_range
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, require_text
@@ -266,6 +266,12 @@ class QaAuthoringKind(Kind):
             annotation.save(update_fields=["review_required"])
 
     # --- model evaluation ---
+
+    def release_texts(self, payload: dict) -> dict[str, list[str]]:
+        """The paragraph and its imported questions (authored ones are annotations)."""
+        questions = [q.get("question") for q in payload.get("questions") or [] if isinstance(q, dict)]
+        texts = {"title": [payload.get("title")], "context": [payload.get("context")], "question": questions}
+        return release_texts_of(texts)
 
     def evaluation_scorer(self):
         from .evaluation import QaScorer

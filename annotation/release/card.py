@@ -217,11 +217,17 @@ def release_card(release: Release, manifest: dict, counts: dict, files: list[str
         "## Files",
         "",
         "Per split: `data/<split>.jsonl` (the project's JSONL export), `data/<split>.parquet` (the same "
-        "records), and the dataset's own format where the kind has one. Load with:",
+        "records as typed columns, one schema for every split), and the dataset's own formats where the "
+        "kind has them, as its seed published them. Load with:",
         "",
         "```python",
         "from datasets import load_dataset",
         'dataset = load_dataset("path/to/this/folder")',
+        # The seed's files the same reader reads, by config name.
+        *(
+            f"load_dataset({json.dumps('path/to/this/folder')}, {json.dumps(name, ensure_ascii=False)})"
+            for name in sorted(configs or {})
+        ),
         "```",
         "",
     ]

@@ -170,6 +170,7 @@ def test_a_translation_release_carries_control_and_each_systems_lchaim_json(user
     header = made.card.split("---\n")[1]
     assert '- config_name: "lchaim_aws"\n  data_files:\n  - split: "dev"\n    path: "lchaim/aws/dev.json"' in header
     assert '- config_name: "control"' in header
+    assert 'load_dataset("path/to/this/folder", "lchaim_aws")' in made.card
 
     # The Hub's reader opens the default config (the JSONL) and each of the seed's files.
     path = folder(root, made)

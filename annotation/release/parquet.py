@@ -25,46 +25,61 @@ from collections.abc import Iterable
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _shape(values: Iterable) -> tuple:
-    """The type of `values` as a tuple: ("null",), ("bool",), ("int",), ("float",),
-    ("text",), ("json",) for mixed values, ("list", inner), ("struct", ((name, shape), ...))."""
-    kinds: set[str] = set()
-    objects: list[dict] = []
-    lists: list[list] = []
-    for value in values:
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            kinds.add("bool")
-        elif isinstance(value, int):
-            kinds.add("int" if INT64_MIN <= value <= INT64_MAX else "json")
-        elif isinstance(value, float):
-            kinds.add("float")
-        elif isinstance(value, str):
-            kinds.add("text")
-        elif isinstance(value, dict):
-            kinds.add("struct")
-            objects.append(value)
-        elif isinstance(value, list):
-            kinds.add("list")
-            lists.append(value)
-        else:
-            kinds.add("json")
-    if not kinds:
-        return ("null",)
-    if kinds == {"float"} or kinds == {"int", "float"}:
+NULL, JSON_TEXT, EMPTY = ("null",), ("json",), ("struct", ())
+_NUMBERS = {("int",), ("float",)}
+
+
+def _shape_of(value) -> tuple:
+    """The type of one value as a tuple: ("null",), ("bool",), ("int",), ("float",),
+    ("text",), ("json",) for no one type, ("list", inner), ("struct", ((name, shape), ...))."""
+    if value is None:
+        return NULL
+    if isinstance(value, bool):
+        return ("bool",)
+    if isinstance(value, int):
+        return ("int",) if INT64_MIN <= value <= INT64_MAX else JSON_TEXT
+    if isinstance(value, float):
         return ("float",)
-    if len(kinds) > 1 or kinds == {"json"}:
-        return ("json",)
-    kind = kinds.pop()
-    if kind == "list":
-        return ("list", _shape(entry for value in lists for entry in value))
-    if kind == "struct":
-        names = list(dict.fromkeys(name for value in objects for name in value))
-        if not names:
-            return ("null",)
-        return ("struct", tuple((name, _shape(value.get(name) for value in objects)) for name in names))
-    return (kind,)
+    if isinstance(value, str):
+        return ("text",)
+    if isinstance(value, list):
+        inner = NULL
+        for entry in value:
+            inner = _merge(inner, _shape_of(entry))
+        return ("list", inner)
+    if isinstance(value, dict):
+        return ("struct", tuple((name, _shape_of(member)) for name, member in value.items()))
+    return JSON_TEXT
+
+
+def _merge(a: tuple, b: tuple) -> tuple:
+    """The type that holds the values of types `a` and `b`."""
+    if a == b or b == NULL:
+        return a
+    if a == NULL:
+        return b
+    if a == JSON_TEXT or b == JSON_TEXT:
+        return JSON_TEXT
+    if a in _NUMBERS and b in _NUMBERS:
+        return ("float",)
+    if a[0] == b[0] == "list":
+        return ("list", _merge(a[1], b[1]))
+    if a[0] == b[0] == "struct":
+        fields = dict(a[1])
+        for name, inner in b[1]:
+            fields[name] = _merge(fields[name], inner) if name in fields else inner
+        return ("struct", tuple(fields.items()))
+    return JSON_TEXT
+
+
+def _final(shape: tuple) -> tuple:
+    """`shape` with every struct that never had a member as null (Parquet has no struct
+    without fields)."""
+    if shape[0] == "list":
+        return ("list", _final(shape[1]))
+    if shape[0] == "struct":
+        return ("struct", tuple((name, _final(inner)) for name, inner in shape[1])) if shape[1] else NULL
+    return shape
 
 
 def _arrow_type(shape: tuple):
@@ -96,13 +111,16 @@ def _conform(value, shape: tuple):
 
 
 def records_shape(records: Iterable[dict]) -> tuple:
-    """The shape of a table of `records` (a struct of its columns); see the module docstring.
+    """The shape of a table of `records` (a struct of its columns), read one record at a
+    time: memory grows with the schema, not with the records. See the module docstring.
 
     >>> records_shape([{"a": 1, "b": {}}, {"a": 2.5, "c": ["x"]}])
     ('struct', (('a', ('float',)), ('b', ('null',)), ('c', ('list', ('text',)))))
     """
-    shape = _shape(records)
-    return shape if shape[0] == "struct" else ("struct", ())
+    shape = EMPTY
+    for record in records:
+        shape = _merge(shape, _shape_of(record))
+    return shape if shape[1] == () else ("struct", tuple((name, _final(inner)) for name, inner in shape[1]))
 
 
 def records_parquet(records: list[dict], shape: tuple) -> bytes:

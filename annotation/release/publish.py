@@ -263,14 +263,14 @@ def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tu
     own_formats = [*kind.export_extra_formats, *kind.streamed_formats]
     files: list[dict] = []
     configs: dict[str, dict[str, str]] = {}
-    jsonl_of: dict[str, bytes] = {}
+    names: list[str] = []
     for index, split in enumerate(splits):
         # Items of no split, in a project of no splits: the whole export.
         split_filter = None if splits == [""] else split
         name = split_file_name(split)
         spec = replace(base, split=split_filter)
-        jsonl_of[name] = b"".join(exports.export_stream(spec))
-        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.jsonl", jsonl_of[name]))
+        names.append(name)
+        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.jsonl", b"".join(exports.export_stream(spec))))
         for fmt in own_formats:
             own = exports.export_prepare(project=project, fmt=fmt)
             data = b"".join(exports.export_stream(replace(own, split=split_filter)))
@@ -281,10 +281,12 @@ def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tu
             if own_file.config:
                 configs.setdefault(own_file.config, {})[name] = own_file.path
         job_set_progress(job.pk, 0.7 * (index + 1) / len(splits))
-    # One schema for every split's Parquet file, inferred from all their records.
-    shape = records_shape(record for data in jsonl_of.values() for record in _records(data))
-    for name, data in jsonl_of.items():
-        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.parquet", records_parquet(list(_records(data)), shape)))
+    # One schema for every split's Parquet file, inferred from all their records, read back
+    # one record at a time (a split's records are in memory only while its file is written).
+    shape = records_shape(record for name in names for record in _records(storage, f"{prefix}/{DATA_DIR}/{name}.jsonl"))
+    for name in names:
+        records = list(_records(storage, f"{prefix}/{DATA_DIR}/{name}.jsonl"))
+        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.parquet", records_parquet(records, shape)))
     job_set_progress(job.pk, 0.8)
     manifest, counts = _manifest(items, split_of)
     return files, manifest, counts, configs
@@ -304,8 +306,13 @@ def _split_keys(items):
     return items.values_list("split", "group", "external_id").iterator(chunk_size=5000)
 
 
-def _records(jsonl: bytes):
-    return (json.loads(line) for line in jsonl.decode("utf-8").splitlines() if line.strip())
+def _records(storage: Storage, path: str):
+    """The records of a stored JSONL file, one line at a time (the export escapes every
+    character other than LF that would break a line)."""
+    with storage.open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
 
 
 def item_digest(payload, gold_label: str, reference_label: str, status: str) -> str:

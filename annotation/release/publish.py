@@ -10,7 +10,7 @@ computes one, as the exports do: QA's articles):
   schema for every split (annotation.release.parquet),
 - `<format>/<split>.<ext>` — each of the kind's own export formats (FarsTail TSV, SQuAD JSON),
 - the kind's files in the dataset's published shape (`Kind.release_files`: PhrasIS's
-  files, LCHAIM's JSON and ConTRoL's JSONL),
+  files, LCHAIM's JSON and ConTRoL's JSONL, QA's questions in squad_v2's shape),
 
 then `README.md` (the dataset card, annotation.release.card) and `SHA256SUMS`, and a zip of
 them all. Files go to the release storage (`release_storage`) and are never written again:

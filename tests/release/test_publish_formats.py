@@ -3,7 +3,8 @@ Parquet files (docs/api.md "Releases"): PhrasIS's files for a phrase_pair projec
 JSON (and ConTRoL's JSONL for translation rating) for the LCHAIM kinds; the published
 samples go in and come out byte for byte, every file is in SHA256SUMS, and the files the
 Hub reads beside the JSONL are configs of the card that `datasets.load_dataset` opens. A
-question-answering release has the project's computed splits. The card's statistics are
+question-answering release has the project's computed splits, and its questions in
+squad_v2's shape as a config of their own. The card's statistics are
 FarsTail's Table 2 per split and label."""
 
 import hashlib
@@ -225,6 +226,9 @@ def test_a_label_test_release_carries_lchaim_json_with_the_gold(users, root, tmp
 
 
 def test_a_qa_release_has_the_projects_computed_splits(users, root, tmp_path, monkeypatch):
+    from datasets import List, Value
+
+    from annotation.kinds.qa.formats import export_questions_stream
     from annotation.kinds.qa.questions import item_split, project_article_splits
     from annotation.kinds.registry import get_kind
     from annotation.models import Item
@@ -255,6 +259,17 @@ def test_a_qa_release_has_the_projects_computed_splits(users, root, tmp_path, mo
     loaded = load(folder(root, made), tmp_path, monkeypatch)
     assert {split: loaded[split].num_rows for split in loaded} == {
         split: sum(1 for name in expected.values() if name == split) for split in ("train", "dev", "test")
+    }
+    # The questions as squad_v2 has them, one a line: a config of their own.
+    questions = load(folder(root, made), tmp_path, monkeypatch, "questions")
+    for split in ("train", "dev", "test"):
+        lines = assert_listed(root, made, f"questions/{split}.jsonl").decode().splitlines()
+        assert b"".join(export_questions_stream(project, fmt="jsonl", split=split)).decode().splitlines() == lines
+        assert questions[split].num_rows == len(lines) == 2 * sum(1 for name in expected.values() if name == split)
+        assert {record["split"] for record in questions[split]} == {split}
+    assert questions["train"].features["answers"] == {
+        "text": List(Value("string")),
+        "answer_start": List(Value("int64")),
     }
 
 

@@ -1,5 +1,5 @@
 """LCHAIM's and ConTRoL's published files, written by a release of either LCHAIM kind
-(../shared/data/lchaim/README.md):
+(docs/api.md "Releases"):
 
 - LCHAIM: one JSON array per split, `[{"uid", "premise", "hypothesis", "label"}]` with the
   single-letter labels (e, c, n), written as LCHAIM's preprocessing writes it

@@ -48,7 +48,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import ProjectLink
+from annotation.kinds.base import ProjectLink, release_texts_of
 from annotation.kinds.rating import RatingKind
 from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
 from annotation.kinds.summary.formats import (
@@ -315,6 +315,11 @@ class SummaryRatingKind(RatingKind):
         return summary_report_sections(project, self.settings_for(project.settings))
 
     # --- export -------------------------------------------------------------------------
+
+    def release_texts(self, payload: dict) -> dict[str, list[str]]:
+        summaries = [s.get("text") for s in payload.get("summaries") or [] if isinstance(s, dict)]
+        texts = {"article": [payload.get("article")], "summary": summaries}
+        return release_texts_of(texts)
 
     def export_record(self, item, facts) -> dict:
         """See `formats.summary_export_record`."""

@@ -241,9 +241,9 @@ def explain_chunk(n_items: int) -> None:
     project = Project.objects.get(slug=SLUG)
     start = n_items // 2
     ids = list(
-        Item.objects.filter(project=project).order_by("position", "id").values_list("id", flat=True)[
-            start : start + exports.CHUNK_SIZE
-        ]
+        Item.objects.filter(project=project)
+        .order_by("position", "id")
+        .values_list("id", flat=True)[start : start + exports.CHUNK_SIZE]
     )
     items = Item.objects.filter(project=project, id__in=ids).order_by("position", "id")
     with CaptureQueriesContext(connection) as captured:
@@ -252,7 +252,7 @@ def explain_chunk(n_items: int) -> None:
     with connection.cursor() as cursor:
         for query in captured:
             sql = query["sql"]
-            if not sql.startswith("SELECT") or "annotation_item" in sql.split("FROM", 1)[1].split("WHERE", 1)[0]:
+            if not sql.startswith("SELECT") or '"annotation_item"' in sql.split("FROM", 1)[1].split("WHERE", 1)[0]:
                 continue
             cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) {sql}")
             plan = [row[0] for row in cursor.fetchall()]

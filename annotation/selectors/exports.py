@@ -177,7 +177,14 @@ def chunks_with_facts(
             Annotation, ids, "item_id", "round", "annotator_id", _text("value"), order=("id",)
         ):
             if round_ == round_of[item_id]:
-                annotations[item_id].append((pseudonym(annotator_id), values(value)))
+                # The two lookups inlined: this loop runs once per vote.
+                flat = values.flat.get(value)
+                annotations[item_id].append(
+                    (
+                        pseudonyms.get(annotator_id) or pseudonym(annotator_id),
+                        dict(flat) if flat is not None else values(value),
+                    )
+                )
         adjudications = {
             item_id: AdjudicationFact(label=label, by=pseudonym(by), at=at.isoformat(), comment=comment)
             for item_id, round_, label, by, at, comment in _rows(

@@ -339,11 +339,7 @@ def items_copy(rows: list[dict]) -> None:
     for row in rows:
         lines.append(
             "\t".join(
-                text(row[name])
-                if name in row
-                else shared
-                if shared is not None
-                else text(defaults[name].get_default())
+                text(row[name]) if name in row else shared if shared is not None else text(defaults[name].get_default())
                 for name, shared, text in columns
             )
         )

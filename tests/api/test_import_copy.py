@@ -16,7 +16,7 @@ UNCOMPARED = {"id", "created_at", "shuffle_key"}
 TRICKY = [
     "tab\there, a backslash \\ and \\N and \\t as text",
     "line\nfeed, carriage\rreturn, both\r\n",
-    'quotes " and \' and a formula =1+1',
+    "quotes \" and ' and a formula =1+1",
     "پاراگراف\u2028بعدی\u2029 و\u0085 NEL",
     "מרחב\u00a0לא-שובר, סימן\u200fכיוון",
 ]

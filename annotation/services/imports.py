@@ -282,47 +282,72 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 
 
-def _copy_text(field, value) -> str:
-    """A value in COPY's text format (NUL never reaches here: imports refuse it)."""
-    if value is None:
-        return "\\N"
-    if isinstance(value, bool):
-        return "t" if value else "f"
+def _copy_column(field, now):
+    """How one column of a new item is written in COPY's text format: (attname, the text
+    of its default when every row without a value shares it, else None; a function from a
+    row's value to its text). Defaults are the model's: a constant's text is computed once,
+    a callable one (`shuffle_key`'s random draw) is called for every row that needs it."""
     if isinstance(field, JSONField):
-        value = json.dumps(value, ensure_ascii=False, cls=field.encoder)
-    elif isinstance(value, datetime):
-        value = value.isoformat()
-    text = str(value)
-    return text.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(text) else text
+        encode = json.JSONEncoder(ensure_ascii=False, cls=field.encoder).encode if field.encoder else _JSON.encode
+
+        def text(value) -> str:
+            if value is None:
+                return "\\N"
+            value = encode(value)
+            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+
+    else:
+
+        def text(value) -> str:
+            if value is None:
+                return "\\N"
+            if value is True or value is False:
+                return "t" if value else "f"
+            value = value.isoformat() if isinstance(value, datetime) else str(value)
+            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+
+    if getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
+        shared = text(now)
+    elif not field.has_default() or not callable(field.default) or field.default in (dict, list):
+        shared = text(field.get_default())
+    else:
+        shared = None
+    return field.attname, shared, text
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def copy_available() -> bool:
+    """Whether new items go in with COPY (PostgreSQL) rather than bulk_create."""
+    return connection.vendor == "postgresql"
 
 
 def items_copy(rows: list[dict]) -> None:
     """Insert new items, each given as {attname: value} with the model's defaults (and
     auto_now_add) filling the other columns, with PostgreSQL's COPY (bulk_create on other
-    databases). Call inside the import's transaction: COPY is all-or-nothing with it. The
-    import needs no primary key back, so none is read."""
-    if connection.vendor != "postgresql":
+    databases, which fills them the same way). Call inside the import's transaction: COPY
+    is all-or-nothing with it. The import needs no primary key back, so none is read."""
+    if not copy_available():
         Item.objects.bulk_create([Item(**row) for row in rows])
         return
     fields = [field for field in Item._meta.concrete_fields if not field.primary_key]
     now = timezone.now()
-    buffer = io.StringIO()
+    columns = [_copy_column(field, now) for field in fields]
+    defaults = {field.attname: field for field in fields}
+    lines = []
     for row in rows:
-        cells = []
-        for field in fields:
-            if field.attname in row:
-                value = row[field.attname]
-            elif getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
-                value = now
-            else:
-                value = field.get_default()
-            cells.append(_copy_text(field, value))
-        buffer.write("\t".join(cells))
-        buffer.write("\n")
-    buffer.seek(0)
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+        lines.append(
+            "\t".join(
+                text(row[name]) if name in row else shared if shared is not None else text(defaults[name].get_default())
+                for name, shared, text in columns
+            )
+        )
+    lines.append("")
+    buffer = io.StringIO("\n".join(lines))
+    names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(f"COPY {Item._meta.db_table} ({columns}) FROM STDIN", buffer)
+        cursor.cursor.copy_expert(f"COPY {Item._meta.db_table} ({names}) FROM STDIN", buffer)
 
 
 def store_rows(

@@ -18,12 +18,13 @@ from django.utils import timezone
 from annotation.kinds.summary.measures import NOVEL_N, REDUNDANCY_N, summary_measures_compute
 from annotation.kinds.summary.ratings import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
 from annotation.metrics.agreement import slot_matrix
-from annotation.metrics.intervals import mean_t_interval
+from annotation.metrics.intervals import mean_bounded_interval
 from annotation.metrics.summary import correlations
 from annotation.models import AgreementReport, Annotation, Item
 from annotation.services.jobs import job_set_progress
 
 LEVEL = "interval"
+SCALE = (1, 5)  # the rating scale of both criteria
 
 
 # --- reading ratings ------------------------------------------------------------------------
@@ -163,8 +164,10 @@ def summary_report_sections(project, settings: dict) -> dict:
     """The figures of a summary_rating project (two queries besides the report's own):
 
     - `systems`: per system (order of first appearance in the file), per criterion the mean
-      of its summaries' mean ratings with a 95% t interval (scipy; n = summaries of that
-      system with at least one rating, n - 1 degrees of freedom). The unit is the summary,
+      of its summaries' mean ratings with a 95% bootstrap percentile interval
+      (metrics.intervals.mean_bounded_interval; n = summaries of that system with at least
+      one rating), which stays within 1-5 where a t interval over few, spread summaries
+      would reach past it. The unit is the summary,
       not the single rating: a summary's raters are not independent samples of the system.
       Also the number of summaries and of ratings, automatic score means, and the means of
       the intrinsic measures over all its summaries (rated or not).
@@ -265,7 +268,7 @@ def summary_report_sections(project, settings: dict) -> dict:
 
     return {
         "criteria": list(CRITERIA),
-        "scale": {"min": 1, "max": 5},
+        "scale": {"min": SCALE[0], "max": SCALE[1]},
         "error_tags": [
             {"id": tag, "name": tag_name(tag), "known": tag in ERROR_TAG_NAMES} for tag in settings["error_tags"]
         ],
@@ -275,7 +278,7 @@ def summary_report_sections(project, settings: dict) -> dict:
                 "summaries": row["summaries"],
                 "rated": row["rated"],
                 "ratings": row["ratings"],
-                **{criterion: mean_t_interval(row["means"][criterion]) for criterion in CRITERIA},
+                **{criterion: mean_bounded_interval(row["means"][criterion], *SCALE) for criterion in CRITERIA},
                 "automatic": {name: _avg(values) for name, values in sorted(row["automatic"].items())},
                 "intrinsic": intrinsic_means(row["intrinsic"]),
             }

@@ -425,6 +425,35 @@ def test_annotator_sees_only_the_paragraph_and_submits_spans_in_code_points(qa):
     assert START != len(PARAGRAPH[:START].encode("utf-16-le")) // 2
 
 
+def test_an_api_answer_loses_trailing_punctuation_as_on_the_page(qa):
+    """The question page leaves whitespace and a full stop or comma after the answer out of
+    the selection (static/qa/morphology.js trimEnd); an API client's span is stored the same
+    way, not refused: "1999 " and "אבירם." are stored as "1999" and "אבירם", a number's
+    decimal point and a span of punctuation alone are kept."""
+    from annotation.models import Annotation
+
+    client = qa["client"]("a1")
+    claimed = claim(client)
+    value = good_value()
+    year, name = PARAGRAPH.index("1999"), PARAGRAPH.index("אבירם")
+    value["questions"][1]["answer"] = {"start": year, "text": "1999 "}
+    value["questions"][2]["answer"] = {"start": name, "text": "אבירם."}
+    value["questions"][3] = {
+        "question": "מה בסוף?",
+        "answerable": True,
+        "answer": {"start": len(PARAGRAPH) - 1, "text": "."},
+    }
+    response = client.post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": value}, format="json")
+    assert response.status_code == 201, response.content
+    answers = [q["answer"] for q in Annotation.objects.get().value["questions"]]
+    assert answers[1:] == [
+        {"start": year, "text": "1999"},
+        {"start": name, "text": "אבירם"},
+        {"start": len(PARAGRAPH) - 1, "text": "."},
+    ]
+    assert answers[0] == {"start": START, "text": JERUSALEM}
+
+
 @pytest.mark.parametrize(
     "mutate, field",
     [

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from annotation import access
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import installed_kind
+from annotation.kinds.settings import COMMON_SETTINGS_LABELS
 from annotation.selectors.audit import audit_actors_for_project, audit_log_for_project
 from annotation.services.audit import ACTIONS
 from annotation.templatetags.mashov import field_name, kind_name, language_name, status_name, word
@@ -119,7 +120,15 @@ def _value_text(value, setting: dict | None = None) -> str:
     if isinstance(value, list):
         return ", ".join(_value_text(v, setting) for v in value)
     if isinstance(value, dict):
-        return ", ".join(f"{word(str(k))}: {_value_text(v, setting)}" for k, v in value.items())
+        # A table setting (pool_rules): its rows by their names, its columns by their labels.
+        columns = setting.get("columns", {}) if setting else {}
+        parts = [
+            f"{columns.get(k) or word(str(k))} ({_value_text(v, setting)})"
+            if isinstance(v, dict)
+            else f"{columns.get(k) or word(str(k))}: {_value_text(v, setting)}"
+            for k, v in value.items()
+        ]
+        return "; ".join(parts) if any(isinstance(v, dict) for v in value.values()) else ", ".join(parts)
     if isinstance(value, str):
         if setting and value in setting.get("choices", {}):
             return setting["choices"][value]
@@ -145,6 +154,12 @@ def entry_details(value, kind_code: str | None) -> list[dict]:
         return [{"label": "", "key": "", "value": _value_text(value), "data": False}]
     kind = installed_kind(kind_code) if kind_code else None
     settings = {entry["name"]: entry for entry in kind.settings_explained()} if kind else {}
+    if kind:
+        labels = {**COMMON_SETTINGS_LABELS, **kind.settings_labels}
+        for name, entry in settings.items():
+            entry["columns"] = {
+                key.split(".", 1)[1]: str(text) for key, text in labels.items() if key.startswith(f"{name}.")
+            }
     rows = []
     for key, inner in value.items():
         if key in settings:

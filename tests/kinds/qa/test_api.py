@@ -271,6 +271,34 @@ def test_squad_import_refuses_bad_files_and_stores_nothing(sample_project):
     assert Item.objects.filter(project__slug="heq11").count() == 0
 
 
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_squad_import_errors_are_in_the_interface_language(sample_project, language):
+    """A SQuAD file's problems are told in the caller's language (the interface's cookie),
+    with the values named in them: no English sentence built on the server."""
+    from django.utils import translation
+
+    doc = json.loads(V11.read_text("utf-8"))
+    doc["data"] = doc["data"][:1]
+    qas = doc["data"][0]["paragraphs"][0]["qas"]
+    qas[0]["answers"][0]["answer_start"] += 1
+    qas[1]["id"] = qas[0]["id"]
+    sample_project.cookies["django_language"] = language
+    response = sample_project.post(
+        "/api/projects/heq11/import/",
+        {"file": upload("bad.json", json.dumps(doc, ensure_ascii=False)), "format": "squad"},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    messages = [e["message"] for e in response.json()["errors"]]
+    start = qas[0]["answers"][0]["answer_start"]
+    with translation.override(language):
+        slice_message = translation.gettext("the text is not the context's slice at %(start)s (code points)")
+        duplicate = translation.gettext("duplicate question id “%(id)s”")
+    assert slice_message % {"start": start} in messages
+    assert duplicate % {"id": qas[0]["id"]} in messages
+    assert not any("slice" in m or "duplicate" in m for m in messages)
+
+
 def test_jsonl_import_keeps_text_and_groups_by_title(qa):
     from annotation.models import Item
 

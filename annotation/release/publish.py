@@ -32,6 +32,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.db import connection, transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput, NotFound
@@ -76,29 +77,35 @@ def zip_name(release: Release) -> str:
 
 def _read_request(body) -> tuple[str, str, str]:
     if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+        raise InvalidInput(_("the body must be a JSON object"), field="body")
     unknown = set(body) - {"version", "license", "description"}
     if unknown:
         raise InvalidInput(
-            f"unknown field(s): {', '.join(sorted(unknown))}; known: description, license, version", field="body"
+            _("unknown field(s): %(unknown)s; known: %(known)s")
+            % {"unknown": ", ".join(sorted(unknown)), "known": "description, license, version"},
+            field="body",
         )
     errors: list[FieldError] = []
     version = body.get("version")
     if not isinstance(version, str) or not VERSION_RE.match(version):
         errors.append(
-            FieldError("version", "must be 1-64 letters, digits, dots, dashes, pluses or underscores (e.g. 1.0)")
+            FieldError("version", _("must be 1-64 letters, digits, dots, dashes, pluses or underscores (e.g. 1.0)"))
         )
     license_ = body.get("license", DEFAULT_LICENSE)
     if not isinstance(license_, str) or not LICENSE_RE.match(license_):
-        errors.append(FieldError("license", "must be a license identifier as the Hub names them (e.g. cc-by-4.0)"))
+        errors.append(FieldError("license", _("must be a license identifier as the Hub names them (e.g. cc-by-4.0)")))
     description = body.get("description", "")
     comment_errors: list[FieldError] = []
     clean_comment(description, comment_errors)
     if comment_errors or (isinstance(description, str) and len(description) > MAX_DESCRIPTION_LENGTH):
-        message = comment_errors[0].message if comment_errors else f"is longer than {MAX_DESCRIPTION_LENGTH} characters"
+        message = (
+            comment_errors[0].message
+            if comment_errors
+            else _("is longer than %(n)s characters") % {"n": MAX_DESCRIPTION_LENGTH}
+        )
         errors.append(FieldError("description", message))
     if errors:
-        raise InvalidInput("invalid release", errors=errors)
+        raise InvalidInput(_("invalid release"), errors=errors)
     return version, license_, description or ""
 
 
@@ -117,9 +124,12 @@ def release_request(*, user, slug: str, body) -> Release:
         # The project's row lock makes two requests for one version store one release.
         Project.objects.select_for_update().filter(pk=project.pk).first()
         if Release.objects.filter(project=project, version=version).exists():
-            raise InvalidInput(f"version {version} was already released; choose a new version", field="version")
+            raise InvalidInput(
+                _("version %(version)s was already released; choose a new version") % {"version": version},
+                field="version",
+            )
         if not _released_queryset(project).exists():
-            raise InvalidInput("the project has no decided items to release", field="project")
+            raise InvalidInput(_("the project has no decided items to release"), field="project")
         release = Release.objects.create(
             project=project, version=version, license=license_, description=description, created_by=user
         )
@@ -152,7 +162,7 @@ def release_for_project(*, user, slug: str, version: str) -> Release:
 def release_zip(release: Release):
     """The release's zip, opened from the storage; NotFound while it is not ready."""
     if release.status != Release.Status.READY:
-        raise NotFound("This release is not ready.")
+        raise NotFound(_("This release is not ready."))
     return release_storage().open(f"{release_prefix(release)}/{zip_name(release)}", "rb")
 
 
@@ -259,7 +269,7 @@ def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tu
     split_of = _split_reader(base)
     splits = sorted({split_of(split, group, external_id) for split, group, external_id in _split_keys(items)})
     if not splits:
-        raise InvalidInput("the project has no decided items to release", field="project")
+        raise InvalidInput(_("the project has no decided items to release"), field="project")
     own_formats = [*kind.export_extra_formats, *kind.streamed_formats]
     files: list[dict] = []
     configs: dict[str, dict[str, str]] = {}
@@ -361,7 +371,7 @@ def release_diff(*, user, slug: str, a: str, b: str) -> dict:
     new = release_for_project(user=user, slug=slug, version=b)
     for name, release in (("a", old), ("b", new)):
         if release.status != Release.Status.READY:
-            raise InvalidInput(f"release {release.version} is not ready", field=name)
+            raise InvalidInput(_("release %(version)s is not ready") % {"version": release.version}, field=name)
     before, after = old.manifest, new.manifest
     splits: dict[str, dict[str, list]] = {}
 

@@ -16,7 +16,7 @@ from annotation.gates import kind_scoped
 from annotation.kinds.registry import get_kind
 from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB
 from annotation.kinds.summary.measures import KIND, summary_measures_request
-from annotation.kinds.summary.results import COMPUTED_ROUGE
+from annotation.kinds.summary.results import COMPUTED_ROUGE, SCALE
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_TYPE as AGREEMENT_JOB
@@ -24,7 +24,6 @@ from annotation.views.dashboard import recompute_agreement_and_return
 
 AXIS_WIDTH = 320
 AXIS_PAD = 14
-SCALE = (1, 5)
 
 
 def _x(value: float) -> float:
@@ -44,11 +43,8 @@ def _system_rows(report: dict) -> list[dict]:
             if figure["mean"] is not None:
                 cell["dot"] = _x(figure["mean"])
             if figure["ci_low"] is not None:
+                # A bootstrap percentile interval: on the scale, drawn and written as computed.
                 cell["low_x"], cell["high_x"] = _x(figure["ci_low"]), _x(figure["ci_high"])
-                # A t interval over few summaries can reach past the scale: shown clipped, and said so.
-                low, high = SCALE
-                cell["shown_low"], cell["shown_high"] = max(figure["ci_low"], low), min(figure["ci_high"], high)
-                cell["clipped"] = figure["ci_low"] < low or figure["ci_high"] > high
             cells.append(cell)
         rows.append({**system, "cells": cells})
     return rows

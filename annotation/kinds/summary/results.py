@@ -23,7 +23,7 @@ from annotation.kinds.summary.measures import (
 )
 from annotation.kinds.summary.ratings import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
 from annotation.metrics.agreement import slot_matrix
-from annotation.metrics.intervals import mean_t_interval
+from annotation.metrics.intervals import mean_bounded_interval
 from annotation.metrics.summary import correlations
 from annotation.models import AgreementReport, Annotation, Item
 from annotation.selectors.figures import stored_figures
@@ -33,6 +33,7 @@ LEVEL = "interval"
 # The ROUGE the measuring job computes against the reference summary, by the names the
 # report's figures and correlations give it (the file's own scores keep their names).
 COMPUTED_ROUGE = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
+SCALE = (1, 5)  # the rating scale of both criteria
 
 
 # --- reading ratings ------------------------------------------------------------------------
@@ -162,8 +163,10 @@ def summary_report_sections(project, settings: dict) -> dict:
     """The figures of a summary_rating project (two queries besides the report's own):
 
     - `systems`: per system (order of first appearance in the file), per criterion the mean
-      of its summaries' mean ratings with a 95% t interval (scipy; n = summaries of that
-      system with at least one rating, n - 1 degrees of freedom). The unit is the summary,
+      of its summaries' mean ratings with a 95% bootstrap percentile interval
+      (metrics.intervals.mean_bounded_interval; n = summaries of that system with at least
+      one rating), which stays within 1-5 where a t interval over few, spread summaries
+      would reach past it. The unit is the summary,
       not the single rating: a summary's raters are not independent samples of the system.
       Also the number of summaries and of ratings, automatic score means, and the means of
       the intrinsic measures over all its summaries (rated or not).
@@ -276,7 +279,7 @@ def summary_report_sections(project, settings: dict) -> dict:
 
     return {
         "criteria": list(CRITERIA),
-        "scale": {"min": 1, "max": 5},
+        "scale": {"min": SCALE[0], "max": SCALE[1]},
         "error_tags": [
             {"id": tag, "name": tag_name(tag), "known": tag in ERROR_TAG_NAMES} for tag in settings["error_tags"]
         ],
@@ -286,7 +289,7 @@ def summary_report_sections(project, settings: dict) -> dict:
                 "summaries": row["summaries"],
                 "rated": row["rated"],
                 "ratings": row["ratings"],
-                **{criterion: mean_t_interval(row["means"][criterion]) for criterion in CRITERIA},
+                **{criterion: mean_bounded_interval(row["means"][criterion], *SCALE) for criterion in CRITERIA},
                 "automatic": {name: _avg(values) for name, values in sorted(row["automatic"].items())},
                 "intrinsic": intrinsic_means(row["intrinsic"]),
             }

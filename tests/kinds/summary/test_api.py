@@ -2,7 +2,7 @@
 
 Hebrew articles and summaries of our own writing (HeSum's files carry no licence) are
 imported; three annotators rate them blind through next/submit; the report's per-system means
-and 95% t intervals, error-tag table, correlations and interval alpha are checked against an
+and 95% bootstrap intervals, error-tag table, correlations and interval alpha are checked against an
 independent computation (scipy, the krippendorff package) from the ratings cast. Bad values
 are 400s naming the field and store nothing."""
 
@@ -511,14 +511,25 @@ def test_items_need_three_raters(setup):
 
 
 def expected_per_system():
-    """Independent: per system and criterion, per-summary means, then scipy's t interval."""
+    """Independent: per system and criterion, per-summary means, then scipy's bootstrap
+    percentile interval (2,000 resamples, seed 0), which stays on the 1-5 scale."""
     out = {}
     for system in SYSTEMS:
         out[system] = {}
         for c_index, criterion in enumerate(CRITERIA):
             means = [np.mean([RATINGS[a["id"]][system][ann][c_index] for ann in ANNOTATORS]) for a in ARTICLES]
-            sem = stats.sem(means)
-            low, high = stats.t.interval(0.95, len(means) - 1, loc=np.mean(means), scale=sem)
+            if min(means) == max(means):
+                low = high = float(np.mean(means))
+            else:
+                interval = stats.bootstrap(
+                    (np.asarray(means),),
+                    np.mean,
+                    confidence_level=0.95,
+                    n_resamples=2000,
+                    method="percentile",
+                    random_state=np.random.default_rng(0),
+                ).confidence_interval
+                low, high = interval.low, interval.high
             out[system][criterion] = (np.mean(means), low, high, len(means))
     return out
 
@@ -541,7 +552,7 @@ def test_report_matches_an_independent_computation(setup):
     assert report["kind"] == "summary_rating"
     assert report["status_counts"]["complete"] == len(ARTICLES)
 
-    # Per-system means and 95% t intervals.
+    # Per-system means and 95% bootstrap percentile intervals, on the scale.
     expected = expected_per_system()
     systems = {row["system"]: row for row in report["systems"]}
     assert list(systems) == ["gpt-4", "gpt-3.5", "mlongt5"]  # order of first appearance
@@ -555,6 +566,7 @@ def test_report_matches_an_independent_computation(setup):
             assert got["mean"] == pytest.approx(mean, abs=1e-12)
             assert got["ci_low"] == pytest.approx(low, abs=1e-9)
             assert got["ci_high"] == pytest.approx(high, abs=1e-9)
+            assert 1 <= got["ci_low"] <= got["mean"] <= got["ci_high"] <= 5
     # gpt-4 beats mlongt5 on both criteria, as in HeSum Table 3.
     assert systems["gpt-4"]["completeness"]["mean"] > systems["mlongt5"]["completeness"]["mean"]
 

@@ -9,6 +9,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 # The browser fixtures, for browser tests in any folder (tests/browser, tests/security,
 # tests/kinds/<kind>): one plugin, so one Chromium per session.
@@ -20,11 +22,12 @@ REQUIRE_SERVICES = os.environ.get("MASHOV_REQUIRE_SERVICES") == "1"
 # In CI, Hypothesis draws the same examples on every machine and every run (derandomize) and
 # replays none remembered in a .hypothesis folder: a CI result depends on the code alone.
 # Elsewhere it explores at random and remembers what failed, as usual.
-if os.environ.get("CI") == "true":
-    from hypothesis import settings as hypothesis_settings
-
-    hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
-    hypothesis_settings.load_profile("ci")
+# Everywhere, no time limits: the suite shares two cores with a worker, live servers and a
+# browser, so a slow draw or example says nothing about the code under test.
+_UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+hypothesis_settings.register_profile("untimed", **_UNTIMED)
+hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True, **_UNTIMED)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") == "true" else "untimed")
 
 
 def _on_postgres() -> bool:

@@ -585,6 +585,8 @@ class ProjectLink:
 
     url_name: str
     text: Any
+    # Shown only to the project's supervisors (and admins): a page only they may open.
+    supervisors_only: bool = False
 
 
 class KindWiring:

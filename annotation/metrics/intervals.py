@@ -97,3 +97,32 @@ def mean_bounded_interval(
     ci_low = min(max(ci_low, low), mean)
     ci_high = max(min(ci_high, high), mean)
     return {"n": n, "mean": mean, "sd": sd, "ci_low": ci_low, "ci_high": ci_high}
+
+
+def proportion_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> dict:
+    """A share of yes answers in a sample with its Wilson score interval (scipy's
+    `binomtest(...).proportion_ci(method="wilson")`): unlike the normal approximation it
+    stays within [0, 1] and is not empty at a share of 0 or 1, which a small audit sample
+    often gives. {"n", "successes", "share", "ci_low", "ci_high"}; the share and interval
+    are None for an empty sample. A count outside [0, n] is a ValueError.
+
+    >>> r = proportion_interval(95, 100)
+    >>> r["share"], round(r["ci_low"], 4), round(r["ci_high"], 4)
+    (0.95, 0.8882, 0.9785)
+    >>> proportion_interval(0, 0)["share"] is None
+    True
+    """
+    if isinstance(n, bool) or isinstance(successes, bool) or not 0 <= successes <= n:
+        raise ValueError(f"successes must lie within [0, n]; got {successes} of {n}")
+    if n == 0:
+        return {"n": 0, "successes": 0, "share": None, "ci_low": None, "ci_high": None}
+    from scipy import stats
+
+    interval = stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return {
+        "n": n,
+        "successes": successes,
+        "share": successes / n,
+        "ci_low": float(interval.low),
+        "ci_high": float(interval.high),
+    }

@@ -10,7 +10,7 @@ from .jobs import Job
 from .projects import LANGUAGES, RTL_LANGUAGES, AccountInvitation, Membership, Project
 from .releases import Release, Webhook, WebhookDelivery
 from .results import AgreementReport, ConsensusOutcome, ItemRevision
-from .reviews import Feedback, QuestionValidation, Review
+from .reviews import Feedback, QuestionAudit, QuestionValidation, Review
 
 __all__ = [
     "AccountInvitation",
@@ -22,6 +22,7 @@ __all__ = [
     "AgreementReport",
     "ConsensusOutcome",
     "Feedback",
+    "QuestionAudit",
     "QuestionValidation",
     "Review",
     "ItemRevision",

@@ -95,3 +95,28 @@ class QuestionValidation(models.Model):
                 name="validation_span_complete",
             ),
         ]
+
+
+class QuestionAudit(models.Model):
+    """One question of a project's final audit sample (HeQ §3.4: a random sample of questions
+    per source, checked by hand for the question's and the answer span's correctness). The
+    question is authored (`annotation` + `question`, its index in the annotation's value) or
+    imported (`item` + `question_key`, the file's id); `source` is the paragraph's source when
+    drawn. Marked by a supervisor: `span_correct` is null where there is no span to judge (an
+    unanswerable question)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="question_audits")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    question = models.PositiveSmallIntegerField()
+    question_key = models.CharField(max_length=200, blank=True, default="")
+    source = models.CharField(max_length=100, blank=True, default="")
+    seed = models.BigIntegerField()
+    question_correct = models.BooleanField(null=True, blank=True)
+    span_correct = models.BooleanField(null=True, blank=True)
+    auditor = models.ForeignKey(django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    audited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["source", "id"]
+        indexes = [models.Index(fields=["project", "source", "id"], name="question_audit_idx")]

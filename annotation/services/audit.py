@@ -32,6 +32,8 @@ ACTIONS = (
     "back_translation_restore",
     "sample",
     "summary_measures",
+    "question_audit_draw",
+    "question_audit_mark",
 )
 
 

@@ -43,6 +43,8 @@ ACTION_NAMES = {
     "back_translation_restore": _("items restored after the back-translation filter"),
     "sample": _("items sampled for rating"),
     "summary_measures": _("summary measures computed"),
+    "question_audit_draw": _("audit sample of questions drawn"),
+    "question_audit_mark": _("audited question marked"),
 }
 
 

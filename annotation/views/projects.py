@@ -230,6 +230,7 @@ def project_overview(request, slug):
             "kind_links": [
                 {"url": reverse(link.url_name, args=[project.slug]), "text": link.text}
                 for link in kind.project_links(project)
+                if is_supervisor or not link.supervisors_only
             ],
             # The agreement dashboard, for every kind that has agreement or consensus figures.
             "dashboard_page": kind.computes_agreement or kind.aggregates_by_consensus,

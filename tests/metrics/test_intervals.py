@@ -1,12 +1,14 @@
 """Means with a t interval and with a bounded bootstrap interval, against scipy, on the scale and on the edge cases."""
 
+import math
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from annotation.metrics.intervals import mean_bounded_interval, mean_t_interval
+from annotation.metrics.intervals import mean_bounded_interval, mean_t_interval, proportion_interval
 
 
 @given(st.lists(st.integers(min_value=1, max_value=5), min_size=2, max_size=60))
@@ -67,3 +69,40 @@ def test_bounded_interval_is_reproducible_and_refuses_values_off_the_scale():
     assert mean_bounded_interval([2, 2, 2], 1, 5)["ci_low"] == mean_bounded_interval([2, 2, 2], 1, 5)["ci_high"] == 2
     with pytest.raises(ValueError):
         mean_bounded_interval([0, 3], 1, 5)
+
+
+def _wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    # The Wilson score interval written out (Wilson 1927), to check scipy's against.
+    from scipy.stats import norm
+
+    z = norm.ppf(0.5 + confidence / 2)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@pytest.mark.parametrize(("k", "n"), [(95, 100), (0, 12), (12, 12), (1, 2), (37, 200)])
+def test_proportion_interval_is_wilsons(k, n):
+    result = proportion_interval(k, n)
+    low, high = _wilson(k, n)
+    assert result["share"] == k / n and result["n"] == n and result["successes"] == k
+    assert result["ci_low"] == pytest.approx(low, abs=1e-12)
+    assert result["ci_high"] == pytest.approx(high, abs=1e-12)
+
+
+@settings(deadline=None)
+@given(st.integers(min_value=1, max_value=5000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_proportion_interval_holds_the_share_within_zero_and_one(pair):
+    k, n = pair
+    result = proportion_interval(k, n)
+    assert 0 <= result["ci_low"] <= result["share"] <= result["ci_high"] <= 1
+    # Never empty, even at a share of 0 or 1.
+    assert result["ci_high"] > result["ci_low"]
+
+
+def test_proportion_interval_refuses_impossible_counts():
+    assert proportion_interval(0, 0)["ci_low"] is None
+    for k, n in ((3, 2), (-1, 4), (True, 2)):
+        with pytest.raises(ValueError):
+            proportion_interval(k, n)

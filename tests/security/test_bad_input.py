@@ -53,6 +53,9 @@ ACCEPTED = {
     ("member-update", "trusted", "true"),
     ("member-update", "adjudicator", "true"),
     ("intrinsic", "all", "true"),
+    ("question-audit-mark", "question_correct", "true"),
+    ("question-audit-mark", "span_correct", "true"),
+    ("question-audit-draw", "seed", "int-10^12"),
     ("adjudicate", "override", "true"),  # JSON true: the valid body's own value
     ("draft-save", "value", "object"),  # a draft is any JSON object
     ("bias", "smoothing", "int-10^12"),
@@ -141,7 +144,9 @@ def world(make_user, client_for, nli_project):
         f"/api/annotations/{annotation}/review/", {"grade": "good", "question": 0}, format="json"
     )
     assert graded.status_code == 201, graded.content
-    from annotation.models import Feedback, Item
+    drawn = client("sup").post("/api/projects/heq/question-audit/", {"per_source": 2, "seed": 3}, format="json")
+    assert drawn.status_code == 201, drawn.content
+    from annotation.models import Feedback, Item, QuestionAudit
 
     # A translation project with one item the back-translation filter removed.
     mt = project_create(
@@ -203,6 +208,7 @@ def world(make_user, client_for, nli_project):
     )
 
     return {
+        "question_audit": QuestionAudit.objects.order_by("pk").first().pk,
         "pair": pair.pk,
         "removed_duplicate": n2.pk,
         "mt_item": Item.objects.get(project=mt).pk,
@@ -266,6 +272,14 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
         "password-reset": ("sup", "post", "/api/users/ann2/password/", {"password": "a-new-pass-phrase-9"}),
         "sample": ("sup", "post", "/api/projects/fa-nli/sample/", {"n": 1, "stratum": "split", "seed": 7}),
         "intrinsic": ("sup", "post", "/api/projects/hesum/intrinsic/", {"all": False}),
+        # The world's own draw again: the same sample, so the mark below still finds its question.
+        "question-audit-draw": ("sup", "post", "/api/projects/heq/question-audit/", {"per_source": 2, "seed": 3}),
+        "question-audit-mark": (
+            "sup",
+            "post",
+            f"/api/projects/heq/question-audit/{world['question_audit']}/",
+            {"question_correct": True, "span_correct": False},
+        ),
         "bias": ("sup", "post", "/api/projects/fa-nli/bias/", {"split": "train", "smoothing": 100}),
         "back-translation-restore": (
             "sup",
@@ -401,6 +415,8 @@ FIELDS = {
     "validation-submit": ["annotation", "question", "answerable", "answer", "answer.start", "answer.text"],
     "sample": ["n", "stratum", "seed"],
     "intrinsic": ["all"],
+    "question-audit-draw": ["per_source", "seed"],
+    "question-audit-mark": ["question_correct", "span_correct"],
     "bias": ["split", "smoothing"],
     "back-translation-restore": ["items"],
     "adjudicate": ["label", "comment", "override"],
@@ -423,6 +439,7 @@ STORED_MODELS = (
     "Review",
     "Feedback",
     "QuestionValidation",
+    "QuestionAudit",
     "Job",
     "ItemRevision",
     "IdempotencyRecord",
@@ -478,6 +495,7 @@ def test_every_body_operation_succeeds_with_its_valid_body(world):
         "revise": 404,
         "sample": 200,
         "intrinsic": 202,
+        "question-audit-mark": 200,
         "back-translation-restore": 200,
         "bias": 202,
         "duplicates": 202,
@@ -517,6 +535,7 @@ def _templated(path: str, world) -> str:
         ("annotations", "annotation", "annotation_id"),
         ("annotations", "own_annotation", "annotation_id"),
         ("duplicates", "pair", "pair_id"),
+        ("question-audit", "question_audit", "audit_id"),
     ):
         path = path.replace(f"/{collection}/{world[key]}/", f"/{collection}/{{{name}}}/")
     path = path.replace("/members/ann2/", "/members/{username}/").replace("/users/ann2/", "/users/{username}/")

@@ -126,6 +126,10 @@ ROUTES = {
     "review-qa": {"GET": Rule(STAFF, slugs=(QA,))},
     "validate-qa": {"GET": Rule(VALIDATOR, slugs=(QA,))},
     "quality-qa": {"GET": Rule(STAFF, slugs=(QA,))},
+    "question-audit-qa": {
+        "GET": Rule(SUPERVISOR, slugs=(QA,)),
+        "POST": Rule(SUPERVISOR, slugs=(QA,), ok=(302,), body={"action": "draw", "per_source": "1", "seed": "1"}),
+    },
     "feedback": {"GET": Rule(SIGNED_IN)},
     "feedback-read": {"POST": Rule(OWNER, ok=(302,))},
     "lchaim-results": {"GET": Rule(STAFF, slugs=(MT, LABEL))},
@@ -237,6 +241,14 @@ ROUTES = {
         )
     },
     "api-question-export": {"GET": Rule(STAFF, slugs=(QA,), query="?format=squad")},
+    "api-question-audit": {
+        "GET": Rule(SUPERVISOR, slugs=(QA,)),
+        "POST": Rule(SUPERVISOR, slugs=(QA,), ok=(201,), body={"per_source": 1, "seed": 1}),
+    },
+    # An empty verdict: refused as bad input once access is granted, so no sample is needed.
+    "api-question-audit-mark": {
+        "POST": Rule(SUPERVISOR, slugs=(QA,), ok=(400,), body={}, kwargs={"audit_id": 987654321})
+    },
     # The minimal body is refused as bad input (400) only after the access check.
     "api-import-lchaim": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(400,), body="multipart-empty")},
     "api-sample": {"POST": Rule(SUPERVISOR, slugs=(MT,), ok=(409,), body={"n": 1})},  # rating has started

@@ -19,6 +19,7 @@ from annotation.rest.parsers import body_of
 from annotation.rest.schema import ERRORS
 from annotation.rest.serializers import AnnotatorItemSerializer, ErrorsSerializer
 
+from . import audit as audit_services
 from . import validation as validation_services
 from .formats import export_questions_stream
 from .questions import SPLITS
@@ -190,3 +191,75 @@ class QuestionExportView(APIView):
         response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=name)
         response["Cache-Control"] = "no-store"
         return response
+
+
+# --- the final audit (HeQ §3.4) ---------------------------------------------------------------
+
+
+class AuditDrawSerializer(serializers.Serializer):
+    per_source = serializers.IntegerField(help_text="Questions drawn from each source (HeQ: 100).")
+    seed = serializers.IntegerField(help_text="The draw's seed: the same seed draws the same sample.")
+
+
+class AuditMarkSerializer(serializers.Serializer):
+    question_correct = serializers.BooleanField()
+    span_correct = serializers.BooleanField(allow_null=True, help_text="Null where there is no span to judge.")
+
+
+class QuestionAuditView(APIView):
+    @extend_schema(
+        summary="The final audit sample of a question project, with its figures",
+        description=(
+            "Supervisors. `results`: each sampled question with its paragraph, its answer (the author's span or the "
+            "file's first answer; null when unanswerable) and the verdict so far; `figures`: the report's "
+            "`final_audit` (shares of correct questions and spans with Wilson intervals, per source and overall)."
+        ),
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request, slug):
+        return Response(audit_services.audit_sample_for_supervisor(user=request.user, slug=slug))
+
+    @extend_schema(
+        summary="Draw the final audit sample (HeQ §3.4)",
+        description=(
+            "`per_source` questions of each paragraph source (all of a smaller source), chosen by `seed` among the "
+            "questions a release would carry (not removed, not rejected). Replaces an earlier draw until one of its "
+            "questions is marked; a 409 after that."
+        ),
+        request=AuditDrawSerializer,
+        responses={201: OpenApiTypes.OBJECT, 409: ErrorsSerializer, **ERRORS},
+    )
+    @idempotent_write
+    def post(self, request, slug):
+        data = body_of(request)
+        unknown = set(data) - {"per_source", "seed"}
+        if unknown:
+            raise InvalidInput("unknown field; expected per_source, seed", field=sorted(map(str, unknown))[0])
+        drawn = audit_services.audit_sample_draw(
+            user=request.user, slug=slug, per_source=data.get("per_source"), seed=data.get("seed")
+        )
+        return Response(drawn, status=status.HTTP_201_CREATED)
+
+
+class QuestionAuditMarkView(APIView):
+    @extend_schema(
+        summary="Mark one sampled question: is the question correct, is its answer span correct",
+        request=AuditMarkSerializer,
+        responses={200: AuditMarkSerializer, **ERRORS},
+    )
+    @idempotent_write
+    def post(self, request, slug, audit_id):
+        data = body_of(request)
+        unknown = set(data) - {"question_correct", "span_correct"}
+        if unknown:
+            raise InvalidInput(
+                "unknown field; expected question_correct, span_correct", field=sorted(map(str, unknown))[0]
+            )
+        entry = audit_services.audit_mark(
+            user=request.user,
+            slug=slug,
+            audit_id=audit_id,
+            question_correct=data.get("question_correct"),
+            span_correct=data.get("span_correct"),
+        )
+        return Response({"question_correct": entry.question_correct, "span_correct": entry.span_correct})

@@ -64,6 +64,8 @@ class QaAuthoringKind(Kind):
         "review_backlog": "annotations and questions waiting for review",
         "span_agreement": "EM, F1, TLNLS of validators against the gold answers",
         "validation": "validation progress of dev/test questions",
+        "review_coverage": "share of authored questions reviewed and share of reviewed ones rejected (HeQ 3.4)",
+        "final_audit": "the audit sample's shares of correct questions and spans with Wilson intervals, per source (HeQ 3.4)",
     }
     template = "qa/annotate.html"
     extra_formats = ("squad", "articles", "questions")
@@ -363,4 +365,5 @@ class QaAuthoringKind(Kind):
             ProjectLink("review-qa", _("Review questions")),
             ProjectLink("validate-qa", _("Validate answers")),
             ProjectLink("quality-qa", _("Question quality")),
+            ProjectLink("question-audit-qa", _("Final audit"), supervisors_only=True),
         ]

@@ -4,17 +4,19 @@ feedback inbox is the core's, annotation/views/feedback.py), each of which only 
 `json_script` (the JS talks to the REST API with the session and CSRF token, docs/security.md "Pages"); and the
 reviewers' quality dashboard, rendered on the server as SVG without any script."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy as _
 
 from annotation import access
-from annotation.errors import PermissionDenied
+from annotation.errors import ApplicationError, PermissionDenied
 from annotation.gates import kind_scoped
 from annotation.models import Membership
 from annotation.services.reviews import GRADE_LABELS
 
+from . import audit as audit_services
 from .questions import GRADES
 
 
@@ -349,3 +351,76 @@ def quality(request, project):
         ),
     }
     return render(request, "qa/quality.html", context)
+
+
+# The page's yes / no / unset choices for a verdict, as the form posts them.
+_VERDICTS = {"yes": True, "no": False, "": None}
+
+
+def _whole_or_text(value: str):
+    """A form field as the service takes it: a whole number when it reads as one, else the
+    text, which the service refuses naming the field."""
+    text = (value or "").strip()
+    return int(text) if text.isdigit() else text
+
+
+@login_required
+@kind_scoped("qa_authoring", fetch=access.access_project_for_supervisor)
+def question_audit(request, project):
+    """HeQ §3.4's final audit for supervisors: draw the sample, mark each question, read the
+    shares. Plain forms (no script); every change goes through the audit service, and the
+    page comes back by redirect so a reload does not post again."""
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "draw":
+                drawn = audit_services.audit_sample_draw(
+                    user=request.user,
+                    slug=project.slug,
+                    per_source=_whole_or_text(request.POST.get("per_source")),
+                    seed=_whole_or_text(request.POST.get("seed")),
+                )
+                messages.success(request, _("Drew %(n)s questions.") % {"n": sum(drawn["drawn"].values())})
+            else:
+                verdict = request.POST.get("question_correct", "")
+                if verdict not in ("yes", "no"):
+                    raise ApplicationError(_("Choose whether the question is correct."))
+                audit_services.audit_mark(
+                    user=request.user,
+                    slug=project.slug,
+                    audit_id=_whole_or_text(request.POST.get("id")),
+                    question_correct=_VERDICTS[verdict],
+                    span_correct=_VERDICTS.get(request.POST.get("span_correct", ""), "invalid"),
+                )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        return redirect("question-audit-qa", slug=project.slug)
+    sample = audit_services.audit_sample_for_supervisor(user=request.user, slug=project.slug)
+    rows = [{**row, "parts": paragraph_parts(row["context"], row["answer"])} for row in sample["results"]]
+    context = {
+        "project": project,
+        "figures": sample["figures"],
+        "figure_rows": _audit_rows(sample["figures"]),
+        "rows": rows,
+    }
+    return render(request, "qa/question_audit.html", context)
+
+
+def _audit_rows(figures: dict | None) -> list[dict]:
+    """The shares table: a row per source, then the total (source None), each share in
+    percent with its interval."""
+    if not figures:
+        return []
+
+    def shares(row: dict) -> list[dict]:
+        return [
+            {
+                **share,
+                "percent": None if share["share"] is None else 100 * share["share"],
+                "low": None if share["ci_low"] is None else 100 * share["ci_low"],
+                "high": None if share["ci_high"] is None else 100 * share["ci_high"],
+            }
+            for share in (row["question_correct"], row["span_correct"])
+        ]
+
+    rows = [{"source": source, **row, "shares": shares(row)} for source, row in figures["sources"].items()]
+    return [*rows, {"source": None, **figures["all"], "shares": shares(figures["all"])}]

@@ -10,6 +10,7 @@ from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.spans import exact_match, f1, tlnls
 from annotation.metrics.text import fold_for_matching
 
+from .audit import audit_figures
 from .questions import (
     GRADE_SCORE,
     GRADES,
@@ -21,8 +22,18 @@ from .questions import (
 )
 
 
+def _review_coverage(authored: int, grades: dict) -> dict:
+    """HeQ §3.4's review figures: the share of authored questions a reviewer graded and the
+    share of graded questions rejected (None where nothing is counted)."""
+    rejected = sum(1 for grade in grades.values() if grade == "rejected")
+    return {
+        "reviewed_share": len(grades) / authored if authored else None,
+        "rejected_share": rejected / len(grades) if grades else None,
+    }
+
+
 def quality_report_for_project(project, settings: dict) -> dict:
-    """HeQ's quality signals (§3.3-3.4, appendix C), in six queries (two for the splits).
+    """HeQ's quality signals (§3.3-3.4, appendix C), in seven queries (two for the splits).
 
     `span_agreement` compares each validator's answer with the question's existing
     answers — the author's span for an authored question, the file's `answers` for an
@@ -192,6 +203,8 @@ def quality_report_for_project(project, settings: dict) -> dict:
             "graded": len(grades),
             "rejected": sum(1 for g in grades.values() if g == "rejected"),
         },
+        "review_coverage": _review_coverage(len(authored), grades),
+        "final_audit": audit_figures(project),
         "grades_per_annotator": grades_per_annotator,
         "question_overlap": {
             "bins": 10,

@@ -8,4 +8,5 @@ urlpatterns = [
     path("p/<slug:slug>/review/", pages.review, name="review-qa"),
     path("p/<slug:slug>/validate/", pages.validate, name="validate-qa"),
     path("p/<slug:slug>/quality/", pages.quality, name="quality-qa"),
+    path("p/<slug:slug>/question-audit/", pages.question_audit, name="question-audit-qa"),
 ]

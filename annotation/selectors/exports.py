@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from annotation.kinds.base import AdjudicationFact, ExportFacts
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, ItemAggregate, Project
-from annotation.selectors.names import annotator_pseudonym
+from annotation.selectors.names import AUTHOR_PSEUDONYM, annotator_pseudonym
 from annotation.services.decisions import decision_histories, effective_decisions
 from annotation.sql import column_in
 
@@ -107,7 +107,8 @@ def chunks_with_facts(
             item.pk: ExportFacts(
                 outcome=outcomes.get(item.pk),
                 annotations=tuple(annotations.get(item.pk, ())),
-                author=pseudonym(item.author_id),
+                # An author known only by the pseudonym of the file it came from keeps it.
+                author=pseudonym(item.author_id) or (item.computed or {}).get(AUTHOR_PSEUDONYM),
                 adjudication=adjudications.get(item.pk),
                 aggregates=aggregates.get(item.pk, {}),
                 aggregation=aggregation,

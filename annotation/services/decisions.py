@@ -129,19 +129,24 @@ def effective_decision(item: Item) -> Decision | None:
 def effective_decisions(items: Iterable[tuple[int, int]]) -> dict[int, Decision]:
     """{item id: its effective decision} for (item id, current round) pairs; items without
     one are absent. One query per WRITE_BATCH items."""
-    round_of = dict(items)
     found: dict[int, Decision] = {}
+    for item_id, decisions in round_decisions(dict(items)).items():
+        standing = standing_of(decisions)
+        if standing is not None:
+            found[item_id] = standing
+    return found
+
+
+def round_decisions(round_of: dict[int, int]) -> dict[int, list[Decision]]:
+    """{item id: the decisions of its current round, oldest first} for {item id: round};
+    one query per WRITE_BATCH items."""
+    found: dict[int, list[Decision]] = defaultdict(list)
     ids = list(round_of)
     for start in range(0, len(ids), WRITE_BATCH):
         chunk = ids[start : start + WRITE_BATCH]
-        of_round: dict[int, list[Decision]] = defaultdict(list)
         for decision in Decision.objects.filter(column_in(Decision, "item_id", chunk)).order_by("item_id", "id"):
             if decision.round == round_of[decision.item_id]:
-                of_round[decision.item_id].append(decision)
-        for item_id, decisions in of_round.items():
-            standing = standing_of(decisions)
-            if standing is not None:
-                found[item_id] = standing
+                found[decision.item_id].append(decision)
     return found
 
 
@@ -337,15 +342,7 @@ def curation_restores_record(
     Items whose standing decision is not a `method` removal are left alone. Bulk, like the
     removal; the caller holds the row locks. Returns the items restored."""
     undecided_status = undecided_status or {}
-    rounds = {item.pk: item.round for item in items}
-    of_round: dict[int, list[Decision]] = defaultdict(list)
-    ids = list(rounds)
-    for start in range(0, len(ids), WRITE_BATCH):
-        for decision in Decision.objects.filter(
-            column_in(Decision, "item_id", ids[start : start + WRITE_BATCH])
-        ).order_by("item_id", "id"):
-            if decision.round == rounds[decision.item_id]:
-                of_round[decision.item_id].append(decision)
+    of_round = round_decisions({item.pk: item.round for item in items})
     rows, restored = [], []
     moves: dict[tuple[str, str], list[int]] = defaultdict(list)
     for item in items:

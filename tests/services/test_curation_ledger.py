@@ -164,3 +164,150 @@ def test_adjudicate_remove_restore_aggregate_export_never_change_a_gold_silently
     again = sup.post(f"/api/projects/{SLUG}/duplicates/restore/", {"items": [ids[0]]}, format="json")
     assert again.status_code == 400 and again.json()["errors"][0]["field"] == "items[0]"
     assert Decision.objects.filter(item_id=ids[0], method="restore").count() == 1
+
+
+# --- the back-translation filter ----------------------------------------------------------
+
+from tests.kinds.translation.test_back_translation_filter import filtered  # noqa: E402,F401  (a fixture)
+
+
+def bt_history(client, external_id: str) -> list[dict]:
+    from annotation.models import Item
+
+    response = client.get(f"/api/items/{Item.objects.get(project__slug='bt', external_id=external_id).pk}/decisions/")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_the_filter_removes_through_the_ledger_and_a_restore_cancels_it(filtered, django_capture_on_commit_callbacks):
+    from annotation.models import AuditEntry, Item
+
+    sup = filtered["sup"]
+    [removal] = bt_history(sup, "x3")
+    assert (removal["method"], removal["status"], removal["job"], removal["by"]) == (
+        "back_translation_filter",
+        "removed",
+        filtered["job"]["id"],
+        None,
+    )
+    assert "below 0.75" in removal["comment"]
+    x3 = Item.objects.get(project__slug="bt", external_id="x3")
+    assert sup.post("/api/projects/bt/back-translation/restore/", {"items": [x3.pk]}, format="json").status_code == 200
+    assert [(row["method"], row["status"], row["by"]) for row in bt_history(sup, "x3")] == [
+        ("back_translation_filter", "removed", None),
+        ("restore", "open", "sup"),
+    ]
+    assert AuditEntry.objects.filter(action="back_translation_restore", project__slug="bt").exists()
+    # A rerun keeps the restore and does not remove x3 again; x4 stays removed, once.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sup.post("/api/projects/bt/back-translation/").status_code == 202
+    assert [row["method"] for row in bt_history(sup, "x3")] == ["back_translation_filter", "restore"]
+    assert [row["method"] for row in bt_history(sup, "x4")] == ["back_translation_filter"]
+    # With no released system the filter removes nothing: its rerun cancels its own removals.
+    project = x3.project
+    project.settings = {**project.settings, "released_system": ""}
+    project.save(update_fields=["settings"])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sup.post("/api/projects/bt/back-translation/").status_code == 202
+    assert Item.objects.get(project__slug="bt", external_id="x4").status == "open"
+    assert [row["method"] for row in bt_history(sup, "x4")] == ["back_translation_filter", "restore"]
+
+
+def test_the_filter_does_not_remove_an_adjudicated_item(make_user, client_for, monkeypatch, settings):
+    """The translation kinds have no adjudication page; an adjudication recorded in the
+    ledger (as the adjudication service records it) is enough for the rule."""
+    from annotation.kinds.translation import back_translation
+    from annotation.models import Item, Project
+    from annotation.services.decisions import ADJUDICATION, RANK_ADJUDICATION, decision_record
+    from tests.kinds.translation.test_api import import_rows, stub_encoder
+    from tests.kinds.translation.test_back_translation_filter import with_backs
+
+    root = client_for(make_user("root", staff=True))
+    made = root.post(
+        "/api/projects/",
+        {"slug": "bt2", "name": "BT2", "kind": "translation_rating", "language": "he",
+         "settings": {"released_system": "amazon"}},
+        format="json",
+    )  # fmt: skip
+    assert made.status_code == 201, made.content
+    import_rows(root, [with_backs(1, amazon="premise"), with_backs(2, amazon="premise")], slug="bt2")
+    kept, removed = Item.objects.filter(project__slug="bt2").order_by("position")
+    decision_record(item=kept, method=ADJUDICATION, rank=RANK_ADJUDICATION, value="x", status="accepted")
+    result = back_translation.back_translation_compute(Project.objects.get(slug="bt2"), encoder=stub_encoder)
+    assert result["removed"] == 1
+    kept.refresh_from_db(), removed.refresh_from_db()
+    assert (kept.status, kept.gold_label, removed.status) == ("accepted", "x", "removed")
+    assert "removed" not in kept.computed["back_translation"]
+
+
+# --- an author's withdrawal and revision ----------------------------------------------------
+
+
+def test_a_withdrawal_and_a_revision_are_in_the_items_history(make_user):
+    from annotation.kinds.nli.revisions import item_revise
+    from annotation.models import Item, Membership, Project
+    from annotation.services.decisions import RANK_ROUND_RULE, decision_history, decision_record
+    from annotation.services.projects import project_create
+
+    root, author = make_user("root", staff=True), make_user("author")
+    project = project_create(actor=root, slug="rev", name="Rev", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=author, role="annotator", status="active")
+    made = [
+        Item.objects.create(project=project, external_id=key, payload={"premise": "הנחה", "hypothesis": key},
+                            reference_label="neutral", author=author)
+        for key in ("w", "r")
+    ]  # fmt: skip
+    for item in made:
+        decision_record(item=item, method="k_of_n", rank=RANK_ROUND_RULE, value=None, status="needs_revision")
+    item_revise(user=author, item_id=made[0].pk, changes={"withdraw": True})
+    item_revise(user=author, item_id=made[1].pk, changes={"hypothesis": "השערה חדשה"})
+    withdrawn, revised = (Item.objects.get(pk=item.pk) for item in made)
+    assert withdrawn.status == "removed"
+    assert [(d.method, d.status, d.decided_by_id) for d in decision_history(withdrawn)] == [
+        ("k_of_n", "needs_revision", None),
+        ("withdrawn", "removed", author.pk),
+    ]
+    assert (revised.status, revised.round) == ("open", 2)
+    assert [(d.method, d.round, d.status) for d in decision_history(revised)] == [
+        ("k_of_n", 1, "needs_revision"),
+        ("revision", 2, "open"),
+    ]
+
+
+# --- bulk stays bulk ----------------------------------------------------------------------
+
+
+def removing_all(make_user, slug: str, pairs: int) -> int:
+    """Queries of `duplicates_remove_all` and of restoring every item it removed, for a
+    project with `pairs` undecided pairs."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from annotation.models import DuplicatePair, Item, Membership
+    from annotation.release.duplicates import duplicates_remove_all, duplicates_restore
+    from annotation.services.projects import project_create
+
+    root = make_user(f"root-{slug}", staff=True)
+    project = project_create(actor=root, slug=slug, name=slug, kind="nli_relabel", language="he")
+    Membership.objects.get_or_create(project=project, user=root, defaults={"role": "supervisor", "status": "active"})
+    items = Item.objects.bulk_create(
+        Item(project=project, external_id=f"i{n}", payload={"premise": "הנחה", "hypothesis": f"{n}"}, position=n)
+        for n in range(2 * pairs)
+    )
+    now = timezone.now()
+    DuplicatePair.objects.bulk_create(
+        DuplicatePair(project=project, item_a=items[n], item_b=items[pairs + n], premise_similarity=1.0,
+                      hypothesis_similarity=1.0, representation="bow", threshold=0.8, found_at=now)
+        for n in range(pairs)
+    )  # fmt: skip
+    with CaptureQueriesContext(connection) as removing:
+        assert duplicates_remove_all(user=root, slug=slug) == {"pairs": pairs, "removed": pairs}
+    with CaptureQueriesContext(connection) as restoring:
+        duplicates_restore(user=root, slug=slug, item_ids=[item.pk for item in items[pairs:]])
+    assert Item.objects.filter(project=project, status="open").count() == 2 * pairs
+    return len(removing.captured_queries) + len(restoring.captured_queries)
+
+
+def test_removing_and_restoring_many_near_duplicates_takes_the_same_queries_as_a_few(make_user):
+    assert removing_all(make_user, "few", 3) == removing_all(make_user, "many", 300)

@@ -484,3 +484,122 @@ def test_the_core_pages_serve_with_any_one_kind_left_out(missing, installed_with
     client.force_login(annotator)
     assert client.get("/").status_code == 200
     assert client.get("/feedback/").status_code == 200
+
+
+# --- one writer of an item's outcome -------------------------------------------------------
+# The decision ledger owns an item's status and gold (docs/decisions.md): no other module
+# assigns them. Migrations (history) and tests are outside the scan.
+OUTCOME_WRITER = "annotation.services.decisions"
+OUTCOME_FIELDS = {"status", "gold_label"}
+
+
+def _root_name(node: ast.AST) -> str:
+    """The name a chain like `Item.objects.filter(...).update` starts from."""
+    while True:
+        if isinstance(node, ast.Attribute):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return node.id if isinstance(node, ast.Name) else ""
+
+
+def _is_item(node: ast.AST) -> bool:
+    """Whether an expression reads as an item (or items): `item`, `pair.item_b`,
+    `Item.objects...`, `items[pk]` — the ledger is the only module that names them so."""
+    text = ast.unparse(node)
+    return "item" in _root_name(node).lower() or bool(re.search(r"(^|\.)item(s|_[ab])?\b", text, re.I))
+
+
+def _strings(node: ast.AST | None) -> set[str]:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return {elt.value for elt in node.elts if isinstance(elt, ast.Constant) and isinstance(elt.value, str)}
+    return set()
+
+
+def _outcome_writes(source: str) -> list[tuple[int, str]]:
+    """(line, code) of every write of an item's status or gold in `source`: assignments
+    to `<item>.status` / `.gold_label`, `update(status=...)`/`create(...)` on items,
+    `save(update_fields=[..."status"...])` and `bulk_update(..., ["status"])` on items,
+    and `Item(status=..., gold_label=...)`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            for leaf in target.elts if isinstance(target, ast.Tuple) else [target]:
+                if isinstance(leaf, ast.Attribute) and (
+                    leaf.attr == "gold_label" or (leaf.attr == "status" and _is_item(leaf.value))
+                ):
+                    found.append((node.lineno, ast.unparse(node)))
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        keywords = {keyword.arg for keyword in node.keywords}
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        receiver = func.value if isinstance(func, ast.Attribute) else func
+        if name == "Item" and keywords & OUTCOME_FIELDS:
+            found.append((node.lineno, ast.unparse(node)))
+        elif name in ("update", "create", "update_or_create", "get_or_create", "bulk_create") and (
+            "gold_label" in keywords or ("status" in keywords and _root_name(receiver) == "Item")
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+        elif name == "save" and _is_item(receiver):
+            fields = next((_strings(k.value) for k in node.keywords if k.arg == "update_fields"), set())
+            if fields & OUTCOME_FIELDS:
+                found.append((node.lineno, ast.unparse(node)))
+        elif name == "bulk_update" and _root_name(receiver) == "Item":
+            fields = _strings(node.args[1]) if len(node.args) > 1 else set()
+            fields |= next((_strings(k.value) for k in node.keywords if k.arg == "fields"), set())
+            if fields & OUTCOME_FIELDS:
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_only_the_decision_ledger_writes_an_items_status_or_gold():
+    writes = [
+        f"{name}:{line}: {code}"
+        for name, path in sorted(MODULES.items())
+        if name != OUTCOME_WRITER
+        for line, code in _outcome_writes(path.read_text(encoding="utf-8"))
+    ]
+    assert writes == [], "write an item's status or gold through annotation.services.decisions:\n" + "\n".join(writes)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "item.status = Item.Status.REMOVED",
+        "item.computed, item.flags, item.status = a, b, c",
+        "pair.item_b.status = 'removed'",
+        "row.gold_label = 'e'",
+        "Item.objects.filter(pk=1).update(status='open')",
+        "Item.objects.filter(pk__in=ids).update(gold_label='e')",
+        "item.save(update_fields=['computed', 'status'])",
+        "Item.objects.bulk_update(changed, ['computed', 'flags', 'status'], batch_size=1000)",
+        "Item(project=p, status='accepted', gold_label='e')",
+        "Item.objects.create(project=p, status='accepted')",
+    ],
+)
+def test_the_outcome_check_sees_a_write(code):
+    assert _outcome_writes(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "job.status = Job.Status.RUNNING",
+        "membership.status = changes['status']",
+        "Assignment.objects.filter(item=item).update(status='expired')",
+        "delivery.save(update_fields=['status', 'last_error'])",
+        "item.save(update_fields=['computed'])",
+        "Item.objects.filter(status='open')",
+    ],
+)
+def test_the_outcome_check_passes_over_other_states(code):
+    assert _outcome_writes(code) == []

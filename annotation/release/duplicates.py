@@ -9,10 +9,12 @@ again keep their decision, undecided pairs no longer found are dropped, decided 
 (their decision still stands). The supervisor keeps or removes each pair (`duplicate_decide`)
 or removes the later item of every undecided pair (`duplicates_remove_all`).
 
-Removing an item sets its status to "removed" (the core's mechanism: it leaves the assignment
-queue and the default exports) and records why under `Item.computed["duplicate"]["removed"]`
-with the status it had; `duplicates_restore` (or deciding "keep" on the pair that removed it)
-puts that status back and records the restore."""
+Removing an item is a decision of the ledger (method `near_duplicate`, docs/decisions.md
+"Curation"): the item becomes "removed" (it leaves the assignment queue and the default
+exports) with its gold kept, and why is in its history and under
+`Item.computed["duplicate"]["removed"]`. An item an adjudicator decided is not removed.
+`duplicates_restore` (or deciding "keep" on the pair that removed it) cancels the removal:
+the decision that stood before it stands again."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_staff, access_project_for_supervisor
-from annotation.errors import FieldError, InvalidInput, NotFound
+from annotation.errors import Conflict, FieldError, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.models import DuplicatePair, Item, Job
 from annotation.release.curation_jobs import (
@@ -36,6 +38,7 @@ from annotation.release.curation_jobs import (
 )
 from annotation.rows import check_item_ids
 from annotation.services.audit import audit_record
+from annotation.services.decisions import NEAR_DUPLICATE, curation_removals_record, curation_restores_record
 from annotation.services.jobs import job_set_progress
 
 JOB_TYPE = "duplicates"
@@ -133,40 +136,58 @@ def duplicate_pairs_for_project(*, user, slug: str, decision: str | None = None)
     )
 
 
-def _remove(item: Item, pair: DuplicatePair, user, now: str) -> bool:
-    """Remove `item` as the near-duplicate of `pair` (row locked by the caller); False when
-    it is removed already."""
-    if item.status == Item.Status.REMOVED:
-        return False
-    other = pair.item_a if item.pk == pair.item_b_id else pair.item_b
-    removal = {
-        "reason": (
-            f"near-duplicate of {other.external_id} (premise similarity {pair.premise_similarity:.3f}, "
-            f"hypothesis similarity {pair.hypothesis_similarity:.3f}; threshold {pair.threshold}, {pair.representation})"
-        ),
-        "pair": pair.pk,
-        "of": other.external_id,
-        "previous_status": item.status,
-        "by": user.username,
-        "at": now,
-    }
-    item.computed = {**(item.computed or {}), "duplicate": {"removed": removal}}
-    item.status = Item.Status.REMOVED
-    item.save(update_fields=["computed", "status"])
-    return True
+def _remove(pairs: list[DuplicatePair], user, now: str) -> list[Item]:
+    """Remove the later item (`item_b`) of each pair as its near-duplicate, through the
+    decision ledger (method `near_duplicate`, the reason in the item's history), in a few
+    statements; the items' row locks are the caller's. An item already removed, or whose
+    gold an adjudication decided, stays. Returns the items removed."""
+    removals: dict[int, dict] = {}
+    items: dict[int, Item] = {}
+    for pair in pairs:
+        item = pair.item_b
+        if item.pk in removals:
+            continue  # the item's first pair removes it
+        other = pair.item_a
+        removals[item.pk] = {
+            "reason": (
+                f"near-duplicate of {other.external_id} (premise similarity {pair.premise_similarity:.3f}, "
+                f"hypothesis similarity {pair.hypothesis_similarity:.3f}; threshold {pair.threshold}, "
+                f"{pair.representation})"
+            ),
+            "pair": pair.pk,
+            "of": other.external_id,
+            "previous_status": item.status,
+            "by": user.username,
+            "at": now,
+        }
+        items[item.pk] = item
+    removed = curation_removals_record(
+        list(items.values()), method=NEAR_DUPLICATE, reasons={pk: r["reason"] for pk, r in removals.items()}, user=user
+    )
+    for item in removed:
+        item.computed = {**(item.computed or {}), "duplicate": {"removed": removals[item.pk]}}
+    Item.objects.bulk_update(removed, ["computed"], batch_size=1000)
+    return removed
 
 
-def _restore(item: Item, user, now: str) -> bool:
-    """Put a near-duplicate removal back (row locked by the caller); False when the item
-    was not removed as a near-duplicate."""
-    removal = ((item.computed or {}).get("duplicate") or {}).get("removed")
-    if item.status != Item.Status.REMOVED or not isinstance(removal, dict):
-        return False
-    item.status = removal.get("previous_status") or Item.Status.OPEN
-    restored = {"by": user.username, "at": now, "removal": {k: v for k, v in removal.items() if k != "previous_status"}}
-    item.computed = {**item.computed, "duplicate": {"restored": restored}}
-    item.save(update_fields=["computed", "status"])
-    return True
+def _restore(items: list[Item], user, now: str) -> list[Item]:
+    """Cancel the near-duplicate removals of `items` in the ledger (row locks the
+    caller's): each item's decision before its removal stands again. Returns the items
+    restored."""
+    removal_of = {item.pk: ((item.computed or {}).get("duplicate") or {}).get("removed") for item in items}
+    restored = curation_restores_record(
+        [item for item in items if isinstance(removal_of[item.pk], dict)],
+        method=NEAR_DUPLICATE,
+        user=user,
+        undecided_status={pk: removal.get("previous_status") for pk, removal in removal_of.items() if removal},
+        comment="restored after a near-duplicate removal",
+    )
+    for item in restored:
+        removal = removal_of[item.pk]
+        kept = {k: v for k, v in removal.items() if k != "previous_status"}
+        item.computed = {**item.computed, "duplicate": {"restored": {"by": user.username, "at": now, "removal": kept}}}
+    Item.objects.bulk_update(restored, ["computed"], batch_size=1000)
+    return restored
 
 
 def _removed_by(item: Item, pair: DuplicatePair) -> bool:
@@ -190,9 +211,13 @@ def duplicate_decide(*, user, slug: str, pair_id: int, decision) -> DuplicatePai
         pair.item_a, pair.item_b = locked[pair.item_a_id], locked[pair.item_b_id]
         now = timezone.now().isoformat()
         if decision == DuplicatePair.Decision.REMOVE:
-            _remove(pair.item_b, pair, user, now)
+            if pair.item_b.status != Item.Status.REMOVED and not _remove([pair], user, now):
+                raise Conflict(
+                    _("An adjudicator decided this item's label: reopen the item before removing it."),
+                    field="decision",
+                )
         elif _removed_by(pair.item_b, pair):
-            _restore(pair.item_b, user, now)
+            _restore([pair.item_b], user, now)
         before = pair.decision or None
         pair.decision, pair.decided_by, pair.decided_at = decision, user, timezone.now()
         pair.save(update_fields=["decision", "decided_by", "decided_at"])
@@ -210,11 +235,12 @@ def duplicates_remove_all(*, user, slug: str) -> dict:
         pairs = list(DuplicatePair.objects.select_for_update().filter(project=project, decision="").order_by("pk"))
         ids = {pair.item_a_id for pair in pairs} | {pair.item_b_id for pair in pairs}
         items = {item.pk: item for item in Item.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
-        now, removed = timezone.now().isoformat(), 0
+        now = timezone.now().isoformat()
         for pair in pairs:
             pair.item_a, pair.item_b = items[pair.item_a_id], items[pair.item_b_id]
-            removed += _remove(pair.item_b, pair, user, now)
             pair.decision, pair.decided_by, pair.decided_at = DuplicatePair.Decision.REMOVE, user, timezone.now()
+        # An item an adjudicator decided stays (docs/decisions.md "Curation").
+        removed = len(_remove(pairs, user, now))
         DuplicatePair.objects.bulk_update(pairs, ["decision", "decided_by", "decided_at"], batch_size=1000)
         audit_record(actor=user, action="duplicate_remove", project=project, target=f"project:{project.slug}",
                      after={"pairs": len(pairs), "removed": removed})  # fmt: skip
@@ -242,11 +268,10 @@ def duplicates_restore(*, user, slug: str, item_ids) -> dict:
             raise InvalidInput(_("nothing was restored"), errors=errors)
         now = timezone.now().isoformat()
         pair_ids = [item.computed["duplicate"]["removed"].get("pair") for item in items.values()]
-        for item in items.values():
-            _restore(item, user, now)
+        restored = _restore(list(items.values()), user, now)
         DuplicatePair.objects.filter(project=project, pk__in=[p for p in pair_ids if isinstance(p, int)]).update(
             decision=DuplicatePair.Decision.KEEP, decided_by=user, decided_at=timezone.now()
         )
         audit_record(actor=user, action="duplicate_restore", project=project, target=f"project:{project.slug}",
-                     after={"items": sorted(items)})  # fmt: skip
-    return {"restored": len(items)}
+                     after={"items": sorted(item.pk for item in restored)})  # fmt: skip
+    return {"restored": len(restored)}

@@ -3,7 +3,7 @@
 from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.models import Annotation, Decision, Project, Review
-from annotation.services.decisions import RANK_ROUND_RULE
+from annotation.services.decisions import CURATION_METHODS, RANK_ROUND_RULE, RESTORE
 
 
 def annotations_of_annotator(project: Project, user) -> QuerySet[Annotation]:
@@ -17,9 +17,11 @@ def annotations_of_annotator(project: Project, user) -> QuerySet[Annotation]:
         .annotate(
             reviewed=Exists(Review.objects.filter(annotation=OuterRef("pk"))),
             round_has_decision=Exists(
+                # A curation removal and its restore decide no votes (a removed item is
+                # decided by its status).
                 Decision.objects.filter(
                     item_id=OuterRef("item_id"), round=OuterRef("item__round"), rank__gte=RANK_ROUND_RULE
-                )
+                ).exclude(method__in=(*CURATION_METHODS, RESTORE))
             ),
         )
         .order_by("-created_at", "-id")

@@ -15,8 +15,8 @@ from django.db.models.functions import Cast
 from annotation.kinds.base import AdjudicationFact, ExportFacts
 from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Decision, Item, ItemAggregate, Project
-from annotation.selectors.names import annotator_pseudonym
-from annotation.services.decisions import decision_histories
+from annotation.selectors.names import AUTHOR_PSEUDONYM, annotator_pseudonym
+from annotation.services.decisions import decision_histories, standing_of
 from annotation.sql import column_in
 
 CHUNK_SIZE = 2000
@@ -193,13 +193,21 @@ def chunks_with_facts(
             )
             if round_ == round_of[item_id]
         }
-        decisions = {}
-        # Ascending (item, rank, id), the ledger's order: the last of the round stands.
-        for item_id, round_, method, status in _rows(
-            Decision, ids, "item_id", "round", "method", "status", order=("item_id", "rank", "id")
+        # The round's decisions, oldest first, as light unsaved instances: the ledger's own
+        # rule (services.decisions.standing_of) says which one stands.
+        round_decisions: dict[int, list[Decision]] = defaultdict(list)
+        for item_id, round_, method, status, rank, pk in _rows(
+            Decision, ids, "item_id", "round", "method", "status", "rank", "id", order=("item_id", "id")
         ):
             if round_ == round_of[item_id]:
-                decisions[item_id] = DecisionFact(round_, method, status)
+                round_decisions[item_id].append(
+                    Decision(id=pk, item_id=item_id, round=round_, method=method, status=status, rank=rank)
+                )
+        decisions = {}
+        for item_id, candidates in round_decisions.items():
+            standing = standing_of(candidates)
+            if standing is not None:
+                decisions[item_id] = DecisionFact(standing.round, standing.method, standing.status)
         histories = (
             {
                 item_id: [_decision_record(d, pseudonym) for d in rows]
@@ -220,7 +228,8 @@ def chunks_with_facts(
             item.id: ExportFacts(
                 outcome=outcomes.get(item.id),
                 annotations=tuple(annotations.get(item.id, ())),
-                author=pseudonym(item.author_id),
+                # An author known only by the pseudonym of the file it came from keeps it.
+                author=pseudonym(item.author_id) or (item.computed or {}).get(AUTHOR_PSEUDONYM),
                 adjudication=adjudications.get(item.id),
                 aggregates=aggregates.get(item.id, {}),
                 aggregation=aggregation,

@@ -334,6 +334,11 @@ METHOD_LABELS = {
     "adjudication": _("adjudication"),
     "import": _("import of final labels"),
     "reopen": _("reopened"),
+    "revision": _("revised by its author"),
+    "near_duplicate": _("removed as a near-duplicate"),
+    "back_translation_filter": _("removed by the back-translation filter"),
+    "withdrawn": _("withdrawn by its author"),
+    "restore": _("restored"),
 }
 
 

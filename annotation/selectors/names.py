@@ -2,6 +2,8 @@
 see usernames; everyone else (reviewers, annotators) sees the pseudonym the project's exports
 give each person (`shown_name`)."""
 
+import re
+
 from django.contrib.auth import get_user_model
 from django.utils.crypto import salted_hmac
 
@@ -9,6 +11,14 @@ from annotation import access
 from annotation.models import Annotation, Membership, Project
 
 PSEUDONYM_LENGTH = 16  # hex digits of HMAC-SHA256: 64 bits
+# Item.computed's key for an author known only by an export's pseudonym (an imported export).
+AUTHOR_PSEUDONYM = "author_pseudonym"
+PSEUDONYM_SHAPE = re.compile(rf"[0-9a-f]{{{PSEUDONYM_LENGTH}}}")
+
+
+def is_pseudonym(text: str) -> bool:
+    """Whether `text` has the shape of an export pseudonym (it may still name nobody here)."""
+    return bool(PSEUDONYM_SHAPE.fullmatch(text))
 
 
 def annotator_pseudonym(project_id: int, user_id: int) -> str:

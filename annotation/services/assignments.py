@@ -29,7 +29,7 @@ from annotation.selectors.assignments import (
 )
 from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.consensus import consensus_enqueue_on_commit
-from annotation.services.decisions import RANK_ROUND_RULE, decision_record, pool_method_deciding
+from annotation.services.decisions import RANK_ROUND_RULE, decision_record, pool_method_deciding, round_progress
 from annotation.services.webhooks import webhook_event_on_commit
 from annotation.sql import execute
 
@@ -223,8 +223,7 @@ def _round_close(item: Item, kind, settings: dict) -> None:
     if item.probe_of_id is None:
         webhook_event_on_commit(item.project_id, "round.closed", {"external_id": item.external_id, "round": item.round})
     if item.probe_of_id is None and pool_method_deciding(kind, settings):
-        item.status = Item.Status.DECIDING
-        item.save(update_fields=["status"])
+        round_progress(item, Item.Status.DECIDING)
         aggregation_request_on_commit(item.project_id, [item.pk])
         return
     rule = None
@@ -236,8 +235,7 @@ def _round_close(item: Item, kind, settings: dict) -> None:
         ]
         rule = kind.round_rule_decision(item, labels, settings)
     if rule is None:
-        item.status = Item.Status.COMPLETE
-        item.save(update_fields=["status"])
+        round_progress(item, Item.Status.COMPLETE)
     else:
         # The ledger writes the item's status and gold, in one save.
         method, value = rule

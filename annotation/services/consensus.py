@@ -37,6 +37,8 @@ from annotation.services.decisions import (
     decision_record,
     decisions_record_bulk,
     pool_method_deciding,
+    round_progress,
+    round_progress_bulk,
 )
 from annotation.services.tasks_queue import enqueue_on_commit, enqueue_rollback_unsafe
 
@@ -95,7 +97,7 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
         kind = get_kind(item.project.kind)
         settings = kind.settings_for(item.project.settings)
         if pool_method_deciding(kind, settings):
-            Item.objects.filter(pk=item.pk).update(status=Item.Status.DECIDING)
+            round_progress(item, Item.Status.DECIDING)
             aggregation_request_on_commit(item.project_id, [item.pk])
             return None
         labels = [
@@ -105,8 +107,7 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
         result = _decide(labels, _round_rule(settings), item.reference_label)
         if result.outcome == PENDING:
             # Fewer votes than needed (e.g. settings changed): collect more.
-            item.status = Item.Status.OPEN
-            item.save(update_fields=["status"])
+            round_progress(item, Item.Status.OPEN)
             return None
         outcome = _outcome_row(item.pk, item.round, result)
         try:
@@ -203,8 +204,8 @@ def _compute_chunk(ids: list[int]) -> int:
         store.write_outcomes(outcomes)
         for method, decided in verdicts.items():
             decisions_record_bulk(decided, method=method, rank=RANK_ROUND_RULE)
-        Item.objects.filter(pk__in=reopened).update(status=Item.Status.OPEN)
-        Item.objects.filter(pk__in=deciding).update(status=Item.Status.DECIDING)
+        round_progress_bulk(reopened, Item.Status.OPEN)
+        round_progress_bulk(deciding, Item.Status.DECIDING)
         for project_id in {row[1] for row in locked if row[1] in projects} if (outcomes or deciding) else ():
             aggregation_request_on_commit(project_id, [row[0] for row in locked if row[1] == project_id])
         return len(outcomes)

@@ -28,8 +28,9 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Item, Job, Project
 from annotation.rows import ItemRow, csv_restore, read_csv_records, read_jsonl_records
+from annotation.selectors.names import AUTHOR_PSEUDONYM, is_pseudonym
 from annotation.services.audit import audit_record
-from annotation.services.decisions import imported_decisions_record
+from annotation.services.decisions import imported_decisions_record, imported_outcome
 from annotation.services.jobs import job_create, job_set_progress
 from annotation.services.webhooks import webhook_event_on_commit
 
@@ -264,9 +265,20 @@ def _authors_by_name(rows: list[ItemRow], errors: list[FieldError]) -> dict:
     names = {row.author for row in rows if row.author}
     users = {user.username: user for user in get_user_model().objects.filter(username__in=names)}
     for row in rows:
-        if row.author and row.author not in users:
+        # An export names authors by pseudonym (docs/security.md "Output"): a pseudonym that
+        # is no username is kept as the item's author of record, so that the export of an
+        # authored project imports back (and exports again with the same author).
+        if row.author and row.author not in users and not is_pseudonym(row.author):
             errors.append(FieldError("author", _("no user named “%(name)s”") % {"name": row.author}, row.position))
     return users
+
+
+def _author_columns(row: ItemRow, authors: dict) -> dict:
+    """The item's author: the user a username names, else the export pseudonym as given."""
+    user = authors.get(row.author)
+    if user is not None or not row.author:
+        return {"author_id": getattr(user, "pk", None)}
+    return {"author_id": None, "computed": {AUTHOR_PSEUDONYM: row.author}}
 
 
 def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[ItemRow], dict, list[FieldError]]:
@@ -399,10 +411,10 @@ def store_rows(
                     "group": row.group,
                     "derived_group": "" if row.group else kind.derived_group(row.payload),
                     "split": row.split,
-                    "author_id": getattr(authors.get(row.author), "pk", None),
+                    **_author_columns(row, authors),
                     # Published labels are gold as they are: decided (the ledger's `import`
                     # decisions below), never relabeled.
-                    **({"status": Item.Status.ACCEPTED, "gold_label": row.reference_label} if labels_final else {}),
+                    **(imported_outcome(row.reference_label) if labels_final else {}),
                     "position": offset + row.position,
                 }
                 for row in batch

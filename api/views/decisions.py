@@ -20,10 +20,16 @@ class DecisionSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     round = serializers.IntegerField()
     method = serializers.CharField(
-        help_text="k_of_n, majority, dawid_skene, mace, adjudication, import, reopen, or the kind's own rule"
+        help_text=(
+            "k_of_n, majority, dawid_skene, mace, adjudication, import, reopen, revision, the kind's own rule, "
+            "a curation removal (near_duplicate, back_translation_filter, withdrawn) or the restore that cancels one"
+        )
     )
     rank = serializers.IntegerField(
-        help_text="precedence: 3 adjudication, 2 the chosen method on the worker, 1 the round's rule or an import, 0 reopen"
+        help_text=(
+            "precedence: 3 adjudication or a curation removal and its restore, 2 the chosen method on the worker, "
+            "1 the round's rule or an import, 0 reopen or revision"
+        )
     )
     value = serializers.JSONField(allow_null=True, help_text="the decided gold (a label), null for none")
     status = serializers.CharField(help_text="the item status the decision moved it to")

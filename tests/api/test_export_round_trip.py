@@ -311,9 +311,10 @@ def test_authoring_questions_export_and_import_back_to_the_same_items(admin, fmt
     assert after == before
 
 
-def question_paragraphs(contexts: list[tuple[str, str, str]]) -> list[dict]:
+def question_paragraphs(contexts: list[tuple[str, str, str]], bare: tuple[bool, ...] = ()) -> list[dict]:
     """A paragraph per (before, answer, after) of hostile text, each its own article, with
-    one answerable question whose span is `answer` and one unanswerable one."""
+    one answerable question whose span is `answer` and one unanswerable one — or, where
+    `bare[i]` holds, with no questions at all (`"qas": []` in SQuAD)."""
     rows = []
     for i, (before, answer, after) in enumerate(contexts):
         context = before + answer + after
@@ -323,7 +324,9 @@ def question_paragraphs(contexts: list[tuple[str, str, str]]) -> list[dict]:
                 "title": f"כותרת {i}",
                 "article_index": i,
                 "context": context,
-                "questions": [
+                "questions": []
+                if i < len(bare) and bare[i]
+                else [
                     {
                         "question": after + "?",
                         "id": f"q{i}-a",
@@ -339,7 +342,56 @@ def question_paragraphs(contexts: list[tuple[str, str, str]]) -> list[dict]:
 
 @pytest.mark.parametrize("fmt", ["jsonl", "squad", "questions"])
 @settings(**SETTINGS)
-@given(contexts=st.lists(st.tuples(words, st.sampled_from(["אבג", "x y", "۱۲"]), words), min_size=1, max_size=3))
-def test_question_paragraphs_with_questions_export_and_import_back_to_the_same_items(admin, fmt, contexts):
-    before, after, _data = round_trip(admin, "qa_authoring", question_paragraphs(contexts), fmt)
+@given(
+    contexts=st.lists(st.tuples(words, st.sampled_from(["אבג", "x y", "۱۲"]), words), min_size=1, max_size=3),
+    bare=st.lists(st.booleans(), max_size=3),
+)
+def test_question_paragraphs_with_questions_export_and_import_back_to_the_same_items(admin, fmt, contexts, bare):
+    before, after, _data = round_trip(admin, "qa_authoring", question_paragraphs(contexts, tuple(bare)), fmt)
     assert after == before
+
+
+@pytest.mark.parametrize("fmt", ["squad", "questions"])
+def test_a_paragraph_without_questions_survives_the_question_exports(admin, fmt):
+    rows = question_paragraphs([("a", "אבג", "b"), ("c", "x y", "d"), ("e", "۱۲", "f")], bare=(False, True, True))
+    before, after, data = round_trip(admin, "qa_authoring", rows, fmt)
+    assert after == before
+    assert [payload.get("questions", []) for payload, _label, _group in after][1:] == [[], []]
+    if fmt == "squad":
+        assert [p["qas"] for a in json.loads(data)["data"] for p in a["paragraphs"]][1:] == [[], []]
+
+
+# Authored NLI pairs (an nli_authoring project's output in its relabel project): each item
+# has an author, and the export names the author by the export's pseudonym.
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@settings(**SETTINGS)
+@given(pairs=texts, authored_by=st.lists(st.booleans(), min_size=4, max_size=4))
+def test_authored_nli_pairs_export_and_import_back_with_their_authors(admin, fmt, pairs, authored_by):
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Item
+
+    n = next(_projects)
+    author = get_user_model().objects.create_user(username=f"author-{n}", password="pass-word-123")
+    rows = [
+        {"id": f"a{i}", "premise": a, "hypothesis": b, "label": "neutral",
+         **({"author": author.username} if authored_by[i] else {})}
+        for i, (a, b) in enumerate(pairs)
+    ]  # fmt: skip
+    before, after, data = round_trip(admin, "nli_relabel", rows, fmt)
+    assert after == before
+    source = Item.objects.filter(project__slug=f"round-trip-{n + 1}").order_by("position", "id")
+    assert [item.author_id for item in source] == [author.pk if authored_by[i] else None for i in range(len(pairs))]
+    # The copy names each author as the source's export did: its own export writes the same.
+    copy = Item.objects.filter(project__slug=f"round-trip-{n + 2}").first().project
+    exported = authors_of(data, fmt)
+    assert [bool(name) for name in exported] == authored_by[: len(pairs)]
+    assert authors_of(export_file(copy, fmt), fmt) == exported
+    assert author.username.encode() not in data  # still a pseudonym: exports name nobody
+
+
+def authors_of(data: bytes, fmt: str) -> list:
+    if fmt == "jsonl":
+        return [json.loads(line)["author"] for line in data.decode("utf-8").splitlines()]
+    rows = csv.DictReader(io.StringIO(data.decode("utf-8").removeprefix(BOM), newline=""))
+    return [row["author"] or None for row in rows]

@@ -9,6 +9,7 @@ from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Item, ItemRevision
+from annotation.services.decisions import REVISION, WITHDRAWN, curation_removals_record, item_new_round
 
 from .authors import access_project_for_author
 
@@ -90,8 +91,8 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
                 previous_payload=item.payload,
                 created_by=user,
             )
-            item.status = Item.Status.REMOVED
-            item.save(update_fields=["status"])
+            # The withdrawal is the ledger's: the item's history says the author withdrew it.
+            curation_removals_record([item], method=WITHDRAWN, reasons={item.pk: "withdrawn by its author"}, user=user)
             return item
         if not edits:
             raise InvalidInput("send a new premise and/or hypothesis, or withdraw", field="premise")
@@ -105,10 +106,9 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
             created_by=user,
         )
         item.payload = {**item.payload, **edits}
-        item.round += 1
-        item.status = Item.Status.OPEN
-        item.votes_target = None  # adaptive overlap starts the new round at overlap_min
         if not item.group:
             item.derived_group = get_kind(item.project.kind).derived_group(item.payload)
-        item.save(update_fields=["payload", "round", "status", "derived_group", "votes_target"])
+        item.save(update_fields=["payload", "derived_group"])
+        # The next round, open again: the ledger's `revision`, first decision of that round.
+        item_new_round(item, method=REVISION, user=user, comment="revised by its author")
         return item

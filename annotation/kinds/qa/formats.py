@@ -394,8 +394,8 @@ def export_questions(project, *, split: str | None = None, include_rejected: boo
     answers = the author's span then the validators' distinct spans (HeQ §3.3 "augmented by
     creating several correct answer spans"), `question quality` = the grade or
     "unreviewed". Rejected questions (grade, or imported quality "rejected") are left out
-    unless `include_rejected`. Paragraphs left without questions are left out. Removed
-    items are never exported. Four queries per 500 items, and two for the splits."""
+    unless `include_rejected`. A paragraph without questions is exported with none (it
+    imports back as the same item). Removed items are never exported. Four queries per 500 items, and two for the splits."""
     from annotation.models import Annotation, Item, QuestionValidation, Review
     from annotation.selectors.names import annotator_pseudonym
 
@@ -511,8 +511,8 @@ def _export_chunk(
                         "wrong_answers": [],
                     }
                 )
-        if not qas:
-            continue
+        # A paragraph without questions is still an item of the project: SQuAD writes it
+        # with `"qas": []`, and it imports back as a paragraph waiting for its questions.
         paragraph = {"context": payload.get("context", "")}
         paragraph.update(payload.get("paragraph_extra") or {})
         paragraph["qas"] = qas
@@ -613,7 +613,10 @@ def read_questions(text: str) -> Iterator[tuple[int, dict]]:
             yield number, {"_error": error, "_field": member}
             continue
         question = {name: line[key] for key, name in QUESTION_MEMBERS.items() if line.get(key) is not None}
-        for name in ("answers", "wrong_answers"):
+        # A paragraph's line with no question (`question` null, no id): the export's line
+        # for a paragraph without questions.
+        bare = line.get("question") is None and line.get("id") is None
+        for name in () if bare else ("answers", "wrong_answers"):
             spans = spans_of(line.get(name, {"text": [], "answer_start": []}))
             if spans is None:
                 yield number, {"_error": _('must be {"text": [...], "answer_start": [...]} (squad_v2)'), "_field": name}
@@ -634,7 +637,8 @@ def read_questions(text: str) -> Iterator[tuple[int, dict]]:
                     },
                 )
                 continue
-            paragraphs[key][1]["questions"].append(question)
+            if not bare:
+                paragraphs[key][1]["questions"].append(question)
     yield from paragraphs.values()
 
 
@@ -642,7 +646,17 @@ def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
     for entry in paragraphs:
         paragraph = entry["paragraph"]
         lines = []
-        for question in paragraph["qas"]:
+        # A paragraph without questions is one line with no question (`question` null),
+        # so that it imports back.
+        for question in paragraph["qas"] or [None]:
+            if question is None:
+                record = {
+                    "id": None, "title": entry["title"], "paragraph": entry["item"].external_id,
+                    "context": paragraph["context"], "question": None, "split": entry["split"],
+                    "source": entry["source"], "article_index": entry["article_index"],
+                }  # fmt: skip
+                lines.append(_jsonl_line(record))
+                continue
             record = {
                 "id": question.get("id"),
                 "title": entry["title"],
@@ -660,8 +674,11 @@ def _questions_jsonl(paragraphs: Iterable[dict]) -> Iterator[bytes]:
                 "origin": "authored" if question.get("id") in entry["authors"] else "imported",
                 "author": entry["authors"].get(question.get("id")),
             }
-            line = json.dumps(record, ensure_ascii=False)
-            # U+2028/U+2029/U+0085 escaped so that line-splitting readers keep one record a line.
-            line = line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
-            lines.append(line + "\n")
+            lines.append(_jsonl_line(record))
         yield "".join(lines).encode("utf-8")
+
+
+def _jsonl_line(record: dict) -> str:
+    line = json.dumps(record, ensure_ascii=False)
+    # U+2028/U+2029/U+0085 escaped so that line-splitting readers keep one record a line.
+    return line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085") + "\n"

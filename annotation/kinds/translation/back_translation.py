@@ -6,9 +6,11 @@ it offline), premise with premise and hypothesis with hypothesis, per system.
 The paper scores the translation it releases and removes the samples below 0.75. Here the
 project's `released_system` setting names that system and `back_translation_threshold`
 the threshold (0.75): an item whose released candidate scores below it on the premise or
-on the hypothesis is *removed* (`Item.status = "removed"`, the core's mechanism: it leaves
-the rating queue and the default exports), with the reason, the scores and the status it
-had stored under `computed["back_translation"]["removed"]`. A supervisor may restore it
+on the hypothesis is *removed* by a decision of the ledger (method
+`back_translation_filter`, docs/decisions.md "Curation": it leaves the rating queue and the
+default exports, keeps its gold, and its history says why), with the reason, the scores and
+the status it had stored under `computed["back_translation"]["removed"]`. An item an
+adjudicator decided is not removed. A supervisor may restore it
 (`back_translation_restore`); the restore is recorded and a recompute keeps it. Without a
 released system nothing is removed. An item is also flagged `low_back_translation` when any
 system scores below the threshold (on record only; `?exclude_flagged=1` leaves such items
@@ -39,6 +41,7 @@ from annotation.kinds.translation.candidates import LOW_BACK_TRANSLATION_FLAG
 from annotation.models import Item, Job
 from annotation.rows import check_item_ids
 from annotation.services.audit import audit_record
+from annotation.services.decisions import BACK_TRANSLATION_FILTER, curation_removals_record, curation_restores_record
 from annotation.services.embeddings import MODEL_NAME, Encoder, embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create, job_set_progress
 
@@ -128,12 +131,16 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
         if job_id is not None:
             job_set_progress(job_id, 0.9 * (start + len(chunk)) / max(1, len(pairs)))
     flagged = checked = removed = 0
+    lifted: dict[int, tuple[Item, str]] = {}
+    job = Job.objects.filter(pk=job_id).first() if job_id is not None else None
     with transaction.atomic():
         # The statuses are read again under row locks: submits went on while the model ran,
         # and the filter must not write back a status read before them.
         fresh = Item.objects.select_for_update().filter(pk__in=[item.pk for item in items]).order_by("pk")
-        current = {row.pk: row for row in fresh.only("pk", "computed", "flags", "status")}
-        changed = []
+        current = {
+            row.pk: row for row in fresh.only("pk", "project_id", "round", "computed", "flags", "status", "gold_label")
+        }
+        changed, removals = [], {}
         for position, item in enumerate(items):
             item = current.get(item.pk)
             if item is None:
@@ -151,6 +158,7 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
             previous = computed.get("back_translation") or {}
             flags = [flag for flag in (item.flags or []) if flag != LOW_BACK_TRANSLATION_FLAG]
             status = _status_before_filter(item)
+            removing = False
             if values:
                 checked += 1
                 record = {"model": MODEL_NAME, "threshold": threshold, "candidates": rows, "min": min(values)}
@@ -162,15 +170,37 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
                 removal = _removal(rows, released, threshold)
                 if removal is not None and "restored" not in record and status != Item.Status.REMOVED:
                     record["removed"] = {**removal, "previous_status": status}
-                    status = Item.Status.REMOVED
-                    removed += 1
+                    removing = True
                 computed["back_translation"] = record
             else:
                 computed.pop("back_translation", None)
-            if computed != (item.computed or {}) or flags != (item.flags or []) or status != item.status:
-                item.computed, item.flags, item.status = computed, flags, status
+            if removing and item.status != Item.Status.REMOVED:
+                removals[item.pk] = (item, record["removed"]["reason"])
+            elif removing:
+                removed += 1  # removed by an earlier run, and still
+            elif "removed" in previous and item.status == Item.Status.REMOVED:
+                # The filter no longer removes it (scores or threshold changed): cancel.
+                lifted[item.pk] = (item, status)
+            if computed != (item.computed or {}) or flags != (item.flags or []):
+                item.computed, item.flags = computed, flags
                 changed.append(item)
-        Item.objects.bulk_update(changed, ["computed", "flags", "status"], batch_size=1000)
+        # Removals and their cancellations are the ledger's (method `back_translation_filter`):
+        # each in a few statements, whatever the number of items. An item an adjudicator
+        # decided stays.
+        done = curation_removals_record(
+            [item for item, _reason in removals.values()], method=BACK_TRANSLATION_FILTER,
+            reasons={pk: reason for pk, (_item, reason) in removals.items()}, job=job,
+        )  # fmt: skip
+        removed += len(done)
+        for pk in set(removals) - {item.pk for item in done}:
+            item = removals[pk][0]
+            item.computed["back_translation"].pop("removed", None)  # not removed: no record of it
+        curation_restores_record(
+            [item for item, _status in lifted.values()], method=BACK_TRANSLATION_FILTER, user=None,
+            undecided_status={pk: status for pk, (_item, status) in lifted.items()},
+            comment="the back-translation filter no longer removes it",
+        )  # fmt: skip
+        Item.objects.bulk_update(changed, ["computed", "flags"], batch_size=1000)
     return {
         "items": len(items),
         "checked": checked,
@@ -229,7 +259,13 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
         if errors:
             raise InvalidInput("nothing was restored", errors=errors)
         now = timezone.now().isoformat()
-        for item in items.values():
+        # The ledger cancels each removal: the decision before it stands again.
+        restored = curation_restores_record(
+            list(items.values()), method=BACK_TRANSLATION_FILTER, user=user,
+            undecided_status={pk: _status_before_filter(item) for pk, item in items.items()},
+            comment="restored after the back-translation filter removed it",
+        )  # fmt: skip
+        for item in restored:
             record = dict(item.computed["back_translation"])
             removal = record.pop("removed")
             record["restored"] = {
@@ -237,14 +273,13 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
                 "at": now,
                 "removal": {k: v for k, v in removal.items() if k != "previous_status"},
             }
-            item.status = removal.get("previous_status") or Item.Status.OPEN
             item.computed = {**item.computed, "back_translation": record}
-        Item.objects.bulk_update(list(items.values()), ["computed", "status"])
-        restored = sorted(items.values(), key=lambda item: item.pk)
+        Item.objects.bulk_update(restored, ["computed"])
+        restored = sorted(restored, key=lambda item: item.pk)
         audit_record(actor=user, action="back_translation_restore", project=project, target=f"project:{project.slug}",
                      before={"status": {item.external_id: Item.Status.REMOVED for item in restored}},
                      after={"status": {item.external_id: item.status for item in restored}})  # fmt: skip
-    return len(items)
+    return len(restored)
 
 
 def back_translation_report(project) -> dict:

@@ -14,7 +14,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from annotation.errors import InvalidInput
+from annotation.errors import InvalidInput, KindNotInstalled
 
 from .base import Kind
 
@@ -41,10 +41,18 @@ def _forget_kinds(*, setting, **kwargs) -> None:
 
 
 def get_kind(name: str) -> Kind:
+    """The installed kind `name`; KindNotInstalled (a 409, and a KeyError) when it is not."""
     kind = _kinds().get(name)
     if kind is None:
-        raise KeyError(name)
+        raise KindNotInstalled(name)
     return kind
+
+
+def require_installed_kind(project) -> None:
+    """Refuse (KindNotInstalled) a project whose kind the site does not install: the gate the
+    access layer puts before every page and operation of a project."""
+    if project.kind not in _kinds():
+        raise KindNotInstalled(project.kind)
 
 
 def available_kinds() -> tuple[str, ...]:

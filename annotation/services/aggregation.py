@@ -63,7 +63,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotation.kinds.registry import get_kind
+from annotation.kinds.registry import get_kind, installed_kind
 from annotation.metrics.aggregation import (
     METHODS,
     AggregationResult,
@@ -136,7 +136,8 @@ def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[
     debounce = timedelta(seconds=django_settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS)
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).only("pk", "kind").first()
-        if project is None or not get_kind(project.kind).labels:
+        kind = None if project is None else installed_kind(project.kind)
+        if kind is None or not kind.labels:  # gone, or of a kind without labels or not installed
             return None
         if change:
             Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)

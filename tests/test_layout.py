@@ -179,9 +179,10 @@ def test_the_package_check_sees_a_backward_arrow():
 
 # Where a request lands (docs/architecture.md "Module names"): pages in `views` (a module or
 # a package of modules by area), the core's DRF views in api/views/, routes in one `urls`
-# per package; a kind's are named by the kind interface (pages, api, urls, api_urls).
+# per package; a kind's are named by the kind interface (pages, api, urls: one urls.py holds
+# both its pages' routes and its API's).
 _ROUTING_NAME = re.compile(r"(^|_)(views|pages|urls)(_|$)")
-_KIND_ROUTING = {"pages", "api", "urls", "api_urls"}
+_KIND_ROUTING = {"pages", "api", "urls"}
 
 
 def _misnamed_routing_modules(modules) -> list[str]:
@@ -202,7 +203,8 @@ def test_pages_views_and_routes_follow_one_naming_scheme():
 
 def test_the_naming_check_sees_the_old_schemes():
     old = ["annotation.views_audit", "api.bias_urls", "annotation.release.bias_pages", "api.comfort_views"]
-    ok = ["annotation.views.audit", "api.urls", "annotation.kinds.qa.api_urls", "annotation.kinds.qa.pages"]
+    old += ["annotation.kinds.qa.api_urls"]
+    ok = ["annotation.views.audit", "api.urls", "annotation.kinds.qa.urls", "annotation.kinds.qa.pages"]
     assert _misnamed_routing_modules(old + ok) == sorted(old)
 
 
@@ -285,12 +287,12 @@ def _kind_url_names() -> set[str]:
     """The URL names the kinds' own URL modules define."""
     from django.utils.module_loading import import_module
 
-    from annotation.kinds.registry import api_url_modules, page_url_modules
+    from annotation.kinds.registry import api_url_patterns, url_modules
 
     return {
         pattern.name
-        for module in (*page_url_modules(), *api_url_modules())
-        for pattern in import_module(module).urlpatterns
+        for patterns in (*(import_module(module).urlpatterns for module in url_modules()), *api_url_patterns())
+        for pattern in patterns
         if pattern.name
     }
 

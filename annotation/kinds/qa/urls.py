@@ -1,11 +1,18 @@
-"""Routes of the HeQ pages: review, validation, quality dashboard."""
+"""Routes of HeQ: the review, validation and quality pages (`urlpatterns`, at the site's
+root), question validation and the question export (`api_urlpatterns`, under /api/)."""
 
 from django.urls import path
 
-from . import pages
+from . import api, pages
 
 urlpatterns = [
     path("p/<slug:slug>/review/", pages.review, name="review-qa"),
     path("p/<slug:slug>/validate/", pages.validate, name="validate-qa"),
     path("p/<slug:slug>/quality/", pages.quality, name="quality-qa"),
+]
+
+api_urlpatterns = [
+    path("projects/<slug:slug>/validations/next/", api.ValidationNextView.as_view(), name="api-validation-next"),
+    path("validations/submit/", api.ValidationSubmitView.as_view(), name="api-validation-submit"),
+    path("projects/<slug:slug>/questions/export/", api.QuestionExportView.as_view(), name="api-question-export"),
 ]

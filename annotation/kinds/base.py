@@ -639,7 +639,7 @@ class ExportFacts:
     chosen method (None for other kinds)."""
 
     outcome: Any = None
-    annotations: tuple[tuple[str, dict], ...] = ()
+    annotations: tuple[tuple[str | None, dict], ...] = ()
     author: str | None = None
     # The item's adjudication, if an adjudicator decided it (`Kind.adjudicated_record`).
     adjudication: "AdjudicationFact | None" = None

@@ -65,7 +65,7 @@ def chunks_with_facts(
             for outcome in ConsensusOutcome.objects.filter(column_in(ConsensusOutcome, "item_id", ids)).order_by()
             if outcome.round == round_of[outcome.item_id]
         }
-        annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
+        annotations: dict[int, list[tuple[str | None, dict]]] = defaultdict(list)
         rows = (
             Annotation.objects.filter(column_in(Annotation, "item_id", ids))
             .order_by("id")

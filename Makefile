@@ -47,8 +47,8 @@ check: $(VENV)/.installed-runtime
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
 
-# Static types of annotation/metrics with mypy, as configured in pyproject.toml's [tool.mypy]
-# (tests/test_types.py runs the same check in the suite).
+# Static types of annotation/metrics, selectors and services with mypy and django-stubs, as
+# configured in pyproject.toml's [tool.mypy] (tests/test_types.py runs the same check).
 types: $(VENV)/.installed-dev
 	$(PY) -m mypy
 

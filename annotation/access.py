@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from annotation.errors import NotFound, PermissionDenied
+from annotation.kinds.registry import require_installed_kind
 from annotation.models import Assignment, Evaluation, Item, Job, Membership, Project
 
 Role = Membership.Role
@@ -65,17 +66,19 @@ def access_project_for_user(user: AbstractBaseUser, slug: str, roles: tuple[str,
     """The project `slug` if `user` is a member (or an admin), checking `roles` when given.
 
     Non-members and disqualified supervisors and reviewers get NotFound; members without
-    one of `roles` get PermissionDenied."""
+    one of `roles` get PermissionDenied; those who may see the project get KindNotInstalled
+    when its kind is not installed (checked after the others, so that it tells nobody else
+    the project exists)."""
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise NotFound()
-    if is_admin(user):
-        return project
-    membership = membership_of(user, project)
-    if membership is None:
-        raise NotFound()
-    if roles is not None and membership.role not in roles:
-        raise PermissionDenied(_("Your role in this project does not allow this."))
+    if not is_admin(user):
+        membership = membership_of(user, project)
+        if membership is None:
+            raise NotFound()
+        if roles is not None and membership.role not in roles:
+            raise PermissionDenied(_("Your role in this project does not allow this."))
+    require_installed_kind(project)
     return project
 
 
@@ -144,6 +147,7 @@ def access_assignment_for_annotator(user: AbstractBaseUser, assignment_id: int) 
     assignment = Assignment.objects.select_related("project", "item").filter(pk=assignment_id, annotator=user).first()
     if assignment is None:
         raise NotFound()
+    require_installed_kind(assignment.project)
     return assignment
 
 

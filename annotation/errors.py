@@ -55,3 +55,23 @@ class Conflict(ApplicationError):
 class PayloadTooLarge(ApplicationError):
     status_code = 413
     code = "too_large"
+
+
+class KindNotInstalled(Conflict, KeyError):
+    """A project's kind is not among the installed ones (`MASHOV_KINDS`): the project is
+    kept, but nothing that needs its kind can run (docs/kinds.md "A project whose kind is
+    not installed"). 409: the request is sound, the site's configuration conflicts with the
+    project. Also a KeyError, which is what `get_kind` raised for an unknown name before."""
+
+    code = "kind_not_installed"
+
+    def __init__(self, kind: str):
+        from django.utils.translation import gettext
+
+        self.kind = kind
+        super().__init__(
+            gettext("This project's kind, %(kind)s, is not installed on this site.") % {"kind": kind}, field="kind"
+        )
+
+    def __str__(self) -> str:
+        return self.message

@@ -18,8 +18,10 @@ class ContentSecurityPolicyMiddleware:
 
 class AccessErrorPageMiddleware:
     """The access layer's refusals on HTML pages, in one place: "not found or not yours"
-    becomes the 404 page and "your role does not allow this" the refusal page (403). The
-    API answers the same errors through api.exception_handlers instead."""
+    becomes the 404 page, "your role does not allow this" the refusal page (403) and "this
+    project's kind is not installed" its own page (409; the JSON error body under /api/ for
+    the few API views DRF does not wrap). The API answers the same errors through
+    api.exception_handlers instead."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -56,9 +58,13 @@ class AccessErrorPageMiddleware:
         from django.http import Http404
         from django.shortcuts import render
 
-        from annotation.errors import NotFound, PermissionDenied
-        from annotation.views.errors import page_not_found
+        from annotation.errors import KindNotInstalled, NotFound, PermissionDenied
+        from annotation.views.errors import kind_not_installed, page_not_found
 
+        if isinstance(exception, KindNotInstalled):
+            if request.path_info.startswith("/api/"):
+                return _refusal(exception.status_code, "kind", exception.message)
+            return kind_not_installed(request, exception)
         if isinstance(exception, NotFound) or (isinstance(exception, Http404) and self.product_pages()):
             return page_not_found(request)
         if isinstance(exception, PermissionDenied):

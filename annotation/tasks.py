@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from annotation.errors import KindNotInstalled
 from annotation.services import aggregation, consensus, jobs, webhooks
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,9 @@ def run_job(job_id: int) -> None:
     try:
         with jobs.job_heartbeat(job):
             result = handler(job)
+    except KindNotInstalled as exc:  # the site's configuration, not a fault: no traceback
+        jobs.job_finish(job_id, error={"errors": [error.as_dict() for error in exc.errors]}, attempt=job.attempts)
+        return
     except Exception as exc:  # the job records the failure; the worker carries on
         logger.exception("job %s failed", job_id)
         jobs.job_finish(job_id, error={"message": str(exc) or exc.__class__.__name__}, attempt=job.attempts)

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from annotation import throttle
-from annotation.kinds.registry import page_url_modules
+from annotation.kinds.registry import url_modules
 from annotation.views import annotator_quality, audit, dashboard, feedback, projects
 
 urlpatterns = [
@@ -29,5 +29,5 @@ urlpatterns = [
     path("", include("annotation.release.urls")),
     path("", include("annotation.console.urls")),
     # Each kind's own pages.
-    *(path("", include(module)) for module in page_url_modules()),
+    *(path("", include(module)) for module in url_modules()),
 ]

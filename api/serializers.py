@@ -3,7 +3,7 @@ the request serializers here describe the bodies for the OpenAPI schema."""
 
 from rest_framework import serializers
 
-from annotation.kinds.registry import available_kinds, get_kind
+from annotation.kinds.registry import available_kinds, installed_kind
 from annotation.models import Annotation, Job, Membership, Project
 from annotation.rest.serializers import AnnotatorItemSerializer
 from annotation.selectors.items import annotator_label
@@ -75,12 +75,18 @@ class ProjectSerializer(serializers.ModelSerializer):
     def to_representation(self, project):
         """The settings the caller's role may read (Kind.settings_shown_to) and, to those
         who supervise it, the project's owner; context `roles`: {project id: the caller's
-        role}, absent or None for a supervisor's view (admins)."""
+        role}, absent or None for a supervisor's view (admins). A project whose kind is not
+        installed is listed as it is stored, its settings shown to supervisors only."""
         data = super().to_representation(project)
         roles = self.context.get("roles")
         if roles is not None:
             role = roles.get(project.pk)
-            data["settings"] = get_kind(project.kind).settings_shown_to(data["settings"], role)
+            kind = installed_kind(project.kind)
+            if kind is not None:
+                data["settings"] = kind.settings_shown_to(data["settings"], role)
+            elif role != "supervisor":
+                # Without its kind nobody can say which settings a member may read: none.
+                data["settings"] = {}
             if role != "supervisor":
                 del data["owner"]
         return data

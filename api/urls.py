@@ -1,7 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation.kinds.registry import api_url_modules
+from annotation.kinds.registry import api_url_patterns
 from api.views import (
     annotator_quality,
     annotator_work,
@@ -106,5 +106,5 @@ urlpatterns = [
     path("me/feedback/", reviews.FeedbackListView.as_view(), name="api-feedback"),
     path("me/feedback/<id:feedback_id>/read/", reviews.FeedbackReadView.as_view(), name="api-feedback-read"),
     # Each kind's own operations.
-    *(path("", include(module)) for module in api_url_modules()),
+    *(path("", include(patterns)) for patterns in api_url_patterns()),
 ]

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.kinds_installed import all_kind_codes, kinds_setting_without, reload_urlconf
+
 ROOT = Path(__file__).resolve().parent.parent
 KINDS_PACKAGE = "annotation.kinds"
 # Modules of kinds/ that belong to no kind: the interface and the list.
@@ -177,9 +179,10 @@ def test_the_package_check_sees_a_backward_arrow():
 
 # Where a request lands (docs/architecture.md "Module names"): pages in `views` (a module or
 # a package of modules by area), the core's DRF views in api/views/, routes in one `urls`
-# per package; a kind's are named by the kind interface (pages, api, urls, api_urls).
+# per package; a kind's are named by the kind interface (pages, api, urls: one urls.py holds
+# both its pages' routes and its API's).
 _ROUTING_NAME = re.compile(r"(^|_)(views|pages|urls)(_|$)")
-_KIND_ROUTING = {"pages", "api", "urls", "api_urls"}
+_KIND_ROUTING = {"pages", "api", "urls"}
 
 
 def _misnamed_routing_modules(modules) -> list[str]:
@@ -200,7 +203,8 @@ def test_pages_views_and_routes_follow_one_naming_scheme():
 
 def test_the_naming_check_sees_the_old_schemes():
     old = ["annotation.views_audit", "api.bias_urls", "annotation.release.bias_pages", "api.comfort_views"]
-    ok = ["annotation.views.audit", "api.urls", "annotation.kinds.qa.api_urls", "annotation.kinds.qa.pages"]
+    old += ["annotation.kinds.qa.api_urls"]
+    ok = ["annotation.views.audit", "api.urls", "annotation.kinds.qa.urls", "annotation.kinds.qa.pages"]
     assert _misnamed_routing_modules(old + ok) == sorted(old)
 
 
@@ -283,12 +287,12 @@ def _kind_url_names() -> set[str]:
     """The URL names the kinds' own URL modules define."""
     from django.utils.module_loading import import_module
 
-    from annotation.kinds.registry import api_url_modules, page_url_modules
+    from annotation.kinds.registry import api_url_patterns, url_modules
 
     return {
         pattern.name
-        for module in (*page_url_modules(), *api_url_modules())
-        for pattern in import_module(module).urlpatterns
+        for patterns in (*(import_module(module).urlpatterns for module in url_modules()), *api_url_patterns())
+        for pattern in patterns
         if pattern.name
     }
 
@@ -386,51 +390,25 @@ def test_the_checks_see_a_kind_code_and_a_kind_url_name(tmp_path):
     assert _url_name_uses(module, {"review-qa", "revisions"}) == [(2, "review-qa")]
 
 
-def _reload_urlconf() -> None:
-    """Build the URLconf again from the kinds installed now (the URL modules read the
-    registry when they are imported)."""
-    import importlib
-
-    from django.urls import clear_url_caches
-
-    import annotation.urls
-    import api.urls
-    import config.urls
-
-    for module in (api.urls, annotation.urls, config.urls):
-        importlib.reload(module)
-    clear_url_caches()
-
-
 @pytest.fixture
 def installed_without(settings):
     """Install every kind but one (`installed_without(name)`), URLconf included, and give
     the URL names that left with it; the full list and its URLconf come back afterwards."""
-    from annotation.kinds.registry import get_kind
-
     full = list(settings.MASHOV_KINDS)
 
     def leave_out(name: str) -> set[str]:
-        kind = type(get_kind(name))
         before = _kind_url_names()
-        settings.MASHOV_KINDS = [entry for entry in full if entry != f"{kind.__module__}.{kind.__qualname__}"]
-        _reload_urlconf()
+        settings.MASHOV_KINDS = kinds_setting_without(name)
+        reload_urlconf()
         return before - _kind_url_names()
 
     yield leave_out
     settings.MASHOV_KINDS = full
-    _reload_urlconf()
-
-
-def _all_kind_codes() -> list[str]:
-    from django.conf import settings
-    from django.utils.module_loading import import_string
-
-    return [import_string(path).name for path in settings.MASHOV_KINDS]
+    reload_urlconf()
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("missing", _all_kind_codes())
+@pytest.mark.parametrize("missing", all_kind_codes())
 def test_the_core_pages_serve_with_any_one_kind_left_out(missing, installed_without, make_user, client_for, client):
     """With one kind not installed the product starts, builds its URLs and schema, and serves
     its core pages (home, project, console, members, quality, audit, feedback) and the

@@ -590,10 +590,10 @@ class ProjectLink:
 
 
 class KindWiring:
-    # Dotted names of the kind's URL modules: pages mounted at the site's root, API
-    # operations under /api/.
-    page_urls: tuple[str, ...] = ()
-    api_urls: tuple[str, ...] = ()
+    # Dotted names of the kind's URL modules (one `urls.py` per package): each module's
+    # `urlpatterns` (pages) are mounted at the site's root, its `api_urlpatterns` (API
+    # operations), where it has them, under /api/.
+    urls: tuple[str, ...] = ()
     # Job kind → dotted path of the function (taking the Job) that runs it on the worker.
     job_handlers: dict[str, str] = {}
     # Job kind → its name for people (translated), for the project page's job list.
@@ -661,7 +661,7 @@ class ExportFacts:
     chosen method (None for other kinds)."""
 
     outcome: Any = None
-    annotations: tuple[tuple[str, dict], ...] = ()
+    annotations: tuple[tuple[str | None, dict], ...] = ()
     author: str | None = None
     # The item's adjudication, if an adjudicator decided it (`Kind.adjudicated_record`).
     adjudication: "AdjudicationFact | None" = None

@@ -8,13 +8,14 @@ folder under kinds/ and one line in the setting; its URL modules, job handlers, 
 links and report keys are read from what its class declares."""
 
 from functools import cache
+from importlib import import_module
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from annotation.errors import InvalidInput
+from annotation.errors import InvalidInput, KindNotInstalled
 
 from .base import Kind
 
@@ -41,10 +42,18 @@ def _forget_kinds(*, setting, **kwargs) -> None:
 
 
 def get_kind(name: str) -> Kind:
+    """The installed kind `name`; KindNotInstalled (a 409, and a KeyError) when it is not."""
     kind = _kinds().get(name)
     if kind is None:
-        raise KeyError(name)
+        raise KindNotInstalled(name)
     return kind
+
+
+def require_installed_kind(project) -> None:
+    """Refuse (KindNotInstalled) a project whose kind the site does not install: the gate the
+    access layer puts before every page and operation of a project."""
+    if project.kind not in _kinds():
+        raise KindNotInstalled(project.kind)
 
 
 def available_kinds() -> tuple[str, ...]:
@@ -97,14 +106,16 @@ def recompute_pages() -> list[str]:
     return _declared_once("recompute_pages")
 
 
-def page_url_modules() -> list[str]:
-    """URL modules of the kinds' HTML pages, mounted at the site's root."""
-    return _declared_once("page_urls")
+def url_modules() -> list[str]:
+    """The kinds' URL modules: their `urlpatterns` (pages) are mounted at the site's root."""
+    return _declared_once("urls")
 
 
-def api_url_modules() -> list[str]:
-    """URL modules of the kinds' API operations, mounted under /api/."""
-    return _declared_once("api_urls")
+def api_url_patterns() -> list[list]:
+    """The `api_urlpatterns` (API operations) of the kinds' URL modules that have them,
+    mounted under /api/."""
+    modules = [import_module(name) for name in _declared_once("urls")]
+    return [module.api_urlpatterns for module in modules if hasattr(module, "api_urlpatterns")]
 
 
 def job_titles() -> dict:

@@ -76,6 +76,7 @@ def mean_bounded_interval(
     n, mean, sd = _mean_and_sd(values)
     if mean is None or sd is None:
         return {"n": n, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
+    assert mean is not None  # an SD needs at least two values
     if min(values) == max(values):
         return {"n": n, "mean": mean, "sd": sd, "ci_low": mean, "ci_high": mean}
     import numpy as np

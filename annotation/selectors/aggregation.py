@@ -51,13 +51,13 @@ def _votes_of(project: Project, kind, author_votes: bool, item_ids: list[int] | 
         # By item id alone (an index lookup; the items read above are the project's): the
         # join to the item table would have PostgreSQL hash the whole project's items.
         annotations = Annotation.objects.filter(column_in(Annotation, "item_id", item_ids))
-    rows = rows.values_list("pk", "round", "status", "reference_label", "author_id")
-    for item_id, round_, status, reference, author_id in rows.iterator(chunk_size=10_000):
+    item_rows = rows.values_list("pk", "round", "status", "reference_label", "author_id")
+    for item_id, round_, status, reference, author_id in item_rows.iterator(chunk_size=10_000):
         items[item_id] = (round_, status)
         if author_votes and reference in kind.labels:
             votes.append((item_id, _author_key(author_id), reference))
-    annotations = annotations.values_list("item_id", "round", "annotator_id", "value")
-    for item_id, round_, annotator_id, value in annotations.iterator(chunk_size=20_000):
+    annotation_rows = annotations.values_list("item_id", "round", "annotator_id", "value")
+    for item_id, round_, annotator_id, value in annotation_rows.iterator(chunk_size=20_000):
         label = value.get("label") if isinstance(value, dict) else None
         if item_id in items and items[item_id][0] == round_ and label in kind.labels:
             votes.append((item_id, annotator_id, label))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -83,7 +84,7 @@ def _votes(project, kind) -> _Votes:
     for item_id, gold_label, reference in items:
         cast = [label for _annotator, label in votes.by_item.get(item_id, ())]
         consensus = votes.adjudicated.get(item_id) or gold_label or (plurality(cast) if len(cast) >= 2 else None)
-        if consensus in labels:
+        if consensus is not None and consensus in labels:
             votes.consensus[item_id] = consensus
         gold = votes.adjudicated.get(item_id) or (reference if kind.reference_label_is_gold else "")
         if gold in labels:
@@ -153,6 +154,7 @@ def annotator_figures_compute(project, kind) -> dict[int, dict]:
         .values_list("annotator_id", "claimed_at", "submitted_at")
         .iterator(chunk_size=20_000)
     ):
+        assert submitted is not None  # filtered above
         durations[annotator_id].append(max(0.0, (submitted - claimed).total_seconds()))
     votes = _votes(project, kind) if kind.labels else _Votes()
     against: dict[int, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
@@ -417,7 +419,7 @@ def agreement_with_and_without_adjudicated(project) -> dict:
 
 def adjudication_agreement_compute(project, kind) -> dict:
     """`agreement_with_and_without_adjudicated` from every current-round vote."""
-    result = {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
+    result: dict[str, Any] = {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
     if not kind.labels:
         return result
     votes = _votes(project, kind)

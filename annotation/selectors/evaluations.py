@@ -40,7 +40,8 @@ def evaluation_detail(*, user, slug: str, evaluation_id: int) -> dict:
 def evaluation_describe(evaluation: Evaluation) -> dict:
     """Everything stored of an evaluation: its figures with intervals, how they were
     resampled, its job's error when it failed."""
-    error = evaluation.job.error if evaluation.job_id and evaluation.job.status == Job.Status.FAILED else None
+    job = evaluation.job
+    error = job.error if job is not None and job.status == Job.Status.FAILED else None
     return {
         **evaluation_summary(evaluation),
         "figures": evaluation.figures,
@@ -89,7 +90,7 @@ def evaluation_compare(*, user, slug: str, a, b) -> dict:
     differences = metrics.paired_bootstrap(statistic_a, statistic_b, len(common))
     primary = differences.get(scorer.primary)
     verdict = "undecided"
-    if primary is not None and primary.ci_low is not None:
+    if primary is not None and primary.ci_low is not None and primary.ci_high is not None:
         verdict = "a_better" if primary.ci_low > 0 else "b_better" if primary.ci_high < 0 else "no_clear_difference"
     return {
         "a": evaluation_summary(found["a"]),

@@ -173,7 +173,7 @@ def chunks_with_facts(
             )  # fmt: skip
             if round_ == round_of[item_id]
         }
-        annotations: dict[int, list[tuple[str, dict]]] = defaultdict(list)
+        annotations: dict[int, list[tuple[str | None, dict]]] = defaultdict(list)
         for item_id, round_, annotator_id, value in _rows(
             Annotation, ids, "item_id", "round", "annotator_id", _text("value"), order=("id",)
         ):

@@ -26,7 +26,7 @@ def figures_are_live(project: Project) -> bool:
     if live is None:
         limit = settings.MASHOV_FIGURES_LIVE_ITEMS
         live = not Item.objects.filter(project=project).order_by().values_list("pk", flat=True)[limit : limit + 1]
-        project._figures_live = live
+        project._figures_live = live  # type: ignore[attr-defined]  # remembered for this request
     return live
 
 

@@ -358,8 +358,8 @@ def item_decisions(item: Item, *, names: bool) -> list[dict]:
             "value": decision.value if isinstance(decision.value, str) else "",
             "status_label": statuses.get(decision.status, decision.status),
             "confidence": decision.confidence,
-            "by": shown_name(item.project_id, decision.decided_by_id, decision.decided_by.username, names=names)
-            if decision.decided_by_id
+            "by": shown_name(item.project_id, decision.decided_by.pk, decision.decided_by.username, names=names)
+            if decision.decided_by is not None
             else "",
             "at": decision.created_at,
             "comment": decision.comment,

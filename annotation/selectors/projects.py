@@ -13,6 +13,8 @@ def project_roles_of_user(user: AbstractBaseUser) -> dict[int, str] | None:
     if access.is_admin(user):
         return None
     roles = {}
-    for project_id, role, status in Membership.objects.filter(user=user).values_list("project_id", "role", "status"):
+    for project_id, role, status in Membership.objects.filter(user_id=user.pk).values_list(
+        "project_id", "role", "status"
+    ):
         roles[project_id] = Membership.Role.ANNOTATOR.value if status == Membership.Status.DISQUALIFIED else role
     return roles

@@ -46,7 +46,7 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     override = data.get("override", False)
     if not isinstance(override, bool):
         errors.append(FieldError("override", _("must be true or false")))
-    if errors:
+    if errors or label is None:  # a missing label is among the errors (not one of the labels)
         raise InvalidInput(_("invalid decision"), errors=errors)
     supervisor = access.supervises(user, item.project)
     if not supervisor and Annotation.objects.filter(item=item, annotator=user).exists():

@@ -55,7 +55,7 @@ import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Iterable
+from typing import Any, Iterable
 
 from django.conf import settings as django_settings
 from django.db import connection, transaction
@@ -63,7 +63,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotation.kinds.registry import get_kind
+from annotation.kinds.registry import get_kind, installed_kind
 from annotation.metrics.aggregation import (
     METHODS,
     AggregationResult,
@@ -136,7 +136,8 @@ def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[
     debounce = timedelta(seconds=django_settings.MASHOV_AGGREGATION_DEBOUNCE_SECONDS)
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).only("pk", "kind").first()
-        if project is None or not get_kind(project.kind).labels:
+        kind = None if project is None else installed_kind(project.kind)
+        if kind is None or not kind.labels:  # gone, or of a kind without labels or not installed
             return None
         if change:
             Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)
@@ -208,10 +209,10 @@ def aggregation_compute_job(job: Job) -> dict:
     from annotation.services.figures import project_figures_store
     from annotation.services.jobs import job_set_progress
 
-    result = aggregation_compute_for_project(
-        job.project, job=job, progress=lambda share: job_set_progress(job.pk, share)
-    )
-    project_figures_store(job.project)  # what the supervisor's pages of a large project read
+    project = job.project
+    assert project is not None  # aggregation jobs are made for a project (aggregation_request)
+    result = aggregation_compute_for_project(project, job=job, progress=lambda share: job_set_progress(job.pk, share))
+    project_figures_store(project)  # what the supervisor's pages of a large project read
     return result
 
 
@@ -274,7 +275,8 @@ def _one_run_at_a_time(project_id: int):
 def _changes_recorded(project: Project) -> tuple[int, set[int] | None]:
     """(the last change row read, the changed item ids — None when a change asked for the
     whole project)."""
-    last, changed = 0, set()
+    last = 0
+    changed: set[int] | None = set()
     for pk, item_id in AggregationChange.objects.filter(project=project).values_list("pk", "item_id").iterator():
         last = max(last, pk)
         if item_id is None:
@@ -457,7 +459,7 @@ def _posteriors_under_stored(project: Project, method: str, votes: list[tuple], 
     last full run stored (each item's posterior; competences unchanged)."""
     stored = _stored_parameters(project, method)
     default = _median_competence(stored)
-    items = {}
+    items: dict = {}
     for item_id, cast in _votes_by_item(votes).items():
         posterior = posterior_from_competence(
             [(label, *(stored.get(annotator) or (None, None))) for annotator, label in cast],
@@ -507,7 +509,7 @@ def _write_aggregates(
 
 
 def _write_competences(project: Project, results: dict, counts: dict, now) -> None:
-    rows = []
+    rows: list = []
     for method, result in results.items():
         if method in AGREEMENT_METHODS:
             rows.extend(
@@ -586,12 +588,12 @@ def decide_by_chosen_method(
     candidates = Item.objects.filter(project=project, probe_of__isnull=True, status__in=statuses)
     if item_ids is not None:
         candidates = candidates.filter(column_in(Item, "id", item_ids))
-    candidates = list(candidates.order_by("pk").values_list("pk", flat=True))
-    for start in range(0, len(candidates), WRITE_BATCH):
+    candidate_ids = list(candidates.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(candidate_ids), WRITE_BATCH):
         with transaction.atomic():
             rows = list(
                 Item.objects.select_for_update()
-                .filter(pk__in=candidates[start : start + WRITE_BATCH], status__in=statuses)
+                .filter(pk__in=candidate_ids[start : start + WRITE_BATCH], status__in=statuses)
                 .order_by("pk")
                 .values_list("pk", "round", "status", "gold_label", "author_id", "reference_label")
             )
@@ -655,7 +657,7 @@ def categorical_wants_another_vote(kind, item: Item, settings: dict, submitted: 
     parameters from the last pool run (metrics.aggregation.posterior_from_competence), or
     the top label's share before any run. Call with the item locked."""
     rows = list(Annotation.objects.filter(item=item, round=item.round).values_list("annotator_id", "value"))
-    cast = [
+    cast: list[tuple[int | None, Any]] = [
         (annotator, value.get("label")) for annotator, value in rows if isinstance(value, dict) and value.get("label")
     ]
     if kind.aggregates_by_consensus and item.reference_label:
@@ -683,7 +685,7 @@ def ratings_want_another_vote(item: Item, settings: dict, submitted: int) -> boo
     if spread is None or submitted >= settings["overlap_max"]:
         return False
     values = Annotation.objects.filter(item=item, round=item.round).values_list("value", flat=True)
-    ratings = [
+    ratings: list[Any] = [
         value.get("ratings") for value in values if isinstance(value, dict) and isinstance(value.get("ratings"), dict)
     ]
     return ratings_spread(ratings) > spread

@@ -95,8 +95,8 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
         settings = kind.settings_for(project.settings)
         latest = latest_assignment(project, user.pk)
         if latest is not None and latest.status == Assignment.Status.CLAIMED:
-            item = latest.item
-            if latest.expires_at > now and item.status == Item.Status.OPEN and item.round == latest.round:
+            held = latest.item
+            if latest.expires_at > now and held.status == Item.Status.OPEN and held.round == latest.round:
                 return latest
             # An expired claim, or one on an item that stopped taking votes in that round
             # (accepted, removed, revised), stops holding a slot and blocking a fresh claim.
@@ -108,6 +108,7 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
         skipped: set[int] = set()
         probe_id = kind.probe_for_annotator(project, user, settings, last_group=last_group or None, now=now)
         expires_at = claim_expiry(settings, now, now)
+        item: Item | None
         for _attempt in range(5):
             if probe_id is not None:
                 item = Item.objects.get(pk=probe_id)

@@ -27,7 +27,7 @@ from typing import Iterable
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.kinds.registry import get_kind, kinds_aggregating_by_consensus
+from annotation.kinds.registry import get_kind, installed_kind, kinds_aggregating_by_consensus
 from annotation.metrics.consensus import ACCEPTED, PENDING, ConsensusResult, decide_round
 from annotation.models import Annotation, ConsensusOutcome, Item, Project
 from annotation.services.aggregation import aggregation_request_on_commit
@@ -86,7 +86,8 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
     decision, or whose round already has an outcome, is left as it is. Two racing calls
     serialise on the item's row lock; the unique (item, round) key backs that up. When the
     project's chosen method is a pool method, the round waits (`deciding`) for the
-    aggregation job instead (services.decisions)."""
+    aggregation job instead (services.decisions). An item of a project whose kind is not
+    installed is left complete and undecided."""
     with transaction.atomic():
         item = Item.objects.select_for_update().select_related("project").filter(pk=item_id).first()
         if item is None:
@@ -94,7 +95,9 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
         existing = ConsensusOutcome.objects.filter(item=item, round=item.round).first()
         if item.status != Item.Status.COMPLETE or existing is not None:
             return existing
-        kind = get_kind(item.project.kind)
+        kind = installed_kind(item.project.kind)
+        if kind is None:  # the kind left the site: the item waits, undecided, for its return
+            return None
         settings = kind.settings_for(item.project.settings)
         if pool_method_deciding(kind, settings):
             round_progress(item, Item.Status.DECIDING)

@@ -398,6 +398,7 @@ def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
         # The item leaves the closed set the pool methods decide and report on: ask for
         # aggregation of this item (services.aggregation, which imports this module).
         enqueue_on_commit("annotation.tasks.request_aggregation", item.project_id, [item.pk])
+    assert decision is not None  # a reopen outranks every decision of its new round: it is always recorded
     return decision
 
 

@@ -95,7 +95,7 @@ def export_prepare(
         errors.append(FieldError("history", "must be 1 or 0"))
     elif with_history and fmt != "jsonl":
         errors.append(FieldError("history", "is available for the jsonl format only"))
-    if errors:
+    if errors or fmt is None:  # a missing format is among the errors
         raise InvalidInput("invalid export parameters", errors=errors)
     if streamed:
         # A whole document the kind writes itself (SQuAD JSON is not a table of rows).

@@ -244,6 +244,7 @@ def validate_rows(
         if row_errors:
             errors.extend(row_errors)
             continue
+        assert row is not None  # parse_record gives a row whenever it reports no error
         if row.external_id in first_row_of:
             errors.append(
                 FieldError(
@@ -481,20 +482,22 @@ def items_import(
 
 def items_import_job(job: Job) -> dict:
     """The worker's half of a large import; returns the job's result or its errors."""
-    kind = get_kind(job.project.kind)
+    project, data = job.project, job.input_data
+    assert project is not None and data is not None  # items_import made the job with both
+    kind = get_kind(project.kind)
     try:
-        text = decode_upload(bytes(job.input_data))
+        text = decode_upload(bytes(data))
         records = read_records(
-            kind, job.params["format"], text, job.params.get("filename", ""), kind.settings_for(job.project.settings)
+            kind, job.params["format"], text, job.params.get("filename", ""), kind.settings_for(project.settings)
         )
-        rows, errors = validate_rows(job.project, kind, records)
+        rows, errors = validate_rows(project, kind, records)
         options = import_options_clean(job.params.get("split", ""), job.params.get("labels_final", False))
         rows, option_errors = apply_import_options(rows, options, job.params.get("filename", ""))
         errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)
         job_set_progress(job.pk, 0.5)
         if errors:
             raise InvalidInput(_("invalid rows"), errors=errors[:MAX_LISTED_ERRORS])
-        result = store_rows(job.project, rows, job_id=job.pk, labels_final=options.labels_final)
+        result = store_rows(project, rows, job_id=job.pk, labels_final=options.labels_final)
     except InvalidInput as exc:
         return {"errors": [error.as_dict() for error in exc.errors]}
     return {"created": result.created, "skipped": result.skipped}

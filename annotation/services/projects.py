@@ -116,7 +116,7 @@ def membership_add(*, actor, slug: str, username, role, status=Membership.Status
     user = get_user_model().objects.filter(username=username).first() if isinstance(username, str) else None
     if user is None:
         errors.append(FieldError("username", "no such user"))
-    if errors:
+    if errors or user is None:
         raise InvalidInput("invalid member", errors=errors)
     try:
         with transaction.atomic():
@@ -288,9 +288,11 @@ def _audit_project_update(actor, project: Project, before: dict, old_owner) -> N
             after = {**after, "settings": {key: after["settings"].get(key) for key in keys}}
         audit_record(actor=actor, action="settings_change", project=project, target=f"project:{project.slug}",
                      before={name: before[name] for name in changed}, after={name: after[name] for name in changed})  # fmt: skip
-    if project.owner_id != (old_owner.pk if old_owner else None):
-        audit_record(actor=actor, action="owner_transfer", project=project, target=f"member:{project.owner.username}",
-                     before={"owner": old_owner.username if old_owner else None}, after={"owner": project.owner.username})  # fmt: skip
+    owner = project.owner
+    if owner is not None and owner.pk != (old_owner.pk if old_owner else None):
+        # Handed on (project_owner_clean: always to a supervisor; nobody hands it to no one).
+        audit_record(actor=actor, action="owner_transfer", project=project, target=f"member:{owner.username}",
+                     before={"owner": old_owner.username if old_owner else None}, after={"owner": owner.username})  # fmt: skip
 
 
 def project_owner_clean(actor, project: Project, username):

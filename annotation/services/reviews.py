@@ -69,14 +69,16 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
     with transaction.atomic():
         # Lock the annotation so two reviewers grading the same question queue up here.
         Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
-        review = Review.objects.filter(annotation=annotation, question=question).first()
-        created = review is None
-        changed = created or review.grade != grade or review.comment != comment
-        if created:
+        existing = Review.objects.filter(annotation=annotation, question=question).first()
+        created = existing is None
+        if existing is None:
+            changed = True
             review = Review.objects.create(
                 annotation=annotation, question=question, grade=grade, comment=comment, reviewer=user
             )
         else:
+            review = existing
+            changed = review.grade != grade or review.comment != comment
             review.grade, review.comment, review.reviewer = grade, comment, user
             review.save(update_fields=["grade", "comment", "reviewer", "updated_at"])
         # One message per graded question: a regrade or a comment typed after the grade
@@ -102,7 +104,7 @@ def annotations_pending_review(*, user, slug: str) -> list[Annotation]:
         .order_by("created_at", "id")
     )
     kind = get_kind(project.kind)
-    wanted = []
+    wanted: list[Annotation] = []
     for annotation in candidates:
         needed = len(kind.review_questions(annotation.value)) if kind.reviewed_by_question else 1
         if annotation.n_reviews < needed:
@@ -112,8 +114,8 @@ def annotations_pending_review(*, user, slug: str) -> list[Annotation]:
         "annotation_id", "question", "grade", "comment"
     ):
         graded[annotation_id][question] = {"grade": grade, "comment": comment}
-    for annotation in wanted:
-        annotation.graded = graded[annotation.pk]
+    for pending in wanted:
+        pending.graded = graded[pending.pk]  # type: ignore[attr-defined]  # read by the review page
     return wanted
 
 

@@ -98,7 +98,7 @@ def _address_refusal(address) -> str | None:
     return None
 
 
-def webhook_target(url: str) -> tuple[str, str, int, str, str]:
+def webhook_target(url: object) -> tuple[str, str, int, str, str]:
     """Check `url` and resolve its host: (scheme, host, port, path with query, checked
     address). Raises InvalidInput naming `url` with the reason."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL_LENGTH:
@@ -118,7 +118,7 @@ def webhook_target(url: str) -> tuple[str, str, int, str, str]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         raise InvalidInput("names a host that does not resolve", field="url") from None
-    addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+    addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
     for address in addresses:
         reason = _address_refusal(address)
         if reason:
@@ -156,7 +156,7 @@ def webhook_create(*, user, project: Project, body: dict) -> tuple[Webhook, str]
         events = _clean_events(body.get("events"))
     except InvalidInput as exc:
         errors.extend(exc.errors)
-    if errors:
+    if errors or not isinstance(url, str):  # a URL that is not text is among the errors
         raise InvalidInput("invalid webhook", errors=errors)
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -318,12 +318,13 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     """HTTPS to an address checked beforehand, with the certificate checked for the host."""
 
     def __init__(self, host, port, address, **kwargs):
-        super().__init__(host, port, context=ssl.create_default_context(), **kwargs)
+        self._tls = ssl.create_default_context()  # kept here: the parent's copy is private
+        super().__init__(host, port, context=self._tls, **kwargs)
         self._address = address
 
     def connect(self):
         sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self.host)
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
@@ -408,7 +409,9 @@ def delivery_attempt(delivery_id: int) -> str | None:
             update_fields=["attempts", "response_status", "last_error", "status", "delivered_at", "next_attempt_at"]
         )
         if delivery.status == WebhookDelivery.Status.PENDING and not settings.CELERY_TASK_ALWAYS_EAGER:
-            wait = (delivery.next_attempt_at - timezone.now()).total_seconds()
+            next_attempt_at = delivery.next_attempt_at
+            assert next_attempt_at is not None  # _record_failure set it for the next try
+            wait = (next_attempt_at - timezone.now()).total_seconds()
             transaction.on_commit(lambda: _enqueue_later(delivery.pk, wait))
         return delivery.status
 

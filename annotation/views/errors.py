@@ -1,4 +1,5 @@
-"""The product's error pages: handler404 and handler500 (config/urls.py) and every 404 page."""
+"""The product's error pages: handler404 and handler500 (config/urls.py), every 404 page, and the
+page of a project whose kind is not installed."""
 
 
 def server_error(request):
@@ -23,3 +24,12 @@ def page_not_found(request, exception=None):
 
     get_token(request)
     return defaults.page_not_found(request, exception or Http404())
+
+
+def kind_not_installed(request, exception):
+    """A page of a project whose kind the site does not install (annotation.errors.
+    KindNotInstalled): what happened, in the interface language, and the way back to the
+    project list. 409, as the API answers."""
+    from django.shortcuts import render
+
+    return render(request, "kind_not_installed.html", {"kind": exception.kind}, status=exception.status_code)

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access
 from annotation.errors import ApplicationError, InvalidInput, NotFound, PermissionDenied
-from annotation.kinds.registry import get_kind
+from annotation.kinds.registry import get_kind, installed_kind
 from annotation.models import Item, Job, Membership
 from annotation.selectors.annotator_quality import annotator_quality_for_project
 from annotation.selectors.guides import guide_for_project
@@ -36,7 +36,13 @@ def home(request):
     for project in access.projects_visible_to(request.user).order_by("slug"):
         membership = memberships.get(project.pk)
         projects.append(
-            {"project": project, "role": membership.role if membership else "admin", "membership": membership}
+            {
+                "project": project,
+                "role": membership.role if membership else "admin",
+                "membership": membership,
+                # Listed all the same, marked: its pages say the kind is missing.
+                "kind_installed": installed_kind(project.kind) is not None,
+            }
         )
     return render(
         request, "annotation/home.html", {"projects": projects, "can_manage": access.can_manage_users(request.user)}

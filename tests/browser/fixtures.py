@@ -149,6 +149,24 @@ def browser_context(browser):
     context.close()
 
 
+def settle_before_closing(page):
+    """Follow the page's requests; the function returned waits (up to 5 s) for those still
+    in flight. Requests the page already sent (a heartbeat, a draft save) finish before the
+    test's database is flushed: one still inside its transaction when the flush truncates
+    the tables deadlocks with it. Closing the page then stops its timers from sending more."""
+    in_flight: set = set()
+    page.on("request", lambda request: in_flight.add(request))
+    page.on("requestfinished", lambda request: in_flight.discard(request))
+    page.on("requestfailed", lambda request: in_flight.discard(request))
+
+    def settle() -> None:
+        deadline = time.monotonic() + 5
+        while in_flight and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+
+    return settle
+
+
 @pytest.fixture
 def page(browser_context):
     page = browser_context.new_page()
@@ -157,17 +175,9 @@ def page(browser_context):
     page.on("pageerror", lambda e: problems.page_errors.append(str(e)))
     page.add_init_script(_CSP_LISTENER)
     page.problems = problems
-    in_flight: set = set()
-    page.on("request", lambda request: in_flight.add(request))
-    page.on("requestfinished", lambda request: in_flight.discard(request))
-    page.on("requestfailed", lambda request: in_flight.discard(request))
+    settle = settle_before_closing(page)
     yield page
-    # Requests the page already sent (a heartbeat, a draft save) finish before the test's
-    # database is flushed: one still inside its transaction when the flush truncates the
-    # tables deadlocks with it. Closing the page then stops its timers from sending more.
-    deadline = time.monotonic() + 5
-    while in_flight and time.monotonic() < deadline:
-        page.wait_for_timeout(50)
+    settle()
     page.close()
 
 

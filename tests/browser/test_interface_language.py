@@ -16,16 +16,15 @@ and the test refuses a run that is:
 
 Allowed: item texts and other user text (inside an element that carries the project's
 `lang`, or in <bdi>), and the label codes the papers define, shown only in <code
-class="label-code">. The world is the screenshot matrix's (tests/browser/test_screens.py)."""
+class="label-code">. The world and the pages are the screenshot matrix's
+(tests/browser/page_matrix.py)."""
 
 import re
 
 import pytest
 
-from tests.browser.fixtures import _CSP_LISTENER
-from tests.browser.helpers import login
-from tests.browser.test_screens import LANGUAGES, PAGES, _server_error_html, text
-from tests.security.world import KIND_SLUGS, USERNAMES, build_world
+from tests.browser.page_matrix import PAGES, VIEWPORTS, role_pages, world
+from tests.security.world import KIND_SLUGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -130,11 +129,6 @@ def _faults(run: dict, exact: set, patterns: list, long: set, language: str) -> 
     return faults
 
 
-@pytest.fixture
-def world(transactional_db, live_server):
-    return {"url": live_server.url, "world": build_world(text)}
-
-
 def _every_page() -> list[tuple]:
     """The screenshot matrix's pages, and the supervisor's pages of every kind beside them:
     the project page, its settings, its items, the page of its most worked item and its
@@ -157,38 +151,18 @@ def _every_page() -> list[tuple]:
 
 
 @pytest.mark.parametrize("language", ["he", "fa"])
-def test_no_english_no_codes_no_json_on_any_page(world, browser, artifacts_dir, settings, language):
+def test_no_english_no_codes_no_json_on_any_page(world, role_pages, artifacts_dir, language):
     base = world["url"]
-    locale, _direction = LANGUAGES[language]
     exact, patterns, long = _english_strings(language)
-    error_page = _server_error_html(language)
     found = []
-    contexts = {}
+    pages = role_pages(language, VIEWPORTS["wide"])
     for name, role, url, status in _every_page():
-        if role not in contexts:
-            context = browser.new_context(locale=locale, viewport={"width": 1366, "height": 900})
-            context.set_default_timeout(15_000)
-            page = context.new_page()
-            page.add_init_script(_CSP_LISTENER)
-            page.route(
-                re.compile(r".*/__server_error__/$"),
-                lambda route: route.fulfill(
-                    status=500,
-                    body=error_page,
-                    content_type="text/html; charset=utf-8",
-                    headers={"Content-Security-Policy": settings.CONTENT_SECURITY_POLICY},
-                ),
-            )
-            if role is not None:
-                login(page, base, USERNAMES[role])
-            contexts[role] = page
-        page = contexts[role]
+        page = pages[role]
         response = page.goto(base + url, wait_until="networkidle", timeout=60_000)
         assert response.status == status, f"{name}: status {response.status}"
         for run in page.evaluate(_COLLECT):
             for fault in _faults(run, exact, patterns, long, language):
                 found.append(f"{language} {name}: {fault}: {run['text'][:120]!r} at {run['where']}")
-    for page in contexts.values():
-        page.context.close()
+    pages.close()
     (artifacts_dir / f"interface-language-{language}.txt").write_text("\n".join(found) + "\n", encoding="utf-8")
     assert found == []

@@ -17,73 +17,10 @@ import re
 
 import pytest
 
-from tests.browser.fixtures import _CSP_LISTENER
-from tests.browser.helpers import login
-from tests.security.world import KIND_SLUGS, USERNAMES, build_world
+from tests.browser.page_matrix import LANGUAGES, MT, NLI, PAGES, SUM, VIEWPORTS, role_pages, world
+from tests.security.world import USERNAMES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-LANGUAGES = {"he": ("he-IL", "rtl"), "fa": ("fa-IR", "rtl"), "en": ("en-US", "ltr")}
-VIEWPORTS = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
-NLI, QA, MT, LABEL, PHRASE, SUM, AUTHOR = (
-    KIND_SLUGS[k]
-    for k in (
-        "nli_relabel",
-        "qa_authoring",
-        "translation_rating",
-        "label_test",
-        "phrase_pair",
-        "summary_rating",
-        "nli_authoring",
-    )
-)
-
-# (name, role, url, expected status); role None: not signed in.
-PAGES = [
-    ("login", None, "/login/", 200),
-    ("home", "annotator", "/", 200),
-    *((f"annotate-{kind}", "annotator", f"/p/{slug}/annotate/", 200) for kind, slug in KIND_SLUGS.items()),
-    ("feedback", "annotator", "/feedback/", 200),
-    ("revisions", "annotator", f"/p/{NLI}/revisions/", 200),
-    ("validate", "annotator", f"/p/{QA}/validate/", 200),
-    ("review", "reviewer", f"/p/{QA}/review/", 200),
-    ("project-qa", "supervisor", f"/p/{QA}/", 200),
-    ("project-nli", "supervisor", f"/p/{NLI}/", 200),
-    ("dashboard-nli", "supervisor", f"/p/{NLI}/dashboard/", 200),
-    ("dashboard-label", "supervisor", f"/p/{LABEL}/dashboard/", 200),
-    ("lchaim-mt", "supervisor", f"/p/{MT}/lchaim/", 200),
-    ("lchaim-label", "supervisor", f"/p/{LABEL}/lchaim/", 200),
-    ("coherence", "supervisor", f"/p/{PHRASE}/coherence/", 200),
-    ("summaries", "supervisor", f"/p/{SUM}/summaries/", 200),
-    ("quality", "supervisor", f"/p/{QA}/quality/", 200),
-    # The supervisor console, annotator quality and adjudication, the release stage.
-    ("console-new-project", "supervisor", "/console/projects/new/", 200),
-    ("console-users", "supervisor", "/console/users/", 200),
-    ("console-settings", "supervisor", f"/console/p/{NLI}/settings/", 200),
-    ("console-items", "supervisor", f"/console/p/{NLI}/items/", 200),
-    ("console-preview", "supervisor", f"/console/p/{PHRASE}/preview/", 200),
-    ("annotators", "supervisor", f"/p/{NLI}/annotators/", 200),
-    ("adjudication", "supervisor", f"/p/{NLI}/adjudication/", 200),
-    ("release", "supervisor", f"/p/{NLI}/release/", 200),
-    ("releases", "supervisor", f"/p/{NLI}/releases/", 200),
-    ("bias", "supervisor", f"/p/{NLI}/bias/", 200),
-    ("leaderboard", "supervisor", f"/p/{NLI}/leaderboard/", 200),
-    ("error-403", "disqualified", f"/p/{NLI}/annotate/", 403),
-    ("error-404", "annotator", "/p/no-such-project/", 404),
-    ("error-500", None, "/__server_error__/", 500),
-]
-
-
-def text(slug: str, field: str) -> str:
-    """Hebrew with a Latin word and numbers in it, ending with a period; identifiers (name,
-    title, system) short and, for systems, Latin."""
-    name = field.rstrip("0123456789-")
-    if name == "system":
-        return f"system {'AB'[int(field[-1])]}"
-    if name in ("name", "title"):
-        return f"פרויקט {slug[4:]} 2026"
-    return f"המשפט {field} מזכיר את GPT-4 ואת 57 המילים שבו, ולא עוד."
-
 
 # Each known mixed-direction case, checked on whatever the page shows of it.
 _CHECK = r"""(project) => {
@@ -121,50 +58,17 @@ _CHECK = r"""(project) => {
 }"""
 
 
-@pytest.fixture
-def world(transactional_db, live_server):
-    return {"url": live_server.url, "world": build_world(text)}
-
-
-def _server_error_html(language: str) -> str:
-    """The 500 page as Django renders it: no request, no context, no database."""
-    from django.test import RequestFactory
-    from django.utils import translation
-    from django.views.defaults import server_error
-
-    with translation.override(language):
-        return server_error(RequestFactory().get("/")).content.decode()
-
-
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_every_page_in_every_language_and_width(world, browser, artifacts_dir, settings, language):
+def test_every_page_in_every_language_and_width(world, role_pages, artifacts_dir, language):
     base = world["url"]
-    locale, direction = LANGUAGES[language]
+    direction = LANGUAGES[language][1]
     out = artifacts_dir / "screens"
     out.mkdir(exist_ok=True)
-    error_page = _server_error_html(language)
     failures = []
     for width_name, viewport in VIEWPORTS.items():
-        contexts = {}
+        pages = role_pages(language, viewport)
         for name, role, url, status in PAGES:
-            if role not in contexts:
-                context = browser.new_context(locale=locale, viewport=viewport)
-                context.set_default_timeout(15_000)
-                page = context.new_page()
-                page.add_init_script(_CSP_LISTENER)  # the strict CSP holds: no page is refused a script or a style
-                page.route(
-                    re.compile(r".*/__server_error__/$"),
-                    lambda route: route.fulfill(
-                        status=500,
-                        body=error_page,
-                        content_type="text/html; charset=utf-8",
-                        headers={"Content-Security-Policy": settings.CONTENT_SECURITY_POLICY},
-                    ),
-                )
-                if role is not None:
-                    login(page, base, USERNAMES[role])
-                contexts[role] = (context, page)
-            page = contexts[role][1]
+            page = pages[role]
             where = f"{language} {width_name} {name}"
             response = page.goto(base + url, wait_until="networkidle")
             if response.status != status:
@@ -178,22 +82,19 @@ def test_every_page_in_every_language_and_width(world, browser, artifacts_dir, s
                 failures.append(f"{where}: scrolls sideways ({state['scrollWidth']} > {state['innerWidth']})")
             failures.extend(f"{where}: {problem}" for problem in state["problems"])
             failures.extend(f"{where}: CSP {v}" for v in page.evaluate("() => window.__mashovCspViolations"))
-        for context, _page in contexts.values():
-            context.close()
+        pages.close()
     (out / f"{language}-problems.txt").write_text("\n".join(failures) + "\n", encoding="utf-8")
     assert failures == []
 
 
-def test_expired_session_leads_to_login_and_back(world, browser):
+def test_expired_session_leads_to_login_and_back(world, role_pages):
     """The annotate page's fetch meets a 401 once the session is gone: on to the login page
     with ?next=, and after logging in, back to the same page."""
     base = world["url"]
-    context = browser.new_context(locale="en-US", viewport=VIEWPORTS["wide"])
-    page = context.new_page()
-    login(page, base, USERNAMES["annotator"])
+    page = role_pages("en", VIEWPORTS["wide"])["annotator"]
     page.goto(f"{base}/p/{NLI}/annotate/")
     page.wait_for_selector("#task:not([hidden])")
-    context.clear_cookies()  # the session expired (or ended in another tab)
+    page.context.clear_cookies()  # the session expired (or ended in another tab)
     with page.expect_navigation(url=re.compile(r"/login/\?session=ended&next=")):
         page.keyboard.press("Digit1")  # submits a label: POST → 401
     # The login page is told that the session ended, so that it says so.
@@ -203,13 +104,11 @@ def test_expired_session_leads_to_login_and_back(world, browser):
     with page.expect_navigation():
         page.click("button[type=submit].primary")
     assert page.url == f"{base}/p/{NLI}/annotate/"
-    context.close()
 
 
-def test_language_switcher_changes_on_one_click_and_names_languages_in_their_own(world, browser):
+def test_language_switcher_changes_on_one_click_and_names_languages_in_their_own(world, role_pages):
     base = world["url"]
-    context = browser.new_context(locale="en-US", viewport=VIEWPORTS["phone"])
-    page = context.new_page()
+    page = role_pages("en", VIEWPORTS["phone"])[None]
     page.goto(f"{base}/login/")
     buttons = page.locator(".lang-switch button")
     assert [buttons.nth(i).inner_text() for i in range(buttons.count())] == ["English", "עברית", "فارسی"]
@@ -220,7 +119,6 @@ def test_language_switcher_changes_on_one_click_and_names_languages_in_their_own
     html = page.locator("html")
     assert (html.get_attribute("lang"), html.get_attribute("dir")) == ("fa", "rtl")
     assert page.locator(".lang-switch button[aria-current]").inner_text() == "فارسی"
-    context.close()
 
 
 _ACTIVE_IN_VIEW = """(selector) => {
@@ -230,13 +128,11 @@ _ACTIVE_IN_VIEW = """(selector) => {
 
 
 @pytest.mark.parametrize(("slug", "active"), [(MT, ".criterion.active"), (SUM, ".rating.active")])
-def test_rating_by_keyboard_keeps_the_highlighted_criterion_in_view(world, browser, slug, active):
+def test_rating_by_keyboard_keeps_the_highlighted_criterion_in_view(world, role_pages, slug, active):
     """At phone size the rating pages are several screens long: each key that moves the
     highlight scrolls it into view (translation: 1-5 and Y; summary: 1-5)."""
     base = world["url"]
-    context = browser.new_context(locale="he-IL", viewport=VIEWPORTS["phone"])
-    page = context.new_page()
-    login(page, base, USERNAMES["annotator"])
+    page = role_pages("he", VIEWPORTS["phone"])["annotator"]
     page.goto(f"{base}/p/{slug}/annotate/")
     page.wait_for_selector(active)
     for step in range(7):
@@ -245,4 +141,3 @@ def test_rating_by_keyboard_keeps_the_highlighted_criterion_in_view(world, brows
         page.wait_for_timeout(50)
         where = page.evaluate(_ACTIVE_IN_VIEW, active)
         assert where["inView"], f"step {step}: the highlighted criterion is off screen: {where}"
-    context.close()

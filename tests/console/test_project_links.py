@@ -31,7 +31,7 @@ def kind_pages(project) -> list[str]:
 
     kind = get_kind(project.kind)
     urls = []
-    for module in kind.page_urls:
+    for module in kind.urls:
         for pattern in import_module(module).urlpatterns:
             if set(pattern.pattern.converters) == {"slug"}:
                 urls.append(reverse(pattern.name, kwargs={"slug": project.slug}))

@@ -41,8 +41,7 @@ class LabelTestKind(NliKind):
     }
     # LCHAIM's results page (Table 2 from results.py here) and its stratified sample,
     # shared with translation rating.
-    page_urls = ("annotation.kinds.lchaim.urls",)
-    api_urls = ("annotation.kinds.lchaim.api_urls",)
+    urls = ("annotation.kinds.lchaim.urls",)
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:

@@ -219,8 +219,7 @@ class NliRelabelKind(NliKind):
     aggregates_by_consensus = True
     default_export_status = "accepted"
     # Failed pairs go back to their author (FarsTail §3.2): the revision page and operations.
-    page_urls = ("annotation.kinds.nli.urls",)
-    api_urls = ("annotation.kinds.nli.api_urls",)
+    urls = ("annotation.kinds.nli.urls",)
 
     def check_settings(self, settings: dict) -> None:
         k, n = settings["consensus_k"], settings["consensus_n"]

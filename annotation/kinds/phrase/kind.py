@@ -103,8 +103,7 @@ class PhrasePairKind(Kind):
     # An imported PhrasIS label is the experts' (the paper's gold). Model evaluation scores
     # against the stored majority first and this label where none is stored (PhraseScorer).
     reference_label_is_gold = True
-    page_urls = ("annotation.kinds.phrase.urls",)
-    api_urls = ("annotation.kinds.phrase.api_urls",)
+    urls = ("annotation.kinds.phrase.urls",)
 
     def guide_sections(self, settings: dict) -> tuple:
         return PHRASE_LABEL_GUIDE

@@ -137,8 +137,7 @@ class QaAuthoringKind(Kind):
         "authors_per_paragraph": _("paragraphs being authored would need a different number of authors"),
     }
 
-    page_urls = ("annotation.kinds.qa.urls",)
-    api_urls = ("annotation.kinds.qa.api_urls",)
+    urls = ("annotation.kinds.qa.urls",)
 
     def guide_sections(self, settings: dict) -> tuple:
         return QA_GUIDE

@@ -137,8 +137,7 @@ class SummaryRatingKind(RatingKind):
 
     csv_json_fields = ("summaries",)
     computes_agreement = True
-    page_urls = ("annotation.kinds.summary.urls",)
-    api_urls = ("annotation.kinds.summary.api_urls",)
+    urls = ("annotation.kinds.summary.urls",)
     job_handlers = {"summary_intrinsic": "annotation.kinds.summary.measures.summary_measures_job"}
     job_titles = {"summary_intrinsic": _("intrinsic measures")}
 

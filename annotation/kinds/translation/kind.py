@@ -149,8 +149,7 @@ class TranslationRatingKind(RatingKind):
     staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
     computes_agreement = True
-    page_urls = ("annotation.kinds.lchaim.urls",)
-    api_urls = ("annotation.kinds.translation.api_urls", "annotation.kinds.lchaim.api_urls")
+    urls = ("annotation.kinds.translation.urls", "annotation.kinds.lchaim.urls")
     job_handlers = {"back_translation": "annotation.kinds.translation.back_translation.back_translation_compute_job"}
     job_titles = {"back_translation": _("back-translation")}
 

@@ -309,6 +309,7 @@ def main() -> int:
             timings.page("report API", client, f"/api/projects/{SLUG}/report/")
             timings.page("adjudication page", client, f"/p/{SLUG}/adjudication/")
             timings.page("adjudication API", client, f"/api/projects/{SLUG}/adjudication/")
+            timings.page("review queue API", client, f"/api/projects/{SLUG}/reviews/pending/")
             timings.page("item browser, first page", client, f"/console/p/{SLUG}/items/")
             deep = (
                 Item.objects.filter(project=project)

@@ -103,8 +103,9 @@ def annotator_quality_for_project(project) -> list[dict]:
     - `flagged`: kappa below the project's `quality_flag_below`.
     Besides: `status`, `trusted`, `adjudicator` of their membership (null for non-members).
     The figures that need every vote are computed per request on a small project and read
-    as the worker stored them on a large one (services.figures). Seven queries or fewer,
-    whatever the number of items, votes or annotators."""
+    as the worker stored them on a large one (services.figures). On a large project six
+    queries or fewer, whatever the number of items, votes or annotators; a small one
+    (fewer items than MASHOV_FIGURES_LIVE_ITEMS, one chunk) adds the nine of its items' read."""
     from annotation.selectors.figures import ANNOTATOR_QUALITY, figures_are_live, stored_figures
 
     kind = get_kind(project.kind)

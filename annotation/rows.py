@@ -49,11 +49,11 @@ def clean_comment(comment, errors: list[FieldError]) -> str:
     if comment is None:
         return ""
     if not isinstance(comment, str):
-        errors.append(FieldError("comment", "must be a string"))
+        errors.append(FieldError("comment", gettext("must be a string")))
     elif forbidden_character(comment):
         errors.append(FieldError("comment", forbidden_character(comment)))
     elif len(comment) > MAX_COMMENT_LENGTH:
-        errors.append(FieldError("comment", f"is longer than {MAX_COMMENT_LENGTH} characters"))
+        errors.append(FieldError("comment", gettext("is longer than %(n)s characters") % {"n": MAX_COMMENT_LENGTH}))
     return comment
 
 
@@ -70,7 +70,7 @@ def require_text(
     if isinstance(value, (int,)) and not isinstance(value, bool) and identifier:
         value = str(value)
     if not isinstance(value, str):
-        problems.add(name, "must be a string")
+        problems.add(name, gettext("must be a string"))
         return ""
     reason = forbidden_character(value)
     if reason:
@@ -82,7 +82,7 @@ def require_text(
             problems.add(name, reason)
             return ""
         if len(value) > 200:
-            problems.add(name, "is longer than 200 characters")
+            problems.add(name, gettext("is longer than %(n)s characters") % {"n": 200})
             return ""
     return value
 
@@ -94,16 +94,16 @@ def check_item_ids(value: Any, *, field: str) -> list[int]:
     """A request's non-empty list of at most 10,000 item ids (64-bit, positive), or a 400
     naming the list or each bad entry (`field[i]`); nothing is looked up here."""
     if not isinstance(value, list) or not value:
-        raise InvalidInput("must be a non-empty list of item ids", field=field)
+        raise InvalidInput(gettext("must be a non-empty list of item ids"), field=field)
     if len(value) > MAX_ITEM_IDS:
-        raise InvalidInput(f"at most {MAX_ITEM_IDS} items at a time", field=field)
+        raise InvalidInput(gettext("at most %(n)s items at a time") % {"n": MAX_ITEM_IDS}, field=field)
     errors = [
-        FieldError(f"{field}[{i}]", "must be an item id")
+        FieldError(f"{field}[{i}]", gettext("must be an item id"))
         for i, entry in enumerate(value)
         if isinstance(entry, bool) or not isinstance(entry, int) or not 0 < entry < 2**63
     ]
     if errors:
-        raise InvalidInput("invalid item ids; nothing was changed", errors=errors)
+        raise InvalidInput(gettext("invalid item ids; nothing was changed"), errors=errors)
     return value
 
 
@@ -130,7 +130,7 @@ def read_jsonl_records(text: str) -> Iterator[tuple[int, dict]]:
     the member at fault or None}."""
     for number, record, error, member in read_jsonl_objects(text):
         if error is None and not isinstance(record, dict):
-            error = "must be a JSON object"
+            error = gettext("must be a JSON object")
         yield number, {"_error": error, "_field": member} if error else record
 
 
@@ -159,15 +159,13 @@ def _member_refused(line: str) -> tuple[str, safe_json.UnsafeJSON] | None:
         except safe_json.UnsafeJSON as exc:
             return key, exc
         except RecursionError:
-            return key, safe_json.UnsafeJSON(f"nests deeper than {safe_json.MAX_DEPTH} levels")
-        except ValueError as exc:
+            return key, safe_json.UnsafeJSON(
+                gettext("nests deeper than %(levels)s levels") % {"levels": safe_json.MAX_DEPTH}
+            )
+        except ValueError:
             # A value Python cannot read (an integer of more than 4,300 digits) is its
             # member's fault; a malformed key, the row's.
-            return (
-                (key, safe_json.UnsafeJSON(f"is not a value Mashov reads ({exc.args[0] if exc.args else exc})"))
-                if isinstance(key, str)
-                else None
-            )
+            return (key, safe_json.UnsafeJSON(gettext("is not a value Mashov reads"))) if isinstance(key, str) else None
         position = _JSON_WHITESPACE.match(line, position).end()
         separator = line[position : position + 1]
     return None
@@ -208,11 +206,14 @@ def read_csv_lines(
             cells = next(reader)
         except StopIteration:
             return
-        except csv.Error as exc:
+        except csv.Error:
             if lines.exhausted:
-                message = f"row {row} (line {line}): a quoted cell opens here and is never closed"
+                message = gettext("row %(row)s (line %(line)s): a quoted cell opens here and is never closed") % {
+                    "row": row,
+                    "line": line,
+                }
             else:
-                message = f"row {row} (line {line}): the quoting is malformed ({exc})"
+                message = gettext("row %(row)s (line %(line)s): the quoting is malformed") % {"row": row, "line": line}
             raise InvalidInput(message, errors=[FieldError("file", message, row)]) from None
         if cells or not skip_blank:
             yield row, line, cells
@@ -284,7 +285,7 @@ def read_csv_records(text: str, required: tuple[str, ...], missing: str) -> Iter
         raise InvalidInput(missing, field="file")
     for number, cells in rows:
         if len(cells) > len(header):
-            yield number, {"_error": "has more fields than the header"}
+            yield number, {"_error": gettext("has more fields than the header")}
         else:
             yield number, dict(zip(header, cells))
 

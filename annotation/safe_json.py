@@ -13,6 +13,8 @@ import json
 import math
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 MAX_DEPTH = 64
 
 
@@ -21,14 +23,14 @@ class UnsafeJSON(ValueError):
 
 
 def _refuse_constant(name: str):
-    raise UnsafeJSON(f"{name} is not a JSON number")
+    raise UnsafeJSON(_("%(name)s is not a JSON number") % {"name": name})
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         # 1e400: valid JSON that no float holds; Python would read it as Infinity.
-        raise UnsafeJSON(f"{text[:20]} is beyond the range of a float")
+        raise UnsafeJSON(_("%(number)s is beyond the range of a float") % {"number": text[:20]})
     return value
 
 
@@ -66,14 +68,17 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
-        raise UnsafeJSON(f"nests deeper than {max_depth} levels") from None
+        raise UnsafeJSON(_("nests deeper than %(levels)s levels") % {"levels": max_depth}) from None
     except UnsafeJSON:
         raise
     except json.JSONDecodeError as exc:
-        raise UnsafeJSON(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        # The parser's own words ("Expecting value") are English only: the place is what helps.
+        raise UnsafeJSON(
+            _("is not valid JSON (line %(line)s, column %(column)s)") % {"line": exc.lineno, "column": exc.colno}
+        ) from None
     except ValueError:
         # int() refuses a literal of more than sys.get_int_max_str_digits() digits.
-        raise UnsafeJSON("holds an integer with too many digits") from None
+        raise UnsafeJSON(_("holds an integer with too many digits")) from None
     if nesting_depth(value, max_depth) > max_depth:
-        raise UnsafeJSON(f"nests deeper than {max_depth} levels")
+        raise UnsafeJSON(_("nests deeper than %(levels)s levels") % {"levels": max_depth})
     return value

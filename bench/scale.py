@@ -270,7 +270,7 @@ def main() -> int:
             users = [User.objects.create_user(f"coder{i:02d}") for i in range(args.annotators)]
             project = Project.objects.create(
                 slug=SLUG, name=SLUG, kind="nli_relabel", language="he", created_by=supervisor,
-                settings={"consensus_k": 2, "consensus_n": args.votes, "revision_rounds": 0, "claim_ttl": 1800},
+                settings={"consensus_k": args.votes // 2 + 1, "consensus_n": args.votes, "revision_rounds": 0, "claim_ttl": 1800},
             )  # fmt: skip
             Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
             Membership.objects.bulk_create(

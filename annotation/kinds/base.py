@@ -175,6 +175,11 @@ class KindSettings:
         """Checks of cleaned settings that depend on who sets them (settings naming another
         project); raise InvalidInput. Every path that stores settings calls it."""
 
+    def after_settings_change(self, project, before: dict, after: dict) -> None:
+        """Called inside the transaction that stores a project's changed settings (both
+        cleaned), for work that follows from a setting: figures computed from it are queued
+        again (on commit). The default does nothing."""
+
 
 class KindRules:
     """Annotating (required): what an annotator sees (`annotator_payload`) and what a valid
@@ -338,6 +343,21 @@ class KindRelease:
         """How a model's predictions on the project's gold are scored (model evaluation,
         annotation/release/evaluation.py), or None: the kind cannot be evaluated (a 400)."""
         return None
+
+    def release_files(self, project, split: str, items) -> "Iterator[ReleaseFile]":
+        """The dataset's files in its published shape for one split of a release, beside the
+        JSONL, the Parquet and the export formats a release writes for every kind
+        (`export_extra_formats`, `streamed_formats`). `items` are the split's released items
+        in source order (a queryset); `split` is the split's name in the release."""
+        return iter(())
+
+    def release_texts(self, payload: dict) -> dict[str, list[str]]:
+        """The texts of an item, by field, that a release card's statistics count tokens
+        in (a field may hold several texts an item, such as candidate translations). The
+        default: the payload's top-level text members."""
+        if not isinstance(payload, dict):
+            return {}
+        return {field: [value] for field, value in payload.items() if isinstance(value, str) and value}
 
 
 class EvaluationScorer:
@@ -666,6 +686,24 @@ class ExportSplits:
 
     def filter(self, items, split: str):
         raise NotImplementedError
+
+
+def release_texts_of(texts: dict[str, list]) -> dict[str, list[str]]:
+    """`texts` by field (`KindRelease.release_texts`) with only the non-empty strings kept."""
+    return {field: [text for text in values if isinstance(text, str) and text] for field, values in texts.items()}
+
+
+@dataclass(frozen=True)
+class ReleaseFile:
+    """One file of a kind's published shape in a release (`KindRelease.release_files`)."""
+
+    # The path inside the release folder, such as "lchaim/dev.json".
+    path: str
+    data: bytes
+    # The dataset card's config listing the file for the Hub (its splits' data files), or ""
+    # for a file the Hub cannot read beside the JSONL files: the Hub and the `datasets`
+    # library read every config of a folder with the reader of the first config's files.
+    config: str = ""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def mean_t_interval(values: list[float], confidence: float = CONFIDENCE) -> dict
     (4.0, 1.5159, 6.4841)
     """
     n, mean, sd = _mean_and_sd(values)
-    if sd is None:
+    if mean is None or sd is None:
         return {"n": n, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
     sem = sd / math.sqrt(n)
     if sem == 0:
@@ -74,7 +74,7 @@ def mean_bounded_interval(
     if any(not low <= v <= high for v in values):
         raise ValueError(f"values must lie within [{low}, {high}]")
     n, mean, sd = _mean_and_sd(values)
-    if sd is None:
+    if mean is None or sd is None:
         return {"n": n, "mean": mean, "sd": None, "ci_low": None, "ci_high": None}
     if min(values) == max(values):
         return {"n": n, "mean": mean, "sd": sd, "ci_low": mean, "ci_high": mean}

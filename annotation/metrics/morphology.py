@@ -200,9 +200,22 @@ def snap_selection(text: str, start: int, end: int) -> tuple[int, int]:
         start = ws
     if end > 0 and _in_word(text, end - 1):
         end = word_end(text, end)
+    return start, trim_end(text, start, end)
+
+
+def trim_end(text: str, start: int, end: int) -> int:
+    """The end of [start, end) (code points) with sentence punctuation at its end left out,
+    at least one character kept: a full stop or a comma after an answer is not part of it,
+    whoever sends the span (the page's selection, or an API client). A separator inside a
+    word stays ("1.2", "ה-19").
+
+    >>> text = "בירושלים. 1.2"
+    >>> text[0:trim_end(text, 0, 9)], text[10:trim_end(text, 10, 13)]
+    ('בירושלים', '1.2')
+    """
     while end > start + 1 and text[end - 1] in TRAILING_PUNCTUATION and not _in_word(text, end - 1):
         end -= 1
-    return start, end
+    return end
 
 
 def span_variants(text: str, start: int, end: int) -> list[tuple[int, int]]:

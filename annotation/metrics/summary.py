@@ -22,11 +22,21 @@ Every measure is a fraction in [0, 1] (the paper's tables print it times
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
-__all__ = ["novel_ngrams", "compression_ratio", "redundancy", "correlations"]
+__all__ = [
+    "novel_ngrams",
+    "compression_ratio",
+    "redundancy",
+    "correlations",
+    "sentence_count",
+    "TextProfile",
+    "ROUGE_TYPES",
+    "RougeScorer",
+]
 
 
 def _ngrams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
@@ -172,3 +182,106 @@ def _plain(value: float) -> Optional[float]:
     # back, so results serialise to JSON as they are.
     value = float(value)
     return None if math.isnan(value) else value
+
+
+# A sentence ends at a run of terminal marks followed by whitespace or the end of the text:
+# the full stop, "!", "?", the Arabic-script question mark "؟", Hebrew sof pasuq "׃" and the
+# ellipsis. Requiring the whitespace after the mark keeps decimals ("1.2", "70.7") inside their
+# sentence.
+# A direction mark (LRM, RLM, ALM) between the mark and the space is part of the ending.
+_SENTENCE_END = re.compile(r"[.!?؟׃…]+[\u200e\u200f\u061c]*(?=\s|$)")
+
+
+def sentence_count(text: str) -> int:
+    """Number of sentences in `text`: the non-blank stretches between sentence ends
+    (`_SENTENCE_END`); a text without a terminal mark is one sentence, a text of nothing but
+    spaces and marks none.
+
+    HeSum Table 1 gives document lengths; Mashov reports them in words and sentences.
+    No trained sentence splitter covers Hebrew and Persian, and news sentences end in
+    these marks, so the rule is the punctuation itself.
+
+    >>> sentence_count("הממשלה התכנסה. השר הודיע על התפטרותו! מה הלאה?")
+    3
+    >>> sentence_count("المبلغ 1.2 میلیارد بود")
+    1
+    >>> sentence_count("   ")
+    0
+    """
+    return sum(1 for part in _SENTENCE_END.split(text) if part.strip())
+
+
+class TextProfile:
+    """Running figures of a collection of texts, for HeSum Table 1's linguistic profile:
+    how many texts, the vocabulary size (distinct whitespace tokens, as the module's other
+    measures count words), and the mean length in words and in sentences. Texts are added
+    one at a time, so a corpus is read once without being held in memory; only its
+    vocabulary is kept.
+
+    Punctuation stays on its word, so "b." and "b" are two types:
+
+    >>> profile = TextProfile()
+    >>> profile.add("a b. c a")
+    >>> profile.add("b d")
+    >>> profile.figures()
+    {'texts': 2, 'vocabulary': 5, 'words_mean': 3.0, 'sentences_mean': 1.5}
+    """
+
+    def __init__(self) -> None:
+        self.texts = 0
+        self.words = 0
+        self.sentences = 0
+        self.vocabulary: set[str] = set()
+
+    def add(self, text: str) -> None:
+        tokens = text.split()
+        self.texts += 1
+        self.words += len(tokens)
+        self.sentences += sentence_count(text)
+        self.vocabulary.update(tokens)
+
+    def figures(self) -> dict:
+        """{"texts", "vocabulary", "words_mean", "sentences_mean"}; the means are None
+        without texts."""
+        return {
+            "texts": self.texts,
+            "vocabulary": len(self.vocabulary),
+            "words_mean": self.words / self.texts if self.texts else None,
+            "sentences_mean": self.sentences / self.texts if self.texts else None,
+        }
+
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+
+
+class RougeScorer:
+    """ROUGE-1, ROUGE-2 and ROUGE-L F-measures of a summary against a reference, as HeSum
+    Table 3 reports them: with the multilingual ROUGE of the XL-Sum authors (the
+    `multilingual-rouge` package, a port of their scorer onto Google's rouge-score), whose
+    tokenisation keeps Hebrew and Persian letters. Google's own tokeniser keeps only a-z and
+    0-9, so every Hebrew summary would score 0. Lower-cased, punctuation removed by Unicode
+    category, letters and digits split apart ("ה-19" gives "ה" and "19"), no stemming (there
+    is no Hebrew or Persian stemmer in the package).
+
+    Built once per job: importing the package takes seconds.
+
+    >>> scorer = RougeScorer()
+    >>> scores = scorer.score("שר האוצר התפטר אתמול.", "שר האוצר הודיע כי התפטר")
+    >>> round(scores["rouge1"], 4), round(scores["rouge2"], 4)
+    (0.6667, 0.2857)
+    """
+
+    def __init__(self) -> None:
+        from multilingual_rouge import rouge_scorer, tokenization_wrapper
+
+        self._scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=False)
+        self._tokenizer = rouge_scorer.MultiTokenizer()
+        self._tokenize = tokenization_wrapper.tokenize
+
+    def score(self, summary: str, reference: str) -> dict[str, Optional[float]]:
+        """{"rouge1", "rouge2", "rougeL"}: F-measures in [0, 1]; all None when the summary or
+        the reference has no word left after tokenisation (nothing to compare)."""
+        if not (self._tokenize(summary, None, self._tokenizer) and self._tokenize(reference, None, self._tokenizer)):
+            return dict.fromkeys(ROUGE_TYPES)
+        scores = self._scorer.score(reference, summary)
+        return {name: float(scores[name].fmeasure) for name in ROUGE_TYPES}

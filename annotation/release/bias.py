@@ -15,6 +15,7 @@ import math
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_staff, access_project_for_supervisor
 from annotation.errors import Conflict, InvalidInput, NotFound
@@ -34,22 +35,26 @@ MAX_SMOOTHING = 1e12
 def clean_bias_params(data) -> dict:
     """{"split", "smoothing"} with defaults; a 400 naming the field otherwise."""
     if not isinstance(data, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+        raise InvalidInput(_("the body must be a JSON object"), field="body")
     unknown = set(data) - set(DEFAULTS)
     if unknown:
-        raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
+        raise InvalidInput(_("unknown field(s): %(unknown)s") % {"unknown": ", ".join(sorted(unknown))}, field="body")
     split = data.get("split", DEFAULTS["split"])
     if not isinstance(split, str) or split not in SPLITS:
-        raise InvalidInput(f"must be one of {', '.join(SPLITS)}", field="split")
+        raise InvalidInput(_("must be one of %(choices)s") % {"choices": ", ".join(SPLITS)}, field="split")
     smoothing = data.get("smoothing", DEFAULTS["smoothing"])
     if isinstance(smoothing, bool) or not isinstance(smoothing, int | float):
-        raise InvalidInput("must be a positive number", field="smoothing")
+        raise InvalidInput(_("must be a positive number"), field="smoothing")
     try:
         smoothing = float(smoothing)
     except OverflowError:
-        raise InvalidInput(f"must be a positive number up to {MAX_SMOOTHING:g}", field="smoothing") from None
+        raise InvalidInput(
+            _("must be a positive number up to %(max)s") % {"max": f"{MAX_SMOOTHING:g}"}, field="smoothing"
+        ) from None
     if not math.isfinite(smoothing) or not 0 < smoothing <= MAX_SMOOTHING:
-        raise InvalidInput(f"must be a positive number up to {MAX_SMOOTHING:g}", field="smoothing")
+        raise InvalidInput(
+            _("must be a positive number up to %(max)s") % {"max": f"{MAX_SMOOTHING:g}"}, field="smoothing"
+        )
     return {"split": split, "smoothing": smoothing}
 
 
@@ -64,10 +69,12 @@ def _check_split(project: Project, split: str) -> None:
         _gold_items(project).filter(split=split).order_by().values_list("gold_label", flat=True).distinct()[:2]
     )
     if not labels:
-        raise InvalidInput(f"the split {split!r} has no gold-labelled items", field="split")
+        raise InvalidInput(_("the split “%(split)s” has no gold-labelled items") % {"split": split}, field="split")
     if len(labels) < 2:
         raise InvalidInput(
-            f"the split {split!r} has gold labels of one class only; the biased models need two or more", field="split"
+            _("the split “%(split)s” has gold labels of one class only; the biased models need two or more")
+            % {"split": split},
+            field="split",
         )
 
 
@@ -83,13 +90,13 @@ def bias_request(*, user, slug: str, data) -> Job:
     project = access_project_for_supervisor(user, slug)
     params = clean_bias_params(data)
     if not analysable(get_kind(project.kind)):
-        raise InvalidInput(f"the bias analysis is for NLI projects, not {project.kind}", field="kind")
+        raise InvalidInput(_("the bias analysis is for NLI projects"), field="kind")
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
         if Job.objects.filter(
             project=project, kind=JOB_TYPE, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
         ).exists():
-            raise Conflict("a bias analysis of this project is already running", field="job")
+            raise Conflict(_("a bias analysis of this project is already running"), field="job")
         _check_split(project, params["split"])
         job = job_create(kind=JOB_TYPE, project=project, user=user, params=params)
         release_run_audit(user, project, job)
@@ -109,7 +116,7 @@ def bias_latest(*, user, slug: str) -> dict:
     """The latest finished analysis of a project its staff may see; 404 when none ran."""
     job = bias_latest_job(access_project_for_staff(user, slug))
     if job is None:
-        raise NotFound("no bias analysis has been run for this project")
+        raise NotFound(_("no bias analysis has been run for this project"))
     return job.result
 
 

@@ -1,6 +1,7 @@
 """The dataset card of a release: `README.md` with the YAML header the Hugging Face Hub reads
 (language, license, task_categories, size_categories, configs with data_files per split) and
-a body written from the project: the protocol, counts per split and label, text statistics,
+a body written from the project: the protocol, counts per split and label, statistics per
+split and label as the papers' Table 2 gives them,
 agreement with and without adjudicated items, removals with their reasons, the split
 parameters and leak check, and the decision methods used (docs/api.md "Releases").
 
@@ -10,9 +11,11 @@ quoting mistakes with Hebrew or Persian text."""
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 
 from annotation.kinds.registry import get_kind
+from annotation.metrics.bias import tokens
+from annotation.metrics.dataset_statistics import split_statistics
 from annotation.models import Decision, Item, ItemRevision, Membership, Release
 from annotation.release.curation_jobs import curation_run_latest
 from annotation.selectors.annotator_quality import agreement_with_and_without_adjudicated
@@ -39,7 +42,7 @@ def size_category(n: int) -> str:
     return "n>10M"
 
 
-def _yaml_header(release: Release, kind, counts: dict, files: list[str]) -> str:
+def _yaml_header(release: Release, kind, counts: dict, files: list[str], configs: dict) -> str:
     project = release.project
     total = sum(sum(per_label.values()) for per_label in counts.values())
     lines = [
@@ -57,6 +60,12 @@ def _yaml_header(release: Release, kind, counts: dict, files: list[str]) -> str:
         path = f"data/{split}.jsonl"
         if path in files:
             lines.append(f"  - split: {json.dumps(split)}\n    path: {json.dumps(path)}")
+    # The kind's own files the Hub reads with the JSONL reader (the first config's), as
+    # further configs: `load_dataset(folder, "lchaim")`.
+    for name, paths in sorted(configs.items()):
+        lines += [f"- config_name: {json.dumps(name, ensure_ascii=False)}", "  data_files:"]
+        for split, path in sorted(paths.items()):
+            lines.append(f"  - split: {json.dumps(split)}\n    path: {json.dumps(path, ensure_ascii=False)}")
     lines.append("---")
     return "\n".join(lines) + "\n"
 
@@ -74,21 +83,51 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     ]
 
 
-def _text_statistics(release: Release, manifest: dict) -> list[list]:
-    """Per split and text field of the items: mean and max words (whitespace tokens)."""
-    words: dict[tuple[str, str], list[int]] = defaultdict(list)
+def _statistics(release: Release, manifest: dict, kind) -> list[str]:
+    """Per split, a table in the manner of FarsTail's Table 2: a row for all items and one
+    per label, with the items, their share, the tokens per text of each text field (mean,
+    min, max) and the vocabulary (annotation.metrics.dataset_statistics)."""
     rows = Item.objects.filter(project=release.project, external_id__in=list(manifest)).values_list(
         "external_id", "payload"
     )
-    for external_id, payload in rows.iterator(chunk_size=2000):
-        split = manifest[external_id]["split"]
-        for field, value in (payload or {}).items() if isinstance(payload, dict) else ():
-            if isinstance(value, str) and value:
-                words[(split, field)].append(len(value.split()))
-    return [
-        [split, field, len(counts), round(sum(counts) / len(counts), 1), max(counts)]
-        for (split, field), counts in sorted(words.items())
+
+    def read():
+        for external_id, payload in rows.iterator(chunk_size=2000):
+            entry = manifest[external_id]
+            yield entry["split"], entry["label"], kind.release_texts(payload)
+
+    table = split_statistics(read(), tokens)
+    fields = list(dict.fromkeys(name for row in table for name in row["fields"]))
+    out = [
+        "## Statistics",
+        "",
+        "Tokens are words (joined across ZWNJ) and punctuation marks, case-folded; the vocabulary "
+        "counts the distinct tokens of all the row's texts.",
+        "",
     ]
+    for split in dict.fromkeys(row["split"] for row in table):
+        out += [f"### {split}", ""]
+        out += _table(
+            ["class", "items", "share", *(f"{name} tokens (mean / min / max)" for name in fields), "vocabulary"],
+            [
+                [
+                    "all" if row["label"] is None else (row["label"] or "(no label)"),
+                    row["items"],
+                    f"{row['share']:.1%}",
+                    *(_lengths_cell(row["fields"].get(name)) for name in fields),
+                    row["vocabulary"],
+                ]
+                for row in table
+                if row["split"] == split
+            ],
+        )
+    return out
+
+
+def _lengths_cell(figures: dict | None) -> str:
+    if not figures or figures["tokens_mean"] is None:
+        return ""
+    return f"{figures['tokens_mean']:.2f} / {figures['tokens_min']} / {figures['tokens_max']}"
 
 
 def _removals(project) -> list[list]:
@@ -126,7 +165,7 @@ def _removals(project) -> list[list]:
     return [[reason, n] for reason, n in sorted(reasons.items())]
 
 
-def release_card(release: Release, manifest: dict, counts: dict, files: list[str]) -> str:
+def release_card(release: Release, manifest: dict, counts: dict, files: list[str], configs: dict | None = None) -> str:
     """The card's text (Markdown with the YAML header)."""
     project = release.project
     kind = get_kind(project.kind)
@@ -135,7 +174,7 @@ def release_card(release: Release, manifest: dict, counts: dict, files: list[str
     total = sum(sum(per_label.values()) for per_label in counts.values())
     annotators = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
     lifecycle = Counter(annotators.values_list("status", flat=True))
-    out = [_yaml_header(release, kind, counts, files)]
+    out = [_yaml_header(release, kind, counts, files, configs or {})]
     out += [f"# {project.name} — {release.version}", ""]
     if release.description:
         out += [release.description, ""]
@@ -161,9 +200,7 @@ def release_card(release: Release, manifest: dict, counts: dict, files: list[str
                 for split, per_label in counts.items()
             ],
         ),
-        "## Text statistics",
-        "",
-        *_table(["split", "field", "items", "mean words", "max words"], _text_statistics(release, manifest)),
+        *_statistics(release, manifest, kind),
     ]
     out += _agreement(project)
     removals = _removals(project)
@@ -180,11 +217,17 @@ def release_card(release: Release, manifest: dict, counts: dict, files: list[str
         "## Files",
         "",
         "Per split: `data/<split>.jsonl` (the project's JSONL export), `data/<split>.parquet` (the same "
-        "records), and the dataset's own format where the kind has one. Load with:",
+        "records as typed columns, one schema for every split), and the dataset's own formats where the "
+        "kind has them, as its seed published them. Load with:",
         "",
         "```python",
         "from datasets import load_dataset",
         'dataset = load_dataset("path/to/this/folder")',
+        # The seed's files the same reader reads, by config name.
+        *(
+            f"load_dataset({json.dumps('path/to/this/folder')}, {json.dumps(name, ensure_ascii=False)})"
+            for name in sorted(configs or {})
+        ),
         "```",
         "",
     ]

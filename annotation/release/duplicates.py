@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_staff, access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput, NotFound
@@ -48,7 +49,7 @@ def duplicates_request(*, user, slug: str, body) -> Job:
         data = read_body(body, {"threshold", "representation"})
         if not pair_kind(kind):
             raise InvalidInput(
-                "near-duplicates are searched in projects of premise/hypothesis pairs (the NLI kinds)", field="kind"
+                _("near-duplicates are searched in projects of premise/hypothesis pairs (the NLI kinds)"), field="kind"
             )
         return {
             "threshold": read_threshold(data, "threshold", DEFAULT_THRESHOLD),
@@ -125,7 +126,7 @@ def duplicate_pairs_for_project(*, user, slug: str, decision: str | None = None)
     pairs = DuplicatePair.objects.filter(project=project)
     if decision is not None:
         if decision not in ("keep", "remove", "none"):
-            raise InvalidInput("must be one of keep, remove, none", field="decision")
+            raise InvalidInput(_("must be one of %(choices)s") % {"choices": "keep, remove, none"}, field="decision")
         pairs = pairs.filter(decision="" if decision == "none" else decision)
     return pairs.select_related("item_a", "item_b").order_by(
         "item_a__position", "item_a_id", "item_b__position", "item_b_id"
@@ -178,7 +179,7 @@ def duplicate_decide(*, user, slug: str, pair_id: int, decision) -> DuplicatePai
     (`item_b`); "keep" leaves both, and restores `item_b` if this pair had removed it."""
     project = access_project_for_supervisor(user, slug)
     if decision not in (DuplicatePair.Decision.KEEP, DuplicatePair.Decision.REMOVE):
-        raise InvalidInput("must be keep or remove", field="decision")
+        raise InvalidInput(_("must be keep or remove"), field="decision")
     with transaction.atomic():
         pair = DuplicatePair.objects.select_for_update().filter(project=project, pk=pair_id).first()
         if pair is None:
@@ -236,9 +237,9 @@ def duplicates_restore(*, user, slug: str, item_ids) -> dict:
             item = items.get(pk)
             removal = ((item.computed or {}).get("duplicate") or {}).get("removed") if item else None
             if item is None or item.status != Item.Status.REMOVED or not isinstance(removal, dict):
-                errors.append(FieldError(f"items[{i}]", "no item of this project removed as a near-duplicate"))
+                errors.append(FieldError(f"items[{i}]", _("no item of this project removed as a near-duplicate")))
         if errors:
-            raise InvalidInput("nothing was restored", errors=errors)
+            raise InvalidInput(_("nothing was restored"), errors=errors)
         now = timezone.now().isoformat()
         pair_ids = [item.computed["duplicate"]["removed"].get("pair") for item in items.values()]
         for item in items.values():

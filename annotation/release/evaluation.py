@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, InvalidInput
@@ -74,7 +75,7 @@ def evaluation_start(
     name = clean_name(name)
     split = split_of(project, split)
     if fmt is not None and not isinstance(fmt, str):
-        raise InvalidInput("must be a string", field="format")
+        raise InvalidInput(_("must be a string"), field="format")
     gold = gold_for(project, scorer, split)
     validate_predictions(
         read_predictions(data, filename, fmt or "", scorer),
@@ -87,7 +88,7 @@ def evaluation_start(
         Project.objects.select_for_update().filter(pk=project.pk).first()
         running = Job.objects.filter(project=project, kind=JOB_TYPE, status__in=(Job.Status.QUEUED, Job.Status.RUNNING))
         if running.exists():
-            raise Conflict("another evaluation of this project is running; wait until it is done", field="file")
+            raise Conflict(_("another evaluation of this project is running; wait until it is done"), field="file")
         evaluation = Evaluation.objects.create(
             project=project, name=name, split=split or "", created_by=user, digest=hashlib.sha256(data).hexdigest()
         )
@@ -105,9 +106,9 @@ def evaluation_start(
 
 def clean_name(name) -> str:
     if not isinstance(name, str) or not name.strip():
-        raise InvalidInput("is required: the model's name", field="name")
+        raise InvalidInput(_("is required: the model's name"), field="name")
     if len(name) > MAX_NAME_LENGTH:
-        raise InvalidInput(f"is longer than {MAX_NAME_LENGTH} characters", field="name")
+        raise InvalidInput(_("is longer than %(n)s characters") % {"n": MAX_NAME_LENGTH}, field="name")
     reason = forbidden_character(name) or bidi_control(name)
     if reason:
         raise InvalidInput(reason, field="name")

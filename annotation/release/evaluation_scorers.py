@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from django.db.models import Q
+from django.utils.translation import gettext as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import EvaluationScorer
@@ -16,7 +17,7 @@ from annotation.models import Item, Project
 def scorer_for(project: Project) -> EvaluationScorer:
     scorer = get_kind(project.kind).evaluation_scorer()
     if scorer is None:
-        raise InvalidInput(f"models cannot be evaluated on {project.kind} projects", field="kind")
+        raise InvalidInput(_("models cannot be evaluated on this kind of project"), field="kind")
     return scorer
 
 
@@ -81,14 +82,17 @@ class ClassificationScorer(EvaluationScorer):
                 return index, []
         label = self.canonical(value)
         if label not in self.labels:
-            shown = (
-                "a missing value"
-                if value is None
-                else repr(value)
-                if isinstance(value, str)
-                else f"a {type(value).__name__}"
-            )
-            return None, [FieldError(field, f"must be one of {', '.join(self.labels)}, not {shown}", row)]
+            choices = ", ".join(self.labels)
+            if value is None:
+                message = _("must be one of %(choices)s; the value is missing") % {"choices": choices}
+            elif isinstance(value, str):
+                message = _("must be one of %(choices)s, not “%(value)s”") % {"choices": choices, "value": value}
+            else:
+                message = _("must be one of %(choices)s, not a %(type)s") % {
+                    "choices": choices,
+                    "type": type(value).__name__,
+                }
+            return None, [FieldError(field, message, row)]
         return self.labels.index(label), []
 
     def clean(self, record: dict, row: int):

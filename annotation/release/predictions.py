@@ -10,6 +10,7 @@ from pathlib import PurePath
 
 import numpy as np
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
@@ -30,7 +31,7 @@ def _format_of(text: str, filename: str, fmt: str, scorer: EvaluationScorer) -> 
     if fmt:
         if fmt not in FORMATS or (fmt == "squad" and not scorer.accepts_squad_dict):
             allowed = [f for f in FORMATS if f != "squad" or scorer.accepts_squad_dict]
-            raise InvalidInput(f"must be one of {', '.join(allowed)}", field="format")
+            raise InvalidInput(_("must be one of %(choices)s") % {"choices": ", ".join(allowed)}, field="format")
         return fmt
     suffix = PurePath(filename or "").suffix.lower()
     if suffix == ".csv":
@@ -68,16 +69,23 @@ def _squad_records(text: str) -> Iterator[tuple[int, dict]]:
     try:
         pairs = json.loads(text, object_pairs_hook=lambda pairs: pairs, parse_constant=_NotFinite)
     except RecursionError:
-        raise InvalidInput("the file nests too deep", field="file") from None
-    except ValueError as exc:
-        raise InvalidInput(f"the file is not a JSON object of question id → answer text: {exc}", field="file") from None
+        raise InvalidInput(_("the file nests too deep"), field="file") from None
+    except ValueError:
+        raise InvalidInput(_("the file is not a JSON object of question id → answer text"), field="file") from None
     if not isinstance(pairs, list) or not all(isinstance(pair, tuple) for pair in pairs):
-        raise InvalidInput("a SQuAD predictions file is one JSON object {question id: answer text}", field="file")
+        raise InvalidInput(_("a SQuAD predictions file is one JSON object {question id: answer text}"), field="file")
     for number, (key, value) in enumerate(pairs, start=1):
         if isinstance(value, _NotFinite):
-            yield number, {"id": key, "_error": f"{value.text} is not a JSON number", "_field": "prediction"}
+            yield (
+                number,
+                {
+                    "id": key,
+                    "_error": _("%(name)s is not a JSON number") % {"name": value.text},
+                    "_field": "prediction",
+                },
+            )
         elif isinstance(value, float) and not np.isfinite(value):
-            yield number, {"id": key, "_error": "is beyond the range of a float", "_field": "prediction"}
+            yield number, {"id": key, "_error": _("is beyond the range of a float"), "_field": "prediction"}
         else:
             yield number, {"id": key, "prediction": value}
 
@@ -118,10 +126,12 @@ def read_predictions(data: bytes, filename: str, fmt: str, scorer: EvaluationSco
     """(row, record) of every prediction in the file; whole-file faults (empty, too large,
     not UTF-8, not the format) are a 400 naming the file."""
     if len(data) > settings.MASHOV_MAX_IMPORT_BYTES:
-        raise InvalidInput(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+        raise InvalidInput(
+            _("the file is larger than %(bytes)s bytes") % {"bytes": settings.MASHOV_MAX_IMPORT_BYTES}, field="file"
+        )
     text = decode_upload(data)
     if not text.strip():
-        raise InvalidInput("the file is empty", field="file")
+        raise InvalidInput(_("the file is empty"), field="file")
     fmt = _format_of(text, filename, fmt, scorer)
     if fmt == "squad":
         return _squad_records(text)
@@ -141,7 +151,7 @@ def _record_id(record: dict, row: int) -> tuple[str | None, FieldError | None]:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value:
-        return None, FieldError("id", "is required: the item's id (a string)", row)
+        return None, FieldError("id", _("is required: the item's id (a string)"), row)
     return value, None
 
 
@@ -164,7 +174,7 @@ def validate_predictions(
         if "_error" in record:
             field = record.get("_field")
             errors.append(
-                FieldError(field or "file", record["_error"] if field else f"row {row} {record['_error']}", row)
+                FieldError(field or "file", record["_error"], row)  # the row is named by `row`
             )
             continue
         found = first_forbidden_string(record) if check_strings else None
@@ -177,11 +187,22 @@ def validate_predictions(
             continue
         if key not in gold:
             errors.append(
-                FieldError("id", f"unknown id {key[:200]!r}: no gold item with this id in {split_label}", row)
+                FieldError(
+                    "id",
+                    _("unknown id “%(id)s”: no gold item with this id in %(split)s")
+                    % {"id": key[:200], "split": split_label},
+                    row,
+                )
             )
             continue
         if key in first_row:
-            errors.append(FieldError("id", f"duplicate id {key[:200]!r} (first in row {first_row[key]})", row))
+            errors.append(
+                FieldError(
+                    "id",
+                    _("duplicate id “%(id)s” (first in row %(row)s)") % {"id": key[:200], "row": first_row[key]},
+                    row,
+                )
+            )
             continue
         first_row[key] = row
         value, problems = scorer.clean(record, row)
@@ -190,12 +211,16 @@ def validate_predictions(
             continue
         predictions[key] = value
     missing = [key for key in gold if key not in first_row]
-    errors.extend(FieldError("id", f"no prediction for id {key!r}") for key in missing[:MAX_LISTED_ERRORS])
+    errors.extend(
+        FieldError("id", _("no prediction for id “%(id)s”") % {"id": key}) for key in missing[:MAX_LISTED_ERRORS]
+    )
     if errors:
         listed = errors[:MAX_LISTED_ERRORS]
         if len(errors) > MAX_LISTED_ERRORS:
-            listed.append(FieldError("file", f"and {len(errors) - MAX_LISTED_ERRORS} more errors"))
-        raise InvalidInput(f"{len(errors)} problems in the predictions file; nothing was stored", errors=listed)
+            listed.append(FieldError("file", _("and %(n)s more errors") % {"n": len(errors) - MAX_LISTED_ERRORS}))
+        raise InvalidInput(
+            _("%(n)s problems in the predictions file; nothing was stored") % {"n": len(errors)}, errors=listed
+        )
     return predictions
 
 
@@ -205,12 +230,12 @@ def split_of(project: Project, split) -> str | None:
     if split in (None, ""):
         split = DEFAULT_SPLIT
     if not isinstance(split, str) or not SPLIT_NAME.match(split):
-        raise InvalidInput("must be a split name (train, dev, test …) or all", field="split")
+        raise InvalidInput(_("must be a split name (train, dev, test …) or all"), field="split")
     return None if split == ALL_SPLITS else split
 
 
 def split_label(split: str | None) -> str:
-    return f"split {split!r}" if split else "the project"
+    return _("split “%(split)s”") % {"split": split} if split else _("the project")
 
 
 def predictions_template(project: Project, scorer: EvaluationScorer, split) -> bytes:
@@ -225,5 +250,7 @@ def predictions_template(project: Project, scorer: EvaluationScorer, split) -> b
 def gold_for(project: Project, scorer: EvaluationScorer, split: str | None) -> dict:
     gold = scorer.gold(project, split)
     if not gold:
-        raise InvalidInput(f"no gold-labelled items to score in {split_label(split)}", field="split")
+        raise InvalidInput(
+            _("no gold-labelled items to score in %(split)s") % {"split": split_label(split)}, field="split"
+        )
     return gold

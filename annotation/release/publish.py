@@ -2,11 +2,15 @@
 
 `release_request` checks the request and queues the `release` job; `release_build_job`, on
 the worker, reads the project once (one REPEATABLE READ transaction on PostgreSQL, so every
-file shows the same moment) and writes, per split:
+file shows the same moment) and writes, per split (the kind's computed split where it
+computes one, as the exports do: QA's articles):
 
 - `data/<split>.jsonl` — the project's JSONL export of the split (annotation.services.exports),
-- `data/<split>.parquet` — the same records as a Parquet table (pyarrow),
+- `data/<split>.parquet` — the same records as a Parquet table of typed columns, one
+  schema for every split (annotation.release.parquet),
 - `<format>/<split>.<ext>` — each of the kind's own export formats (FarsTail TSV, SQuAD JSON),
+- the kind's files in the dataset's published shape (`Kind.release_files`: PhrasIS's
+  files, LCHAIM's JSON and ConTRoL's JSONL, QA's questions in squad_v2's shape),
 
 then `README.md` (the dataset card, annotation.release.card) and `SHA256SUMS`, and a zip of
 them all. Files go to the release storage (`release_storage`) and are never written again:
@@ -22,16 +26,19 @@ import json
 import re
 import zipfile
 from dataclasses import replace
+from types import SimpleNamespace
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.db import connection, transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.models import Item, Job, Project, Release
+from annotation.release.parquet import records_parquet, records_shape
 from annotation.rows import clean_comment
 from annotation.services import exports
 from annotation.services.audit import audit_record
@@ -70,29 +77,35 @@ def zip_name(release: Release) -> str:
 
 def _read_request(body) -> tuple[str, str, str]:
     if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+        raise InvalidInput(_("the body must be a JSON object"), field="body")
     unknown = set(body) - {"version", "license", "description"}
     if unknown:
         raise InvalidInput(
-            f"unknown field(s): {', '.join(sorted(unknown))}; known: description, license, version", field="body"
+            _("unknown field(s): %(unknown)s; known: %(known)s")
+            % {"unknown": ", ".join(sorted(unknown)), "known": "description, license, version"},
+            field="body",
         )
     errors: list[FieldError] = []
     version = body.get("version")
     if not isinstance(version, str) or not VERSION_RE.match(version):
         errors.append(
-            FieldError("version", "must be 1-64 letters, digits, dots, dashes, pluses or underscores (e.g. 1.0)")
+            FieldError("version", _("must be 1-64 letters, digits, dots, dashes, pluses or underscores (e.g. 1.0)"))
         )
     license_ = body.get("license", DEFAULT_LICENSE)
     if not isinstance(license_, str) or not LICENSE_RE.match(license_):
-        errors.append(FieldError("license", "must be a license identifier as the Hub names them (e.g. cc-by-4.0)"))
+        errors.append(FieldError("license", _("must be a license identifier as the Hub names them (e.g. cc-by-4.0)")))
     description = body.get("description", "")
     comment_errors: list[FieldError] = []
     clean_comment(description, comment_errors)
     if comment_errors or (isinstance(description, str) and len(description) > MAX_DESCRIPTION_LENGTH):
-        message = comment_errors[0].message if comment_errors else f"is longer than {MAX_DESCRIPTION_LENGTH} characters"
+        message = (
+            comment_errors[0].message
+            if comment_errors
+            else _("is longer than %(n)s characters") % {"n": MAX_DESCRIPTION_LENGTH}
+        )
         errors.append(FieldError("description", message))
     if errors:
-        raise InvalidInput("invalid release", errors=errors)
+        raise InvalidInput(_("invalid release"), errors=errors)
     return version, license_, description or ""
 
 
@@ -111,9 +124,12 @@ def release_request(*, user, slug: str, body) -> Release:
         # The project's row lock makes two requests for one version store one release.
         Project.objects.select_for_update().filter(pk=project.pk).first()
         if Release.objects.filter(project=project, version=version).exists():
-            raise InvalidInput(f"version {version} was already released; choose a new version", field="version")
+            raise InvalidInput(
+                _("version %(version)s was already released; choose a new version") % {"version": version},
+                field="version",
+            )
         if not _released_queryset(project).exists():
-            raise InvalidInput("the project has no decided items to release", field="project")
+            raise InvalidInput(_("the project has no decided items to release"), field="project")
         release = Release.objects.create(
             project=project, version=version, license=license_, description=description, created_by=user
         )
@@ -146,7 +162,7 @@ def release_for_project(*, user, slug: str, version: str) -> Release:
 def release_zip(release: Release):
     """The release's zip, opened from the storage; NotFound while it is not ready."""
     if release.status != Release.Status.READY:
-        raise NotFound("This release is not ready.")
+        raise NotFound(_("This release is not ready."))
     return release_storage().open(f"{release_prefix(release)}/{zip_name(release)}", "rb")
 
 
@@ -171,10 +187,10 @@ def release_build_job(job: Job) -> dict:
                 # and with the manifest, whatever is decided meanwhile.
                 with connection.cursor() as cursor:
                     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            files, manifest, counts = _write_data(release, storage, prefix, job)
+            files, manifest, counts, configs = _write_data(release, storage, prefix, job)
             from annotation.release.card import release_card
 
-            card = release_card(release, manifest, counts, [f["name"] for f in files])
+            card = release_card(release, manifest, counts, [f["name"] for f in files], configs)
         files.append(_save(storage, prefix, "README.md", card.encode("utf-8")))
         files.sort(key=lambda f: f["name"])
         sums = "".join(f"{f['sha256']}  {f['name']}\n" for f in files).encode("utf-8")
@@ -242,69 +258,71 @@ def split_file_name(split: str) -> str:
     return re.sub(r"\W", "_", split or UNSPLIT)
 
 
-def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tuple[list[dict], dict, dict]:
+def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tuple[list[dict], dict, dict, dict]:
+    """The data files of every split; returns the file entries, the manifest, the counts
+    per split and label, and the Hub configs of the kind's own files ({config: {split:
+    path}})."""
     project = release.project
     kind = get_kind(project.kind)
     base = exports.export_prepare(project=project, fmt="jsonl")
     items = exports.export_items_queryset(base)
-    splits = sorted(set(items.values_list("split", flat=True).distinct()))
+    split_of = _split_reader(base)
+    splits = sorted({split_of(split, group, external_id) for split, group, external_id in _split_keys(items)})
     if not splits:
-        raise InvalidInput("the project has no decided items to release", field="project")
+        raise InvalidInput(_("the project has no decided items to release"), field="project")
     own_formats = [*kind.export_extra_formats, *kind.streamed_formats]
     files: list[dict] = []
+    configs: dict[str, dict[str, str]] = {}
+    names: list[str] = []
     for index, split in enumerate(splits):
-        # Items of no split, in a project of no splits: the whole export (kinds whose split is
-        # kept elsewhere than on the item, such as QA's questions, filter on it themselves).
+        # Items of no split, in a project of no splits: the whole export.
         split_filter = None if splits == [""] else split
         name = split_file_name(split)
         spec = replace(base, split=split_filter)
-        jsonl = b"".join(exports.export_stream(spec))
-        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.jsonl", jsonl))
-        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.parquet", _parquet(jsonl)))
+        names.append(name)
+        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.jsonl", b"".join(exports.export_stream(spec))))
         for fmt in own_formats:
             own = exports.export_prepare(project=project, fmt=fmt)
             data = b"".join(exports.export_stream(replace(own, split=split_filter)))
             extension = own.filename.rsplit(".", 1)[-1]
             files.append(_save(storage, prefix, f"{fmt}/{name}.{extension}", data))
-        job_set_progress(job.pk, 0.8 * (index + 1) / len(splits))
-    manifest, counts = _manifest(items)
-    return files, manifest, counts
+        for own_file in kind.release_files(project, name, exports.export_items_queryset(spec)):
+            files.append(_save(storage, prefix, own_file.path, own_file.data))
+            if own_file.config:
+                configs.setdefault(own_file.config, {})[name] = own_file.path
+        job_set_progress(job.pk, 0.7 * (index + 1) / len(splits))
+    # One schema for every split's Parquet file, inferred from all their records, read back
+    # one record at a time (a split's records are in memory only while its file is written).
+    shape = records_shape(record for name in names for record in _records(storage, f"{prefix}/{DATA_DIR}/{name}.jsonl"))
+    for name in names:
+        records = list(_records(storage, f"{prefix}/{DATA_DIR}/{name}.jsonl"))
+        files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.parquet", records_parquet(records, shape)))
+    job_set_progress(job.pk, 0.8)
+    manifest, counts = _manifest(items, split_of)
+    return files, manifest, counts, configs
 
 
-def _parquet(jsonl: bytes) -> bytes:
-    """The JSONL records as one Parquet table. A column pyarrow cannot type or Parquet
-    cannot hold as it is (values of mixed types, an object with no keys) is written as
-    JSON text instead; the other columns keep their types."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    records = [json.loads(line) for line in jsonl.decode("utf-8").splitlines() if line.strip()]
-    buffer = io.BytesIO()
-    try:
-        pq.write_table(pa.Table.from_pylist(records), buffer)
-        return buffer.getvalue()
-    except (pa.ArrowException, ValueError, TypeError):
-        pass
-    nested = {key for record in records for key, value in record.items() if isinstance(value, (dict, list))}
-    as_text = {key for key in nested if not _parquet_column_fits([record.get(key) for record in records])}
-    flat = [
-        {key: json.dumps(value, ensure_ascii=False) if key in as_text else value for key, value in record.items()}
-        for record in records
-    ]
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(flat), buffer)
-    return buffer.getvalue()
+def _split_reader(spec):
+    """(stored split, group, external id) → the split an item is released in: the kind's
+    computed split where it computes one (QA's articles), else the stored one."""
+    if spec.splits is None:
+        return lambda split, _group, _external_id: split
+    return lambda split, group, external_id: spec.splits.of(
+        SimpleNamespace(split=split, group=group, external_id=external_id)
+    )
 
 
-def _parquet_column_fits(values: list) -> bool:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def _split_keys(items):
+    return items.values_list("split", "group", "external_id").iterator(chunk_size=5000)
 
-    try:
-        pq.write_table(pa.table({"column": pa.array(values)}), io.BytesIO())
-    except (pa.ArrowException, ValueError, TypeError):
-        return False
-    return True
+
+def _records(storage: Storage, path: str):
+    """The records of a stored JSONL file, one line at a time (the export escapes every
+    character other than LF that would break a line)."""
+    with storage.open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
 
 
 def item_digest(payload, gold_label: str, reference_label: str, status: str) -> str:
@@ -313,18 +331,20 @@ def item_digest(payload, gold_label: str, reference_label: str, status: str) -> 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _manifest(items) -> tuple[dict, dict]:
+def _manifest(items, split_of) -> tuple[dict, dict]:
     """{external id: split, label, digest, effective decision} and the counts per split and
-    label, from the released items."""
+    label, from the released items (`split_of`: _split_reader)."""
     rows = list(
-        items.values_list("pk", "round", "external_id", "split", "gold_label", "reference_label", "status", "payload")
+        items.values_list(
+            "pk", "round", "external_id", "split", "group", "gold_label", "reference_label", "status", "payload"
+        )
     )
     decisions = effective_decisions((pk, round_) for pk, round_, *_rest in rows)
     manifest: dict[str, dict] = {}
     counts: dict[str, dict[str, int]] = {}
-    for pk, _round, external_id, split, gold, reference, status, payload in rows:
+    for pk, _round, external_id, split, group, gold, reference, status, payload in rows:
         decision = decisions.get(pk)
-        split_name = split_file_name(split)
+        split_name = split_file_name(split_of(split, group, external_id))
         manifest[external_id] = {
             "split": split_name,
             "label": gold or None,
@@ -351,7 +371,7 @@ def release_diff(*, user, slug: str, a: str, b: str) -> dict:
     new = release_for_project(user=user, slug=slug, version=b)
     for name, release in (("a", old), ("b", new)):
         if release.status != Release.Status.READY:
-            raise InvalidInput(f"release {release.version} is not ready", field=name)
+            raise InvalidInput(_("release %(version)s is not ready") % {"version": release.version}, field=name)
     before, after = old.manifest, new.manifest
     splits: dict[str, dict[str, list]] = {}
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_staff
 from annotation.errors import InvalidInput
@@ -58,7 +59,7 @@ def splits_request(*, user, slug: str, body) -> Job:
     def params_of(project, kind):
         data = read_body(body, {"shares", "seed", "leak_threshold"})
         if kind.release_split_shares is None:
-            raise InvalidInput(f"projects of kind {kind.name} are not split by Mashov", field="kind")
+            raise InvalidInput(_("projects of this kind are not split by Mashov"), field="kind")
         return {
             "shares": read_shares(data, kind.release_split_shares),
             "seed": read_seed(data, DEFAULT_SEED),

@@ -34,20 +34,20 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     item = access.access_item_for_adjudicator(user, item_id)
     kind = get_kind(item.project.kind)
     errors = [
-        FieldError(name, f"is not a field of a decision; known: {', '.join(FIELDS)}")
+        FieldError(name, _("is not a field of a decision; known: %(fields)s") % {"fields": ", ".join(FIELDS)})
         for name in sorted(set(data) - set(FIELDS))
     ]
     label = data.get("label")
     if not kind.labels:
-        errors.append(FieldError("label", f"{kind.name} items have no label to decide"))
+        errors.append(FieldError("label", _("items of this kind of project have no label to decide")))
     elif label not in kind.labels:
-        errors.append(FieldError("label", f"must be one of {', '.join(kind.labels)}"))
+        errors.append(FieldError("label", _("must be one of %(choices)s") % {"choices": ", ".join(kind.labels)}))
     comment = clean_comment(data.get("comment"), errors)
     override = data.get("override", False)
     if not isinstance(override, bool):
-        errors.append(FieldError("override", "must be true or false"))
+        errors.append(FieldError("override", _("must be true or false")))
     if errors:
-        raise InvalidInput("invalid decision", errors=errors)
+        raise InvalidInput(_("invalid decision"), errors=errors)
     supervisor = access.supervises(user, item.project)
     if not supervisor and Annotation.objects.filter(item=item, annotator=user).exists():
         raise PermissionDenied(_("You labeled this item yourself; another adjudicator decides it."))
@@ -61,7 +61,7 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
         if not supervisor:
             raise PermissionDenied(_("Only supervisors decide items outside the adjudication queue."))
         if not comment:
-            raise InvalidInput("an override needs a comment saying why", field="comment")
+            raise InvalidInput(_("an override needs a comment saying why"), field="comment")
     elif not supervisor and item.status == Item.Status.OPEN:
         raise Conflict(
             _("This item is still being labelled; it can be adjudicated once its round closes."), field="item"
@@ -70,7 +70,7 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
         with transaction.atomic():
             item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
             if Adjudication.objects.filter(item=item, round=item.round).exists():
-                raise Conflict("This item was already adjudicated.", field="item")
+                raise Conflict(_("This item was already adjudicated."), field="item")
             before = {"gold": item.gold_label or None, "status": item.status}
             settings = kind.settings_for(item.project.settings)
             decision = decision_record(
@@ -106,5 +106,5 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
             aggregation_request_on_commit(item.project_id, [item.pk])
     except IntegrityError:
         # Two decisions raced past the check: the one-per-round key keeps the first.
-        raise Conflict("This item was already adjudicated.", field="item") from None
+        raise Conflict(_("This item was already adjudicated."), field="item") from None
     return adjudication

@@ -52,6 +52,9 @@ COMMON_FORMATS = {
 # Characters that json.dumps(ensure_ascii=False) leaves raw but str.splitlines() splits on.
 _LINE_BREAKING = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _LINE_BREAKING_RE = re.compile("[\x85\u2028\u2029]")
+# json.dumps(record, ensure_ascii=False), without building an encoder per record; records
+# are trees of JSON values, never circular.
+_JSON = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 
 @dataclass(frozen=True)
@@ -139,14 +142,18 @@ def _export_chunks(spec: ExportSpec) -> Iterator[bytes]:
 
 
 def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
+    encode = _JSON.encode
     for chunk, facts in chunks_with_facts(spec.project, items, history=spec.history):
-        lines = []
-        for item in chunk:
-            record = without_empty_objects(_with_split(spec, item, record_of(spec.kind, item, facts[item.pk])))
-            line = json.dumps(record, ensure_ascii=False)
-            lines.append(_LINE_BREAKING_RE.sub(lambda match: _LINE_BREAKING[match.group()], line))
-            lines.append("\n")
-        yield "".join(lines).encode("utf-8")
+        lines = [
+            encode(without_empty_objects(_with_split(spec, item, record_of(spec.kind, item, facts[item.id]))))
+            for item in chunk
+        ]
+        lines.append("")
+        text = "\n".join(lines)
+        if _LINE_BREAKING_RE.search(text):
+            # Only inside strings: JSON's own punctuation and the line ends are ASCII.
+            text = _LINE_BREAKING_RE.sub(lambda match: _LINE_BREAKING[match.group()], text)
+        yield text.encode("utf-8")
 
 
 def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
@@ -157,7 +164,7 @@ def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     yield (UTF8_BOM + _drain(buffer)).encode("utf-8")
     for chunk, facts in chunks_with_facts(spec.project, items):
         for item in chunk:
-            record = _with_split(spec, item, record_of(spec.kind, item, facts[item.pk]))
+            record = _with_split(spec, item, record_of(spec.kind, item, facts[item.id]))
             writer.writerow(_csv_cells(record, columns, spec.kind.csv_json_fields))
         yield _drain(buffer).encode("utf-8")
 
@@ -190,11 +197,29 @@ def without_empty_objects(value):
     {'b': [{'d': 1}, {}]}
     """
     if isinstance(value, dict):
-        kept = {key: without_empty_objects(inner) for key, inner in value.items()}
-        return {key: inner for key, inner in kept.items() if inner != {}}
+        return _object_without_empty(value)
     if isinstance(value, list):
-        return [without_empty_objects(inner) for inner in value]
+        return _list_without_empty(value)
     return value
+
+
+def _object_without_empty(value: dict) -> dict:
+    kept = {}
+    for key, inner in value.items():
+        if isinstance(inner, dict):
+            inner = _object_without_empty(inner) if inner else inner
+            if not inner:
+                continue
+        elif isinstance(inner, list):
+            inner = _list_without_empty(inner)
+        kept[key] = inner
+    return kept
+
+
+def _list_without_empty(value: list) -> list:
+    if not any(isinstance(inner, (dict, list)) for inner in value):
+        return value  # nothing inside to leave out (most lists: annotators, labels)
+    return [without_empty_objects(inner) for inner in value]
 
 
 def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
@@ -206,7 +231,7 @@ def _table(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
     delimiter, end = options["delimiter"], options["lineterminator"]
     yield delimited_line(header, delimiter, end).encode("utf-8")
     size = export_reads.CHUNK_SIZE  # read when called: one chunk size for every reader
-    for chunk in chunked(items.iterator(chunk_size=size), size):
+    for chunk in chunked(export_reads.export_items(items, spec.project), size):
         rows = (delimited_line(spec.kind.export_table_row(spec.fmt, item, header), delimiter, end) for item in chunk)
         yield "".join(rows).encode("utf-8")
 
@@ -230,17 +255,24 @@ def _csv_cells(record: dict, columns: Iterable[str], json_fields: Iterable[str] 
         for k, entry in enumerate(votes):
             if isinstance(entry, dict):
                 flat.update({f"votes_{k}_{key}": value for key, value in entry.items()})
-    return [
-        csv_neutralise(
-            json.dumps(flat[column], ensure_ascii=False)
-            if column in json_fields and flat.get(column) not in (None, {})
-            else _csv_text(flat.get(column))
-        )
-        for column in columns
-    ]
+    cells = []
+    for column in columns:
+        value = flat.get(column)
+        if column in json_fields and value is not None and value != {}:
+            text = json.dumps(value, ensure_ascii=False)
+        else:
+            text = _csv_text(value)
+        # A cell that is empty or begins with a letter or digit is never formula-like.
+        cells.append(text if not text or text[0].isalnum() else csv_neutralise(text))
+    return cells
 
 
 def _csv_text(value) -> str:
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is int or kind is float:
+        return repr(value)
     if value is None:
         return ""
     if isinstance(value, bool):

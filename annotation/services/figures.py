@@ -98,9 +98,7 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
             figures[ADJUDICATION_REASONS] = reasons
             figures[ADJUDICATION_AGREEMENT] = adjudication_agreement(sums, labels)
         for name, value in figures.items():
-            ProjectFigures.objects.update_or_create(
-                project=project, name=name, defaults={"value": _json(value), "computed_at": now}
-            )
+            project_figure_store(project, name, value, now=now)
     return [name for name in figures if name != FIGURE_SUMS]
 
 
@@ -146,3 +144,11 @@ def _store_records(project: Project, records: dict, sums: dict, labels, reasons:
             reasons[item_id] = list(record["r"])
         rows.append(ItemFigures(project=project, item_id=item_id, value=record))
     ItemFigures.objects.bulk_create(rows, batch_size=RECORD_CHUNK)
+
+
+def project_figure_store(project: Project, name: str, value, *, now=None) -> None:
+    """Upsert one stored figure of the project (for a job that computes a figure of its own,
+    such as a kind's corpus profile)."""
+    ProjectFigures.objects.update_or_create(
+        project=project, name=name, defaults={"value": _json(value), "computed_at": now or timezone.now()}
+    )

@@ -19,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import JSONField, Max
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
@@ -64,12 +65,14 @@ def import_options_clean(split, labels_final) -> ImportOptions:
     """The form's `split` and `labels_final`, checked: 400 naming the field."""
     split = "" if split is None else split
     if not isinstance(split, str):
-        raise InvalidInput("must be a string", field="split")
+        raise InvalidInput(_("must be a string"), field="split")
     reason = forbidden_character(split) or bidi_control(split)
     if reason:
         raise InvalidInput(reason, field="split")
     if len(split) > SPLIT_LENGTH or split != split.strip():
-        raise InvalidInput(f"must be at most {SPLIT_LENGTH} characters, without spaces around", field="split")
+        raise InvalidInput(
+            _("must be at most %(n)s characters, without spaces around") % {"n": SPLIT_LENGTH}, field="split"
+        )
     if isinstance(labels_final, bool):
         final = labels_final
     elif labels_final is None or (isinstance(labels_final, str) and labels_final.lower() in _FALSE):
@@ -77,7 +80,7 @@ def import_options_clean(split, labels_final) -> ImportOptions:
     elif isinstance(labels_final, str) and labels_final.lower() in _TRUE:
         final = True
     else:
-        raise InvalidInput("must be true or false", field="labels_final")
+        raise InvalidInput(_("must be true or false"), field="labels_final")
     return ImportOptions(split=split, labels_final=final)
 
 
@@ -103,12 +106,20 @@ def apply_import_options(
     for row in rows:
         if options.split and row.split and row.split != options.split:
             errors.append(
-                FieldError("split", f"the row says {row.split!r}, the form says {options.split!r}", row.position)
+                FieldError(
+                    "split",
+                    _("the row says “%(row)s”, the form says “%(form)s”") % {"row": row.split, "form": options.split},
+                    row.position,
+                )
             )
             continue
         if options.labels_final and not row.reference_label:
             errors.append(
-                FieldError("label", "is required: labels_final makes every row's label its gold label", row.position)
+                FieldError(
+                    "label",
+                    _("is required: with “labels are final” every row's label becomes its gold label"),
+                    row.position,
+                )
             )
             continue
         out.append(row if row.split or not file_split else dataclasses.replace(row, split=file_split))
@@ -120,19 +131,24 @@ def decode_upload(data: bytes) -> str:
     file in another encoding is one error for the file, saying which encoding it seems to
     be in, rather than one error per row."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise InvalidInput("the file is UTF-16; save it as UTF-8", field="file")
+        raise InvalidInput(_("the file is UTF-16; save it as UTF-8"), field="file")
     endian = utf16_without_bom(data)
     if endian:
         raise InvalidInput(
-            f"the file is UTF-16 ({endian}-endian) without a byte-order mark; save it as UTF-8", field="file"
+            _("the file is UTF-16 (%(endian)s-endian) without a byte-order mark; save it as UTF-8")
+            % {"endian": endian},
+            field="file",
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InvalidInput(
-            f"the file is not valid UTF-8 (line {line}, byte {exc.start}); save it as UTF-8"
-            " (it may be in a legacy encoding such as Windows-1256 or ISO-8859-8)",
+            _(
+                "the file is not valid UTF-8 (line %(line)s, byte %(byte)s); save it as UTF-8"
+                " (it may be in a legacy encoding such as Windows-1256 or ISO-8859-8)"
+            )
+            % {"line": line, "byte": exc.start},
             field="file",
         ) from None
     return text.removeprefix("\ufeff")
@@ -199,7 +215,11 @@ def read_records(
     elif fmt in kind.formats:
         yield from kind.read_format_with_settings(fmt, text, filename, project_settings or kind.settings_for(None))
     else:
-        raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
+        raise InvalidInput(_format_refused(kind), field="format")
+
+
+def _format_refused(kind: Kind) -> str:
+    return _("must be one of %(formats)s for this kind of project") % {"formats": ", ".join(kind.formats)}
 
 
 def validate_rows(
@@ -213,7 +233,7 @@ def validate_rows(
             if record.get("_field"):
                 errors.append(FieldError(record["_field"], record["_error"], number))
             else:
-                errors.append(FieldError(None, f"row {number} {record['_error']}", number))
+                errors.append(FieldError(None, record["_error"], number))  # the row is named by `row`
             continue
         found = first_forbidden_string(record)
         if found:
@@ -226,14 +246,17 @@ def validate_rows(
         if row.external_id in first_row_of:
             errors.append(
                 FieldError(
-                    "id", f"duplicate id {row.external_id!r} (first in row {first_row_of[row.external_id]})", number
+                    "id",
+                    _("duplicate id “%(id)s” (first in row %(row)s)")
+                    % {"id": row.external_id, "row": first_row_of[row.external_id]},
+                    number,
                 )
             )
             continue
         first_row_of[row.external_id] = number
         rows.append(row)
     if not rows and not errors:
-        errors.append(FieldError("file", "contains no rows"))
+        errors.append(FieldError("file", _("contains no rows")))
     return rows, errors
 
 
@@ -242,7 +265,7 @@ def _authors_by_name(rows: list[ItemRow], errors: list[FieldError]) -> dict:
     users = {user.username: user for user in get_user_model().objects.filter(username__in=names)}
     for row in rows:
         if row.author and row.author not in users:
-            errors.append(FieldError("author", f"no user named {row.author!r}", row.position))
+            errors.append(FieldError("author", _("no user named “%(name)s”") % {"name": row.author}, row.position))
     return users
 
 
@@ -272,7 +295,9 @@ def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[I
         ):
             errors.append(
                 FieldError(
-                    "id", f"id {row.external_id!r} already exists in this project with other content", row.position
+                    "id",
+                    _("id “%(id)s” already exists in this project with other content") % {"id": row.external_id},
+                    row.position,
                 )
             )
     return new_rows, authors, errors
@@ -282,47 +307,72 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 
 
-def _copy_text(field, value) -> str:
-    """A value in COPY's text format (NUL never reaches here: imports refuse it)."""
-    if value is None:
-        return "\\N"
-    if isinstance(value, bool):
-        return "t" if value else "f"
+def _copy_column(field, now):
+    """How one column of a new item is written in COPY's text format: (attname, the text
+    of its default when every row without a value shares it, else None; a function from a
+    row's value to its text). Defaults are the model's: a constant's text is computed once,
+    a callable one (`shuffle_key`'s random draw) is called for every row that needs it."""
     if isinstance(field, JSONField):
-        value = json.dumps(value, ensure_ascii=False, cls=field.encoder)
-    elif isinstance(value, datetime):
-        value = value.isoformat()
-    text = str(value)
-    return text.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(text) else text
+        encode = json.JSONEncoder(ensure_ascii=False, cls=field.encoder).encode if field.encoder else _JSON.encode
+
+        def text(value) -> str:
+            if value is None:
+                return "\\N"
+            value = encode(value)
+            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+
+    else:
+
+        def text(value) -> str:
+            if value is None:
+                return "\\N"
+            if value is True or value is False:
+                return "t" if value else "f"
+            value = value.isoformat() if isinstance(value, datetime) else str(value)
+            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+
+    if getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
+        shared = text(now)
+    elif not field.has_default() or not callable(field.default) or field.default in (dict, list):
+        shared = text(field.get_default())
+    else:
+        shared = None
+    return field.attname, shared, text
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def copy_available() -> bool:
+    """Whether new items go in with COPY (PostgreSQL) rather than bulk_create."""
+    return connection.vendor == "postgresql"
 
 
 def items_copy(rows: list[dict]) -> None:
     """Insert new items, each given as {attname: value} with the model's defaults (and
     auto_now_add) filling the other columns, with PostgreSQL's COPY (bulk_create on other
-    databases). Call inside the import's transaction: COPY is all-or-nothing with it. The
-    import needs no primary key back, so none is read."""
-    if connection.vendor != "postgresql":
+    databases, which fills them the same way). Call inside the import's transaction: COPY
+    is all-or-nothing with it. The import needs no primary key back, so none is read."""
+    if not copy_available():
         Item.objects.bulk_create([Item(**row) for row in rows])
         return
     fields = [field for field in Item._meta.concrete_fields if not field.primary_key]
     now = timezone.now()
-    buffer = io.StringIO()
+    columns = [_copy_column(field, now) for field in fields]
+    defaults = {field.attname: field for field in fields}
+    lines = []
     for row in rows:
-        cells = []
-        for field in fields:
-            if field.attname in row:
-                value = row[field.attname]
-            elif getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
-                value = now
-            else:
-                value = field.get_default()
-            cells.append(_copy_text(field, value))
-        buffer.write("\t".join(cells))
-        buffer.write("\n")
-    buffer.seek(0)
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+        lines.append(
+            "\t".join(
+                text(row[name]) if name in row else shared if shared is not None else text(defaults[name].get_default())
+                for name, shared, text in columns
+            )
+        )
+    lines.append("")
+    buffer = io.StringIO("\n".join(lines))
+    names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(f"COPY {Item._meta.db_table} ({columns}) FROM STDIN", buffer)
+        cursor.cursor.copy_expert(f"COPY {Item._meta.db_table} ({names}) FROM STDIN", buffer)
 
 
 def store_rows(
@@ -331,7 +381,7 @@ def store_rows(
     """Store validated rows in one transaction, or raise listing every row that cannot be."""
     new_rows, authors, errors = check_against_project(project, rows)
     if errors:
-        raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
+        raise InvalidInput(_("the file has invalid rows; nothing was imported"), errors=errors[:MAX_LISTED_ERRORS])
     with transaction.atomic():
         # Positions continue after the project's last item, so that files imported one after
         # another keep their own order (FarsTail's premise groups are runs of rows).
@@ -377,10 +427,12 @@ def items_import(
     """Validate and store a file, or hand a large one to a Job on the worker (`options`:
     the published dataset's split and final labels, ImportOptions)."""
     if len(data) > settings.MASHOV_MAX_IMPORT_BYTES:
-        raise PayloadTooLarge(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+        raise PayloadTooLarge(
+            _("the file is larger than %(bytes)s bytes") % {"bytes": settings.MASHOV_MAX_IMPORT_BYTES}, field="file"
+        )
     kind = get_kind(project.kind)
     if fmt not in kind.formats:
-        raise InvalidInput(f"must be one of {', '.join(kind.formats)} for {kind.name}", field="format")
+        raise InvalidInput(_format_refused(kind), field="format")
     text = decode_upload(data)
     if row_count_bound(text) > settings.MASHOV_IMPORT_JOB_ROWS:
         with transaction.atomic():
@@ -407,7 +459,7 @@ def items_import(
     if errors:
         # List the database checks' findings too, so one round trip shows every bad row.
         errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: e.row or 0)
-        raise InvalidInput("the file has invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
+        raise InvalidInput(_("the file has invalid rows; nothing was imported"), errors=errors[:MAX_LISTED_ERRORS])
     with transaction.atomic():
         result = store_rows(project, rows, labels_final=options.labels_final)
         audit_record(actor=user, action="import", project=project, target=f"project:{project.slug}",
@@ -429,7 +481,7 @@ def items_import_job(job: Job) -> dict:
         errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)
         job_set_progress(job.pk, 0.5)
         if errors:
-            raise InvalidInput("invalid rows", errors=errors[:MAX_LISTED_ERRORS])
+            raise InvalidInput(_("invalid rows"), errors=errors[:MAX_LISTED_ERRORS])
         result = store_rows(job.project, rows, job_id=job.pk, labels_final=options.labels_final)
     except InvalidInput as exc:
         return {"errors": [error.as_dict() for error in exc.errors]}

@@ -261,6 +261,8 @@ def project_update(*, actor, slug: str, changes) -> Project:
                 if errors:
                     raise InvalidInput("these settings cannot change now", errors=errors)
             project.settings = after
+            if after != before:
+                kind.after_settings_change(project, before, after)
         if "label_guide" in changes:
             # Checked against the settings just set: a summary project's guide lists its tags.
             project.label_guide = label_guide_clean(changes["label_guide"], kind.label_guide(None, project.settings))

@@ -55,20 +55,20 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
         raise PermissionDenied(_("You cannot review your own work."))
     errors = []
     if grade not in GRADES:
-        errors.append(FieldError("grade", f"must be one of {', '.join(GRADES)}"))
+        errors.append(FieldError("grade", _("must be one of %(choices)s") % {"choices": ", ".join(GRADES)}))
     comment = clean_comment(comment, errors)
     project = annotation.item.project
     kind = get_kind(project.kind)
     if kind.reviewed_by_question:
         count = len(kind.review_questions(annotation.value))
         if question is None:
-            errors.append(FieldError("question", "is required: the index of the question being graded"))
+            errors.append(FieldError("question", _("is required: the index of the question being graded")))
         elif not isinstance(question, int) or isinstance(question, bool) or not 0 <= question < count:
-            errors.append(FieldError("question", f"must be an index between 0 and {count - 1}"))
+            errors.append(FieldError("question", _("must be an index between 0 and %(last)s") % {"last": count - 1}))
     elif question is not None:
-        errors.append(FieldError("question", f"is not used for {project.kind} (grade the whole annotation)"))
+        errors.append(FieldError("question", _("is not used for this kind of project (grade the whole annotation)")))
     if errors:
-        raise InvalidInput("invalid review", errors=errors)
+        raise InvalidInput(_("invalid review"), errors=errors)
     with transaction.atomic():
         # Lock the annotation so two reviewers grading the same question queue up here.
         Annotation.objects.select_for_update().filter(pk=annotation.pk).first()

@@ -21,6 +21,7 @@ from annotation.selectors.guides import guide_for_project
 from annotation.selectors.items import annotator_label
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
+from annotation.templatetags.mashov import field_name
 
 
 @require_GET
@@ -82,6 +83,13 @@ def _rows_text(rows: list[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
+def _column(field: str) -> str:
+    """A file's column by the name the item page gives it, with the file's own name beside
+    it where they differ ("הנחה (premise)"): the person finds it in the file by the latter."""
+    label = str(field_name(field))
+    return field if label == field else f"{label} ({field})"
+
+
 def _error_text(exc: ApplicationError) -> str:
     """A form's errors as a person reads them: each problem once, with the rows it was found
     in and the file's column it concerns; columns missing from every bad row of a file (one
@@ -100,12 +108,15 @@ def _error_text(exc: ApplicationError) -> str:
     if missing:
         lines.append(
             _("These columns do not fit this kind of project; they are missing or empty: %(columns)s.")
-            % {"columns": ", ".join(f"“{field}”" for field in missing)}
+            % {"columns": ", ".join(f"“{_column(field)}”" for field in missing)}
         )
     for (field, message), rows in rows_of.items():
         if field in missing and message == required:
             continue
-        text = _("column “%(column)s”") % {"column": field} + ": " + message if rows and field else message
+        if rows and field and field != "file":
+            text = _("column “%(column)s”") % {"column": _column(field)} + ": " + message
+        else:
+            text = message
         if len(rows) > 1:
             text = _("rows %(rows)s") % {"rows": _rows_text(rows)} + ": " + text
         elif rows:
@@ -164,9 +175,11 @@ def project_import(request, slug):
         project = access.access_project_for_supervisor(request.user, slug)
         upload = request.FILES.get("file")
         if upload is None:
-            raise InvalidInput("a file is required", field="file")
+            raise InvalidInput(_("a file is required"), field="file")
         if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
-            raise InvalidInput(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+            raise InvalidInput(
+                _("the file is larger than %(bytes)s bytes") % {"bytes": settings.MASHOV_MAX_IMPORT_BYTES}, field="file"
+            )
         options = import_services.import_options_clean(request.POST.get("split"), request.POST.get("labels_final"))
         result = import_services.items_import(
             project=project,

@@ -74,7 +74,9 @@ def test_a_file_of_another_kind_is_refused_once_in_the_interface_language(nli_pr
                 "These columns do not fit this kind of project; they are missing or empty: %(columns)s."
             )
         )
-    assert body.count(summary % {"columns": "“premise”, “hypothesis”"}) == 1
+        # Each column by its name on the item page, the file's own name beside it.
+        columns = ", ".join(f"“{translation.gettext(name)} ({name})”" for name in ("premise", "hypothesis"))
+    assert body.count(summary % {"columns": columns}) == 1
     assert "is required" not in body and "row 2" not in body
     assert nli_project.items.count() == 0
 
@@ -122,3 +124,49 @@ def test_disqualifying_a_member_frees_their_open_claims(nli_project, django_user
     )
     assert Assignment.objects.get(pk=claim).status == "expired"
     assert annotator.get(f"/api/projects/{nli_project.slug}/next/").status_code == 403
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_bad_rows_are_explained_in_the_interface_language(nli_project, django_user_model, language):
+    """Rows that cannot be read (not JSON, not an object, a repeated id, a label the kind
+    does not have) are refused in the interface's language, each with its row once, the
+    column by its name on the item page: no English sentence from the parser or the import."""
+    import html
+    import json
+
+    from django.utils import translation
+
+    sup = logged_in(django_user_model.objects.get(username="sup"))
+    sup.cookies["django_language"] = language
+    good = {"id": "x1", "premise": "גשם ירד.", "hypothesis": "היה יבש."}
+    rows = [json.dumps(good), "not json", "[1, 2]", json.dumps(good)]
+    response = sup.post(
+        f"/p/{nli_project.slug}/import/",
+        {"file": upload("b.jsonl", "\n".join(rows) + "\n"), "format": "jsonl"},
+        follow=True,
+    )
+    body = html.unescape(response.content.decode())
+    with translation.override(language):
+        gettext = translation.gettext
+        expected = [
+            gettext("row %(row)s") % {"row": 2},
+            gettext("is not valid JSON (line %(line)s, column %(column)s)").split("%(line)s")[0],
+            gettext("row %(row)s") % {"row": 3} + ": " + gettext("must be a JSON object"),
+            gettext("duplicate id “%(id)s” (first in row %(row)s)") % {"id": "x1", "row": 1},
+            gettext("column “%(column)s”") % {"column": f"{gettext('id')} (id)"}
+            if gettext("id") != "id"
+            else gettext("column “%(column)s”") % {"column": "id"},
+        ]
+    for text in expected:
+        assert text in body, (text, body[body.find('class="error"') : body.find('class="error"') + 900])
+    for english in (
+        "is not valid JSON",
+        "Expecting",
+        "must be a JSON object",
+        "duplicate id",
+        "row 2 row 2",
+        "row 2: row 2",
+    ):
+        assert english not in body, english
+    assert nli_project.items.count() == 0

@@ -10,7 +10,9 @@ and the test refuses a run that is:
   or sent by a script in English is caught; or holding a long such msgid (a sentence
   glued to another before translation, which evaluates it in English);
 - a snake_case code (`claim_ttl`, `k_of_n`, `per_class.entailment.precision`);
-- JSON: an object or a list, or the words null / true / false.
+- JSON: an object or a list, or the words null / true / false, or a "(JSON)" link;
+- in the Persian interface, a number in Latin digits (counts, figures, dates, page numbers),
+  figures isolated in <bdi dir="ltr"> included.
 
 Allowed: item texts and other user text (inside an element that carries the project's
 `lang`, or in <bdi>), and the label codes the papers define, shown only in <code
@@ -39,13 +41,22 @@ _COLLECT = r"""() => {
     if (el.closest('bdi, code.label-code, [data-user-text]')) return true;
     return false;
   };
+  const figure = (el) => {
+    const holder = el.closest('[lang]');
+    return el.closest('bdi[dir="ltr"]') && !(holder && holder !== document.documentElement) && !el.closest('code, [data-user-text]');
+  };
   const visible = (el) => el.checkVisibility({visibilityProperty: true, opacityProperty: false});
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const el = node.parentElement;
     if (!el || ['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'OPTION', 'TEXTAREA'].includes(el.tagName)) continue;
     const value = node.data.replace(/\s+/g, ' ').trim();
-    if (!value || !visible(el) || allowed(el)) continue;
+    if (!value || !visible(el)) continue;
+    if (allowed(el)) {
+      // A figure isolated for direction is interface, for its digits only.
+      if (figure(el)) runs.push({text: value, where: path(el), figure: true});
+      continue;
+    }
     runs.push({text: value, where: path(el)});
   }
   for (const el of document.querySelectorAll('select')) {
@@ -68,7 +79,10 @@ _COLLECT = r"""() => {
 
 SNAKE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
 JSON_WORD = re.compile(r"(?<![\w-])(?:null|true|false)(?![\w-])")
+JSON_LINK = re.compile(r"\(JSON\)")
 JSON_SHAPE = re.compile(r"^\s*(?:\{.*\}|\[.*\])\s*$", re.S)
+# Interfaces whose numbers are written in their own digits (Persian ۰-۹).
+LATIN_DIGITS_REFUSED = {"fa"}
 PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[sdif]|\{[a-z_]*\}")
 
 
@@ -95,9 +109,14 @@ def _english_strings(language: str):
     return exact, patterns, long
 
 
-def _faults(run: dict, exact: set, patterns: list, long: set) -> list[str]:
+def _faults(run: dict, exact: set, patterns: list, long: set, language: str) -> list[str]:
     value = run["text"]
     faults = []
+    # A form's value is what the person typed or the browser shows in its own digits.
+    if language in LATIN_DIGITS_REFUSED and not run.get("value") and re.search(r"[0-9]", value):
+        faults.append("Latin digits")
+    if run.get("figure"):
+        return faults
     if value in exact or value.rstrip(":.") in exact or any(p.match(value) for p in patterns):
         faults.append("English")
     elif len(value) >= 40 and any(msgid in value for msgid in long):
@@ -106,6 +125,8 @@ def _faults(run: dict, exact: set, patterns: list, long: set) -> list[str]:
         faults.append("code")
     if JSON_SHAPE.match(value) or JSON_WORD.search(value):
         faults.append("JSON")
+    if JSON_LINK.search(value):
+        faults.append("JSON link")  # the page shows the data; the API is documented apart
     return faults
 
 
@@ -116,7 +137,8 @@ def world(transactional_db, live_server):
 
 def _every_page() -> list[tuple]:
     """The screenshot matrix's pages, and the supervisor's pages of every kind beside them:
-    the project page, its settings, its items and the page of its most worked item."""
+    the project page, its settings, its items, the page of its most worked item and its
+    audit log."""
     from django.db.models import Count
 
     from annotation.models import Item
@@ -129,6 +151,7 @@ def _every_page() -> list[tuple]:
             (f"settings-{kind}", "supervisor", f"/console/p/{slug}/settings/", 200),
             (f"items-{kind}", "supervisor", f"/console/p/{slug}/items/", 200),
             (f"item-{kind}", "supervisor", f"/console/p/{slug}/items/{item.pk}/", 200),
+            (f"audit-{kind}", "supervisor", f"/p/{slug}/audit/", 200),
         ]
     return pages
 
@@ -163,7 +186,7 @@ def test_no_english_no_codes_no_json_on_any_page(world, browser, artifacts_dir, 
         response = page.goto(base + url, wait_until="networkidle", timeout=60_000)
         assert response.status == status, f"{name}: status {response.status}"
         for run in page.evaluate(_COLLECT):
-            for fault in _faults(run, exact, patterns, long):
+            for fault in _faults(run, exact, patterns, long, language):
                 found.append(f"{language} {name}: {fault}: {run['text'][:120]!r} at {run['where']}")
     for page in contexts.values():
         page.context.close()

@@ -4,11 +4,14 @@ Expected values are worked out by hand in the comments.
 """
 
 import doctest
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotation.metrics import summary
 from annotation.metrics.summary import (
@@ -203,3 +206,70 @@ def test_module_does_not_import_django():
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, check=True)
+
+
+class TestSentenceCount:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("", 0),
+            ("  \n ", 0),
+            # No terminal mark: one sentence.
+            ("שר האוצר התפטר", 1),
+            # Full stop, exclamation and question marks, each followed by a space or the end.
+            ("א ב. ג ד! ה ו?", 3),
+            # A run of marks ends one sentence, not two.
+            ("מה?! באמת...", 2),
+            # Decimals in Latin and Persian digits stay inside their sentence.
+            ("رشد ۱۲٫۵ درصد و 1.2 میلیارد بود.", 1),
+            ("הגובה 70.7 מטר. והרוחב 12 מטר.", 2),
+            # A right-to-left mark after the full stop still ends the sentence.
+            ("שר האוצר התפטר.\u200f הממשלה התכנסה", 2),
+            # Marks alone make no sentence.
+            ("?! ...", 0),
+            # The Arabic-script question mark and Hebrew sof pasuq end sentences.
+            ("آیا آمد؟ بله آمد.", 2),
+            ("בראשית ברא׃ והארץ היתה׃", 2),
+        ],
+    )
+    def test_counts(self, text, expected):
+        assert summary.sentence_count(text) == expected
+
+
+class TestTextProfile:
+    def test_empty_profile_has_no_means(self):
+        assert summary.TextProfile().figures() == {
+            "texts": 0,
+            "vocabulary": 0,
+            "words_mean": None,
+            "sentences_mean": None,
+        }
+
+    def test_figures_of_two_texts(self):
+        profile = summary.TextProfile()
+        profile.add(ARTICLE)  # 8 words, 6 types ("שר האוצר" twice), one sentence
+        profile.add(SUMMARY)  # 4 words, 2 of them new types ("התפטר", "אתמול")
+        assert profile.figures() == {"texts": 2, "vocabulary": 8, "words_mean": 6.0, "sentences_mean": 1.0}
+
+    # No deadline: the counts are quick, but a loaded CI machine makes any timing limit flaky.
+    @settings(deadline=None)
+    @given(st.lists(st.text(alphabet="אבג .?!\n", max_size=40), max_size=12))
+    def test_figures_equal_a_direct_count(self, texts):
+        profile = summary.TextProfile()
+        for text in texts:
+            profile.add(text)
+        figures = profile.figures()
+        assert figures["texts"] == len(texts)
+        assert figures["vocabulary"] == len({token for text in texts for token in text.split()})
+        if texts:
+            assert figures["words_mean"] == pytest.approx(sum(len(t.split()) for t in texts) / len(texts))
+            assert 0 <= figures["sentences_mean"] <= figures["words_mean"]
+
+    @settings(deadline=None)
+    @given(st.lists(st.text(alphabet="אבג .?!", max_size=30), min_size=1, max_size=8))
+    def test_sentences_never_exceed_words_and_only_words_make_one(self, parts):
+        text = " ".join(parts)
+        count = summary.sentence_count(text)
+        assert 0 <= count <= len(text.split())
+        # No sentence exactly when the text holds nothing but spaces and terminal marks.
+        assert (count == 0) == (not re.sub(r"[.!?\s]", "", text))

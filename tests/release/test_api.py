@@ -107,7 +107,7 @@ def test_the_split_field_overrides_the_file_name_and_a_disagreeing_row_is_400(su
     response = import_file(sup, "more.jsonl", jsonl(rows), fmt="jsonl", split="test")
     assert response.status_code == 400
     assert response.json()["errors"] == [
-        {"field": "split", "message": "the row says 'train', the form says 'test'", "row": 1}
+        {"field": "split", "message": "the row says “train”, the form says “test”", "row": 1}
     ]
     assert items().count() == len(farstail_rows("Test-word.csv"))
 
@@ -138,7 +138,11 @@ def test_final_labels_need_a_label_on_every_row(sup):
     response = import_file(sup, "x.jsonl", jsonl(rows), fmt="jsonl", labels_final="true")
     assert response.status_code == 400
     assert response.json()["errors"] == [
-        {"field": "label", "message": "is required: labels_final makes every row's label its gold label", "row": 2}
+        {
+            "field": "label",
+            "message": "is required: with “labels are final” every row's label becomes its gold label",
+            "row": 2,
+        }
     ]
     assert not items().exists()
 

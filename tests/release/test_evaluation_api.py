@@ -179,10 +179,10 @@ def test_a_bad_file_lists_every_bad_row_by_row_and_field_and_stores_nothing(nli)
         (10, "id"),
     } <= by_row, errors
     assert any("duplicate" in e["message"] and e["row"] == 2 for e in errors)
-    assert any("unknown id 'nope'" in e["message"] for e in errors)
+    assert any("unknown id “nope”" in e["message"] for e in errors)
     # t2 has no row at all, and t4..t6 had only bad ones: each is missing, by id.
     missing = {e["message"] for e in errors if "row" not in e}
-    assert {"no prediction for id 't2'", "no prediction for id 't4'"} <= missing
+    assert {"no prediction for id “t2”", "no prediction for id “t4”"} <= missing
     assert stored() == before
 
 

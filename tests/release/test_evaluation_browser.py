@@ -85,10 +85,10 @@ def test_leaderboard_upload_scores_compares_rtl_and_narrow(board, page, browser,
     # A bad file: every bad row listed, nothing stored.
     bad = '{"id": "q0", "prediction": "maybe"}\n{"id": "zz", "prediction": "neutral"}\n'
     upload_file(page, tmp_path, "bad.jsonl", bad, "broken")
-    expect(page.locator("#upload-errors")).to_contain_text("unknown id 'zz'")
+    expect(page.locator("#upload-errors")).to_contain_text("unknown id “zz”")
     errors = page.inner_text("#upload-errors")
-    assert "row 1" in errors and "prediction" in errors and "row 2" in errors and "unknown id 'zz'" in errors
-    assert "no prediction for id 'q1'" in errors
+    assert "row 1" in errors and "prediction" in errors and "row 2" in errors and "unknown id “zz”" in errors
+    assert "no prediction for id “q1”" in errors
     assert Evaluation.objects.count() == 0
 
     # A good file: queued; the page polls the API and reloads by itself once it is scored.

@@ -49,6 +49,11 @@ def test_releases_page_shows_the_card_and_files_rtl_and_downloads_the_zip(releas
     assert page.locator("h2#h-release-%d" % release.pk).text_content() == "1.0"
     assert page.locator(".release-card h2", has_text="Protocol").is_visible()
     assert page.locator(".release-files td", has_text="data/test.parquet").is_visible()
+    # The Table 2-style statistics render as a table per split, a row per label.
+    assert page.locator(".release-card h2", has_text="Statistics").is_visible()
+    statistics = page.locator(".release-card h3", has_text="test").locator("xpath=following-sibling::table[1]")
+    assert statistics.locator("th", has_text="premise tokens").count() == 1
+    assert statistics.locator("td", has_text="entailment").count() == 1
     page.screenshot(path=str(artifacts_dir / "releases_rtl.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 800})
     width = page.evaluate("document.documentElement.scrollWidth")

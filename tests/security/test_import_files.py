@@ -95,7 +95,7 @@ def test_deeply_nested_jsonl_row_is_400_naming_row_and_field(post, depth):
 @pytest.mark.django_db
 def test_deep_jsonl_row_that_is_not_an_object_names_the_row(post):
     errors = errors_of(post("deep.jsonl", deep_list() + "\n", "jsonl"))
-    assert errors == [{"field": None, "message": "row 1 nests deeper than 64 levels", "row": 1}]
+    assert errors == [{"field": None, "message": "nests deeper than 64 levels", "row": 1}]
     assert nothing_stored()
 
 

@@ -3,7 +3,8 @@
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
-from annotation.kinds.base import ProjectLink
+from annotation.kinds.base import ProjectLink, ReleaseFile
+from annotation.kinds.lchaim.formats import lchaim_json, lchaim_record, lchaim_uid
 from annotation.kinds.nli.kind import NliKind
 from annotation.kinds.settings import AGGREGATION_SETTINGS, check_aggregation_settings
 
@@ -80,6 +81,20 @@ class LabelTestKind(NliKind):
             "label_test": label_test_results_for_project(project),
             "aggregation": aggregation_report_for_project(project, chosen, score_against_reference=True),
         }
+
+    def release_files(self, project, split: str, items):
+        """The split as LCHAIM publishes it (annotation/kinds/lchaim/formats.py), with the
+        gold label; a JSON array of records the Hub reads as the `lchaim` config."""
+        records = [
+            lchaim_record(
+                lchaim_uid(item),
+                item.payload.get("premise"),
+                item.payload.get("hypothesis"),
+                item.gold_label or item.reference_label,
+            )
+            for item in items.iterator(chunk_size=2000)
+        ]
+        yield ReleaseFile(f"lchaim/{split}.json", lchaim_json(records), config="lchaim")
 
     # --- pages and review ------------------------------------------------------------
 

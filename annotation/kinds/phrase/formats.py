@@ -150,3 +150,30 @@ def phrasis_export_stream(items) -> Iterator[bytes]:
         yield "".join(delimited_line(phrasis_row(item), "\t", "\n", quote_any_quote=False) for item in chunk).encode(
             "utf-8"
         )
+
+
+def phrasis_release_name(item, split: str) -> str:
+    """The PhrasIS file an item goes to in a release: `PhrasIS.<split>.<source>.<polarity>.txt`,
+    the source and polarity of the file it was imported from; for a pair imported otherwise,
+    its `source` (else `pairs`) and the polarity its label gives (unrelated pairs are
+    PhrasIS's negatives). Each part keeps letters, digits, `_` and `-` only, as the name is
+    split on dots."""
+    payload = item.payload if isinstance(item.payload, dict) else {}
+    cells = payload.get("phrasis") if isinstance(payload.get("phrasis"), dict) else {}
+    source = payload.get("source") or "pairs"
+    polarity = cells.get("polarity")
+    if not polarity:
+        polarity = "negatives" if (item.gold_label or item.reference_label) == "UNRELATED" else "positives"
+    return ".".join(("PhrasIS", *(re.sub(r"[^\w-]", "_", part) for part in (split, str(source), str(polarity))), "txt"))
+
+
+def phrasis_release_files(items, split: str) -> Iterator[tuple[str, bytes]]:
+    """(file name, PhrasIS lines) of a release's split: the items in source order, each in
+    the file of its source and polarity (`phrasis_release_name`), as `phrasis_export_stream`
+    writes them."""
+    lines: dict[str, list[str]] = {}
+    for item in items.iterator(chunk_size=EXPORT_CHUNK):
+        line = delimited_line(phrasis_row(item), "\t", "\n", quote_any_quote=False)
+        lines.setdefault(phrasis_release_name(item, split), []).append(line)
+    for name, text in lines.items():
+        yield name, "".join(text).encode("utf-8")

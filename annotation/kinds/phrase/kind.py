@@ -25,12 +25,12 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.base import Kind, ProjectLink, ReleaseFile
 from annotation.kinds.settings import AGGREGATION_SETTINGS, SEED_RANGE, check_aggregation_settings, check_range
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
-from .formats import finite_score, read_phrasis
+from .formats import finite_score, phrasis_release_files, read_phrasis
 from .guide import PHRASE_LABEL_GUIDE
 from .labels import CODES, canonical_label, majority_gold
 from .probes import PROBE_MARK, probe_next_for_annotator, probes_remaining_for_annotator
@@ -299,6 +299,15 @@ class PhrasePairKind(Kind):
             "extra": extra_in_order(payload),
             "aggregates": facts.aggregates or {},
         }
+
+    def release_files(self, project, split: str, items):
+        """PhrasIS's own files, one per source and polarity (formats.phrasis_release_files);
+        the Hub reads no headerless TSV beside the JSONL, so they are in no config."""
+        for name, data in phrasis_release_files(items, split):
+            yield ReleaseFile(f"phrasis/{name}", data)
+
+    def release_texts(self, payload: dict) -> dict[str, list[str]]:
+        return {side: [payload[side]] for side in ("left", "right") if isinstance(payload.get(side), str)}
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return (

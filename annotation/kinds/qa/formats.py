@@ -37,6 +37,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from annotation import safe_json
 from annotation.errors import InvalidInput
 from annotation.kinds.base import ExportSplits
@@ -138,7 +140,7 @@ def _v10_to_v11(question: dict) -> dict | str:
     question against v1.1); an unanswerable one keeps its plausible span in `answers`."""
     flag = question.get("is_impossible")
     if flag not in ("TRUE", "FALSE"):
-        return 'is_impossible must be "TRUE" or "FALSE" in a v1.0 file'
+        return _('is_impossible must be "TRUE" or "FALSE" in a v1.0 file')
     converted = {
         key: value for key, value in question.items() if key not in ("is_impossible", "answers", "wrong_answers")
     }
@@ -162,15 +164,19 @@ def detect_squad_release(doc: dict) -> str:
                     flag = question["is_impossible"]
                     kinds.add("v1.0" if isinstance(flag, str) else "v1.1" if isinstance(flag, bool) else "other")
     if "other" in kinds:
-        raise InvalidInput('is_impossible must be a boolean (v1.1) or "TRUE"/"FALSE" (v1.0)', field="file")
+        raise InvalidInput(_('is_impossible must be a boolean (v1.1) or "TRUE"/"FALSE" (v1.0)'), field="file")
     if len(kinds) > 1:
-        raise InvalidInput("the file mixes v1.0 (string) and v1.1 (boolean) is_impossible values", field="file")
+        raise InvalidInput(_("the file mixes v1.0 (string) and v1.1 (boolean) is_impossible values"), field="file")
     found = kinds.pop() if kinds else None
     declared = doc.get("version")
     if found is None:
         return "v1.0" if declared == "v1.0" else "v1.1"
     if declared in ("v1.0", "v1.1") and declared != found:
-        raise InvalidInput(f"the file says version {declared} but its is_impossible values are {found}'s", field="file")
+        raise InvalidInput(
+            _("the file says version %(declared)s but its is_impossible values are those of %(found)s")
+            % {"declared": declared, "found": found},
+            field="file",
+        )
     return found
 
 
@@ -181,21 +187,24 @@ def read_squad(text: str) -> Iterator[tuple[int, dict]]:
     except safe_json.UnsafeJSON as exc:
         raise InvalidInput(str(exc), field="file") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
-        raise InvalidInput('a SQuAD file is an object with a "data" list of articles', field="file")
+        raise InvalidInput(_('a SQuAD file is an object with a "data" list of articles'), field="file")
     release = detect_squad_release(doc)
     row = 0
     paragraphs_of_title: Counter = Counter()
     for article_index, article in enumerate(doc["data"]):
         if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
             row += 1
-            yield row, {"_error": f"(article {article_index + 1}) must be an object with a paragraphs list"}
+            yield (
+                row,
+                {"_error": _("(article %(n)s) must be an object with a paragraphs list") % {"n": article_index + 1}},
+            )
             continue
         title = article.get("title")
         article_extra = {k: v for k, v in article.items() if k not in ("title", "source", "paragraphs")}
         for paragraph in article["paragraphs"]:
             row += 1
             if not isinstance(paragraph, dict):
-                yield row, {"_error": "must be an object with context and qas"}
+                yield row, {"_error": _("must be an object with context and qas")}
                 continue
             key = title if isinstance(title, str) else ""
             paragraphs_of_title[key] += 1
@@ -237,17 +246,21 @@ def read_articles(text: str, rules: dict, default_source: str) -> Iterator[tuple
             or not isinstance(article.get("title"), str)
             or not isinstance(article.get("text"), str)
         ):
-            yield number, {"_error": 'must be an object with string "title" and "text"'}
+            yield number, {"_error": _('must be an object with string "title" and "text"')}
             continue
         source = article.get("source")
         if source is not None and not isinstance(source, str):
-            yield number, {"_error": "must be a string", "_field": "source"}
+            yield number, {"_error": _("must be a string"), "_field": "source"}
             continue
         rule = rules.get((source or default_source).lower())
         if rule is None:
             yield (
                 number,
-                {"_error": f"has no pool rule (settings.pool_rules: {', '.join(sorted(rules))})", "_field": "source"},
+                {
+                    "_error": _("has no paragraph pool rule (the project has rules for: %(sources)s)")
+                    % {"sources": ", ".join(sorted(rules))},
+                    "_field": "source",
+                },
             )
             continue
         for line_number, paragraph in pool_paragraphs(article["text"], article["title"], rule):
@@ -259,64 +272,67 @@ def read_articles(text: str, rules: dict, default_source: str) -> Iterator[tuple
 
 def _check_span(span: Any, context: str, path: str, problems: RowProblems) -> None:
     if not isinstance(span, dict):
-        problems.add(path, 'must be an object {"text", "answer_start"}')
+        problems.add(path, _('must be an object {"text", "answer_start"}'))
         return
     text, start = span.get("text"), span.get("answer_start")
     if not isinstance(text, str) or not text:
-        problems.add(f"{path}.text", "must be a non-empty string")
+        problems.add(f"{path}.text", _("must be a non-empty string"))
     elif not isinstance(start, int) or isinstance(start, bool):
-        problems.add(f"{path}.answer_start", "must be an integer (a code-point offset into the context)")
+        problems.add(f"{path}.answer_start", _("must be an integer (a code-point offset into the context)"))
     elif not span_matches(context, start, text):
-        problems.add(f"{path}.answer_start", f"the text is not the context's slice at {start} (code points)")
+        problems.add(
+            f"{path}.answer_start",
+            _("the text is not the context's slice at %(start)s (code points)") % {"start": start},
+        )
 
 
 def check_existing_question(question: Any, context: str, path: str, problems: RowProblems, seen: set) -> None:
     """A question already in the file, in the v1.1 convention."""
     if not isinstance(question, dict):
-        problems.add(path, "must be an object")
+        problems.add(path, _("must be an object"))
         return
     if "_error" in question:
         problems.add(f"{path}.is_impossible", question["_error"])
         return
     qid = question.get("id")
     if not isinstance(qid, str) or not qid:
-        problems.add(f"{path}.id", "must be a non-empty string")
+        problems.add(f"{path}.id", _("must be a non-empty string"))
     elif bidi_control(qid):
         problems.add(f"{path}.id", bidi_control(qid))
     elif len(qid) > MAX_QUESTION_ID_LENGTH:
-        problems.add(f"{path}.id", f"is longer than {MAX_QUESTION_ID_LENGTH} characters")
+        problems.add(f"{path}.id", _("is longer than %(n)s characters") % {"n": MAX_QUESTION_ID_LENGTH})
     elif qid in seen:
-        problems.add(f"{path}.id", f"duplicate question id {qid!r}")
+        problems.add(f"{path}.id", _("duplicate question id “%(id)s”") % {"id": qid})
     else:
         seen.add(qid)
     text = question.get("question")
     if not isinstance(text, str) or not text.strip():
-        problems.add(f"{path}.question", "must be a non-empty string")
+        problems.add(f"{path}.question", _("must be a non-empty string"))
     impossible = question.get("is_impossible", False)
     if not isinstance(impossible, bool):
-        problems.add(f"{path}.is_impossible", "must be a boolean")
+        problems.add(f"{path}.is_impossible", _("must be a boolean"))
     answers = question.get("answers", [])
     if not isinstance(answers, list):
-        problems.add(f"{path}.answers", "must be a list")
+        problems.add(f"{path}.answers", _("must be a list"))
         answers = []
     for index, answer in enumerate(answers):
         _check_span(answer, context, f"{path}.answers[{index}]", problems)
     if impossible is False and not answers:
-        problems.add(f"{path}.answers", "an answerable question needs at least one answer")
+        problems.add(f"{path}.answers", _("an answerable question needs at least one answer"))
     if impossible is True and answers:
         problems.add(
-            f"{path}.answers", "an unanswerable question has no answers (put a plausible span in wrong_answers)"
+            f"{path}.answers", _("an unanswerable question has no answers (put a plausible span in wrong_answers)")
         )
     wrong = question.get("wrong_answers", [])
     if not isinstance(wrong, list):
-        problems.add(f"{path}.wrong_answers", "must be a list")
+        problems.add(f"{path}.wrong_answers", _("must be a list"))
     else:
         for index, answer in enumerate(wrong):
             _check_span(answer, context, f"{path}.wrong_answers[{index}]", problems)
     for label in ("question quality", "WH Question"):
         value = question.get(label)
         if value is not None and (not isinstance(value, str) or bidi_control(value)):
-            problems.add(f"{path}.{label}", bidi_control(value) if isinstance(value, str) else "must be a string")
+            problems.add(f"{path}.{label}", bidi_control(value) if isinstance(value, str) else _("must be a string"))
 
 
 def ordered_question(question: dict) -> dict:
@@ -522,9 +538,9 @@ def export_questions_stream(
     the document is written (a JSON document cannot be closed article by article when an
     article's paragraphs are not adjacent). `jsonl`: one question a line, streamed."""
     if fmt not in ("squad", "jsonl"):
-        raise InvalidInput("must be squad or jsonl", field="format")
+        raise InvalidInput(_("must be one of %(choices)s") % {"choices": "squad, jsonl"}, field="format")
     if split is not None and split != "" and split not in SPLITS:
-        raise InvalidInput(f"must be one of {', '.join(SPLITS)}", field="split")
+        raise InvalidInput(_("must be one of %(choices)s") % {"choices": ", ".join(SPLITS)}, field="split")
     paragraphs = export_questions(project, split=split or None, include_rejected=include_rejected)
     if fmt == "jsonl":
         return _questions_jsonl(paragraphs)
@@ -600,7 +616,7 @@ def read_questions(text: str) -> Iterator[tuple[int, dict]]:
         for name in ("answers", "wrong_answers"):
             spans = spans_of(line.get(name, {"text": [], "answer_start": []}))
             if spans is None:
-                yield number, {"_error": 'must be {"text": [...], "answer_start": [...]} (squad_v2)', "_field": name}
+                yield number, {"_error": _('must be {"text": [...], "answer_start": [...]} (squad_v2)'), "_field": name}
                 break
             if spans or name == "answers":
                 question[name] = spans
@@ -610,7 +626,13 @@ def read_questions(text: str) -> Iterator[tuple[int, dict]]:
             if key not in paragraphs:
                 paragraphs[key] = (number, {"id": key, **fields, "questions": []})
             elif {name: paragraphs[key][1].get(name) for name in fields} != fields:
-                yield number, {"_error": f"differs from the first line of paragraph {key!r}", "_field": "context"}
+                yield (
+                    number,
+                    {
+                        "_error": _("differs from the first line of paragraph “%(key)s”") % {"key": key},
+                        "_field": "context",
+                    },
+                )
                 continue
             paragraphs[key][1]["questions"].append(question)
     yield from paragraphs.values()

@@ -26,7 +26,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import Kind, ProjectLink
+from annotation.kinds.base import Kind, ProjectLink, ReleaseFile, release_texts_of
 from annotation.kinds.settings import SEED_RANGE, check_range
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, require_text
@@ -267,6 +267,12 @@ class QaAuthoringKind(Kind):
 
     # --- model evaluation ---
 
+    def release_texts(self, payload: dict) -> dict[str, list[str]]:
+        """The paragraph and its imported questions (authored ones are annotations)."""
+        questions = [q.get("question") for q in payload.get("questions") or [] if isinstance(q, dict)]
+        texts = {"title": [payload.get("title")], "context": [payload.get("context")], "question": questions}
+        return release_texts_of(texts)
+
     def evaluation_scorer(self):
         from .evaluation import QaScorer
 
@@ -287,6 +293,13 @@ class QaAuthoringKind(Kind):
 
     def export_stream(self, spec) -> Iterator[bytes]:
         return export_questions_stream(spec.project, fmt=spec.fmt, split=spec.split)
+
+    def release_files(self, project, split: str, items):
+        """The split's questions one a line with squad_v2's answers (`{"text": [...],
+        "answer_start": [...]}`), the shape question-answering trainers read: the Hub's
+        `questions` config."""
+        data = b"".join(export_questions_stream(project, fmt="jsonl", split=split))
+        yield ReleaseFile(f"questions/{split}.jsonl", data, config="questions")
 
     def export_splits(self, project):
         from .formats import ArticleSplits

@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from annotation.errors import FieldError, InvalidInput
+from annotation.metrics.morphology import trim_end
 from annotation.metrics.offsets import span_edge_problem, span_matches
 from annotation.metrics.text import forbidden_character
 
@@ -123,13 +126,14 @@ def item_split(item, article_splits: dict[str, str]) -> str:
 
 def clean_questions(value: Any, context: str, *, min_questions: int, max_questions: int) -> dict:
     """The authored value, validated against the stored paragraph; InvalidInput lists every
-    problem by field (`value.questions.2.answer.start`). Text is kept exactly as typed."""
+    problem by field (`value.questions.2.answer.start`). A question is kept exactly as typed;
+    an answer loses whitespace and sentence punctuation at its end (`_trimmed`)."""
     if not isinstance(value, dict) or not isinstance(value.get("questions"), list):
         raise InvalidInput(
-            'must be an object like {"questions": [{"question", "answerable", "answer"}]}', field="value"
+            _('must be an object like {"questions": [{"question", "answerable", "answer"}]}'), field="value"
         )
     errors = [
-        FieldError("value", f"unknown field {key!r}")
+        FieldError("value", _("unknown field “%(field)s”") % {"field": key})
         for key in value
         if key != "questions" and not forbidden_character(str(key))
     ]
@@ -138,7 +142,8 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
         errors.append(
             FieldError(
                 "value.questions",
-                f"must hold between {min_questions} and {max_questions} questions (got {len(questions)})",
+                _("must hold between %(min)s and %(max)s questions (got %(n)s)")
+                % {"min": min_questions, "max": max_questions, "n": len(questions)},
             )
         )
     cleaned = []
@@ -146,48 +151,60 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
         path = f"value.questions.{index}"
         errors_before = len(errors)
         if not isinstance(question, dict):
-            errors.append(FieldError(path, "must be an object"))
+            errors.append(FieldError(path, _("must be an object")))
             continue
         unknown = set(question) - {"question", "answerable", "answer"}
         if unknown:
-            errors.append(FieldError(path, "unknown field(s); expected question, answerable, answer"))
+            errors.append(
+                FieldError(
+                    path, _("unknown field(s); expected %(fields)s") % {"fields": "question, answerable, answer"}
+                )
+            )
         text = question.get("question")
         if not isinstance(text, str):
-            errors.append(FieldError(f"{path}.question", "is required (a string)"))
+            errors.append(FieldError(f"{path}.question", _("is required (a string)")))
         elif not text.strip():
-            errors.append(FieldError(f"{path}.question", "must not be empty"))
+            errors.append(FieldError(f"{path}.question", _("must not be empty")))
         elif forbidden_character(text):
             errors.append(FieldError(f"{path}.question", forbidden_character(text)))
         elif len(text) > MAX_QUESTION_LENGTH:
-            errors.append(FieldError(f"{path}.question", f"is longer than {MAX_QUESTION_LENGTH} characters"))
+            errors.append(
+                FieldError(f"{path}.question", _("is longer than %(n)s characters") % {"n": MAX_QUESTION_LENGTH})
+            )
         answerable = question.get("answerable")
         answer = question.get("answer")
         if not isinstance(answerable, bool):
-            errors.append(FieldError(f"{path}.answerable", "must be true or false"))
+            errors.append(FieldError(f"{path}.answerable", _("must be true or false")))
         elif not answerable:
             if answer is not None:
-                errors.append(FieldError(f"{path}.answer", "must be null for an unanswerable question"))
+                errors.append(FieldError(f"{path}.answer", _("must be null for an unanswerable question")))
         elif not isinstance(answer, dict):
-            errors.append(FieldError(f"{path}.answer", 'an answerable question needs {"start", "text"}'))
+            errors.append(FieldError(f"{path}.answer", _('an answerable question needs {"start", "text"}')))
         else:
             start, span = answer.get("start"), answer.get("text")
             if set(answer) - {"start", "text"}:
-                errors.append(FieldError(f"{path}.answer", "unknown field(s); expected start, text"))
+                errors.append(
+                    FieldError(f"{path}.answer", _("unknown field(s); expected %(fields)s") % {"fields": "start, text"})
+                )
             if not isinstance(start, int) or isinstance(start, bool):
-                errors.append(FieldError(f"{path}.answer.start", "must be an integer (code points)"))
+                errors.append(FieldError(f"{path}.answer.start", _("must be an integer (code points)")))
             elif not isinstance(span, str) or not span:
-                errors.append(FieldError(f"{path}.answer.text", "must be a non-empty string"))
+                errors.append(FieldError(f"{path}.answer.text", _("must be a non-empty string")))
             elif forbidden_character(span):
                 errors.append(FieldError(f"{path}.answer.text", forbidden_character(span)))
             elif not 0 <= start < len(context) or start + len(span) > len(context):
                 errors.append(
                     FieldError(
-                        f"{path}.answer.start", f"the span lies outside the paragraph (0..{len(context)} code points)"
+                        f"{path}.answer.start",
+                        _("the span lies outside the paragraph (0..%(n)s code points)") % {"n": len(context)},
                     )
                 )
             elif not span_matches(context, start, span):
                 errors.append(
-                    FieldError(f"{path}.answer.text", f"is not the paragraph's text at {start} (code points)")
+                    FieldError(
+                        f"{path}.answer.text",
+                        _("is not the paragraph's text at %(start)s (code points)") % {"start": start},
+                    )
                 )
             elif problem := span_edge_problem(context, start, span):
                 errors.append(
@@ -198,14 +215,25 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
                 {
                     "question": text,
                     "answerable": answerable,
-                    "answer": {"start": answer["start"], "text": answer["text"]}
+                    "answer": _trimmed(context, answer["start"], answer["text"])
                     if answerable and isinstance(answer, dict)
                     else None,
                 }
             )
     if errors:
-        raise InvalidInput("invalid value", errors=errors)
+        raise InvalidInput(_("invalid value"), errors=errors)
     return {"questions": cleaned}
+
+
+def _trimmed(context: str, start: int, span: str) -> dict:
+    """A valid span as stored: whitespace, then sentence punctuation, left out at its end, as
+    the question page leaves them out of a selection (static/qa/annotate.js), so that an API
+    client's "ירושלים." is stored as the page would have stored it."""
+    end = start + len(span)
+    while end > start + 1 and context[end - 1].isspace():
+        end -= 1
+    end = trim_end(context, start, end)
+    return {"start": start, "text": context[start:end]}
 
 
 def check_span_value(answerable: Any, answer: Any, context: str, path: str) -> dict | None:
@@ -215,7 +243,7 @@ def check_span_value(answerable: Any, answer: Any, context: str, path: str) -> d
         cleaned = clean_questions({"questions": [probe]}, context, min_questions=1, max_questions=1)
     except InvalidInput as exc:
         raise InvalidInput(
-            "invalid answer",
+            _("invalid answer"),
             errors=[
                 FieldError((e.field or "").replace("value.questions.0.", path) or path, e.message) for e in exc.errors
             ],

@@ -25,7 +25,7 @@ from .reviews import QUESTION_KINDS
 def _validator_project(user, slug: str):
     project = access.access_project_for_user(user, slug)
     if project.kind not in QUESTION_KINDS:
-        raise InvalidInput(f"{project.kind} projects have no questions to validate", field="slug")
+        raise InvalidInput(_("projects of this kind have no questions to validate"), field="slug")
     if access.is_admin(user):
         return project
     membership = access.membership_of(user, project)
@@ -133,18 +133,18 @@ def validation_submit(
     (counted under a row lock, so concurrent validators never exceed it)."""
     if annotation_id is not None and item_id is not None:
         raise InvalidInput(
-            "give either annotation (an authored question) or item with question_key (an imported one)", field="item"
+            _("give either annotation (an authored question) or item with question_key (an imported one)"), field="item"
         )
     if annotation_id is None and item_id is None:
         raise InvalidInput(
-            "is required (or item with question_key for a question of the imported file)", field="annotation"
+            _("is required (or item with question_key for a question of the imported file)"), field="annotation"
         )
     if item_id is not None:
         return _imported_validation_submit(
             user=user, item_id=item_id, question_key=question_key, answerable=answerable, answer=answer
         )
     if not isinstance(annotation_id, int) or isinstance(annotation_id, bool):
-        raise InvalidInput("must be an annotation id", field="annotation")
+        raise InvalidInput(_("must be an annotation id"), field="annotation")
     annotation = (
         Annotation.objects.select_related("item__project")
         .filter(pk=annotation_id)
@@ -158,9 +158,9 @@ def validation_submit(
         raise PermissionDenied(_("You cannot validate your own question."))
     count = len(questions_of(annotation.value))
     if not isinstance(question, int) or isinstance(question, bool) or not 0 <= question < count:
-        raise InvalidInput(f"must be an index between 0 and {count - 1}", field="question")
+        raise InvalidInput(_("must be an index between 0 and %(last)s") % {"last": count - 1}, field="question")
     if Review.objects.filter(annotation=annotation, question=question, grade="rejected").exists():
-        raise Conflict("this question was graded rejected; rejected questions are not validated", field="question")
+        raise Conflict(_("this question was graded rejected; rejected questions are not validated"), field="question")
     span = check_span_value(answerable, answer, annotation.item.payload.get("context", ""), "")
     try:
         with transaction.atomic():
@@ -181,7 +181,7 @@ def validation_submit(
                 answer_text=span["text"] if span else None,
             )
     except IntegrityError:
-        raise Conflict("You already answered this question.", field="question") from None
+        raise Conflict(_("You already answered this question."), field="question") from None
 
 
 def _check_question_open(item: Item, answers: QuerySet[QuestionValidation], *, user, field: str) -> None:
@@ -196,24 +196,23 @@ def _check_question_open(item: Item, answers: QuerySet[QuestionValidation], *, u
     split = item_split(item, project_article_splits(item.project, settings))
     if split not in settings["validate_splits"]:
         raise Conflict(
-            f"questions of the {split!r} split are not validated "
-            f"(settings.validate_splits: {', '.join(settings['validate_splits'])})",
+            _("questions of the “%(split)s” split are not validated (the project validates: %(splits)s)")
+            % {"split": split, "splits": ", ".join(settings["validate_splits"])},
             field=field,
         )
     validators = list(answers.values_list("validator_id", flat=True))
     if user.pk in validators:
-        raise Conflict("You already answered this question.", field=field)
+        raise Conflict(_("You already answered this question."), field=field)
     if len(validators) >= settings["validators_per_question"]:
         raise Conflict(
-            f"this question already has its {settings['validators_per_question']} validators "
-            "(settings.validators_per_question)",
+            _("this question already has its %(n)s validators") % {"n": settings["validators_per_question"]},
             field=field,
         )
 
 
 def _imported_validation_submit(*, user, item_id, question_key, answerable, answer) -> QuestionValidation:
     if not isinstance(item_id, int) or isinstance(item_id, bool):
-        raise InvalidInput("must be an item id", field="item")
+        raise InvalidInput(_("must be an item id"), field="item")
     item = Item.objects.select_related("project").filter(pk=item_id).exclude(status=Item.Status.REMOVED).first()
     if item is None:
         raise NotFound()
@@ -221,13 +220,13 @@ def _imported_validation_submit(*, user, item_id, question_key, answerable, answ
     if item.author_id == user.pk:
         raise PermissionDenied(_("You cannot validate a question of your own paragraph."))
     if not isinstance(question_key, str) or not question_key:
-        raise InvalidInput("is required: the id of the file's question", field="question_key")
+        raise InvalidInput(_("is required: the id of the file's question"), field="question_key")
     found = [index for index, question in imported_questions_of(item.payload) if question["id"] == question_key]
     if not found:
-        raise InvalidInput("is not a question of this paragraph", field="question_key")
+        raise InvalidInput(_("is not a question of this paragraph"), field="question_key")
     if item.payload["questions"][found[0]].get("question quality") == "rejected":
         raise Conflict(
-            "the file marks this question rejected; rejected questions are not validated", field="question_key"
+            _("the file marks this question rejected; rejected questions are not validated"), field="question_key"
         )
     span = check_span_value(answerable, answer, item.payload.get("context", ""), "")
     try:
@@ -249,4 +248,4 @@ def _imported_validation_submit(*, user, item_id, question_key, answerable, answ
                 answer_text=span["text"] if span else None,
             )
     except IntegrityError:
-        raise Conflict("You already answered this question.", field="question_key") from None
+        raise Conflict(_("You already answered this question."), field="question_key") from None

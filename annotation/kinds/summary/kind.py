@@ -48,7 +48,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import ProjectLink
+from annotation.kinds.base import ProjectLink, release_texts_of
 from annotation.kinds.rating import RatingKind
 from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
 from annotation.kinds.summary.formats import (
@@ -71,6 +71,8 @@ from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.rows import ItemRow, RowProblems
 
 MAX_TAGS = 40
+# The system name a HeSum-style import gives the dataset's own summary.
+DEFAULT_REFERENCE_SYSTEM = "reference"
 
 _TAG_RE = re.compile(r"^[\w.-]+$")
 CONFIDENCE = 0.95
@@ -100,16 +102,30 @@ class SummaryRatingKind(RatingKind):
         "scale": "the rating scale",
         "error_tags": "the project's error tags with display names",
         "intrinsic_status": "items with and without intrinsic measures",
+        "profile": "per split: the articles' and each system's summaries' count, vocabulary and mean words and sentences (HeSum Table 1)",
     }
     template = "summary/annotate.html"
-    default_settings = {"raters_per_item": 3, "error_tags": DEFAULT_ERROR_TAGS, **RATING_OVERLAP_SETTINGS}
+    default_settings = {
+        "raters_per_item": 3,
+        "error_tags": DEFAULT_ERROR_TAGS,
+        "reference_system": DEFAULT_REFERENCE_SYSTEM,
+        **RATING_OVERLAP_SETTINGS,
+    }
     settings_help = {
         "raters_per_item": _("Raters of each article's summaries."),
+        "reference_system": _(
+            "The system whose summary is the article's reference (the dataset's own summary): the other summaries get "
+            "ROUGE-1, ROUGE-2 and ROUGE-L against it (HeSum Table 3). Empty: no reference."
+        ),
         "error_tags": _(
             "Error categories raters may tick (HeSum Table 4 by default); ids of lower-case letters, digits and underscores."
         ),
     }
-    settings_labels = {"raters_per_item": _("Raters per article"), "error_tags": _("Error tags")}
+    settings_labels = {
+        "raters_per_item": _("Raters per article"),
+        "error_tags": _("Error tags"),
+        "reference_system": _("Reference system"),
+    }
     settings_units = {"raters_per_item": _("raters")}
     settings_choices = {"error_tags": ERROR_TAG_NAMES}
     round_bound_settings = {
@@ -155,8 +171,23 @@ class SummaryRatingKind(RatingKind):
                 errors.append(FieldError(field, f"{tag!r} is listed twice"))
             else:
                 seen.add(tag)
+        reference = settings["reference_system"]
+        if reference and (len(reference) > MAX_TAG_LENGTH or not _TAG_RE.match(reference)):
+            errors.append(
+                FieldError(
+                    "settings.reference_system",
+                    f"must be empty or a system name: letters, digits, _ . - only, at most {MAX_TAG_LENGTH} characters",
+                )
+            )
         if errors:
-            raise InvalidInput("invalid error tags", errors=errors)
+            raise InvalidInput("invalid settings", errors=errors)
+
+    def after_settings_change(self, project, before: dict, after: dict) -> None:
+        """A new reference system changes every item's ROUGE: measure every item again."""
+        if before.get("reference_system") != after.get("reference_system"):
+            from annotation.kinds.summary.measures import summary_measures_enqueue_on_commit
+
+            summary_measures_enqueue_on_commit(project, remeasure=True)
 
     def error_tags(self, settings: dict) -> list[str]:
         return list(settings["error_tags"])
@@ -284,6 +315,11 @@ class SummaryRatingKind(RatingKind):
         return summary_report_sections(project, self.settings_for(project.settings))
 
     # --- export -------------------------------------------------------------------------
+
+    def release_texts(self, payload: dict) -> dict[str, list[str]]:
+        summaries = [s.get("text") for s in payload.get("summaries") or [] if isinstance(s, dict)]
+        texts = {"article": [payload.get("article")], "summary": summaries}
+        return release_texts_of(texts)
 
     def export_record(self, item, facts) -> dict:
         """See `formats.summary_export_record`."""

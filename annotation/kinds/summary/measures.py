@@ -19,16 +19,22 @@ Measuring is idempotent: the same texts give the same numbers, written with the 
 locked, merged into `computed` without touching its other keys.
 """
 
+import json
+from collections import defaultdict
+
 from django.db import transaction
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
-from annotation.metrics.summary import compression_ratio, novel_ngrams, redundancy
+from annotation.metrics.summary import RougeScorer, TextProfile, compression_ratio, novel_ngrams, redundancy
 from annotation.models import Item, Job
+from annotation.selectors.figures import stored_figures
 from annotation.services.audit import audit_record
 from annotation.services.jobs import job_create, job_set_progress
 
 JOB_KIND = "summary_intrinsic"
+# The stored figure (ProjectFigures) holding the corpus profile of HeSum Table 1.
+PROFILE_FIGURE = "summary_profile"
 KIND = "summary_rating"
 NOVEL_N = (1, 2, 3, 4)
 REDUNDANCY_N = (1, 2)
@@ -46,12 +52,23 @@ def summary_measures(summary: str, article: str) -> dict:
     }
 
 
-def item_measures(payload: dict) -> dict:
+def item_measures(payload: dict, reference_system: str = "", rouge: RougeScorer | None = None) -> dict:
+    """The intrinsic measures of every summary of an item; with `rouge` and an item that has
+    a summary of `reference_system`, also each other summary's ROUGE against that one
+    (HeSum Table 3), stored as `rouge` beside its measures and the system as `reference`."""
     article = payload["article"]
+    summaries = payload["summaries"]
+    measures = [summary_measures(summary["text"], article) for summary in summaries]
+    reference = next((s["text"] for s in summaries if reference_system and s["system"] == reference_system), None)
+    if rouge is not None and reference is not None:
+        for summary, figures in zip(summaries, measures):
+            if summary["system"] != reference_system:
+                figures["rouge"] = rouge.score(summary["text"], reference)
     return {
         "tokens": "whitespace",
         "article_words": len(article.split()),
-        "summaries": [summary_measures(summary["text"], article) for summary in payload["summaries"]],
+        "reference": reference_system if reference is not None else None,
+        "summaries": measures,
     }
 
 
@@ -67,10 +84,11 @@ def summary_measures_request(*, user, slug: str, remeasure: bool = False) -> Job
     return job
 
 
-def summary_measures_enqueue_on_commit(project) -> None:
+def summary_measures_enqueue_on_commit(project, *, remeasure: bool = False) -> None:
     """Queue a measuring job for a project after the surrounding transaction commits
-    (job_create enqueues on commit). For import paths; no permission check."""
-    job_create(kind=JOB_KIND, project=project, params={"all": False})
+    (job_create enqueues on commit). For import paths and settings changes; no permission
+    check."""
+    job_create(kind=JOB_KIND, project=project, params={"all": remeasure})
 
 
 def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | None = None) -> dict:
@@ -80,6 +98,11 @@ def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | 
     items = Item.objects.filter(project=project)
     todo = items if remeasure else items.exclude(computed__has_key="intrinsic")
     ids = list(todo.order_by("pk").values_list("pk", flat=True))
+    from annotation.kinds.registry import get_kind
+
+    reference_system = get_kind(project.kind).project_settings(project)["reference_system"]
+    # Imported only when there is a reference to score against (the package loads slowly).
+    rouge = RougeScorer() if ids and reference_system else None
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]
         with transaction.atomic():
@@ -87,11 +110,64 @@ def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | 
                 Item.objects.select_for_update().filter(pk__in=batch).order_by("pk").only("pk", "payload", "computed")
             )
             for item in rows:
-                item.computed = {**(item.computed or {}), "intrinsic": item_measures(item.payload)}
+                item.computed = {
+                    **(item.computed or {}),
+                    "intrinsic": item_measures(item.payload, reference_system, rouge),
+                }
             Item.objects.bulk_update(rows, ["computed"])
         if job_id is not None:
             job_set_progress(job_id, (start + len(batch)) / len(ids))
+    # The profile reads every article once: only when new items were measured (an import) or
+    # none was stored yet; rating never changes it.
+    if ids or stored_figures(project, PROFILE_FIGURE) is None:
+        from annotation.services.figures import project_figure_store
+
+        project_figure_store(project, PROFILE_FIGURE, summary_profile_compute(project))
     return {"measured": len(ids), "items": items.count()}
+
+
+def json_column(value):
+    """A nested JSON value read with values_list: SQLite hands it back as text on some Django
+    versions, PostgreSQL as objects; text that is not JSON reads as None."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def summary_profile_compute(project) -> dict:
+    """HeSum Table 1's linguistic profile of the project's texts, per split (items of no split
+    under ""): the articles' count, vocabulary size and mean length in words and sentences,
+    and the same for each system's summaries (the reference summary is one of the systems).
+    Whitespace tokens, as the intrinsic measures. One pass over the items, read in chunks.
+
+    {"tokens": "whitespace", "splits": [{"split", "articles": {...}, "systems": {system:
+    {...}}}, ...]} with splits in name order."""
+    articles: dict[str, TextProfile] = defaultdict(TextProfile)
+    summaries: dict[str, dict[str, TextProfile]] = defaultdict(lambda: defaultdict(TextProfile))
+    rows = (
+        Item.objects.filter(project=project)
+        .order_by("pk")
+        .values_list("split", "payload__article", "payload__summaries")
+        .iterator(chunk_size=BATCH)
+    )
+    for split, article, item_summaries in rows:
+        articles[split].add(article or "")
+        for entry in json_column(item_summaries) or []:
+            summaries[split][entry.get("system") or ""].add(entry.get("text") or "")
+    return {
+        "tokens": "whitespace",
+        "splits": [
+            {
+                "split": split,
+                "articles": articles[split].figures(),
+                "systems": {system: profile.figures() for system, profile in summaries[split].items()},
+            }
+            for split in sorted(articles)
+        ],
+    }
 
 
 def summary_measures_job(job: Job) -> dict:

@@ -13,8 +13,10 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import access
 from annotation.errors import ApplicationError
 from annotation.gates import kind_scoped
+from annotation.kinds.registry import get_kind
 from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB
 from annotation.kinds.summary.measures import KIND, summary_measures_request
+from annotation.kinds.summary.results import COMPUTED_ROUGE, SCALE
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_TYPE as AGREEMENT_JOB
@@ -22,7 +24,6 @@ from annotation.views.dashboard import recompute_agreement_and_return
 
 AXIS_WIDTH = 320
 AXIS_PAD = 14
-SCALE = (1, 5)
 
 
 def _x(value: float) -> float:
@@ -42,11 +43,8 @@ def _system_rows(report: dict) -> list[dict]:
             if figure["mean"] is not None:
                 cell["dot"] = _x(figure["mean"])
             if figure["ci_low"] is not None:
+                # A bootstrap percentile interval: on the scale, drawn and written as computed.
                 cell["low_x"], cell["high_x"] = _x(figure["ci_low"]), _x(figure["ci_high"])
-                # A t interval over few summaries can reach past the scale: shown clipped, and said so.
-                low, high = SCALE
-                cell["shown_low"], cell["shown_high"] = max(figure["ci_low"], low), min(figure["ci_high"], high)
-                cell["clipped"] = figure["ci_low"] < low or figure["ci_high"] > high
             cells.append(cell)
         rows.append({**system, "cells": cells})
     return rows
@@ -75,7 +73,8 @@ def _error_rows(report: dict) -> list[dict]:
 
 
 def _intrinsic_rows(report: dict) -> list[dict]:
-    """Per system: novel n-grams n = 1..4, CMP, RED n = 1, 2 in percent, as Table 2 prints them."""
+    """Per system: novel n-grams n = 1..4, CMP, RED n = 1, 2 in percent, as Table 2 prints them,
+    then ROUGE-1/2/L against the reference in percent, as Table 3 does."""
 
     def pct(value):
         return None if value is None else 100.0 * value
@@ -86,6 +85,7 @@ def _intrinsic_rows(report: dict) -> list[dict]:
         values = [pct(figures["novel_ngrams"].get(n)) for n in ("1", "2", "3", "4")]
         values.append(pct(figures["compression_ratio"]))
         values += [pct(figures["redundancy"].get(n)) for n in ("1", "2")]
+        values += [pct(figures["rouge"].get(name)) for name in COMPUTED_ROUGE]
         rows.append({"system": system["system"], "values": values, "n": figures["n"]})
     return rows
 
@@ -109,6 +109,8 @@ def summary_results(request, project):
         "intrinsic_rows": _intrinsic_rows(report),
         "novel_n": ["1", "2", "3", "4"],
         "redundancy_n": ["1", "2"],
+        "rouge_names": list(COMPUTED_ROUGE.values()),
+        "reference_system": get_kind(KIND).project_settings(project)["reference_system"],
     }
     return render(request, "summary/results.html", context)
 

@@ -8,22 +8,32 @@ display-index keys are mapped to stored summaries through the item's `order`.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 
 import numpy as np
 from django.utils import timezone
 
-from annotation.kinds.summary.measures import NOVEL_N, REDUNDANCY_N, summary_measures_compute
+from annotation.kinds.summary.measures import (
+    NOVEL_N,
+    PROFILE_FIGURE,
+    REDUNDANCY_N,
+    json_column,
+    summary_measures_compute,
+)
 from annotation.kinds.summary.ratings import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
 from annotation.metrics.agreement import slot_matrix
-from annotation.metrics.intervals import mean_t_interval
+from annotation.metrics.intervals import mean_bounded_interval
 from annotation.metrics.summary import correlations
 from annotation.models import AgreementReport, Annotation, Item
+from annotation.selectors.figures import stored_figures
 from annotation.services.jobs import job_set_progress
 
 LEVEL = "interval"
+# The ROUGE the measuring job computes against the reference summary, by the names the
+# report's figures and correlations give it (the file's own scores keep their names).
+COMPUTED_ROUGE = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
+SCALE = (1, 5)  # the rating scale of both criteria
 
 
 # --- reading ratings ------------------------------------------------------------------------
@@ -37,7 +47,7 @@ def _items(project) -> dict[int, dict]:
     )
     out = {}
     for pk, summaries, order, intrinsic in rows:
-        summaries, order, intrinsic = _json(summaries), _json(order), _json(intrinsic)
+        summaries, order, intrinsic = json_column(summaries), json_column(order), json_column(intrinsic)
         out[pk] = {
             "systems": [s.get("system") for s in summaries or []],
             "scores": [s.get("scores") or {} for s in summaries or []],
@@ -45,16 +55,6 @@ def _items(project) -> dict[int, dict]:
             "intrinsic": (intrinsic or {}).get("summaries") if isinstance(intrinsic, dict) else None,
         }
     return out
-
-
-def _json(value):
-    # SQLite hands nested JSON back as text on some Django versions; PostgreSQL as objects.
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
 
 
 def _ratings(project, items: dict[int, dict]) -> list[tuple[int, int, int, dict]]:
@@ -163,8 +163,10 @@ def summary_report_sections(project, settings: dict) -> dict:
     """The figures of a summary_rating project (two queries besides the report's own):
 
     - `systems`: per system (order of first appearance in the file), per criterion the mean
-      of its summaries' mean ratings with a 95% t interval (scipy; n = summaries of that
-      system with at least one rating, n - 1 degrees of freedom). The unit is the summary,
+      of its summaries' mean ratings with a 95% bootstrap percentile interval
+      (metrics.intervals.mean_bounded_interval; n = summaries of that system with at least
+      one rating), which stays within 1-5 where a t interval over few, spread summaries
+      would reach past it. The unit is the summary,
       not the single rating: a summary's raters are not independent samples of the system.
       Also the number of summaries and of ratings, automatic score means, and the means of
       the intrinsic measures over all its summaries (rated or not).
@@ -172,10 +174,17 @@ def summary_report_sections(project, settings: dict) -> dict:
       their order, then any other tag found in stored ratings), one column per system:
       `summaries` = summaries of that system that at least one rater tagged, `tags` = tags
       cast (summed over raters), `rated` = summaries of the system with a rating.
-    - `correlations`: per criterion and automatic score, Pearson r and Kendall tau-b with
+    - `systems[].intrinsic.rouge`: the mean ROUGE-1/2/L F-measure of the system's summaries
+      against the reference summary (the `reference_system` setting; HeSum Table 3), None
+      for the reference itself and where items have no reference.
+    - `correlations`: per criterion and automatic score (the file's scores, and the computed
+      ROUGE as "ROUGE-1", "ROUGE-2", "ROUGE-L"), Pearson r and Kendall tau-b with
       two-sided p-values (annotation.metrics.summary.correlations) over the summaries that
       have both a mean human rating and that score.
-    - `intrinsic_status`: items measured / missing (the report computes nothing)."""
+    - `intrinsic_status`: items measured / missing (the report computes nothing).
+    - `profile`: HeSum Table 1's linguistic profile per split, as the measuring job last
+      stored it (annotation.kinds.summary.measures.summary_profile_compute), or None before
+      the first job."""
     items = _items(project)
     ratings = _ratings(project, items)
     systems: list[str] = []
@@ -228,6 +237,9 @@ def summary_report_sections(project, settings: dict) -> dict:
                         row["intrinsic"][f"redundancy_{n}"].append(value)
                 if _finite(measures.get("compression_ratio")) is not None:
                     row["intrinsic"]["compression_ratio"].append(measures["compression_ratio"])
+            computed = _computed_rouge(measures)
+            for name, value in computed.items():
+                row["intrinsic"][name].append(value)
             key = (item_id, stored)
             if key in cast:
                 scores = cast[key]
@@ -238,7 +250,8 @@ def summary_report_sections(project, settings: dict) -> dict:
                     if scores[criterion]:
                         mean = sum(scores[criterion]) / len(scores[criterion])
                         row["means"][criterion].append(mean)
-                        for name, value in info["scores"][stored].items():
+                        automatic_scores = {**info["scores"][stored], **computed}
+                        for name, value in automatic_scores.items():
                             if _finite(value) is not None:
                                 human, automatic = pairs[(criterion, name)]
                                 human.append(mean)
@@ -261,11 +274,12 @@ def summary_report_sections(project, settings: dict) -> dict:
             "novel_ngrams": {str(n): _avg(values.get(f"novel_ngrams_{n}")) for n in NOVEL_N},
             "compression_ratio": _avg(values.get("compression_ratio")),
             "redundancy": {str(n): _avg(values.get(f"redundancy_{n}")) for n in REDUNDANCY_N},
+            "rouge": {name: _avg(values.get(label)) for name, label in COMPUTED_ROUGE.items()},
         }
 
     return {
         "criteria": list(CRITERIA),
-        "scale": {"min": 1, "max": 5},
+        "scale": {"min": SCALE[0], "max": SCALE[1]},
         "error_tags": [
             {"id": tag, "name": tag_name(tag), "known": tag in ERROR_TAG_NAMES} for tag in settings["error_tags"]
         ],
@@ -275,7 +289,7 @@ def summary_report_sections(project, settings: dict) -> dict:
                 "summaries": row["summaries"],
                 "rated": row["rated"],
                 "ratings": row["ratings"],
-                **{criterion: mean_t_interval(row["means"][criterion]) for criterion in CRITERIA},
+                **{criterion: mean_bounded_interval(row["means"][criterion], *SCALE) for criterion in CRITERIA},
                 "automatic": {name: _avg(values) for name, values in sorted(row["automatic"].items())},
                 "intrinsic": intrinsic_means(row["intrinsic"]),
             }
@@ -299,7 +313,17 @@ def summary_report_sections(project, settings: dict) -> dict:
             for (criterion, name), (human, automatic) in sorted(pairs.items())
         ],
         "intrinsic_status": {"items": len(items), "measured": measured_items, "missing": len(items) - measured_items},
+        "profile": stored_figures(project, PROFILE_FIGURE),
     }
+
+
+def _computed_rouge(measures) -> dict[str, float]:
+    """A summary's ROUGE against the reference (the measuring job's), under the names the
+    report gives it beside the file's own scores; {} for the reference itself or unmeasured."""
+    rouge = measures.get("rouge") if isinstance(measures, dict) else None
+    if not isinstance(rouge, dict):
+        return {}
+    return {label: rouge[name] for name, label in COMPUTED_ROUGE.items() if _finite(rouge.get(name)) is not None}
 
 
 def _avg(values) -> float | None:

@@ -46,7 +46,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
-from annotation.kinds.base import ProjectLink
+from annotation.kinds.base import ProjectLink, ReleaseFile, release_texts_of
+from annotation.kinds.lchaim.formats import control_jsonl, lchaim_json, lchaim_record, lchaim_uid, system_folder
 from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.kinds.rating import RatingKind
 from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
@@ -351,6 +352,34 @@ class TranslationRatingKind(RatingKind):
             "annotators": [annotator for annotator, _ in facts.annotations],
             "candidates": per_candidate,
         }
+
+    def release_files(self, project, split: str, items):
+        """The split as the seeds publish it (annotation/kinds/lchaim/formats.py): the
+        source as ConTRoL's JSONL (config `control`) and each system's translations as an
+        LCHAIM JSON array (config `lchaim_<system>`), each record with the source's label.
+        These are the files the LCHAIM import reads, so a release imports back."""
+        sources: list[dict] = []
+        by_system: dict[str, list[dict]] = {}
+        for item in items.iterator(chunk_size=2000):
+            uid = lchaim_uid(item)
+            source = item.payload.get("source") or {}
+            label = item.reference_label or source.get("label")
+            sources.append(lchaim_record(uid, source.get("premise"), source.get("hypothesis"), label))
+            for candidate in item.payload.get("candidates") or []:
+                by_system.setdefault(candidate.get("system") or "", []).append(
+                    lchaim_record(uid, candidate.get("premise"), candidate.get("hypothesis"), label)
+                )
+        yield ReleaseFile(f"control/{split}.jsonl", control_jsonl(sources), config="control")
+        for system, records in by_system.items():
+            folder = system_folder(system)
+            yield ReleaseFile(f"lchaim/{folder}/{split}.json", lchaim_json(records), config=f"lchaim_{folder}")
+
+    def release_texts(self, payload: dict) -> dict[str, list[str]]:
+        source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
+        candidates = [c for c in payload.get("candidates") or [] if isinstance(c, dict)]
+        texts = {f"source {part}": [source.get(part)] for part in ("premise", "hypothesis")}
+        texts.update({f"translation {part}": [c.get(part) for c in candidates] for part in ("premise", "hypothesis")})
+        return release_texts_of(texts)
 
     def export_csv_columns(self) -> tuple[str, ...]:
         return ("id", "source", "reference_label", "group", "split", "status", "n", "flags", "annotators", "candidates")

@@ -101,7 +101,9 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
     correct = page.locator("#choices .choice.correct .choice-text").all_text_contents()
     assert correct == [QUESTION["choices"][QUESTION["answer_index"]]]
     assert page.locator("#revisions-link").get_attribute("href") == f"/p/{relabel.slug}/revisions/"
-    page.wait_for_function("() => document.getElementById('progress-text').textContent === '0 / 1'")
+    page.wait_for_function(
+        "() => document.getElementById('progress-text').textContent === '۰ / ۱'"
+    )  # the Persian interface's digits
 
     # Typed through the keyboard, ZWNJ included.
     page.locator("#entailment").press_sequentially(TEXTS["entailment"])
@@ -169,7 +171,7 @@ def test_author_writes_three_pairs_in_persian(authoring_setup, page, artifacts_d
     assert following.value.status == 204
     page.locator("#done").wait_for(state="visible")
     assert page.locator("#task").is_hidden()
-    page.wait_for_function("() => document.getElementById('progress-text').textContent === '1 / 1'")
+    page.wait_for_function("() => document.getElementById('progress-text').textContent === '۱ / ۱'")
 
     items = list(Item.objects.filter(project=relabel).select_related("author").order_by("position", "id"))
     assert [(i.reference_label, i.payload["premise"], i.payload["hypothesis"]) for i in items] == [

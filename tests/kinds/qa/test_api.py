@@ -271,6 +271,34 @@ def test_squad_import_refuses_bad_files_and_stores_nothing(sample_project):
     assert Item.objects.filter(project__slug="heq11").count() == 0
 
 
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_squad_import_errors_are_in_the_interface_language(sample_project, language):
+    """A SQuAD file's problems are told in the caller's language (the interface's cookie),
+    with the values named in them: no English sentence built on the server."""
+    from django.utils import translation
+
+    doc = json.loads(V11.read_text("utf-8"))
+    doc["data"] = doc["data"][:1]
+    qas = doc["data"][0]["paragraphs"][0]["qas"]
+    qas[0]["answers"][0]["answer_start"] += 1
+    qas[1]["id"] = qas[0]["id"]
+    sample_project.cookies["django_language"] = language
+    response = sample_project.post(
+        "/api/projects/heq11/import/",
+        {"file": upload("bad.json", json.dumps(doc, ensure_ascii=False)), "format": "squad"},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    messages = [e["message"] for e in response.json()["errors"]]
+    start = qas[0]["answers"][0]["answer_start"]
+    with translation.override(language):
+        slice_message = translation.gettext("the text is not the context's slice at %(start)s (code points)")
+        duplicate = translation.gettext("duplicate question id “%(id)s”")
+    assert slice_message % {"start": start} in messages
+    assert duplicate % {"id": qas[0]["id"]} in messages
+    assert not any("slice" in m or "duplicate" in m for m in messages)
+
+
 def test_jsonl_import_keeps_text_and_groups_by_title(qa):
     from annotation.models import Item
 
@@ -423,6 +451,35 @@ def test_annotator_sees_only_the_paragraph_and_submits_spans_in_code_points(qa):
     # The emoji before the answer is one code point (two UTF-16 units in the browser).
     assert START == len("".join(PARAGRAPH[:START]))
     assert START != len(PARAGRAPH[:START].encode("utf-16-le")) // 2
+
+
+def test_an_api_answer_loses_trailing_punctuation_as_on_the_page(qa):
+    """The question page leaves whitespace and a full stop or comma after the answer out of
+    the selection (static/qa/morphology.js trimEnd); an API client's span is stored the same
+    way, not refused: "1999 " and "אבירם." are stored as "1999" and "אבירם", a number's
+    decimal point and a span of punctuation alone are kept."""
+    from annotation.models import Annotation
+
+    client = qa["client"]("a1")
+    claimed = claim(client)
+    value = good_value()
+    year, name = PARAGRAPH.index("1999"), PARAGRAPH.index("אבירם")
+    value["questions"][1]["answer"] = {"start": year, "text": "1999 "}
+    value["questions"][2]["answer"] = {"start": name, "text": "אבירם."}
+    value["questions"][3] = {
+        "question": "מה בסוף?",
+        "answerable": True,
+        "answer": {"start": len(PARAGRAPH) - 1, "text": "."},
+    }
+    response = client.post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": value}, format="json")
+    assert response.status_code == 201, response.content
+    answers = [q["answer"] for q in Annotation.objects.get().value["questions"]]
+    assert answers[1:] == [
+        {"start": year, "text": "1999"},
+        {"start": name, "text": "אבירם"},
+        {"start": len(PARAGRAPH) - 1, "text": "."},
+    ]
+    assert answers[0] == {"start": START, "text": JERUSALEM}
 
 
 @pytest.mark.parametrize(

@@ -254,6 +254,34 @@ def test_validation_is_blind_and_refuses_bad_spans(loop):
     )
 
 
+def test_a_validators_api_answer_loses_trailing_punctuation_as_on_the_page(loop):
+    """A validator's span through the API follows the page's rule: "רבות." is stored as
+    "רבות" (static/qa/morphology.js trimEnd), and answered with what was stored."""
+    from annotation.models import Project, QuestionValidation
+
+    project = Project.objects.get(slug="heq-loop")
+    project.settings = {**project.settings, "validate_splits": ["train", "dev", "test"], "validators_per_question": 1}
+    project.save()
+    annotation_id = author(loop["client"]("newbie"))
+    other = loop["client"]("other")
+    body = other.get("/api/projects/heq-loop/validations/next/").json()
+    dotted = PARAGRAPH.index("רבות.")
+    ok = other.post(
+        "/api/validations/submit/",
+        {
+            "annotation": annotation_id,
+            "question": body["question"],
+            "answerable": True,
+            "answer": {"start": dotted, "text": "רבות."},
+        },
+        format="json",
+    )
+    assert ok.status_code == 201, ok.content
+    assert ok.json()["answer"] == {"start": dotted, "text": "רבות"}
+    stored = QuestionValidation.objects.get()
+    assert (stored.answer_start, stored.answer_text) == (dotted, "רבות")
+
+
 def test_schema_documents_the_heq_endpoints(loop):
     schema = loop["client"]("sup").get("/api/schema/?format=json")
     assert schema.status_code == 200

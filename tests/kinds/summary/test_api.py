@@ -2,7 +2,7 @@
 
 Hebrew articles and summaries of our own writing (HeSum's files carry no licence) are
 imported; three annotators rate them blind through next/submit; the report's per-system means
-and 95% t intervals, error-tag table, correlations and interval alpha are checked against an
+and 95% bootstrap intervals, error-tag table, correlations and interval alpha are checked against an
 independent computation (scipy, the krippendorff package) from the ratings cast. Bad values
 are 400s naming the field and store nothing."""
 
@@ -511,14 +511,25 @@ def test_items_need_three_raters(setup):
 
 
 def expected_per_system():
-    """Independent: per system and criterion, per-summary means, then scipy's t interval."""
+    """Independent: per system and criterion, per-summary means, then scipy's bootstrap
+    percentile interval (2,000 resamples, seed 0), which stays on the 1-5 scale."""
     out = {}
     for system in SYSTEMS:
         out[system] = {}
         for c_index, criterion in enumerate(CRITERIA):
             means = [np.mean([RATINGS[a["id"]][system][ann][c_index] for ann in ANNOTATORS]) for a in ARTICLES]
-            sem = stats.sem(means)
-            low, high = stats.t.interval(0.95, len(means) - 1, loc=np.mean(means), scale=sem)
+            if min(means) == max(means):
+                low = high = float(np.mean(means))
+            else:
+                interval = stats.bootstrap(
+                    (np.asarray(means),),
+                    np.mean,
+                    confidence_level=0.95,
+                    n_resamples=2000,
+                    method="percentile",
+                    random_state=np.random.default_rng(0),
+                ).confidence_interval
+                low, high = interval.low, interval.high
             out[system][criterion] = (np.mean(means), low, high, len(means))
     return out
 
@@ -541,7 +552,7 @@ def test_report_matches_an_independent_computation(setup):
     assert report["kind"] == "summary_rating"
     assert report["status_counts"]["complete"] == len(ARTICLES)
 
-    # Per-system means and 95% t intervals.
+    # Per-system means and 95% bootstrap percentile intervals, on the scale.
     expected = expected_per_system()
     systems = {row["system"]: row for row in report["systems"]}
     assert list(systems) == ["gpt-4", "gpt-3.5", "mlongt5"]  # order of first appearance
@@ -555,6 +566,7 @@ def test_report_matches_an_independent_computation(setup):
             assert got["mean"] == pytest.approx(mean, abs=1e-12)
             assert got["ci_low"] == pytest.approx(low, abs=1e-9)
             assert got["ci_high"] == pytest.approx(high, abs=1e-9)
+            assert 1 <= got["ci_low"] <= got["mean"] <= got["ci_high"] <= 5
     # gpt-4 beats mlongt5 on both criteria, as in HeSum Table 3.
     assert systems["gpt-4"]["completeness"]["mean"] > systems["mlongt5"]["completeness"]["mean"]
 
@@ -649,6 +661,7 @@ def test_report_before_any_rating(setup):
         assert row["coherence"] == {"n": 0, "mean": None, "sd": None, "ci_low": None, "ci_high": None}
     assert report["intrinsic_status"]["missing"] == len(ARTICLES)
     assert report["correlations"] == []
+    assert report["profile"] is None
 
 
 def test_intrinsic_endpoint_queues_the_job_and_lists_measures(setup):
@@ -675,6 +688,98 @@ def test_intrinsic_endpoint_queues_the_job_and_lists_measures(setup):
     assert setup["client"]("outsider").post("/api/projects/he-sum/intrinsic/").status_code == 404
     bad = sup.post("/api/projects/he-sum/intrinsic/", {"all": "yes"}, format="json")
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "all"
+
+
+def test_measuring_stores_the_linguistic_profile_per_split(setup):
+    """HeSum Table 1 per split: articles and each system's summaries, counted directly."""
+    from annotation.metrics.summary import sentence_count
+    from annotation.tasks import run_job
+
+    sup = setup["client"]("sup")
+    run_job(sup.post("/api/projects/he-sum/intrinsic/", {}, format="json").json()["job"])
+    profile = sup.get("/api/projects/he-sum/report/").json()["profile"]
+    assert profile["tokens"] == "whitespace"
+    splits = {row["split"]: row for row in profile["splits"]}
+    assert list(splits) == ["", "test"]  # a1 alone is in "test"
+
+    def expected(texts):
+        return {
+            "texts": len(texts),
+            "vocabulary": len({token for text in texts for token in text.split()}),
+            "words_mean": pytest.approx(np.mean([len(text.split()) for text in texts])),
+            "sentences_mean": pytest.approx(np.mean([sentence_count(text) for text in texts])),
+        }
+
+    for split, members in (("test", ARTICLES[:1]), ("", ARTICLES[1:])):
+        assert splits[split]["articles"] == expected([a["article"] for a in members])
+        for system in SYSTEMS:
+            texts = [s["text"] for a in members for s in a["summaries"] if s["system"] == system]
+            assert splits[split]["systems"][system] == expected(texts), (split, system)
+    # a1's article has two sentences ("... ארוך." and "... לחינוך."); mlongt5 repeats one.
+    assert splits["test"]["articles"]["sentences_mean"] == 2
+    assert splits["test"]["systems"]["mlongt5"]["sentences_mean"] == 2
+
+    # The reviewer reads it on the results page, in the page's language.
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(setup["users"]["rev"])
+    page = browser.get("/p/he-sum/summaries/")
+    assert page.status_code == 200
+    assert 'id="profile-table"' in page.content.decode() and 'data-texts="mlongt5"' in page.content.decode()
+
+
+def test_rouge_against_the_reference_system_feeds_the_report(setup):
+    """HeSum Table 3: ROUGE of every summary against the reference system's, by the
+    multilingual scorer, averaged per system and correlated with the human scores."""
+    from multilingual_rouge import rouge_scorer
+
+    from annotation.models import Job
+    from annotation.tasks import run_job
+
+    rate_everything(setup)
+    sup = setup["client"]("sup")
+    run_job(sup.post("/api/projects/he-sum/intrinsic/", {}, format="json").json()["job"])
+    # The default reference system ("reference") is not among this file's systems: no ROUGE.
+    report = sup.get("/api/projects/he-sum/report/").json()
+    assert all(row["intrinsic"]["rouge"] == dict.fromkeys(("rouge1", "rouge2", "rougeL")) for row in report["systems"])
+
+    # Naming gpt-4 the reference queues a re-measure of every item.
+    changed = sup.patch("/api/projects/he-sum/", {"settings": {"reference_system": "gpt-4"}}, format="json")
+    assert changed.status_code == 200, changed.content
+    job = Job.objects.filter(kind="summary_intrinsic").latest("pk")
+    assert job.params == {"all": True}
+    run_job(job.pk)
+    report = sup.get("/api/projects/he-sum/report/").json()
+    systems = {row["system"]: row for row in report["systems"]}
+    assert systems["gpt-4"]["intrinsic"]["rouge"] == dict.fromkeys(("rouge1", "rouge2", "rougeL"))
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
+    for system in ("gpt-3.5", "mlongt5"):
+        expected = {name: [] for name in ("rouge1", "rouge2", "rougeL")}
+        for article in ARTICLES:
+            texts = {s["system"]: s["text"] for s in article["summaries"]}
+            scores = scorer.score(texts["gpt-4"], texts[system])
+            for name in expected:
+                expected[name].append(scores[name].fmeasure)
+        got = systems[system]["intrinsic"]["rouge"]
+        for name, values in expected.items():
+            assert got[name] == pytest.approx(np.mean(values)), (system, name)
+    # mlongt5 copies the article, gpt-4 rephrases it: Hebrew words are counted, not dropped.
+    assert systems["mlongt5"]["intrinsic"]["rouge"]["rouge1"] > 0
+    correlated = {(row["criterion"], row["score"]): row for row in report["correlations"]}
+    assert correlated[("coherence", "ROUGE-1")]["n"] == 8  # two systems x four articles
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(setup["users"]["sup"])
+    page = browser.get("/p/he-sum/summaries/").content.decode()
+    assert '<th scope="col">ROUGE-L</th>' in page and "<bdi>gpt-4</bdi>" in page
+
+    # An invalid reference is refused with the field named, and nothing changes.
+    bad = sup.patch("/api/projects/he-sum/", {"settings": {"reference_system": "gpt 4!"}}, format="json")
+    assert bad.status_code == 400
+    assert bad.json()["errors"][0]["field"] == "settings.reference_system"
+    assert sup.get("/api/projects/he-sum/").json()["settings"]["reference_system"] == "gpt-4"
 
 
 def test_intrinsic_endpoint_refuses_other_kinds(setup):

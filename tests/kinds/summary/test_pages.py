@@ -1,25 +1,26 @@
-"""The results page's number lines: an interval past the 1-5 scale is drawn and written cut at
-the scale's end, and marked so."""
+"""The results page's number lines: the report's interval is a bootstrap percentile interval
+on the 1-5 scale, drawn and written as computed (no clipping, no mark)."""
 
 from annotation.kinds.summary.pages import _system_rows
+from annotation.metrics.intervals import mean_bounded_interval
 
 
 def figure(mean, low, high, n=2):
     return {"mean": mean, "ci_low": low, "ci_high": high, "n": n}
 
 
-def test_intervals_past_the_scale_are_clipped_and_marked():
+def test_intervals_are_drawn_as_computed_on_the_scale():
+    spread = mean_bounded_interval([1, 2, 5], 1, 5)  # a t interval reaches [-2.5, 8.5] here
     report = {
-        "criteria": ["coherence", "completeness"],
-        "systems": [{"system": "A", "coherence": figure(4.5, 2.6, 6.4), "completeness": figure(3.0, 2.5, 3.5)}],
+        "criteria": ["coherence"],
+        "systems": [{"system": "A", "coherence": figure(spread["mean"], spread["ci_low"], spread["ci_high"], 3)}],
     }
-    wide, narrow = _system_rows(report)[0]["cells"]
-    assert (wide["shown_low"], wide["shown_high"], wide["clipped"]) == (2.6, 5, True)
-    assert (
-        wide["high_x"]
-        == _system_rows({"criteria": ["coherence"], "systems": [{"system": "B", "coherence": figure(5, 5, 5)}]})[0][
-            "cells"
-        ][0]["dot"]
-    )
-    assert (narrow["shown_low"], narrow["shown_high"], narrow["clipped"]) == (2.5, 3.5, False)
-    assert wide["ci_low"] == 2.6 and wide["ci_high"] == 6.4  # the report's own figures stay as computed
+    (cell,) = _system_rows(report)[0]["cells"]
+    edges = _system_rows(
+        {
+            "criteria": ["coherence", "completeness"],
+            "systems": [{"system": "B", "coherence": figure(1, 1, 1), "completeness": figure(5, 5, 5)}],
+        }
+    )[0]["cells"]
+    assert edges[0]["dot"] <= cell["low_x"] < cell["dot"] < cell["high_x"] <= edges[1]["dot"]
+    assert "clipped" not in cell and "shown_low" not in cell

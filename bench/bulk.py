@@ -1,0 +1,348 @@
+"""Benchmark: the bulk paths — import and export — beside PostgreSQL's own floor.
+
+On an `nli_relabel` project of --items items × --votes votes (built with COPY and its
+aggregation job run, as bench/scale.py builds it), in-process, median of --repeat:
+
+- import of --import-items new items from JSONL (`items_import` with the file handled in
+  the call, as the worker's half of a large import runs it): wall seconds and this
+  process's CPU seconds, split into reading + validation, the database checks, and the
+  COPY, and the rest (the position, the audit, the commit with its deferred key checks);
+- the floor: the same rows' COPY text loaded by PostgreSQL into a bare copy of the item
+  table (no index, no constraint), then with the item table's indexes and foreign keys
+  added one by one, and the time to build that COPY text in Python;
+- the JSONL and CSV exports of every item (`status=all`, every byte read), wall and CPU,
+  and items/s; with --explain, the plan of each chunk's facts query (it must be an index
+  lookup, never a hash join over a whole table).
+
+    python bench/bulk.py [--items 10000] [--votes 5] [--repeat 3] [--keep] [--reuse] [--only import,floor,export]
+
+The wall time on a shared machine swings with the others' load; the CPU seconds much
+less (PostgreSQL's are not in them). It creates the scratch database `mashov_bench_bulk`
+on --server and drops it unless --keep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from export import payload_of  # noqa: E402 (bench/ is on sys.path)
+from scale import LABELS, SLUG, build  # noqa: E402
+from scratch import admin_sql  # noqa: E402
+
+FLOOR_TABLE = "bench_bulk_floor"
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--votes", type=int, default=5)
+    parser.add_argument("--annotators", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--import-items", type=int, default=10_000)
+    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--database", default="mashov_bench_bulk")
+    parser.add_argument("--keep", action="store_true", help="leave the database for another run")
+    parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
+    parser.add_argument("--only", default="", help="comma-separated steps: import, floor, export")
+    parser.add_argument("--explain", action="store_true", help="print the plans of one export chunk's queries")
+    return parser.parse_args()
+
+
+def median_of(repeat: int, action) -> tuple[float, float, object]:
+    """Median wall and CPU seconds of `repeat` runs of `action`, and its last value."""
+    walls, cpus, value = [], [], None
+    for _ in range(repeat):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        value = action()
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - started_cpu)
+    return statistics.median(walls), statistics.median(cpus), value
+
+
+def import_file(n: int) -> bytes:
+    return "".join(
+        json.dumps({"id": f"imp{i}", **json.loads(payload_of(i)), "label": LABELS[i % 3]}, ensure_ascii=False) + "\n"
+        for i in range(n)
+    ).encode()
+
+
+def time_import(args, report) -> None:
+    from annotation.models import Project
+    from annotation.services import imports
+
+    data = import_file(args.import_items)
+    parts: dict[str, list[float]] = {}
+
+    def timed(name, function):
+        def wrapper(*a, **k):
+            started = time.perf_counter()
+            try:
+                return function(*a, **k)
+            finally:
+                parts.setdefault(name, []).append(time.perf_counter() - started)
+
+        return wrapper
+
+    originals = {name: getattr(imports, name) for name in ("validate_rows", "check_against_project", "items_copy")}
+    for name, function in originals.items():
+        setattr(imports, name, timed(name, function))
+    try:
+
+        def once():
+            target = Project.objects.create(slug=f"imp-{time.monotonic_ns()}", name="imp", kind="nli_relabel", language="he",
+                                            settings={"consensus_k": 2, "consensus_n": 3})  # fmt: skip
+            result = imports.items_import(project=target, data=data, fmt="jsonl", filename="i.jsonl")
+            assert result.created == args.import_items, result
+
+        wall, cpu, _ = median_of(args.repeat, once)
+    finally:
+        for name, function in originals.items():
+            setattr(imports, name, function)
+    split = {name: statistics.median(times) for name, times in parts.items()}
+    report(
+        f"import {args.import_items:,} items (JSONL)",
+        wall,
+        cpu,
+        "reading+validation {validate_rows:.3f} s, database checks {check_against_project:.3f} s, COPY {items_copy:.3f} s".format(
+            **split
+        ),
+    )
+
+
+def copy_text(n: int) -> tuple[str, str, float]:
+    """The COPY text the import writes for `n` new items of a fresh project, its columns,
+    and the CPU seconds spent building it."""
+    from unittest import mock
+
+    from django.db import connection
+
+    from annotation.kinds.registry import get_kind
+    from annotation.models import Project
+    from annotation.services import imports
+
+    project = Project.objects.create(slug=f"floor-{time.monotonic_ns()}", name="floor", kind="nli_relabel",
+                                     language="he", settings={})  # fmt: skip
+    kind = get_kind(project.kind)
+    captured = {}
+
+    class Capture:
+        def copy_expert(self, sql, buffer):
+            captured["sql"], captured["text"] = sql, buffer.getvalue()
+
+    class Cursor:
+        cursor = Capture()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    rows = []
+    for i in range(n):
+        payload = json.loads(payload_of(i))
+        rows.append({"project_id": project.pk, "external_id": f"f{i}", "payload": payload,
+                     "reference_label": LABELS[i % 3], "group": "", "derived_group": kind.derived_group(payload),
+                     "split": "", "author_id": None, "position": i + 1})  # fmt: skip
+    with mock.patch.object(connection, "cursor", Cursor):
+        started = time.process_time()
+        imports.items_copy(rows)
+        built = time.process_time() - started
+    columns = captured["sql"].split("(", 1)[1].split(")", 1)[0]
+    return captured["text"], columns, built
+
+
+def time_floor(args, report) -> None:
+    """COPY of the import's rows into a bare table shaped like the item table, then with
+    each of the item table's indexes and foreign keys: what PostgreSQL itself needs."""
+    from django.db import connection
+
+    text, columns, built = copy_text(args.import_items)
+    report(f"Python: the COPY text of {args.import_items:,} items", built, built, f"{len(text) / 1e6:.1f} MB")
+    raw = connection.cursor().cursor.connection  # psycopg2's, outside Django's transaction handling
+    cursor = raw.cursor()
+    pieces = [
+        ("bare table (no index, no constraint)", None),
+        ("+ primary key", f"ALTER TABLE {FLOOR_TABLE} ADD PRIMARY KEY (id)"),
+        ("+ unique (project, external id)", f"CREATE UNIQUE INDEX ON {FLOOR_TABLE} (project_id, external_id)"),
+        ("+ assignable index", f"CREATE INDEX ON {FLOOR_TABLE} (project_id, status, shuffle_key)"),
+        ("+ source order index", f"CREATE INDEX ON {FLOOR_TABLE} (project_id, position, id)"),
+        ("+ project, author, probe_of indexes", f"CREATE INDEX ON {FLOOR_TABLE} (project_id); "
+         f"CREATE INDEX ON {FLOOR_TABLE} (author_id); CREATE INDEX ON {FLOOR_TABLE} (probe_of_id)"),
+        ("+ foreign keys (checked at commit)", f"ALTER TABLE {FLOOR_TABLE} "
+         "ADD FOREIGN KEY (project_id) REFERENCES annotation_project(id) DEFERRABLE INITIALLY DEFERRED, "
+         "ADD FOREIGN KEY (author_id) REFERENCES auth_user(id) DEFERRABLE INITIALLY DEFERRED, "
+         f"ADD FOREIGN KEY (probe_of_id) REFERENCES {FLOOR_TABLE}(id) DEFERRABLE INITIALLY DEFERRED"),
+    ]  # fmt: skip
+    cursor.execute(f"DROP TABLE IF EXISTS {FLOOR_TABLE}")
+    cursor.execute(f"CREATE TABLE {FLOOR_TABLE} (LIKE annotation_item INCLUDING DEFAULTS INCLUDING IDENTITY)")
+    raw.commit()
+    try:
+        for name, sql in pieces:
+            if sql:
+                cursor.execute(f"TRUNCATE {FLOOR_TABLE}")
+                cursor.execute(sql)
+                raw.commit()
+
+            def load():
+                cursor.execute(f"TRUNCATE {FLOOR_TABLE}")
+                raw.commit()
+                started = time.perf_counter()
+                cursor.copy_expert(f"COPY {FLOOR_TABLE} ({columns}) FROM STDIN", io.StringIO(text))
+                raw.commit()
+                return time.perf_counter() - started
+
+            seconds = statistics.median(load() for _ in range(args.repeat))
+            report(f"PostgreSQL COPY {args.import_items:,} rows, {name}", seconds, None, "")
+    finally:
+        cursor.execute(f"DROP TABLE IF EXISTS {FLOOR_TABLE}")
+        raw.commit()
+
+
+def time_export(args, report, n_items: int) -> None:
+    from annotation.models import Project
+    from annotation.selectors.exports import chunks_with_facts
+    from annotation.services.exports import export_prepare, export_stream
+
+    project = Project.objects.get(slug=SLUG)
+
+    def reads():
+        spec = export_prepare(project=project, fmt="jsonl", status="all")
+        from annotation.selectors.exports import export_items_queryset
+
+        return sum(len(chunk) for chunk, _facts in chunks_with_facts(project, export_items_queryset(spec)))
+
+    # The reads alone (items and each chunk's facts, no record built or encoded): what
+    # the database and decoding cost, beside which the records' Python is the rest.
+    wall, cpu, _ = median_of(args.repeat, reads)
+    report("export reads only (items and facts)", wall, cpu, f"{n_items / wall:,.0f} items/s")
+    for fmt in ("jsonl", "csv"):
+
+        def once(fmt=fmt):
+            spec = export_prepare(project=project, fmt=fmt, status="all")
+            size = lines = 0
+            for chunk in export_stream(spec):
+                size += len(chunk)
+                lines += chunk.count(b"\n")
+            assert lines >= n_items, (fmt, lines)
+            return size
+
+        wall, cpu, size = median_of(args.repeat, once)
+        report(f"export {fmt.upper()}, every item", wall, cpu, f"{n_items / wall:,.0f} items/s, {size / 1e6:.1f} MB")
+
+
+def explain_chunk(n_items: int) -> None:
+    """EXPLAIN ANALYZE of one export chunk's facts queries, the chunk in the middle."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Item, Project
+    from annotation.selectors import exports
+
+    project = Project.objects.get(slug=SLUG)
+    start = n_items // 2
+    ids = list(
+        Item.objects.filter(project=project)
+        .order_by("position", "id")
+        .values_list("id", flat=True)[start : start + exports.CHUNK_SIZE]
+    )
+    items = Item.objects.filter(project=project, id__in=ids).order_by("position", "id")
+    with CaptureQueriesContext(connection) as captured:
+        for _chunk, _facts in exports.chunks_with_facts(project, items):
+            pass
+    with connection.cursor() as cursor:
+        for query in captured:
+            sql = query["sql"]
+            if not sql.startswith("SELECT") or '"annotation_item"' in sql.split("FROM", 1)[1].split("WHERE", 1)[0]:
+                continue
+            cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) {sql}")
+            plan = [row[0] for row in cursor.fetchall()]
+            print(f"\n  {sql[:110]}…")
+            for line in plan:
+                print(f"    {line if len(line) < 120 else line[:100] + ' … ' + line[-15:]}")
+
+
+def main() -> int:
+    args = parse_args()
+    url = f"{args.server}/{args.database}"
+    if not args.reuse:
+        admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
+        admin_sql(args.server, f"CREATE DATABASE {args.database}")
+    os.environ["DATABASE_URL"] = url
+    os.environ.pop("CELERY_BROKER_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    settings.MASHOV_IMPORT_JOB_ROWS = 10**9  # the whole import in the call, as the worker runs it
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from annotation.models import Item, Job, Membership, Project
+    from annotation.services.aggregation import aggregation_compute_job
+
+    only = set(filter(None, args.only.split(",")))
+    rows: list[tuple] = []
+
+    def report(name, wall, cpu, note):
+        rows.append((name, wall, cpu, note))
+        cpu_text = "" if cpu is None else f"{cpu:>8.3f} s CPU"
+        print(f"  {name:<58}{wall:>8.3f} s {cpu_text:>14}  {note}", flush=True)
+
+    try:
+        call_command("migrate", verbosity=0)
+        if not args.reuse:
+            started = time.perf_counter()
+            User = get_user_model()
+            supervisor = User.objects.create_user("bench-sup")
+            users = [User.objects.create_user(f"coder{i:02d}") for i in range(args.annotators)]
+            project = Project.objects.create(
+                slug=SLUG, name=SLUG, kind="nli_relabel", language="he", created_by=supervisor,
+                settings={"consensus_k": args.votes // 2 + 1, "consensus_n": args.votes, "revision_rounds": 0},
+            )  # fmt: skip
+            Membership.objects.bulk_create(
+                Membership(project=project, user=u, role="annotator", status="active") for u in users
+            )
+            build(project, users, args.items, args.votes)
+            job = Job.objects.create(kind="aggregation", project=project, status="running")
+            aggregation_compute_job(job)  # the aggregates every JSONL record carries
+            print(f"built {args.items:,} items × {args.votes} votes in {time.perf_counter() - started:.1f} s")
+        n_items = Item.objects.filter(project__slug=SLUG).count()
+        print(f"\n{n_items:,} items; load average {os.getloadavg()[0]:.1f}; median of {args.repeat}", flush=True)
+        if not only or "import" in only:
+            time_import(args, report)
+        if not only or "floor" in only:
+            time_floor(args, report)
+        if not only or "export" in only:
+            time_export(args, report, n_items)
+        if args.explain:
+            explain_chunk(n_items)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+    finally:
+        from django.db import connection
+
+        connection.close()
+        if not args.keep:
+            admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
+    print(f"\n| {n_items:,} items × {args.votes} votes | median s | CPU s (this process) | |")
+    print("|---|---|---|---|")
+    for name, wall, cpu, note in rows:
+        print(f"| {name} | {wall:.3f} | {'' if cpu is None else f'{cpu:.3f}'} | {note} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

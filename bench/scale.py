@@ -190,8 +190,10 @@ class Timings:
 
 
 def aggregation_steps(project, timings, changed: int) -> None:
-    """The aggregation job's parts: a full run, an incremental run after `changed` items
-    got one vote edited each (the work a few closed rounds leave), and the stored figures."""
+    """The aggregation job's parts: a full run (which stores the figures over every item),
+    an incremental run after `changed` items got one vote edited each (the work a few
+    closed rounds leave; it updates the stored figures by those items), and the stored
+    figures alone, by the changed items and over every item."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -199,7 +201,9 @@ def aggregation_steps(project, timings, changed: int) -> None:
     from annotation.services.aggregation import aggregation_changes_record, aggregation_compute_for_project
     from annotation.services.figures import project_figures_store
 
-    timings.step("aggregation, full run (4 methods)", lambda: aggregation_compute_for_project(project, full=True))
+    timings.step(
+        "aggregation + figures, full run (4 methods)", lambda: aggregation_compute_for_project(project, full=True)
+    )
     edited = list(
         Annotation.objects.filter(item__project=project)
         .order_by("item_id")
@@ -219,9 +223,18 @@ def aggregation_steps(project, timings, changed: int) -> None:
         assert result["full"] is False, result
         return len(captured)
 
-    queries = timings.step(f"aggregation, incremental ({len(edited)} items changed)", incremental)
+    queries = timings.step(f"aggregation + figures, incremental ({len(edited)} items changed)", incremental)
     print(f"    {queries} queries per incremental run", flush=True)
-    timings.step("stored figures (project_figures_store)", lambda: project_figures_store(project))
+    changed_ids = sorted({item_id for _pk, item_id, _value in edited})
+
+    def figures_incremental():
+        with CaptureQueriesContext(connection) as captured:
+            project_figures_store(project, changed_ids)
+        return len(captured)
+
+    queries = timings.step(f"stored figures alone, incremental ({len(changed_ids)} items)", figures_incremental)
+    print(f"    {queries} queries per incremental figures run", flush=True)
+    timings.step("stored figures alone, every item (project_figures_store)", lambda: project_figures_store(project))
 
 
 def main() -> int:
@@ -296,6 +309,7 @@ def main() -> int:
             timings.page("report API", client, f"/api/projects/{SLUG}/report/")
             timings.page("adjudication page", client, f"/p/{SLUG}/adjudication/")
             timings.page("adjudication API", client, f"/api/projects/{SLUG}/adjudication/")
+            timings.page("review queue API", client, f"/api/projects/{SLUG}/reviews/pending/")
             timings.page("item browser, first page", client, f"/console/p/{SLUG}/items/")
             deep = (
                 Item.objects.filter(project=project)

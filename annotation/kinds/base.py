@@ -625,6 +625,12 @@ class KindWiring:
         "question" is its text; read only where `reviewed_by_question`."""
         return []
 
+    def review_questions_count(self):
+        """A database expression over an Annotation row that counts its value's
+        `review_questions`, so that the review queue picks the annotations still waiting
+        in the database, a page at a time; required where `reviewed_by_question`."""
+        raise NotImplementedError
+
     def review_payload(self, payload: dict) -> dict:
         """What a reviewer is shown of an item beside the annotation under review: by
         default the stored payload."""

@@ -348,6 +348,43 @@ def _alpha_from_coincidences(o: np.ndarray, domain: np.ndarray, level: str) -> n
         return np.where(expected > 0, 1.0 - (n - 1) * observed / expected, np.nan)
 
 
+def unit_pair_counts(codes: Sequence[int], n_domain: int) -> np.ndarray:
+    """One unit's ordered pairs of values from different coders, V x V integers: the
+    unit's share of the coincidence matrix times (m_u - 1), m_u its number of values
+    (Krippendorff 2011 §A). Integers so that shares can be summed and taken out again
+    without round-off (``alpha_from_pair_counts``).
+
+    >>> unit_pair_counts([0, 0, 1], 2).tolist()
+    [[2, 2], [2, 0]]
+    """
+    counts = np.bincount(np.asarray(codes, dtype=np.int64), minlength=n_domain)
+    return np.outer(counts, counts) - np.diag(counts)
+
+
+def alpha_from_pair_counts(pairs_by_m: dict[int, Any], domain: Sequence[float], level: str) -> float | None:
+    """Alpha from the units' summed pair counts (``unit_pair_counts``), grouped by the
+    number of values m of their units: o = sum_m pairs_m / (m - 1), then
+    alpha = 1 - (n-1) sum o_ck d2_ck / sum n_c n_k d2_ck over the sorted ``domain``.
+    None when nothing is pairable or the expected disagreement is 0 (as ``alpha``).
+    Since the coincidence matrix is a sum over units, a changed unit's counts can be
+    taken out and its new ones added, and the statistic computed again from the sums.
+
+    >>> a = unit_pair_counts([0, 0], 2) + unit_pair_counts([0, 1], 2) + unit_pair_counts([1, 1], 2)
+    >>> round(alpha_from_pair_counts({2: a}, [0, 1], "nominal"), 6)
+    0.444444
+    """
+    _check_level(level)
+    values = np.asarray(domain, dtype=np.float64)
+    o = np.zeros((values.shape[0], values.shape[0]))
+    for m in sorted(pairs_by_m):  # one order, so equal counts give the same float
+        if int(m) >= 2:
+            o = o + np.asarray(pairs_by_m[m], dtype=np.float64).reshape(o.shape) / (int(m) - 1)
+    if o.sum() <= 0:
+        return None
+    value = float(_alpha_from_coincidences(o, values, level))
+    return value if math.isfinite(value) else None
+
+
 def _interval_unit_features(prep: _Prepared) -> np.ndarray:
     """Per pairable unit: [m_u, sum x, sum x^2, within-unit term], float, units x 4.
 

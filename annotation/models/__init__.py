@@ -1,5 +1,5 @@
 from .adjudication import Adjudication, QueueSighting
-from .aggregation import AggregationChange, AnnotatorCompetence, ItemAggregate, ProjectFigures
+from .aggregation import AggregationChange, AnnotatorCompetence, ItemAggregate, ItemFigures, ProjectFigures
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .audit import AuditEntry
 from .curation import CurationRun, DuplicatePair
@@ -19,6 +19,7 @@ __all__ = [
     "AggregationChange",
     "AnnotatorCompetence",
     "ItemAggregate",
+    "ItemFigures",
     "AgreementReport",
     "ConsensusOutcome",
     "Feedback",

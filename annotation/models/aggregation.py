@@ -82,3 +82,19 @@ class AggregationChange(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["project", "id"], name="aggregation_change_idx")]
+
+
+class ItemFigures(models.Model):
+    """What one item adds to its project's stored figures (annotation.services.figures):
+    its annotators' claim durations, its current-round votes, its consensus, gold and
+    whether it was adjudicated, and why it waits for an adjudicator. The project's sums
+    are kept in ProjectFigures; an incremental run takes a changed item's old share (this
+    row) out of them and adds its new one, so the work follows the items that changed."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="item_figures")
+    # No foreign key: a deleted item's share must still be taken out by the next run.
+    item_id = models.BigIntegerField()
+    value = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "item_id"], name="item_figures_unique_item")]

@@ -18,22 +18,17 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, F, OuterRef
 from django.db.models.fields.json import KT
 
 from annotation.kinds.registry import get_kind
-from annotation.metrics.agreement import alpha
-from annotation.metrics.annotator_quality import compare_with_reference, median_seconds, plurality
+from annotation.metrics.figures import adjudication_agreement, annotator_figures, annotators_figures
 from annotation.models import (
     Adjudication,
     Annotation,
     AnnotatorCompetence,
-    Assignment,
     ConsensusOutcome,
     Item,
     ItemAggregate,
@@ -42,54 +37,13 @@ from annotation.models import (
     QueueSighting,
     Review,
 )
+from annotation.selectors.figures import project_figure_sums
 from annotation.selectors.names import shown_name
 from annotation.sql import column_in
 
 COMPETENCE_METHODS = ("dawid_skene", "mace")
 GRADE_POINTS = {"rejected": 0, "verified": 1, "good": 2, "gold": 3}  # HeQ §3.3's order
 REASONS = ("failed", "methods_disagree", "incoherent_probe")
-
-
-@dataclass
-class _Votes:
-    """The current-round votes of a project's ordinary items, and what each item is."""
-
-    by_item: dict[int, list[tuple[int, str]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )  # item → (annotator, label)
-    consensus: dict[int, str] = field(default_factory=dict)
-    gold: dict[int, str] = field(default_factory=dict)
-    adjudicated: dict[int, str] = field(default_factory=dict)
-
-
-def _votes(project, kind) -> _Votes:
-    """Three queries: the votes, the items' decided labels, the adjudications."""
-    labels = set(kind.labels)
-    votes = _Votes()
-    rows = (
-        Annotation.objects.filter(item__project=project, item__probe_of__isnull=True, round=F("item__round"))
-        .annotate(label=KT("value__label"))
-        .order_by("id")
-        .values_list("item_id", "annotator_id", "label")
-    )
-    for item_id, annotator_id, label in rows:
-        if label in labels:
-            votes.by_item[item_id].append((annotator_id, label))
-    votes.adjudicated = dict(
-        Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", "label")
-    )
-    items = Item.objects.filter(project=project, probe_of__isnull=True).values_list(
-        "pk", "gold_label", "reference_label"
-    )
-    for item_id, gold_label, reference in items:
-        cast = [label for _annotator, label in votes.by_item.get(item_id, ())]
-        consensus = votes.adjudicated.get(item_id) or gold_label or (plurality(cast) if len(cast) >= 2 else None)
-        if consensus is not None and consensus in labels:
-            votes.consensus[item_id] = consensus
-        gold = votes.adjudicated.get(item_id) or (reference if kind.reference_label_is_gold else "")
-        if gold in labels:
-            votes.gold[item_id] = gold
-    return votes
 
 
 def _competences(project) -> dict[int, dict[str, float | None]]:
@@ -124,58 +78,13 @@ def _review_grades(project) -> dict[int, dict]:
     return out
 
 
-def _figures_of(durations: list[float], against: dict[str, list[tuple[str, str]]], coherence, labels) -> dict:
-    """One annotator's figures that need every vote (annotator_figures_compute)."""
-    with_consensus = compare_with_reference(against.get("consensus", []), labels=labels)
-    clean = compare_with_reference(against.get("clean", []), labels=labels)
-    with_gold = compare_with_reference(against.get("gold", []), labels=labels)
-    return {
-        "items": len(durations),
-        "seconds_median": median_seconds(durations),
-        "agreement_with_consensus": with_consensus.share,
-        "consensus_items": with_consensus.items,
-        "agreement_without_adjudicated": clean.share,
-        "agreement_with_gold": with_gold.share,
-        "gold_items": with_gold.items,
-        "kappa": with_consensus.kappa,
-        "coherence": coherence,
-    }
-
-
 def annotator_figures_compute(project, kind) -> dict[int, dict]:
-    """{annotator id: figures} for everyone who submitted or voted here (`_figures_of`):
-    reads every submitted claim and current-round vote of the project, so it runs per
-    request only on small projects and else on the worker (services.figures)."""
-    durations: dict[int, list[float]] = defaultdict(list)
-    for annotator_id, claimed, submitted in (
-        Assignment.objects.filter(
-            project=project, status=Assignment.Status.SUBMITTED, item__probe_of__isnull=True, submitted_at__isnull=False
-        )
-        .values_list("annotator_id", "claimed_at", "submitted_at")
-        .iterator(chunk_size=20_000)
-    ):
-        assert submitted is not None  # filtered above
-        durations[annotator_id].append(max(0.0, (submitted - claimed).total_seconds()))
-    votes = _votes(project, kind) if kind.labels else _Votes()
-    against: dict[int, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
-    for item_id, cast in votes.by_item.items():
-        consensus, gold = votes.consensus.get(item_id), votes.gold.get(item_id)
-        for annotator_id, label in cast:
-            mine = against[annotator_id]
-            if consensus is not None:
-                mine["consensus"].append((label, consensus))
-                if item_id not in votes.adjudicated:
-                    mine["clean"].append((label, consensus))
-            if gold is not None:
-                mine["gold"].append((label, gold))
-    del votes
-    coherence = kind.annotator_coherence(project)
-    return {
-        annotator_id: _figures_of(
-            durations.get(annotator_id, []), against.get(annotator_id, {}), coherence.get(annotator_id), kind.labels
-        )
-        for annotator_id in set(durations) | set(against)
-    }
+    """{annotator id: figures} for everyone who submitted or voted here
+    (annotation.metrics.figures.annotator_figures), from the sums over every item: reads
+    every submitted claim and current-round vote of the project, so it runs per request
+    only on small projects; a large one's are kept up to date on the worker
+    (services.figures) from the same sums."""
+    return annotators_figures(project_figure_sums(project, kind), kind.annotator_coherence(project), kind.labels)
 
 
 def annotator_quality_for_project(project) -> list[dict]:
@@ -194,8 +103,9 @@ def annotator_quality_for_project(project) -> list[dict]:
     - `flagged`: kappa below the project's `quality_flag_below`.
     Besides: `status`, `trusted`, `adjudicator` of their membership (null for non-members).
     The figures that need every vote are computed per request on a small project and read
-    as the worker stored them on a large one (services.figures). Seven queries or fewer,
-    whatever the number of items, votes or annotators."""
+    as the worker stored them on a large one (services.figures). On a large project six
+    queries or fewer, whatever the number of items, votes or annotators; a small one
+    (fewer items than MASHOV_FIGURES_LIVE_ITEMS, one chunk) adds the nine of its items' read."""
     from annotation.selectors.figures import ANNOTATOR_QUALITY, figures_are_live, stored_figures
 
     kind = get_kind(project.kind)
@@ -215,7 +125,7 @@ def annotator_quality_for_project(project) -> list[dict]:
     missing = annotators - set(names)
     if missing:
         names.update(get_user_model().objects.filter(pk__in=missing).values_list("pk", "username"))
-    nothing = _figures_of([], {}, None, kind.labels)
+    nothing = annotator_figures({}, {}, None, kind.labels)
     rows = []
     for annotator_id in annotators:
         membership = memberships.get(annotator_id)
@@ -418,33 +328,8 @@ def agreement_with_and_without_adjudicated(project) -> dict:
 
 
 def adjudication_agreement_compute(project, kind) -> dict:
-    """`agreement_with_and_without_adjudicated` from every current-round vote."""
-    result: dict[str, Any] = {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
+    """`agreement_with_and_without_adjudicated` from every current-round vote (the sums
+    over every item, as the worker keeps them for a large project)."""
     if not kind.labels:
-        return result
-    votes = _votes(project, kind)
-    result["adjudicated"] = len(votes.adjudicated)
-    codes = {label: index for index, label in enumerate(kind.labels)}
-    for name, keep in (
-        ("with_adjudicated", lambda _i: True),
-        ("without_adjudicated", lambda i: i not in votes.adjudicated),
-    ):
-        items = [item_id for item_id in sorted(votes.by_item) if keep(item_id)]
-        coders = sorted({a for item_id in items for a, _ in votes.by_item[item_id]})
-        coder_index = {a: n for n, a in enumerate(coders)}
-        matrix = np.full((len(coders), len(items)), np.nan)
-        agree = compared = 0
-        for column, item_id in enumerate(items):
-            consensus = votes.consensus.get(item_id)
-            for annotator_id, label in votes.by_item[item_id]:
-                matrix[coder_index[annotator_id], column] = codes[label]
-                if consensus is not None:
-                    compared += 1
-                    agree += label == consensus
-        point = alpha(matrix, "nominal") if coders else None
-        result[name] = {
-            "items": len(items),
-            "alpha": point.alpha if point is not None else None,
-            "agreement_with_consensus": agree / compared if compared else None,
-        }
-    return result
+        return {"adjudicated": 0, "with_adjudicated": None, "without_adjudicated": None}
+    return adjudication_agreement(project_figure_sums(project, kind), kind.labels)

@@ -4,9 +4,25 @@ figures per request, and what its last aggregation job stored."""
 
 from __future__ import annotations
 
-from django.conf import settings
+from collections import defaultdict
 
-from annotation.models import Item, Project, ProjectFigures
+from django.conf import settings
+from django.db.models.fields.json import KT
+
+from annotation.metrics.annotator_quality import duration_key, plurality
+from annotation.metrics.figures import empty_sums, sums_apply
+from annotation.models import (
+    Adjudication,
+    Annotation,
+    Assignment,
+    ConsensusOutcome,
+    Item,
+    ItemAggregate,
+    ItemRevision,
+    Project,
+    ProjectFigures,
+)
+from annotation.sql import column_in
 
 ANNOTATOR_QUALITY = "annotator_quality"
 REPORT_SECTIONS = "report_sections"
@@ -33,3 +49,116 @@ def figures_are_live(project: Project) -> bool:
 def stored_figures(project: Project, name: str):
     """The figures `name` as last stored for the project (JSON: keys are strings), or None."""
     return ProjectFigures.objects.filter(project=project, name=name).values_list("value", flat=True).first()
+
+
+# The per-item sums the stored figures are computed from (annotation.metrics.figures).
+FIGURE_SUMS = "figure_sums"
+# Items read per chunk when the records are built.
+RECORD_CHUNK = 5_000
+
+
+def project_item_ids(project: Project, chunk: int = RECORD_CHUNK):
+    """The project's item ids in chunks, by keyset on the primary key (no OFFSET)."""
+    last = 0
+    while True:
+        ids = list(
+            Item.objects.filter(project=project, pk__gt=last).order_by("pk").values_list("pk", flat=True)[:chunk]
+        )
+        if not ids:
+            return
+        yield ids
+        last = ids[-1]
+
+
+def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict | None]:
+    """{item id: its record (annotation.metrics.figures), None for an item that adds
+    nothing — a deleted item, one without claims, votes, adjudication or reasons}; a
+    reversed-pair probe adds only its adjudication and reasons. Seven
+    queries, whatever the number of ids (one array parameter each)."""
+    records: dict[int, dict | None] = dict.fromkeys(item_ids)
+    items, probes = {}, set()
+    for pk, round_, gold_label, reference, probe_of in Item.objects.filter(
+        column_in(Item, "id", item_ids), project=project
+    ).values_list("pk", "round", "gold_label", "reference_label", "probe_of_id"):
+        items[pk] = (round_, gold_label, reference)
+        if probe_of is not None:
+            probes.add(pk)  # not an item of the dataset: its reasons and adjudication only
+    if not items:
+        return records
+    ids = list(items)
+    durations: dict[int, list] = defaultdict(list)
+    for item_id, annotator_id, claimed, submitted in (
+        Assignment.objects.filter(
+            column_in(Assignment, "item_id", ids), status=Assignment.Status.SUBMITTED, submitted_at__isnull=False
+        )
+        .order_by("id")
+        .values_list("item_id", "annotator_id", "claimed_at", "submitted_at")
+    ):
+        if item_id not in probes:
+            durations[item_id].append([annotator_id, duration_key(max(0.0, (submitted - claimed).total_seconds()))])
+    labels = set(kind.labels)
+    votes: dict[int, list] = defaultdict(list)
+    adjudicated: dict[int, str] = {}
+    reasons: dict[int, list[str]] = defaultdict(list)
+    if labels:
+        for item_id, annotator_id, round_, label in (
+            Annotation.objects.filter(column_in(Annotation, "item_id", ids))
+            .annotate(label=KT("value__label"))
+            .order_by("id")
+            .values_list("item_id", "annotator_id", "round", "label")
+        ):
+            if round_ == items[item_id][0] and label in labels and item_id not in probes:
+                votes[item_id].append([annotator_id, label])
+        for item_id, round_, label in Adjudication.objects.filter(column_in(Adjudication, "item_id", ids)).values_list(
+            "item_id", "round", "label"
+        ):
+            if round_ == items[item_id][0]:
+                adjudicated[item_id] = label
+        withdrawn = {
+            item_id
+            for item_id, failed_round in ItemRevision.objects.filter(
+                column_in(ItemRevision, "item_id", ids), action=ItemRevision.Action.WITHDRAWN
+            ).values_list("item_id", "failed_round")
+            if failed_round == items[item_id][0]
+        }
+        for item_id, round_ in ConsensusOutcome.objects.filter(
+            column_in(ConsensusOutcome, "item_id", ids), outcome=ConsensusOutcome.Outcome.FAILED
+        ).values_list("item_id", "round"):
+            if round_ == items[item_id][0] and item_id not in withdrawn:
+                reasons[item_id].append("failed")
+        decided: dict[int, set[str]] = defaultdict(set)
+        for item_id, round_, label in (
+            ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids))
+            .exclude(label="")
+            .values_list("item_id", "round", "label")
+        ):
+            if round_ == items[item_id][0]:
+                decided[item_id].add(label)
+        for item_id, found in decided.items():
+            if len(found) > 1:
+                reasons[item_id].append("methods_disagree")
+    for item_id, (_round, gold_label, reference) in items.items():
+        if not (durations.get(item_id) or votes.get(item_id) or item_id in adjudicated or reasons.get(item_id)):
+            continue
+        cast = [label for _annotator, label in votes.get(item_id, ())]
+        consensus = adjudicated.get(item_id) or gold_label or (plurality(cast) if len(cast) >= 2 else None)
+        gold = adjudicated.get(item_id) or (reference if kind.reference_label_is_gold else "")
+        records[item_id] = {
+            "d": durations.get(item_id, []),
+            "v": votes.get(item_id, []),
+            "c": consensus if consensus in labels else None,
+            "g": gold if gold in labels else None,
+            "a": int(item_id in adjudicated),
+            "r": reasons.get(item_id, []),
+        }
+    return records
+
+
+def project_figure_sums(project: Project, kind) -> dict:
+    """The sums of annotation.metrics.figures over every item of the project, read in
+    chunks (what the worker keeps up to date for a large project)."""
+    sums = empty_sums()
+    for ids in project_item_ids(project):
+        for record in item_records(project, kind, ids).values():
+            sums_apply(sums, record, 1, tuple(kind.labels))
+    return sums

@@ -96,6 +96,7 @@ from annotation.services.decisions import (
     effective_decisions,
     pool_method_deciding,
 )
+from annotation.services.figures import project_figures_store
 from annotation.services.tasks_queue import enqueue_on_commit
 from annotation.sql import column_in
 
@@ -206,13 +207,13 @@ def aggregation_sweep(limit: int = 100) -> int:
 
 
 def aggregation_compute_job(job: Job) -> dict:
-    from annotation.services.figures import project_figures_store
     from annotation.services.jobs import job_set_progress
 
     project = job.project
     assert project is not None  # aggregation jobs are made for a project (aggregation_request)
     result = aggregation_compute_for_project(project, job=job, progress=lambda share: job_set_progress(job.pk, share))
-    project_figures_store(project)  # what the supervisor's pages of a large project read
+    if "full" not in result:  # a kind without labels: no run stored its figures
+        project_figures_store(project)  # what the supervisor's pages of a large project read
     return result
 
 
@@ -244,6 +245,11 @@ def aggregation_compute_for_project(
             assert changed is not None
             result = _compute_incremental(project, kind, changed, job=job, progress=progress)
             state = {**state, "changed": int(state.get("changed", 0)) + len(changed)}
+        # The supervisor's figures follow the items this run read. A full run re-estimates
+        # Dawid-Skene and MACE, which may change any item's aggregates (whether the methods
+        # agree) and, by its decisions, its gold: its figures read every item too, on the
+        # full runs' schedule.
+        project_figures_store(project, result.pop("item_ids", None))
         ProjectFigures.objects.update_or_create(
             project=project, name=AGGREGATION_STATE, defaults={"value": state, "computed_at": timezone.now()}
         )
@@ -388,6 +394,7 @@ def _compute_incremental(project: Project, kind, changed: set[int], *, job: Job 
         "votes": len(votes),
         "methods": list(METHODS),
         "chosen": settings["aggregation"],
+        "item_ids": ids,
         **decided,
     }
 

@@ -12,8 +12,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _l
@@ -93,30 +96,57 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
     return review, created
 
 
-def annotations_pending_review(*, user, slug: str) -> list[Annotation]:
-    """Annotations of the project waiting for review (oldest first), each with
-    `graded` = {question index: grade} of what is graded so far. Reviewers and supervisors."""
+class PendingReviews(Sequence):
+    """The annotations waiting for review, read a page at a time: len() is one count in
+    the database, a slice one page of rows and their grades so far. Django's and DRF's
+    paginators take it."""
+
+    def __init__(self, queryset):
+        self.queryset, self._count = queryset, None
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = self.queryset.count()
+        return self._count
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            return self[index : index + 1][0]
+        page = list(self.queryset[index])
+        graded: dict[int, dict] = {annotation.pk: {} for annotation in page}
+        for annotation_id, question, grade, comment in Review.objects.filter(annotation_id__in=graded).values_list(
+            "annotation_id", "question", "grade", "comment"
+        ):
+            graded[annotation_id][question] = {"grade": grade, "comment": comment}
+        for annotation in page:
+            annotation.graded = graded[annotation.pk]
+        return page
+
+
+def annotations_pending_review(*, user, slug: str) -> PendingReviews:
+    """Annotations of the project waiting for review (oldest first): fewer reviews than the
+    kind asks (one per question where `reviewed_by_question`, else one), each with `graded`
+    = {question index: grade} of what is graded so far. Reviewers and supervisors. Chosen
+    in the database and read a page at a time (PendingReviews): a fixed number of queries,
+    however many annotations the project holds."""
     project = access.access_project_for_staff(user, slug)
-    candidates = list(
+    kind = get_kind(project.kind)
+    reviewed = (
+        Review.objects.filter(annotation=OuterRef("pk"))
+        .order_by()
+        .values("annotation")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    needed = kind.review_questions_count() if kind.reviewed_by_question else Value(1)
+    pending = (
         Annotation.objects.filter(item__project=project, review_required=True)
+        .annotate(n_reviews=Coalesce(Subquery(reviewed), 0), needed=needed)
+        .filter(n_reviews__lt=F("needed"))
         .select_related("item", "annotator")
-        .annotate(n_reviews=Count("reviews"))
         .order_by("created_at", "id")
     )
-    kind = get_kind(project.kind)
-    wanted: list[Annotation] = []
-    for annotation in candidates:
-        needed = len(kind.review_questions(annotation.value)) if kind.reviewed_by_question else 1
-        if annotation.n_reviews < needed:
-            wanted.append(annotation)
-    graded: dict[int, dict] = {annotation.pk: {} for annotation in wanted}
-    for annotation_id, question, grade, comment in Review.objects.filter(annotation_id__in=graded).values_list(
-        "annotation_id", "question", "grade", "comment"
-    ):
-        graded[annotation_id][question] = {"grade": grade, "comment": comment}
-    for pending in wanted:
-        pending.graded = graded[pending.pk]  # type: ignore[attr-defined]  # read by the review page
-    return wanted
+    return PendingReviews(pending)
 
 
 def feedback_list_for_user(user) -> QuerySet[Feedback]:

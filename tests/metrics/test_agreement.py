@@ -368,3 +368,53 @@ def test_metrics_do_not_import_django():
     )
 
     assert completed.returncode == 0, completed.stderr
+
+
+# --- Alpha from summed pair counts (the worker's incremental agreement) ----------------------
+
+
+def _pair_counts(data, domain):
+    """Each unit's pair counts, summed by the unit's number of values."""
+    code = {value: index for index, value in enumerate(domain)}
+    sums = {}
+    for unit in zip(*data):
+        values = [code[x] for x in unit if x is not None]
+        if len(values) >= 2:
+            sums[len(values)] = sums.get(len(values), 0) + agreement.unit_pair_counts(values, len(domain))
+    return sums
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=reliability_data(), level=st.sampled_from(["nominal", "ordinal", "interval"]))
+def test_alpha_from_pair_counts_equals_the_package(data, level):
+    domain = sorted({x for row in data for x in row if x is not None})
+    expected = _package_alpha(data, level)
+    found = agreement.alpha_from_pair_counts(_pair_counts(data, domain), domain, level)
+    if expected is None:
+        assert found is None
+    else:
+        assert found == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=reliability_data(), changed=reliability_data(), level=st.sampled_from(["nominal", "ordinal", "interval"]))
+def test_pair_counts_taken_out_and_added_equal_counts_built_anew(data, changed, level):
+    """Units replaced one by one in the sums give exactly (not approximately) the alpha of
+    the sums built from the final units."""
+    domain = [1, 2, 3, 4, 5]
+    units = [list(unit) for unit in zip(*data)]
+    sums = _pair_counts(data, domain)
+    replacement = [list(unit) for unit in zip(*changed)][: len(units)]
+    replacement = [unit[: len(data)] + [None] * (len(data) - len(unit)) for unit in replacement]
+    for position, new in enumerate(replacement):
+        for sign, unit in ((-1, units[position]), (1, new)):
+            for m, counts in _pair_counts([[x] for x in unit], domain).items():
+                sums[m] = sums.get(m, 0) + sign * counts
+        units[position] = new
+    final = _pair_counts([list(row) for row in zip(*units)], domain)
+    sums = {m: counts for m, counts in sums.items() if np.any(counts)}
+    assert sorted(sums) == sorted(final)
+    assert all(np.array_equal(sums[m], final[m]) for m in final)
+    assert agreement.alpha_from_pair_counts(sums, domain, level) == agreement.alpha_from_pair_counts(
+        final, domain, level
+    )

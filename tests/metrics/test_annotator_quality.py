@@ -75,3 +75,24 @@ def test_plurality_is_the_unique_most_common_label(labels):
 def test_median_is_the_statistics_median(values):
     assert median_seconds(values) == (statistics.median(values) if values else None)
     assert median_seconds([10.0, 20.0, 30.0, 40.0]) == 25.0
+
+
+@given(st.lists(st.integers(min_value=0, max_value=5000), max_size=40))
+def test_median_of_counts_is_the_median_of_the_durations_counted(keys):
+    from collections import Counter
+
+    from annotation.metrics.annotator_quality import SECONDS_RESOLUTION, median_of_counts
+
+    if not keys:
+        assert median_of_counts(Counter(keys)) is None
+        return
+    expected = statistics.median([key * SECONDS_RESOLUTION for key in keys])
+    assert median_of_counts(Counter(keys)) == pytest.approx(expected, abs=1e-12)
+
+
+@given(st.dictionaries(st.tuples(st.sampled_from(LABELS), st.sampled_from(LABELS)), st.integers(1, 20)))
+def test_agreement_from_counts_is_compare_with_reference_on_the_pairs(counts):
+    from annotation.metrics.annotator_quality import agreement_from_counts
+
+    pairs = [pair for pair, n in counts.items() for _ in range(n)]
+    assert agreement_from_counts(counts, labels=LABELS) == compare_with_reference(pairs, labels=LABELS)

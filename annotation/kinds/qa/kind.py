@@ -341,6 +341,26 @@ class QaAuthoringKind(Kind):
     def review_questions(self, value: dict) -> list[dict]:
         return questions_of(value)
 
+    def review_questions_count(self):
+        # questions_of in SQL: the objects of the value's "questions" list (none when it
+        # is not a list).
+        from django.db import connection
+        from django.db.models import IntegerField
+        from django.db.models.expressions import RawSQL
+
+        value = '"annotation_annotation"."value"'
+        if connection.vendor == "postgresql":
+            sql = (
+                f"(SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof({value} -> 'questions') = 'array' "
+                f"THEN {value} -> 'questions' ELSE '[]'::jsonb END) AS q WHERE jsonb_typeof(q) = 'object')"
+            )
+        else:
+            sql = (
+                f"(SELECT count(*) FROM json_each(CASE WHEN json_type({value}, '$.questions') = 'array' "
+                f"THEN json_extract({value}, '$.questions') ELSE '[]' END) WHERE type = 'object')"
+            )
+        return RawSQL(sql, (), output_field=IntegerField())
+
     def review_payload(self, payload: dict) -> dict:
         # The paragraph alone: not the questions imported with it, nor their answers.
         return {"context": payload.get("context", ""), "title": payload.get("title", "")}

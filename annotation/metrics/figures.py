@@ -1,0 +1,156 @@
+"""A project's supervisor figures as sums over its items, so that they can be kept up to
+date item by item: each item's share (its `record`) is added to the sums, a changed item's
+old share is taken out and its new one added, and the figures are computed from the sums.
+Every sum is of integers, so the figures after any number of such updates are the same
+numbers a computation over every item gives. No Django here.
+
+An item's record (JSON, as stored per item):
+- `d`: [[annotator, duration key], ...] of its submitted claims, every round
+  (metrics.annotator_quality.duration_key);
+- `v`: [[annotator, label], ...] its current-round votes with a label of the kind's set;
+- `c`, `g`: its consensus and gold label (None without);
+- `a`: 1 if an adjudicator decided its current round, else 0;
+- `r`: why it waits for an adjudicator besides an incoherent probe ("failed",
+  "methods_disagree"; annotation.selectors.annotator_quality).
+
+The sums:
+- `durations`: {annotator: {duration key: claims}};
+- `pairs`: {annotator: {"consensus" | "clean" | "gold": {"mine<TAB>reference": items}}},
+  "clean" being the items nobody adjudicated;
+- `agreement`: {"with" | "without": {"items", "agree", "compared", "pairs": {m: V×V pair
+  counts, flat}}} for nominal alpha with and without the adjudicated items
+  (metrics.agreement.unit_pair_counts), and `adjudicated`: the adjudicated items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from annotation.metrics.agreement import alpha_from_pair_counts, unit_pair_counts
+from annotation.metrics.annotator_quality import agreement_from_counts, median_of_counts
+
+SEPARATOR = "\t"
+SCOPES = ("with", "without")
+
+
+def empty_sums() -> dict:
+    return {"durations": {}, "pairs": {}, "agreement": {scope: _empty_scope() for scope in SCOPES}, "adjudicated": 0}
+
+
+def _empty_scope() -> dict:
+    return {"items": 0, "agree": 0, "compared": 0, "pairs": {}}
+
+
+def _add(counter: dict, key: str, n: int) -> None:
+    """counter[key] += n, the key gone at 0 (so that sums after updates equal sums built anew)."""
+    value = counter.get(key, 0) + n
+    if value:
+        counter[key] = value
+    else:
+        counter.pop(key, None)
+
+
+def _add_matrix(pairs: dict, m: int, matrix: np.ndarray, sign: int) -> None:
+    key = str(m)
+    total = np.asarray(pairs.get(key, np.zeros(matrix.size, dtype=np.int64)), dtype=np.int64) + sign * matrix.ravel()
+    if total.any():
+        pairs[key] = total.tolist()
+    else:
+        pairs.pop(key, None)
+
+
+def sums_apply(sums: dict, record: dict | None, sign: int, labels: Sequence[str]) -> None:
+    """Add (sign 1) or take out (sign -1) one item's record; in place."""
+    if not record:
+        return
+    for annotator, key in record.get("d", ()):
+        mine = sums["durations"].setdefault(str(annotator), {})
+        _add(mine, str(key), sign)
+        if not mine:
+            del sums["durations"][str(annotator)]
+    votes = record.get("v", ())
+    consensus, gold, adjudicated = record.get("c"), record.get("g"), bool(record.get("a"))
+    for annotator, label in votes:
+        mine = sums["pairs"].setdefault(str(annotator), {})
+        for name, reference in (
+            ("consensus", consensus),
+            ("clean", None if adjudicated else consensus),
+            ("gold", gold),
+        ):
+            if reference is not None:
+                counter = mine.setdefault(name, {})
+                _add(counter, f"{label}{SEPARATOR}{reference}", sign)
+                if not counter:
+                    del mine[name]
+        if not mine:
+            del sums["pairs"][str(annotator)]
+    sums["adjudicated"] += sign * int(adjudicated)
+    if not votes:
+        return
+    codes = {label: index for index, label in enumerate(labels)}
+    matrix = unit_pair_counts([codes[label] for _annotator, label in votes], len(labels)) if len(votes) >= 2 else None
+    for scope in SCOPES:
+        if scope == "without" and adjudicated:
+            continue
+        figures = sums["agreement"][scope]
+        figures["items"] += sign
+        if consensus is not None:
+            figures["compared"] += sign * len(votes)
+            figures["agree"] += sign * sum(label == consensus for _annotator, label in votes)
+        if matrix is not None:
+            _add_matrix(figures["pairs"], len(votes), matrix, sign)
+
+
+def annotator_figures(durations: dict, pairs: dict, coherence: dict | None, labels: Sequence[str]) -> dict:
+    """One annotator's figures from their sums: items, median seconds, agreement with the
+    consensus (all items, and those nobody adjudicated) and the gold, kappa, coherence."""
+
+    def counts(name: str) -> dict[tuple[str, str], int]:
+        return {tuple(key.split(SEPARATOR, 1)): n for key, n in pairs.get(name, {}).items()}
+
+    with_consensus = agreement_from_counts(counts("consensus"), labels=labels)
+    clean = agreement_from_counts(counts("clean"), labels=labels)
+    with_gold = agreement_from_counts(counts("gold"), labels=labels)
+    return {
+        "items": sum(durations.values()),
+        "seconds_median": median_of_counts({int(key): n for key, n in durations.items()}),
+        "agreement_with_consensus": with_consensus.share,
+        "consensus_items": with_consensus.items,
+        "agreement_without_adjudicated": clean.share,
+        "agreement_with_gold": with_gold.share,
+        "gold_items": with_gold.items,
+        "kappa": with_consensus.kappa,
+        "coherence": coherence,
+    }
+
+
+def annotators_figures(sums: dict, coherence: dict, labels: Sequence[str]) -> dict[int, dict]:
+    """{annotator id: `annotator_figures`} for everyone with a claim or a vote counted."""
+    people = {int(a) for a in sums["durations"]} | {int(a) for a in sums["pairs"]}
+    return {
+        annotator: annotator_figures(
+            sums["durations"].get(str(annotator), {}),
+            sums["pairs"].get(str(annotator), {}),
+            coherence.get(annotator),
+            labels,
+        )
+        for annotator in people
+    }
+
+
+def adjudication_agreement(sums: dict, labels: Sequence[str]) -> dict:
+    """Nominal alpha and the share of votes equal to their item's consensus, over the items
+    with votes, with and without the adjudicated ones."""
+    result: dict = {"adjudicated": sums["adjudicated"]}
+    for scope, name in zip(SCOPES, ("with_adjudicated", "without_adjudicated")):
+        figures = sums["agreement"][scope]
+        result[name] = {
+            "items": figures["items"],
+            "alpha": alpha_from_pair_counts(
+                {int(m): counts for m, counts in figures["pairs"].items()}, range(len(labels)), "nominal"
+            ),
+            "agreement_with_consensus": figures["agree"] / figures["compared"] if figures["compared"] else None,
+        }
+    return result

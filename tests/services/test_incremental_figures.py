@@ -1,0 +1,168 @@
+"""The supervisor's stored figures of a large project follow the items that changed: after
+random changes (votes cast and edited, rounds reopened, closed, failed, adjudicated, gold
+decided, claims of other durations), the aggregation job's incremental run leaves exactly
+the figures a run over every item stores, and the figures a small project computes per
+request. The run reads and writes the changed items' shares only."""
+
+import random
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from tests.services.test_incremental_aggregation import ANNOTATORS, LABELS, build, vote
+from tests.services.test_incremental_aggregation import apply as apply_aggregation_changes
+
+pytestmark = pytest.mark.django_db
+
+STORED = ("annotator_quality", "adjudication_reasons", "adjudication_agreement", "figure_sums")
+
+
+@pytest.fixture(autouse=True)
+def small_thresholds(settings):
+    settings.MASHOV_AGGREGATION_INCREMENTAL_ITEMS = 20
+    settings.MASHOV_AGGREGATION_FULL_SHARE = 0.5
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+
+
+def stored(project) -> dict:
+    from annotation.models import ItemFigures, ProjectFigures
+
+    figures = dict(ProjectFigures.objects.filter(project=project, name__in=STORED).values_list("name", "value"))
+    shares = dict(ItemFigures.objects.filter(project=project).values_list("item_id", "value"))
+    return {**figures, "shares": shares}
+
+
+def apply(project, rows, people, changes) -> set[int]:
+    """The aggregation test's changes (votes, reopens, closes) and those only the figures
+    read: a failed round, an adjudication, a decided gold, a slow claim."""
+    from annotation.models import Adjudication, Annotation, Assignment, ConsensusOutcome, Item
+
+    changed = apply_aggregation_changes(
+        project, rows, people, [c for c in changes if c[1] in ("vote", "reopen", "close")]
+    )
+    now = timezone.now()
+    for position, action, label in changes:
+        item = rows[position % len(rows)]
+        item.refresh_from_db()
+        if action == "fail":
+            ConsensusOutcome.objects.update_or_create(
+                item=item, round=item.round,
+                defaults={"outcome": "failed", "gold": "", "votes": {}, "n_votes": 3, "agreement": 0.4},
+            )  # fmt: skip
+        elif action == "adjudicate":
+            Adjudication.objects.update_or_create(item=item, round=item.round, defaults={"label": label})
+        elif action == "gold":
+            Item.objects.filter(pk=item.pk).update(gold_label=label)
+        elif action == "slow":
+            person = people[(position + 1) % ANNOTATORS]
+            if not Annotation.objects.filter(item=item, annotator=person, round=item.round).exists():
+                claim = Assignment.objects.create(
+                    project=project, item=item, annotator=person, round=item.round, status="submitted",
+                    claimed_at=now - timedelta(seconds=position * 1.37), expires_at=now, submitted_at=now,
+                )  # fmt: skip
+                Annotation.objects.create(
+                    assignment=claim, item=item, annotator=person, round=item.round, value={"label": label}
+                )
+        else:
+            continue
+        changed.add(item.pk)
+    return changed
+
+
+changes_strategy = st.lists(
+    st.tuples(
+        st.integers(0, 59),
+        st.sampled_from(["vote", "reopen", "close", "fail", "adjudicate", "gold", "slow"]),
+        st.sampled_from(LABELS),
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@hypothesis_settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(batches=st.lists(changes_strategy, min_size=1, max_size=3), seed=st.integers(0, 3))
+def test_incremental_figures_equal_a_full_recompute(make_user, batches, seed):
+    from annotation.kinds.registry import get_kind
+    from annotation.selectors.annotator_quality import adjudication_agreement_compute, annotator_figures_compute
+    from annotation.services.aggregation import aggregation_compute_for_project, aggregation_request
+    from annotation.services.figures import project_figures_store
+
+    project, rows, people = build(make_user, 60, seed=seed)
+    assert aggregation_compute_for_project(project)["full"] is True
+    for changes in batches:  # several runs, each after its own changes
+        changed = apply(project, rows, people, changes)
+        aggregation_request(project.pk, item_ids=sorted(changed))
+        assert aggregation_compute_for_project(project)["full"] is False
+    incremental = stored(project)
+    project_figures_store(project)  # every item read anew
+    assert incremental == stored(project)
+    # And what a small project computes per request from its votes.
+    kind = get_kind(project.kind)
+    live_quality = {str(annotator): row for annotator, row in annotator_figures_compute(project, kind).items()}
+    assert incremental["annotator_quality"] == live_quality
+    assert incremental["adjudication_agreement"] == adjudication_agreement_compute(project, kind)
+
+
+def test_an_incremental_figures_run_reads_and_writes_only_the_changed_items(make_user):
+    """The statements of a run after two items changed are the same at 100 and 300 items,
+    and only the two items' shares are written."""
+    from annotation.models import ItemFigures
+    from annotation.services.figures import project_figures_store
+
+    queries = []
+    for size in (100, 300):
+        project, rows, people = build(make_user, size, seed=size)
+        project_figures_store(project)
+        untouched = dict(ItemFigures.objects.filter(project=project).values_list("item_id", "id"))
+        changed = apply(project, rows, people, [(0, "vote", "neutral"), (1, "adjudicate", "contradiction")])
+        with CaptureQueriesContext(connection) as captured:
+            project_figures_store(project, sorted(changed))
+        queries.append(len(captured))
+        after = dict(ItemFigures.objects.filter(project=project).values_list("item_id", "id"))
+        assert {k: v for k, v in after.items() if k not in changed} == {
+            k: v for k, v in untouched.items() if k not in changed
+        }
+        assert set(after) - set(untouched) <= changed
+    assert queries[0] == queries[1]
+
+
+def test_a_deleted_item_leaves_the_figures(make_user):
+    from annotation.models import Item
+    from annotation.services.figures import project_figures_store
+
+    project, rows, _people = build(make_user, 30, seed=1)
+    project_figures_store(project)
+    gone = rows[random.Random(3).randrange(30)].pk
+    Item.objects.filter(pk=gone).delete()
+    project_figures_store(project, [gone])
+    incremental = stored(project)
+    project_figures_store(project)
+    assert incremental == stored(project)
+    assert str(gone) not in incremental["shares"]
+
+
+def test_the_figures_job_runs_with_the_aggregation_and_pages_read_them(make_user):
+    """Through the job: the stored figures are the ones the pages read."""
+    from annotation.models import Assignment, Job
+    from annotation.selectors.annotator_quality import annotator_quality_for_project
+    from annotation.services.aggregation import aggregation_compute_job, aggregation_request
+
+    project, rows, people = build(make_user, 40, seed=2)
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    item = rows[0]
+    vote(project, item, people[5], "neutral")
+    aggregation_request(project.pk, item_ids=[item.pk])
+    result = aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    assert result["full"] is False and "item_ids" not in result
+    shown = annotator_quality_for_project(project)
+    assert sum(row["items"] for row in shown) == Assignment.objects.filter(project=project, status="submitted").count()
+    assert {row["annotator"] for row in shown if row["items"]} == {person.username for person in people}

@@ -82,9 +82,9 @@ def _squad_records(text: str) -> Iterator[tuple[int, dict]]:
             yield number, {"id": key, "prediction": value}
 
 
-def _csv_records(text: str, scorer: EvaluationScorer) -> Iterator[tuple[int, dict]]:
+def _csv_records(text: str, scorer: EvaluationScorer, columns: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
     for number, record in read_csv_records(
-        text, ("id", "prediction"), "a CSV predictions file needs a header row naming id and prediction"
+        text, columns, f"a CSV predictions file needs a header row naming {' and '.join(columns)}"
     ):
         # An empty optional cell is no value (a reversed pair not predicted).
         for name in scorer.fields[1:]:
@@ -114,9 +114,12 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict]]:
     return read_jsonl_records(text)
 
 
-def read_predictions(data: bytes, filename: str, fmt: str, scorer: EvaluationScorer) -> Iterable[tuple[int, dict]]:
+def read_predictions(
+    data: bytes, filename: str, fmt: str, scorer: EvaluationScorer, *, columns: tuple[str, ...] = ("id", "prediction")
+) -> Iterable[tuple[int, dict]]:
     """(row, record) of every prediction in the file; whole-file faults (empty, too large,
-    not UTF-8, not the format) are a 400 naming the file."""
+    not UTF-8, not the format) are a 400 naming the file. `columns`: what a CSV header must
+    name."""
     if len(data) > settings.MASHOV_MAX_IMPORT_BYTES:
         raise InvalidInput(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
     text = decode_upload(data)
@@ -126,7 +129,7 @@ def read_predictions(data: bytes, filename: str, fmt: str, scorer: EvaluationSco
     if fmt == "squad":
         return _squad_records(text)
     if fmt == "csv":
-        return _csv_records(text, scorer)
+        return _csv_records(text, scorer, columns)
     return _jsonl_records(text)
 
 
@@ -152,11 +155,14 @@ def validate_predictions(
     split_label: str,
     *,
     check_strings: bool = True,
+    complete: bool = True,
+    unknown: str = "no gold item with this id in {where}",
 ) -> dict:
     """{key: prediction} for every key of `gold`, or InvalidInput listing every bad row (at
     most MAX_LISTED_ERRORS, then how many more) and every gold key left without one.
     `check_strings=False` skips looking for NUL and lone surrogates in every record: right
-    only for a file that cannot hold them (`may_hold_unstorable_text`)."""
+    only for a file that cannot hold them (`may_hold_unstorable_text`). `complete=False`
+    takes a file that predicts only some of the keys; `unknown` says why an id is refused."""
     errors: list[FieldError] = []
     predictions: dict = {}
     first_row: dict[str, int] = {}
@@ -176,9 +182,7 @@ def validate_predictions(
             errors.append(problem)
             continue
         if key not in gold:
-            errors.append(
-                FieldError("id", f"unknown id {key[:200]!r}: no gold item with this id in {split_label}", row)
-            )
+            errors.append(FieldError("id", f"unknown id {key[:200]!r}: " + unknown.format(where=split_label), row))
             continue
         if key in first_row:
             errors.append(FieldError("id", f"duplicate id {key[:200]!r} (first in row {first_row[key]})", row))
@@ -189,7 +193,7 @@ def validate_predictions(
             errors.extend(problems)
             continue
         predictions[key] = value
-    missing = [key for key in gold if key not in first_row]
+    missing = [key for key in gold if key not in first_row] if complete else []
     errors.extend(FieldError("id", f"no prediction for id {key!r}") for key in missing[:MAX_LISTED_ERRORS])
     if errors:
         listed = errors[:MAX_LISTED_ERRORS]

@@ -22,11 +22,12 @@ from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, InvalidInput
 from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
+from annotation.metrics.uncertainty import margin_of
 from annotation.models import Decision, Evaluation, Item, Job, PredictionSet, Project
 from annotation.release.curation_jobs import release_run_audit
 from annotation.release.evaluation import score
 from annotation.release.evaluation_figures import per_item_pack
-from annotation.release.prediction_sets import label_reader_for, margin_of, prediction_set_store
+from annotation.release.prediction_sets import label_reader_for, prediction_set_store
 from annotation.services.decisions import RANK_ROUND_RULE
 from annotation.services.jobs import job_create, job_set_progress
 

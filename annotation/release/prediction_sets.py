@@ -20,6 +20,7 @@ from django.db.models import Max
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput
+from annotation.metrics.uncertainty import margin_of
 from annotation.models import Item, Prediction, PredictionSet, Project
 from annotation.release.evaluation import clean_name
 from annotation.release.evaluation_scorers import ClassificationScorer, scorer_for
@@ -91,17 +92,6 @@ def _numbers_of_cells(cells: dict, row: int) -> dict | list[FieldError]:
         except (TypeError, ValueError):
             return [FieldError("scores", f"the probability of {key!r} must be a number", row)]
     return numbers
-
-
-def margin_of(probabilities) -> float:
-    """The gap between the two highest probabilities (the most probable label's alone when
-    there is one): small is uncertain.
-
-    >>> round(margin_of([0.5, 0.3, 0.2]), 3), margin_of([1.0])
-    (0.2, 1.0)
-    """
-    top = sorted(probabilities, reverse=True)
-    return float(top[0] - (top[1] if len(top) > 1 else 0.0))
 
 
 def label_reader_for(project: Project) -> LabelReader:

@@ -16,11 +16,12 @@ Whole-project refreshes run when the order changes and when a prediction set is 
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 from django.db import connection
 
 from annotation.kinds.registry import get_kind
+from annotation.metrics.uncertainty import agreement_share
 from annotation.models import Annotation, Item, PredictionSet
 from annotation.sql import execute
 
@@ -33,18 +34,6 @@ WRITE_BATCH = 2_000
 
 def order_of(settings: dict) -> str:
     return settings.get("order") or SEQUENTIAL
-
-
-def agreement_share(labels: list) -> float:
-    """The most frequent label's share of the votes; 1.0 below two votes (no disagreement yet).
-
-    >>> agreement_share(["a", "b", "a"]), agreement_share(["a"]), agreement_share([])
-    (0.6666666666666666, 1.0, 1.0)
-    """
-    labels = [label for label in labels if label is not None]
-    if len(labels) < 2:
-        return 1.0
-    return Counter(labels).most_common(1)[0][1] / len(labels)
 
 
 def _label_of(value) -> str | None:

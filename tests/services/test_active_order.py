@@ -6,8 +6,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotation.metrics.uncertainty import margin_of
 from annotation.models import Item
-from annotation.release.prediction_sets import margin_of, prediction_set_store
+from annotation.release.prediction_sets import prediction_set_store
 from annotation.services.assignments import annotation_submit, assignment_next_for_annotator
 from annotation.services.projects import project_update
 from tests.services.test_adaptive_overlap import STATEMENTS_NEXT_OFF, statements

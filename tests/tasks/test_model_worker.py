@@ -110,7 +110,9 @@ def test_training_is_refused_where_there_is_no_model(make_user, client_for, nli_
     from annotation.services.projects import project_create
 
     sup = make_user("s")
-    project = project_create(actor=sup, slug="sums", name="S", kind="summary_rating", language="he")
+    project = project_create(
+        actor=make_user("admin", staff=True), slug="sums", name="S", kind="summary_rating", language="he"
+    )
     Membership.objects.create(project=project, user=sup, role="supervisor", status="active")
     response = client_for(sup).post("/api/projects/sums/predictions/train/")
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "kind"

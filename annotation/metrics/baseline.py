@@ -1,7 +1,7 @@
 """The built-in model of the model in the loop: TF-IDF over character n-grams and logistic
 regression (scikit-learn). Character n-grams within word boundaries suit Hebrew and
 Persian, whose prefixes and suffixes (the article, prepositions, pronoun suffixes) glue to
-the word, as FarsTail §4 argues for its character-level baselines.
+the word, so that the forms of one word share most of their n-grams.
 
 An item is a tuple of texts (a premise and a hypothesis, two phrases). One vectorizer is
 fitted on every text of the training items; an item's features are each text's vector

@@ -1,7 +1,6 @@
 """What active-learning order sorts by (docs/kinds.md "Model in the loop"): a prediction's
-margin — the gap between its two most probable labels, the margin sampling of Scheffer et
-al. (2001) that Prodigy's and most annotation tools' uncertainty order use — and the share
-of a round's votes that its most frequent label holds."""
+margin — the gap between its two most probable labels (margin sampling, Scheffer, Decomain
+and Wrobel 2001) — and the share of a round's votes that its most frequent label holds."""
 
 from collections import Counter
 

@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
                 ('digest', models.CharField(blank=True, default='', max_length=64)),
                 ('items', models.PositiveIntegerField(default=0)),
                 ('trained_on', models.PositiveIntegerField(blank=True, null=True)),
-                ('decisions_seen', models.PositiveIntegerField(default=0)),
+                ('last_decision', models.PositiveBigIntegerField(default=0)),
                 ('figures', models.JSONField(blank=True, null=True)),
             ],
             options={

@@ -26,10 +26,11 @@ class PredictionSet(models.Model):
     # SHA-256 of the uploaded file ("" for the built-in model's sets).
     digest = models.CharField(max_length=64, blank=True, default="")
     items = models.PositiveIntegerField(default=0)
-    # The built-in model: decided items it learned from, the project's decisions counted
-    # when it was trained (what `retrain_every` counts from), and its figures on the dev split.
+    # The built-in model: decided items it learned from, the id of the project's latest
+    # decision when its training was asked for (`retrain_every` counts the decisions after
+    # it), and its figures on the dev split.
     trained_on = models.PositiveIntegerField(null=True, blank=True)
-    decisions_seen = models.PositiveIntegerField(default=0)
+    last_decision = models.PositiveBigIntegerField(default=0)
     figures = models.JSONField(null=True, blank=True)
 
     class Meta:

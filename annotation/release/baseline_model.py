@@ -68,19 +68,27 @@ def model_train_start(project: Project, *, user=None) -> Job | None:
         running = Job.objects.filter(project=project, kind=JOB_TYPE, status__in=(Job.Status.QUEUED, Job.Status.RUNNING))
         if running.exists():
             return None
-        job = job_create(kind=JOB_TYPE, project=project, user=user, params={"decisions": decisions_count(project)})
+        job = job_create(
+            kind=JOB_TYPE, project=project, user=user, params={"last_decision": latest_decision_id(project)}
+        )
         if user is not None:
             release_run_audit(user, project, job)
     return job
 
 
-def decisions_count(project: Project) -> int:
-    """Decisions that closed a round of the project (what `retrain_every` counts)."""
-    return (
-        Decision.objects.filter(item__project=project, rank__gte=RANK_ROUND_RULE)
+def latest_decision_id(project: Project) -> int:
+    return Decision.objects.filter(item__project=project).order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def decisions_after(project: Project, last_id: int, at_most: int) -> int:
+    """Decisions that closed a round of the project after decision `last_id` (what
+    `retrain_every` counts), counted up to `at_most`: a bounded read on every decision's commit."""
+    new = (
+        Decision.objects.filter(item__project=project, pk__gt=last_id, rank__gte=RANK_ROUND_RULE)
         .exclude(status=Item.Status.OPEN)
-        .count()
+        .values_list("pk", flat=True)
     )
+    return len(new[:at_most])
 
 
 def model_retrain_if_due(project_id: int) -> None:
@@ -93,8 +101,7 @@ def model_retrain_if_due(project_id: int) -> None:
     if every <= 0:
         return
     latest = PredictionSet.objects.filter(project=project, source=PredictionSet.Source.BUILT_IN).first()
-    seen = latest.decisions_seen if latest is not None else 0
-    if decisions_count(project) - seen >= every:
+    if decisions_after(project, latest.last_decision if latest is not None else 0, every) >= every:
         model_train_start(project)
 
 
@@ -156,7 +163,7 @@ def model_train_job(job: Job) -> dict:
     with transaction.atomic():
         prediction_set = prediction_set_store(
             project=project, name=BUILT_IN_NAME, rows=stored, source=PredictionSet.Source.BUILT_IN, job=job,
-            trained_on=len(learn), decisions_seen=job.params.get("decisions", 0), figures=figures,
+            trained_on=len(learn), last_decision=job.params.get("last_decision", 0), figures=figures,
         )  # fmt: skip
         if figures is not None:
             # The model version on the leaderboard, beside the uploaded evaluations.

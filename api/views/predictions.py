@@ -16,6 +16,7 @@ from annotation.rest.parsers import StrictFormParser, StrictMultiPartParser
 from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
 from annotation.rest.serializers import ErrorsSerializer
 from annotation.selectors import predictions as prediction_selectors
+from api.views.results import JobStartedSerializer
 
 
 class PredictionUploadSerializer(serializers.Serializer):
@@ -36,10 +37,6 @@ class PredictionSetSerializer(serializers.Serializer):
     job = serializers.IntegerField(allow_null=True)
     trained_on = serializers.IntegerField(allow_null=True, help_text="built-in model: decided items it learned from")
     figures = serializers.JSONField(allow_null=True, help_text="built-in model: accuracy and macro_f1 on the dev split")
-
-
-class JobStartedSerializer(serializers.Serializer):
-    job = serializers.IntegerField()
 
 
 class PredictionSetListView(APIView):

@@ -19,3 +19,9 @@ class AnnotationConfig(AppConfig):
             checks,  # noqa: F401  (registers the deployment checks)
             tasks,  # noqa: F401
         )
+
+        # The built-in model retrains after new decisions (docs/kinds.md "Model in the loop").
+        from annotation.release.baseline_model import model_retrain_if_due
+        from annotation.services.decisions import decisions_listen
+
+        decisions_listen(model_retrain_if_due)

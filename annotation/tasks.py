@@ -16,6 +16,7 @@ def _handlers():
     from django.utils.module_loading import import_string
 
     from annotation.kinds.registry import job_handlers
+    from annotation.release.baseline_model import model_train_job
     from annotation.release.bias import bias_analysis_job
     from annotation.release.duplicates import duplicates_compute_job
     from annotation.release.evaluation import evaluation_run_job
@@ -29,6 +30,7 @@ def _handlers():
         "import": items_import_job,
         "agreement": agreement_compute_job,
         "evaluation": evaluation_run_job,
+        "model_train": model_train_job,
         "bias": bias_analysis_job,
         "aggregation": aggregation_compute_job,
         "release": release_build_job,

@@ -12,6 +12,7 @@ from api.views import (
     decisions,
     evaluation,
     export,
+    predictions,
     releases,
     results,
     reviews,
@@ -64,6 +65,8 @@ urlpatterns = [
         evaluation.EvaluationDetailView.as_view(),
         name="api-evaluation",
     ),
+    path("projects/<slug:slug>/predictions/", predictions.PredictionSetListView.as_view(), name="api-predictions"),
+    path("projects/<slug:slug>/predictions/train/", predictions.ModelTrainView.as_view(), name="api-model-train"),
     path("projects/<slug:slug>/bias/", bias.BiasView.as_view(), name="api-bias"),
     path("projects/<slug:slug>/duplicates/", curation.DuplicatesView.as_view(), name="api-duplicates"),
     path(

@@ -27,6 +27,7 @@ from annotation.selectors.items import (
     value_leaves,
 )
 from annotation.selectors.names import names_visible
+from annotation.selectors.predictions import latest_predictions_of_items
 from annotation.services.decisions import round_decided
 
 PAGE_SIZE = 50
@@ -216,6 +217,12 @@ def items(request, slug):
     kind = get_kind(project.kind)
     for item in page or ():
         item.browser_text = kind.browser_text(item.payload)
+    # Supervisors see the latest model predictions beside the items.
+    prediction_set, predictions = (
+        latest_predictions_of_items(project, [item.pk for item in page]) if names and page else (None, {})
+    )
+    for item in page or ():
+        item.prediction = predictions.get(item.pk)
     context = {
         "project": project,
         "choices": choices,
@@ -225,6 +232,7 @@ def items(request, slug):
         "export_formats": export_formats_of(kind),
         "query_string": _query_without_page(request),
         "is_supervisor": names,
+        "prediction_set": prediction_set,
     }
     return render(request, "console/items.html", context, status=400 if error else 200)
 
@@ -247,6 +255,7 @@ def item_detail(request, slug, item_id):
     history = item_history(item, names=names)
     decisions = item_decisions(item, names=names)
     payload = value_leaves(item.payload)
+    prediction_set, predictions = latest_predictions_of_items(project, [item.pk]) if names else (None, {})
     context = {
         "project": project,
         "item": item,
@@ -256,6 +265,8 @@ def item_detail(request, slug, item_id):
         "is_supervisor": names,
         "export_formats": export_formats_of(get_kind(project.kind)),
         "decisions": decisions,
+        "prediction_set": prediction_set,
+        "prediction": predictions.get(item.pk),
         "can_reopen": names and round_decided(item),
         "reopen_config": {
             "reopenUrl": f"/api/items/{item.pk}/reopen/",

@@ -41,7 +41,9 @@ from .settings import (
     COMMON_SETTINGS_UNITS,
     IDLE_RELEASE_RANGE,
     OPTIONAL_SETTING_TYPES,
+    ORDER_CHOICES,
     QUALITY_FLAG_RANGE,
+    check_model_settings,
     check_range,
     language_defaults,
     type_wanted,
@@ -129,6 +131,7 @@ class KindSettings:
         check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
         check_range(merged, "idle_release_seconds", *IDLE_RELEASE_RANGE)
         check_range(merged, "quality_flag_below", *QUALITY_FLAG_RANGE)
+        check_model_settings(merged)
         self.check_settings(merged)
         return {key: merged[key] for key in known}
 
@@ -142,7 +145,7 @@ class KindSettings:
         helps = {**COMMON_SETTINGS_HELP, **self.settings_help}
         labels = {**COMMON_SETTINGS_LABELS, **self.settings_labels}
         units = {**COMMON_SETTINGS_UNITS, **self.settings_units}
-        choices = {"aggregation": AGGREGATION_CHOICES, **self.settings_choices}
+        choices = {"aggregation": AGGREGATION_CHOICES, "order": ORDER_CHOICES, **self.settings_choices}
         rare = (*COMMON_RARE_SETTINGS, *self.rare_settings)
         return [
             {
@@ -338,6 +341,12 @@ class KindRelease:
         """The (premise, hypothesis) of a sentence-pair item, compared for near-duplicates
         and leaks and read by the bias analysis; None for kinds that hold no pair."""
         return None
+
+    def model_texts(self, payload: dict) -> tuple[str, ...] | None:
+        """The texts of an item the built-in model reads, one vectorizer each (docs/kinds.md
+        "Model in the loop"), or None: the kind has no built-in model. A pair's texts by
+        default."""
+        return self.pair_texts(payload)
 
     def evaluation_scorer(self) -> "EvaluationScorer | None":
         """How a model's predictions on the project's gold are scored (model evaluation,

@@ -88,6 +88,25 @@ def check_aggregation_settings(settings: dict) -> None:
     check_overlap_settings(settings)
 
 
+# The model in the loop (docs/kinds.md "Model in the loop"), for the kinds whose vote is one
+# label of a closed set: the order the engine hands items out in, and how many new decisions
+# make the built-in model train again (0: only when a supervisor asks).
+MODEL_SETTINGS = {"order": "sequential", "retrain_every": 0}
+ORDERS = ("sequential", "random", "uncertainty", "disagreement")
+RETRAIN_EVERY_RANGE = (0, 1_000_000)
+
+
+def check_model_settings(settings: dict) -> None:
+    """`order` one of ORDERS, `retrain_every` within RETRAIN_EVERY_RANGE; each a 400 naming
+    the setting. Settings the kind does not have are left alone."""
+    if "order" in settings and settings["order"] not in ORDERS:
+        raise InvalidInput(
+            gettext("must be one of %(choices)s") % {"choices": ", ".join(ORDERS)}, field="settings.order"
+        )
+    if "retrain_every" in settings:
+        check_range(settings, "retrain_every", *RETRAIN_EVERY_RANGE)
+
+
 # A claim longer than a week would hold an item from everyone else for good; and an
 # expiry beyond year 9999 cannot be stored at all.
 CLAIM_TTL_RANGE = (10, 7 * 24 * 3600)
@@ -154,6 +173,10 @@ COMMON_SETTINGS_HELP = {
     "spread": _(
         "Adaptive overlap for ratings: one more rater while two ratings of one candidate differ by more than this many points."
     ),
+    "order": _(
+        "Which items annotators get first: sequential (a shuffled walk, as always), random, uncertainty (where the latest predictions are least sure) or disagreement (where the votes so far disagree most)."
+    ),
+    "retrain_every": _("The built-in model trains again after this many new decisions (0: only when asked)."),
 }
 
 
@@ -169,6 +192,8 @@ COMMON_SETTINGS_LABELS = {
     "overlap_max": _("Adaptive overlap: most votes"),
     "confidence_target": _("Adaptive overlap: confidence wanted"),
     "spread": _("Adaptive overlap: largest spread"),
+    "order": _("Order of items"),
+    "retrain_every": _("Retrain the model after"),
 }
 COMMON_SETTINGS_UNITS = {
     "claim_ttl": _("seconds"),
@@ -176,12 +201,19 @@ COMMON_SETTINGS_UNITS = {
     "overlap_min": _("votes"),
     "overlap_max": _("votes"),
     "spread": _("points"),
+    "retrain_every": _("decisions"),
 }
 AGGREGATION_CHOICES = {
     "k_of_n": _("k of n (the paper's rule)"),
     "majority": _("majority"),
     "dawid_skene": _("Dawid-Skene"),
     "mace": _("MACE"),
+}
+ORDER_CHOICES = {
+    "sequential": _("sequential"),
+    "random": _("random"),
+    "uncertainty": _("least certain prediction first"),
+    "disagreement": _("most disagreement first"),
 }
 # Settings a supervisor rarely changes: folded away on the console's forms.
 COMMON_RARE_SETTINGS = (
@@ -192,4 +224,5 @@ COMMON_RARE_SETTINGS = (
     "overlap_max",
     "confidence_target",
     "spread",
+    "retrain_every",
 )

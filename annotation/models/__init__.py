@@ -7,6 +7,7 @@ from .decisions import Decision
 from .evaluations import Evaluation
 from .items import Item
 from .jobs import Job
+from .predictions import Prediction, PredictionSet
 from .projects import LANGUAGES, RTL_LANGUAGES, AccountInvitation, Membership, Project
 from .releases import Release, Webhook, WebhookDelivery
 from .results import AgreementReport, ConsensusOutcome, ItemRevision
@@ -38,6 +39,8 @@ __all__ = [
     "Job",
     "LANGUAGES",
     "Membership",
+    "Prediction",
+    "PredictionSet",
     "Project",
     "ProjectFigures",
     "QueueSighting",

@@ -58,12 +58,17 @@ class Item(models.Model):
     # Position in the file it came from, so exports can keep the source order.
     position = models.PositiveIntegerField(default=0)
     shuffle_key = models.FloatField(default=_shuffle_key)
+    # Where the item stands in the project's active-learning order (the `order` setting;
+    # lower is served first): kept by annotation/services/priorities.py, read by the
+    # assignment engine through item_priority_idx. Unused in sequential order.
+    priority = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id")]
         indexes = [
             models.Index(fields=["project", "status", "shuffle_key"], name="item_assignable_idx"),
+            models.Index(fields=["project", "status", "priority", "shuffle_key"], name="item_priority_idx"),
             # Source order: the item browser's keyset pages and the exports' stream.
             models.Index(fields=["project", "position", "id"], name="item_source_order_idx"),
         ]

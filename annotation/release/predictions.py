@@ -90,9 +90,9 @@ def _squad_records(text: str) -> Iterator[tuple[int, dict]]:
             yield number, {"id": key, "prediction": value}
 
 
-def _csv_records(text: str, scorer: EvaluationScorer) -> Iterator[tuple[int, dict]]:
+def _csv_records(text: str, scorer: EvaluationScorer, columns: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
     for number, record in read_csv_records(
-        text, ("id", "prediction"), "a CSV predictions file needs a header row naming id and prediction"
+        text, columns, f"a CSV predictions file needs a header row naming {' and '.join(columns)}"
     ):
         # An empty optional cell is no value (a reversed pair not predicted).
         for name in scorer.fields[1:]:
@@ -122,9 +122,12 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict]]:
     return read_jsonl_records(text)
 
 
-def read_predictions(data: bytes, filename: str, fmt: str, scorer: EvaluationScorer) -> Iterable[tuple[int, dict]]:
+def read_predictions(
+    data: bytes, filename: str, fmt: str, scorer: EvaluationScorer, *, columns: tuple[str, ...] = ("id", "prediction")
+) -> Iterable[tuple[int, dict]]:
     """(row, record) of every prediction in the file; whole-file faults (empty, too large,
-    not UTF-8, not the format) are a 400 naming the file."""
+    not UTF-8, not the format) are a 400 naming the file. `columns`: what a CSV header must
+    name."""
     if len(data) > settings.MASHOV_MAX_IMPORT_BYTES:
         raise InvalidInput(
             _("the file is larger than %(bytes)s bytes") % {"bytes": settings.MASHOV_MAX_IMPORT_BYTES}, field="file"
@@ -136,7 +139,7 @@ def read_predictions(data: bytes, filename: str, fmt: str, scorer: EvaluationSco
     if fmt == "squad":
         return _squad_records(text)
     if fmt == "csv":
-        return _csv_records(text, scorer)
+        return _csv_records(text, scorer, columns)
     return _jsonl_records(text)
 
 
@@ -162,11 +165,17 @@ def validate_predictions(
     split_label: str,
     *,
     check_strings: bool = True,
+    complete: bool = True,
+    unknown: str | None = None,
 ) -> dict:
     """{key: prediction} for every key of `gold`, or InvalidInput listing every bad row (at
     most MAX_LISTED_ERRORS, then how many more) and every gold key left without one.
     `check_strings=False` skips looking for NUL and lone surrogates in every record: right
-    only for a file that cannot hold them (`may_hold_unstorable_text`)."""
+    only for a file that cannot hold them (`may_hold_unstorable_text`). `complete=False`
+    takes a file that predicts only some of the keys; `unknown` says why an id is refused
+    (a translated text with `{where}` for the split; by default, no gold item there)."""
+    if unknown is None:
+        unknown = _("no gold item with this id in {where}")
     errors: list[FieldError] = []
     predictions: dict = {}
     first_row: dict[str, int] = {}
@@ -189,8 +198,7 @@ def validate_predictions(
             errors.append(
                 FieldError(
                     "id",
-                    _("unknown id “%(id)s”: no gold item with this id in %(split)s")
-                    % {"id": key[:200], "split": split_label},
+                    _("unknown id “%(id)s”: %(why)s") % {"id": key[:200], "why": unknown.format(where=split_label)},
                     row,
                 )
             )
@@ -210,7 +218,7 @@ def validate_predictions(
             errors.extend(problems)
             continue
         predictions[key] = value
-    missing = [key for key in gold if key not in first_row]
+    missing = [key for key in gold if key not in first_row] if complete else []
     errors.extend(
         FieldError("id", _("no prediction for id “%(id)s”") % {"id": key}) for key in missing[:MAX_LISTED_ERRORS]
     )

@@ -90,7 +90,7 @@ WHERE i.project_id = %(project)s
        WHERE live.item_id = i.id AND live.round = i.round
          AND (live.status = 'submitted' OR (live.status = 'claimed' AND live.expires_at > %(now)s)))
       < {needed}
-ORDER BY i.shuffle_key {direction}
+ORDER BY {order}
 LIMIT 1
 {lock}
 """
@@ -115,6 +115,7 @@ def claim_candidate(
     now,
     adaptive: bool = False,
     adjudicator: bool = False,
+    by_priority: bool = False,
 ) -> Item | None:
     """Lock and return one item the caller may claim now — of another assignment group than
     `avoid_group` while there is one (`Item.assignment_group`), open, in the sample, not a probe
@@ -123,8 +124,9 @@ def claim_candidate(
     `adjudicator` caller in the adjudication queue (QueueSighting), and still short of
     votes (`needed` = (without a reference label, with one); with `adaptive` overlap, the
     item's `votes_target` where set) — starting at `pivot` in the shuffled order and wrapping around,
-    skipping rows other claimers hold (SKIP LOCKED). Call inside a transaction; the lock
-    lasts until it ends.
+    skipping rows other claimers hold (SKIP LOCKED). With `by_priority` (an active-learning
+    order, services/priorities.py) the walk is instead the stored priority's, lowest first,
+    read through item_priority_idx. Call inside a transaction; the lock lasts until it ends.
 
     Hand-written SQL because this is the hottest query of the product (annotation/sql.py)."""
     lock = "FOR UPDATE OF i SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
@@ -144,12 +146,17 @@ def claim_candidate(
         if avoid_group
         else [""]
     )
+    walks = (
+        (("TRUE", "i.priority ASC, i.shuffle_key ASC"),)
+        if by_priority
+        else (("i.shuffle_key >= %(pivot)s", "i.shuffle_key ASC"), ("i.shuffle_key < %(pivot)s", "i.shuffle_key DESC"))
+    )
     for group_filter in group_filters:
-        for window, direction in (("i.shuffle_key >= %(pivot)s", "ASC"), ("i.shuffle_key < %(pivot)s", "DESC")):
+        for window, order in walks:
             sql = _CANDIDATE_SQL.format(
                 columns=select_columns(Item, "i"),
                 window=window,
-                direction=direction,
+                order=order,
                 group_filter=group_filter,
                 lock=lock,
                 needed=_NEEDED_ADAPTIVE if adaptive else _NEEDED_FIXED,

@@ -30,6 +30,7 @@ from annotation.selectors.assignments import (
 from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.consensus import consensus_enqueue_on_commit
 from annotation.services.decisions import RANK_ROUND_RULE, decision_record, pool_method_deciding, round_progress
+from annotation.services.priorities import SEQUENTIAL, item_priority_after_vote, order_of
 from annotation.services.webhooks import webhook_event_on_commit
 from annotation.sql import execute
 
@@ -123,6 +124,7 @@ def assignment_next_for_annotator(*, user, slug: str) -> Assignment | None:
                     now=now,
                     adaptive=kind.adaptive_overlap(settings),
                     adjudicator=membership.adjudicator,
+                    by_priority=order_of(settings) != SEQUENTIAL,
                 )
             if item is None or item.pk in skipped:
                 return None
@@ -203,6 +205,7 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
             review = member_status == Membership.Status.TRIAL
             annotation, submitted = _store_annotation(assignment, item, user, cleaned, now, review_required=review)
             kind.after_submit(annotation, item, settings)
+            item_priority_after_vote(item, settings)
             if submitted >= needed:
                 if kind.adaptive_overlap(settings) and kind.wants_another_vote(item, settings, submitted):
                     # Adaptive overlap: one more vote, claimed like any other slot.

@@ -74,6 +74,30 @@ POOL_METHODS = ("dawid_skene", "mace")
 DEFAULT_CONFIDENCE_TARGET = 0.9
 
 
+# Features that react to new decisions without writing gold (the built-in model's
+# retraining, annotation/release/baseline_model.py): called with the project's id once a
+# transaction that decided items of it commits. Registered at start-up (annotation/apps.py).
+_LISTENERS: list = []
+
+
+def decisions_listen(listener) -> None:
+    if listener not in _LISTENERS:
+        _LISTENERS.append(listener)
+
+
+def _decisions_made_on_commit(project_id) -> None:
+    """Tell the listeners after commit; `project_id` may be a callable giving it."""
+
+    def tell():
+        found = project_id() if callable(project_id) else project_id
+        if found is not None:
+            for listener in _LISTENERS:
+                listener(found)
+
+    if _LISTENERS:
+        transaction.on_commit(tell)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What a method concluded for one item of a bulk decision: the value (None: no
@@ -195,6 +219,8 @@ def decision_record(
             status=Assignment.Status.EXPIRED, draft=None
         )
         decisions_announce_on_commit(item.project_id, [decision.pk])
+        if method != REOPEN:
+            _decisions_made_on_commit(item.project_id)
     return decision
 
 
@@ -223,10 +249,9 @@ def decisions_record_bulk(verdicts: list[Verdict], *, method: str, rank: int, jo
     Decision.objects.bulk_create(rows, batch_size=WRITE_BATCH)
     if rows:
         first = rows[0].item_id
-        decisions_announce_on_commit(
-            lambda: Item.objects.filter(pk=first).values_list("project_id", flat=True).first(),
-            [row.pk for row in rows if row.status != Item.Status.OPEN],
-        )
+        project_of_first = lambda: Item.objects.filter(pk=first).values_list("project_id", flat=True).first()  # noqa: E731
+        decisions_announce_on_commit(project_of_first, [row.pk for row in rows if row.status != Item.Status.OPEN])
+        _decisions_made_on_commit(project_of_first)
     for (status, gold), pks in moves.items():
         for start in range(0, len(pks), WRITE_BATCH):
             chunk = pks[start : start + WRITE_BATCH]

@@ -32,6 +32,7 @@ from annotation.selectors.names import AUTHOR_PSEUDONYM, is_pseudonym
 from annotation.services.audit import audit_record
 from annotation.services.decisions import imported_decisions_record, imported_outcome
 from annotation.services.jobs import job_create, job_set_progress
+from annotation.services.priorities import item_priorities_refresh
 from annotation.services.webhooks import webhook_event_on_commit
 
 MAX_LISTED_ERRORS = 1000
@@ -428,6 +429,8 @@ def store_rows(
                 job_set_progress(job_id, 0.5 + 0.5 * (start + len(batch)) / max(1, len(new_rows)))
         # Kinds that compute figures from imported text (summary measures) queue that here.
         kind.after_import(project, len(new_rows))
+        # New items take their place in the project's active-learning order.
+        item_priorities_refresh(project)
         webhook_event_on_commit(
             project.pk, "import.done", {"created": len(new_rows), "skipped": len(rows) - len(new_rows), "job": job_id}
         )

@@ -16,6 +16,7 @@ from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.models import LANGUAGES, AccountInvitation, Annotation, Assignment, Item, Membership, Project
 from annotation.services import users
 from annotation.services.audit import audit_record
+from annotation.services.priorities import item_priorities_refresh, order_of
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 
@@ -267,6 +268,8 @@ def project_update(*, actor, slug: str, changes) -> Project:
             # Checked against the settings just set: a summary project's guide lists its tags.
             project.label_guide = label_guide_clean(changes["label_guide"], kind.label_guide(None, project.settings))
         project.save()
+        if order_of(project.settings) != order_of(recorded["settings"]):
+            item_priorities_refresh(project)
         _audit_project_update(actor, project, recorded, old_owner)
     return project
 

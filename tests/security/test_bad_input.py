@@ -651,6 +651,35 @@ def test_a_bad_value_in_a_predictions_file_is_400_naming_it_and_stores_nothing(w
     assert not problems, problems
 
 
+@pytest.mark.parametrize("field", ["id", "label", "scores"])
+def test_a_bad_value_in_a_prediction_set_is_400_naming_it_and_stores_nothing(world, field):
+    """The prediction-set upload (multipart): each of BAD_VALUES in the first row's `id`,
+    `label` or `scores` of a JSONL file is refused, naming the field and row."""
+    from annotation.models import Item, Prediction, PredictionSet
+
+    ids = list(Item.objects.filter(project__slug="fa-nli").values_list("external_id", flat=True))
+    problems = {}
+    for value, bad in BAD_VALUES.items():
+        rows = [json.dumps({"id": key, "label": "entailment"}) for key in ids]
+        rows[0] = json.dumps({"id": ids[0], "label": "entailment", field: PLACEHOLDER}).replace(
+            json.dumps(PLACEHOLDER), bad
+        )
+        before = (_counts(), PredictionSet.objects.count(), Prediction.objects.count())
+        response = world["client"]("sup").post(
+            "/api/projects/fa-nli/predictions/",
+            {"file": upload("p.jsonl", "\n".join(rows)), "name": "m"},
+            format="multipart",
+        )
+        problem = refusal_problem(response, before[0], {field})
+        if problem is None and before[1:] != (PredictionSet.objects.count(), Prediction.objects.count()):
+            problem = "stored a prediction set"
+        if problem is None and not any(error.get("row") == 1 for error in response.json()["errors"]):
+            problem = f"no error names row 1: {response.content[:200]!r}"
+        if problem:
+            problems[value] = problem
+    assert not problems, problems
+
+
 BIG_IDS = [str(2**63), str(2**64), "9" * 40]
 
 
@@ -772,6 +801,14 @@ def test_phrase_settings_out_of_bounds_are_400(world, name, value):
         ("summary_rating", {"spread": "1"}, "settings.spread"),
         ("summary_rating", {"aggregation": "mace"}, "settings.aggregation"),
         ("qa_authoring", {"overlap_min": 2}, "settings.overlap_min"),
+        ("nli_relabel", {"order": "smart"}, "settings.order"),
+        ("label_test", {"order": 1}, "settings.order"),
+        ("phrase_pair", {"order": None}, "settings.order"),
+        ("phrase_pair", {"retrain_every": -1}, "settings.retrain_every"),
+        ("nli_relabel", {"retrain_every": 2**64}, "settings.retrain_every"),
+        ("label_test", {"retrain_every": 1.5}, "settings.retrain_every"),
+        ("summary_rating", {"order": "random"}, "settings.order"),
+        ("qa_authoring", {"retrain_every": 10}, "settings.retrain_every"),
     ],
 )
 def test_aggregation_and_overlap_settings_are_400_naming_the_setting(world, kind, settings_value, field):

@@ -286,6 +286,14 @@ ROUTES = {
         "POST": Rule(SUPERVISOR, slugs=(NLI, QA, PHRASE), ok=(400,), body="multipart-empty"),
     },
     "api-evaluation": {"GET": Rule(STAFF, slugs=(NLI, QA, PHRASE))},
+    # Prediction sets and the built-in model: supervisors only, for the kinds with a closed
+    # label set. The minimal upload (no file) is refused as bad input after the access check;
+    # a second training run while one waits is a 409.
+    "api-predictions": {
+        "GET": Rule(SUPERVISOR, slugs=(NLI, LABEL, PHRASE)),
+        "POST": Rule(SUPERVISOR, slugs=(NLI, LABEL, PHRASE), ok=(400,), body="multipart-empty"),
+    },
+    "api-model-train": {"POST": Rule(SUPERVISOR, slugs=(NLI, LABEL, PHRASE), ok=(202, 409))},
     "api-evaluation-compare": {"GET": Rule(STAFF, slugs=(NLI, PHRASE), ok=(400,), query="?a=987654321&b=987654322")},
     # Releases and webhooks: supervisors only. The minimal bodies (no version; no url) are
     # refused only after the access check; versions and ids of nothing are a 404 after it.

@@ -6,7 +6,7 @@ from annotation.errors import InvalidInput
 from annotation.kinds.base import ProjectLink, ReleaseFile
 from annotation.kinds.lchaim.formats import lchaim_json, lchaim_record, lchaim_uid
 from annotation.kinds.nli.kind import NliKind
-from annotation.kinds.settings import AGGREGATION_SETTINGS, check_aggregation_settings
+from annotation.kinds.settings import AGGREGATION_SETTINGS, MODEL_SETTINGS, check_aggregation_settings
 
 
 class LabelTestKind(NliKind):
@@ -24,7 +24,7 @@ class LabelTestKind(NliKind):
     # LCHAIM §3.2: four testers, each on every one of 200 random test samples.
     # Aggregation: the testers' labels are aggregated like any crowd's and the aggregates
     # scored against the hidden gold; the gold itself is never changed.
-    default_settings = {"labels_per_item": 4, "sample_size": 200, **AGGREGATION_SETTINGS}
+    default_settings = {"labels_per_item": 4, "sample_size": 200, **AGGREGATION_SETTINGS, **MODEL_SETTINGS}
     # The imported label is the hidden gold the testers (annotator quality) and models
     # (model evaluation) are scored against.
     reference_label_is_gold = True

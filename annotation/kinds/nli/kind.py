@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind, ProjectLink
-from annotation.kinds.settings import AGGREGATION_SETTINGS, between, check_aggregation_settings
+from annotation.kinds.settings import AGGREGATION_SETTINGS, MODEL_SETTINGS, between, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
 from .formats import (
@@ -198,7 +198,13 @@ class NliRelabelKind(NliKind):
     title = _("NLI relabeling")
     short_title = _("NLI relabeling")
 
-    default_settings = {"consensus_k": 4, "consensus_n": 5, "revision_rounds": 1, **AGGREGATION_SETTINGS}
+    default_settings = {
+        "consensus_k": 4,
+        "consensus_n": 5,
+        "revision_rounds": 1,
+        **AGGREGATION_SETTINGS,
+        **MODEL_SETTINGS,
+    }
     settings_help = {
         "consensus_k": _("Labels that must agree for an item to be accepted (FarsTail: 4)."),
         "consensus_n": _(

@@ -26,7 +26,13 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind, ProjectLink, ReleaseFile
-from annotation.kinds.settings import AGGREGATION_SETTINGS, SEED_RANGE, check_aggregation_settings, check_range
+from annotation.kinds.settings import (
+    AGGREGATION_SETTINGS,
+    MODEL_SETTINGS,
+    SEED_RANGE,
+    check_aggregation_settings,
+    check_range,
+)
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
 
@@ -71,6 +77,7 @@ class PhrasePairKind(Kind):
         "probe_seed": 0,
         "probe_labels": list(REVERSED_PAIR_LABELS),
         **AGGREGATION_SETTINGS,
+        **MODEL_SETTINGS,
     }
     supervisor_only_settings = ("probe_seed",)
     settings_help = {
@@ -234,6 +241,9 @@ class PhrasePairKind(Kind):
         return probes_remaining_for_annotator(project, user, settings, ordinary_remaining=ordinary_remaining)
 
     # --- release ----------------------------------------------------------------------------
+
+    def model_texts(self, payload: dict) -> tuple[str, ...] | None:
+        return payload["left"], payload["right"]
 
     def evaluation_scorer(self):
         from .evaluation import PhraseScorer

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0020_incremental_aggregation'),
+        ('annotation', '0022_model_in_the_loop'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,40 @@
+"""Reads of a project's prediction sets (docs/kinds.md "Model in the loop"): the list of
+sets, and the latest set's prediction of given items for the supervisor's pages."""
+
+from __future__ import annotations
+
+from annotation.access import access_project_for_supervisor
+from annotation.models import Prediction, PredictionSet
+
+
+def prediction_set_summary(prediction_set: PredictionSet) -> dict:
+    return {
+        "id": prediction_set.pk,
+        "name": prediction_set.name,
+        "version": prediction_set.version,
+        "source": prediction_set.source,
+        "created_at": prediction_set.created_at,
+        "items": prediction_set.items,
+        "job": prediction_set.job_id,
+        "trained_on": prediction_set.trained_on,
+        "figures": prediction_set.figures,
+    }
+
+
+def prediction_sets_for_project(*, user, slug: str) -> list[dict]:
+    """Every set of the project, latest first (supervisors only)."""
+    project = access_project_for_supervisor(user, slug)
+    return [prediction_set_summary(s) for s in PredictionSet.objects.filter(project=project).order_by("-id")]
+
+
+def latest_prediction_set(project) -> PredictionSet | None:
+    return PredictionSet.objects.filter(project=project).order_by("-id").first()
+
+
+def latest_predictions_of_items(project, item_ids: list[int]) -> tuple[PredictionSet | None, dict[int, Prediction]]:
+    """The project's latest set and its predictions of `item_ids` (two queries)."""
+    latest = latest_prediction_set(project)
+    if latest is None or not item_ids:
+        return latest, {}
+    found = Prediction.objects.filter(prediction_set=latest, item_id__in=item_ids)
+    return latest, {prediction.item_id: prediction for prediction in found}

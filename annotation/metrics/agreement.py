@@ -375,7 +375,7 @@ def alpha_from_pair_counts(pairs_by_m: dict[int, Any], domain: Sequence[float], 
     """
     _check_level(level)
     values = np.asarray(domain, dtype=np.float64)
-    o = np.zeros((values.shape[0], values.shape[0]))
+    o: np.ndarray = np.zeros((values.shape[0], values.shape[0]))
     for m in sorted(pairs_by_m):  # one order, so equal counts give the same float
         if int(m) >= 2:
             o = o + np.asarray(pairs_by_m[m], dtype=np.float64).reshape(o.shape) / (int(m) - 1)

@@ -94,6 +94,7 @@ def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict 
         .order_by("id")
         .values_list("item_id", "annotator_id", "claimed_at", "submitted_at")
     ):
+        assert submitted is not None and claimed is not None  # a submitted claim has both
         if item_id not in probes:
             durations[item_id].append([annotator_id, duration_key(max(0.0, (submitted - claimed).total_seconds()))])
     labels = set(kind.labels)

@@ -270,11 +270,12 @@ def round_progress(item: Item, status: str) -> None:
     item.status = status
 
 
-def round_progress_bulk(item_ids: list[int], status: str) -> None:
+def round_progress_bulk(item_ids: Iterable[int], status: str) -> None:
     """`round_progress` for many items (row locks held by the caller), one UPDATE per
     WRITE_BATCH items."""
     if status not in PROGRESS_STATUSES:
         raise ValueError(f"{status!r} is not a status of a round in progress")
+    item_ids = list(item_ids)
     for start in range(0, len(item_ids), WRITE_BATCH):
         Item.objects.filter(pk__in=item_ids[start : start + WRITE_BATCH]).update(status=status)
 
@@ -313,9 +314,11 @@ def item_new_round(item: Item, *, method: str, user, comment: str = "") -> Decis
     item.round += 1
     item.votes_target = None  # adaptive overlap starts the new round at overlap_min
     item.save(update_fields=["round", "votes_target"])
-    return decision_record(
+    decision = decision_record(
         item=item, method=method, rank=RANK_REOPEN, value=None, status=Item.Status.OPEN, user=user, comment=comment
     )
+    assert decision is not None  # the new round has no decision it could lose to
+    return decision
 
 
 def curation_removals_record(

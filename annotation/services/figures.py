@@ -105,7 +105,8 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
 def _sums_of_every_item(project: Project, kind, labels) -> tuple[dict, dict[int, list[str]]]:
     """The sums and the adjudication reasons (incoherent probes aside) over every item, each
     item's share stored anew."""
-    sums, reasons = empty_sums(), {}
+    sums = empty_sums()
+    reasons: dict[int, list[str]] = {}
     ItemFigures.objects.filter(project=project).delete()
     for ids in project_item_ids(project, RECORD_CHUNK):
         records = item_records(project, kind, ids)

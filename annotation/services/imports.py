@@ -327,7 +327,7 @@ def _copy_column(field, now):
     row's value to its text). Defaults are the model's: a constant's text is computed once,
     a callable one (`shuffle_key`'s random draw) is called for every row that needs it."""
     if isinstance(field, JSONField):
-        encode = json.JSONEncoder(ensure_ascii=False, cls=field.encoder).encode if field.encoder else _JSON.encode
+        encode = field.encoder(ensure_ascii=False).encode if field.encoder else _JSON.encode
 
         def text(value) -> str:
             if value is None:

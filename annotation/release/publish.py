@@ -25,6 +25,7 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Iterable
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -50,8 +51,11 @@ VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 LICENSE_RE = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
 DEFAULT_LICENSE = "other"
 MAX_DESCRIPTION_LENGTH = 5000
-# Items without a split are released as one split of this name (the Hub's default split).
+# Items without a split are released as one split of this name (the Hub's default split) in a
+# project without splits, and under UNASSIGNED beside named splits, so that they never share
+# a file with a split called "train".
 UNSPLIT = "train"
+UNASSIGNED = "unassigned"
 DATA_DIR = "data"
 
 
@@ -253,9 +257,11 @@ def _write_zip(storage: Storage, prefix: str, release: Release, files: list[dict
     storage.save(f"{prefix}/{zip_name(release)}", ContentFile(buffer.getvalue()))
 
 
-def split_file_name(split: str) -> str:
-    """A split's name as a file name and a Hub split name (word characters only)."""
-    return re.sub(r"\W", "_", split or UNSPLIT)
+def split_namer(splits: Iterable[str]):
+    """A function from a split to its name as a file name and a Hub split name (word
+    characters only), for a release of `splits` (the no-split "" among them or not)."""
+    unsplit = UNSPLIT if set(splits) <= {""} else UNASSIGNED
+    return lambda split: re.sub(r"\W", "_", split or unsplit)
 
 
 def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tuple[list[dict], dict, dict, dict]:
@@ -274,6 +280,7 @@ def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tu
     files: list[dict] = []
     configs: dict[str, dict[str, str]] = {}
     names: list[str] = []
+    split_file_name = split_namer(splits)
     for index, split in enumerate(splits):
         # Items of no split, in a project of no splits: the whole export.
         split_filter = None if splits == [""] else split
@@ -298,7 +305,7 @@ def _write_data(release: Release, storage: Storage, prefix: str, job: Job) -> tu
         records = list(_records(storage, f"{prefix}/{DATA_DIR}/{name}.jsonl"))
         files.append(_save(storage, prefix, f"{DATA_DIR}/{name}.parquet", records_parquet(records, shape)))
     job_set_progress(job.pk, 0.8)
-    manifest, counts = _manifest(items, split_of)
+    manifest, counts = _manifest(items, lambda *key: split_file_name(split_of(*key)))
     return files, manifest, counts, configs
 
 
@@ -331,9 +338,10 @@ def item_digest(payload, gold_label: str, reference_label: str, status: str) -> 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _manifest(items, split_of) -> tuple[dict, dict]:
+def _manifest(items, split_name_of) -> tuple[dict, dict]:
     """{external id: split, label, digest, effective decision} and the counts per split and
-    label, from the released items (`split_of`: _split_reader)."""
+    label, from the released items (`split_name_of`: (split, group, external id) → the name
+    of the split the item is released in)."""
     rows = list(
         items.values_list(
             "pk", "round", "external_id", "split", "group", "gold_label", "reference_label", "status", "payload"
@@ -344,7 +352,7 @@ def _manifest(items, split_of) -> tuple[dict, dict]:
     counts: dict[str, dict[str, int]] = {}
     for pk, _round, external_id, split, group, gold, reference, status, payload in rows:
         decision = decisions.get(pk)
-        split_name = split_file_name(split_of(split, group, external_id))
+        split_name = split_name_of(split, group, external_id)
         manifest[external_id] = {
             "split": split_name,
             "label": gold or None,

@@ -227,3 +227,24 @@ def test_running_the_job_again_changes_nothing(published, release_root):
     release = Release.objects.get(version="1.0")
     assert _handlers()["release"](release.job) == first
     assert Release.objects.get(pk=release.pk).files == first["files"]
+
+
+@pytest.mark.django_db
+def test_items_without_a_split_beside_a_train_split_are_released_apart(sup, release_root):
+    """Beside named splits, items of no split are their own "unassigned" split, never mixed
+    into (or colliding with) the "train" file."""
+    rows = [
+        {"id": "t1", "premise": "הנחה אחת", "hypothesis": "השערה אחת", "label": "entailment", "split": "train"},
+        {"id": "t2", "premise": "הנחה שתיים", "hypothesis": "השערה שתיים", "label": "neutral", "split": "train"},
+        {"id": "u1", "premise": "הנחה שלוש", "hypothesis": "השערה שלוש", "label": "contradiction"},
+    ]
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    response = sup.post(
+        f"/api/projects/{SLUG}/import/",
+        {"file": upload("mixed.jsonl", text), "format": "jsonl", "labels_final": "true"},
+    )
+    assert response.status_code == 201, response.content
+    make_release(sup, "1.0")
+    train = [json.loads(line)["id"] for line in stored(release_root, "1.0", "data/train.jsonl").splitlines()]
+    unassigned = [json.loads(line)["id"] for line in stored(release_root, "1.0", "data/unassigned.jsonl").splitlines()]
+    assert (train, unassigned) == (["t1", "t2"], ["u1"])

@@ -166,6 +166,7 @@ def test_nothing_an_annotator_reaches_names_a_system(admin, make_user, client_fo
         "other": "9.8",
         "webhook_id": 987654321,
         "delivery_id": 987654321,
+        "audit_id": 987654321,
     }
     seen += walk_every_route(api, client, params)
     for what, body in seen:

@@ -124,6 +124,7 @@ def test_nothing_an_annotator_reaches_names_a_system_or_the_candidate_order(blin
         "other": "9.8",
         "webhook_id": 987654321,
         "delivery_id": 987654321,
+        "audit_id": 987654321,
     }
     seen += walk_every_route(api, client, params)
     for what, body in seen:

@@ -350,6 +350,8 @@ def curation_removals_record(
         item.status = Item.Status.REMOVED
         removed.append(item)
     Decision.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    if rows:  # subscribers hear of a removal as of any other decision
+        decisions_announce_on_commit(removed[0].project_id, [row.pk for row in rows])
     ids = [item.pk for item in removed]
     for start in range(0, len(ids), WRITE_BATCH):
         chunk = ids[start : start + WRITE_BATCH]
@@ -396,6 +398,8 @@ def curation_restores_record(
         for start in range(0, len(pks), WRITE_BATCH):
             Item.objects.filter(pk__in=pks[start : start + WRITE_BATCH]).update(status=status, gold_label=gold)
     if restored:
+        # The restore names the status and value that stand again.
+        decisions_announce_on_commit(restored[0].project_id, [row.pk for row in rows])
         # The items rejoin the set the project's aggregation reads (and decides, for those
         # waiting in `deciding`).
         enqueue_on_commit("annotation.tasks.request_aggregation", restored[0].project_id, [i.pk for i in restored])

@@ -347,3 +347,32 @@ def test_a_round_closed_by_votes_and_its_consensus_are_delivered(
     assert events[0]["data"] == {"external_id": "r-1", "round": 1}
     assert events[1]["data"]["items"][0]["external_id"] == "r-1"
     assert events[1]["data"]["items"][0]["value"] == "neutral"
+
+
+@pytest.mark.django_db
+def test_a_curation_removal_and_its_restore_are_announced(
+    sup, nli_project, embedded, receiver, django_capture_on_commit_callbacks
+):
+    """A near-duplicate removal and its restore reach subscribers as item.decided, like any
+    other decision of the ledger."""
+    from django.db import transaction
+
+    from annotation.models import Item
+    from annotation.services.decisions import curation_removals_record, curation_restores_record
+
+    hook = receiver()
+    register(sup, hook.url())
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(nli_project, "w-9", "entailment")
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        item = Item.objects.select_for_update().get(project=nli_project, external_id="w-9")
+        curation_removals_record([item], method="near_duplicate", reasons={item.pk: "copy of w-8"})
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        item = Item.objects.select_for_update().get(project=nli_project, external_id="w-9")
+        curation_restores_record([item], method="near_duplicate", user=None)
+    bodies = [json.loads(got["body"])["data"]["items"] for got in hook.received]
+    assert [(b[0]["method"], b[0]["status"], b[0]["value"]) for b in bodies] == [
+        ("k_of_n", "accepted", "entailment"),
+        ("near_duplicate", "removed", "entailment"),
+        ("restore", "accepted", "entailment"),
+    ]

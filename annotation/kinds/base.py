@@ -353,6 +353,27 @@ class EvaluationScorer:
     fields: tuple[str, ...] = ("prediction",)
     # The figures the leaderboard shows per model (dotted paths into the figures).
     columns: tuple[str, ...] = ("accuracy", "macro_f1")
+    # Choices an evaluation request may make, {field: its values, the default first}.
+    options: dict[str, tuple[str, ...]] = {}
+
+    def configure(self, chosen: dict) -> "EvaluationScorer":
+        """This scorer with an evaluation's cleaned `options` (see `clean_options`)."""
+        self.chosen_options = dict(chosen)
+        return self
+
+    def chosen(self, option: str) -> str:
+        """The value chosen for `option`, else its default."""
+        return getattr(self, "chosen_options", {}).get(option) or self.options[option][0]
+
+    def clean_options(self, given: dict) -> dict:
+        """Every option with its value: the given ones checked (a 400 naming the field),
+        the others at their default."""
+        for field, value in given.items():
+            if field not in self.options:
+                raise InvalidInput("this kind's evaluations take no such choice", field=field)
+            if value not in self.options[field]:
+                raise InvalidInput(f"must be one of {', '.join(self.options[field])}", field=field)
+        return {field: given.get(field, values[0]) for field, values in self.options.items()}
 
     def gold(self, project, split: str | None) -> dict:
         """{key: gold} of every item scored in `split` (None: every split), in a stable

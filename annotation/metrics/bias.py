@@ -264,6 +264,19 @@ def parse_flag(value) -> bool | None:
 
 
 FLAG_MODELS = {"hard(hypothesis)": "hypothesis_only", "hard(overlap)": "overlap"}
+# Where an item keeps the flag this analysis computed, apart from the column a file brought.
+COMPUTED_PREFIX = "computed_"
+
+
+def computed_column(column: str) -> str:
+    """The name of a computed flag: `computed_` before the file's column name.
+
+    >>> computed_column("hard(overlap)")
+    'computed_hard(overlap)'
+    """
+    return COMPUTED_PREFIX + column
+
+
 JOINT_CELLS = ("both", "hypothesis_only", "overlap_only", "neither")
 
 

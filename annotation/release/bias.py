@@ -5,10 +5,11 @@ On the gold-labelled items of one split (train by default): Table 2's token coun
 overlaps per class and Table 4's PMI words (annotation.metrics.bias). Two biased models are
 fitted on that split and applied to dev and test (each one that is not the fitted split):
 hypothesis-only and overlap-based. Every test item then gets FarsTail's easy/hard flags,
-stored in `item.computed["hard(hypothesis)"]` and `item.computed["hard(overlap)"]` (True =
-hard: the model got it wrong); flags left on items that are no longer test items are taken
-away. Where the item came with FarsTail's own columns (payload `extra`), the agreement of
-imported and computed flags is reported. The result is the job's result; the latest
+stored in `item.computed["computed_hard(hypothesis)"]` and
+`item.computed["computed_hard(overlap)"]` (True = hard: the model got it wrong), apart from
+the `hard(...)` columns a FarsTail file brings (payload `extra`), which are never touched;
+flags left on items that are no longer test items are taken away. Where the item came with
+FarsTail's own columns, the agreement of imported and computed flags is reported. The result is the job's result; the latest
 finished job's is the project's current analysis."""
 
 import math
@@ -142,16 +143,17 @@ def _store_flags(project: Project, test_items: list[Item], flags: dict[str, list
     with transaction.atomic():
         # What other jobs wrote into `computed` meanwhile is kept: read it under the lock.
         fresh = dict(Item.objects.select_for_update().filter(pk__in=test_ids).values_list("pk", "computed"))
+        stored = [bias.computed_column(column) for column in bias.FLAG_MODELS]
         flagged = Q()
-        for column in bias.FLAG_MODELS:
-            flagged |= Q(computed__has_key=column)
+        for key in stored:
+            flagged |= Q(computed__has_key=key)
         stale = list(project.items.filter(flagged).exclude(pk__in=test_ids).only("id", "project", "computed"))
         for item in stale:
-            item.computed = {key: value for key, value in item.computed.items() if key not in bias.FLAG_MODELS}
+            item.computed = {key: value for key, value in item.computed.items() if key not in stored}
         for index, item in enumerate(test_items):
             item.computed = {
                 **(fresh.get(item.pk) or {}),
-                **{column: values[index] for column, values in flags.items()},
+                **{bias.computed_column(column): values[index] for column, values in flags.items()},
             }
         Item.objects.bulk_update([*stale, *test_items], ["computed"], batch_size=1000)
 

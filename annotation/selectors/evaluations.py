@@ -46,8 +46,16 @@ def evaluation_describe(evaluation: Evaluation) -> dict:
         "figures": evaluation.figures,
         "bootstrap": evaluation.bootstrap,
         "primary": scorer_for(evaluation.project).primary,
+        "options": evaluation_options(evaluation),
         "error": error,
     }
+
+
+def evaluation_options(evaluation: Evaluation) -> dict:
+    """The kind's choices the evaluation was scored with (defaults for one made before
+    they existed)."""
+    chosen = (evaluation.job.params or {}).get("options") if evaluation.job_id else None
+    return scorer_for(evaluation.project).clean_options(chosen or {})
 
 
 def _evaluation_id(value, field: str) -> int:

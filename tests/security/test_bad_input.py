@@ -632,6 +632,22 @@ def test_a_bad_value_in_a_predictions_file_is_400_naming_it_and_stores_nothing(w
     assert not problems, problems
 
 
+@pytest.mark.parametrize("value", ["a\x00b", "x" * 5_000, "\u202efile", "file ", "[]", "1"])
+def test_a_bad_hard_flags_choice_in_an_evaluation_upload_is_400_naming_it(world, value):
+    from annotation.models import Item
+
+    Item.objects.filter(project__slug="fa-nli").update(gold_label="entailment", split="test", status="accepted")
+    ids = list(Item.objects.filter(project__slug="fa-nli").values_list("external_id", flat=True))
+    rows = "\n".join(json.dumps({"id": key, "prediction": "entailment"}) for key in ids)
+    before = _counts()
+    response = world["client"]("sup").post(
+        "/api/projects/fa-nli/evaluations/",
+        {"file": upload("p.jsonl", rows), "name": "m", "hard_flags": value},
+        format="multipart",
+    )
+    assert refusal_problem(response, before, {"hard_flags"}) is None, response.content[:300]
+
+
 BIG_IDS = [str(2**63), str(2**64), "9" * 40]
 
 

@@ -21,6 +21,7 @@ Capabilities, each off or generic by default:
 
 The core never imports a particular kind; it asks the registry for one and calls these."""
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -399,6 +400,38 @@ class EvaluationScorer:
         """Figures without an interval (confusion matrix, counts), as a nested tree merged
         into the figures."""
         return {}
+
+    def slice_attributes(self, project, keys: list[str]) -> list[dict[str, str]]:
+        """Each scored key's attributes an evaluation may be sliced by: `split`, `source`
+        (the payload's, else its `extra`'s) and every field of the item's `extra`, as text.
+        A key is an item's external id here; kinds whose keys are not override this."""
+        from annotation.models import Item
+
+        found = {}
+        rows = Item.objects.filter(project=project, external_id__in=keys).values_list("external_id", "split", "payload")
+        for external_id, split, payload in rows.iterator(chunk_size=2000):
+            found[external_id] = item_slice_attributes(split, payload)
+        return [found.get(key, {}) for key in keys]
+
+
+def item_slice_attributes(split: str, payload) -> dict[str, str]:
+    """An item's `split`, `source` and `extra` fields as text, for slicing an evaluation.
+
+    >>> item_slice_attributes("test", {"extra": {"hard(overlap)": "1", "n": 2}, "source": "wiki"})
+    {'hard(overlap)': '1', 'n': '2', 'split': 'test', 'source': 'wiki'}
+    """
+    payload = payload if isinstance(payload, dict) else {}
+    extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
+    out = {str(key): value if isinstance(value, str) else json_text(value) for key, value in extra.items()}
+    out["split"] = split or ""
+    source = payload.get("source", extra.get("source"))
+    if source is not None:
+        out["source"] = source if isinstance(source, str) else json_text(source)
+    return out
+
+
+def json_text(value) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 class KindFormats:

@@ -70,6 +70,12 @@ class EvaluationDetailSerializer(EvaluationSummarySerializer):
     bootstrap = serializers.JSONField(help_text="n_resamples, confidence, seed")
     primary = serializers.CharField(help_text="the figure the compare view's verdict reads")
     options = serializers.JSONField(help_text="the kind's choices it was scored with (NLI kinds: hard_flags)")
+    slice = serializers.CharField(required=False, help_text="the attribute asked for with ?slice=")
+    slices = serializers.JSONField(
+        required=False,
+        help_text='with ?slice=: {"<value>": {"items", <the kind\'s top-level figures>, "ci": {figure: [low, high]}}}, '
+        '95 % seeded percentile bootstrap over the slice\'s items; "" holds the items without the attribute',
+    )
     error = serializers.JSONField(allow_null=True)
 
 
@@ -123,11 +129,27 @@ class EvaluationListView(APIView):
 
 
 class EvaluationDetailView(APIView):
-    @extend_schema(responses={200: EvaluationDetailSerializer, **ERRORS})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "slice",
+                str,
+                required=False,
+                description="an item attribute (split, source, or a field of the items' extra such as "
+                "hard(overlap)): adds the figures of each slice of the items, with intervals",
+            )
+        ],
+        responses={200: EvaluationDetailSerializer, 409: ErrorsSerializer, **ERRORS},
+    )
     def get(self, request, slug, evaluation_id):
         return Response(
             EvaluationDetailSerializer(
-                evaluation_selectors.evaluation_detail(user=request.user, slug=slug, evaluation_id=evaluation_id)
+                evaluation_selectors.evaluation_detail(
+                    user=request.user,
+                    slug=slug,
+                    evaluation_id=evaluation_id,
+                    slice_by=request.query_params.get("slice"),
+                )
             ).data
         )
 

@@ -689,6 +689,7 @@ QUERY_PARAMETERS = [
     ("sup", "/p/fa-nli/adjudication/", ["page"]),
     ("sup", "/api/projects/", ["page", "search"]),
     ("sup", "/api/projects/fa-nli/evaluations/compare/", ["a", "b"]),
+    ("sup", "/api/projects/fa-nli/evaluations/1/", ["slice"]),
     ("sup", "/p/fa-nli/dashboard/", ["tab"]),
     ("sup", "/p/fa-nli/", ["next"]),
     ("sup", "/api/projects/fa-nli/preview/", ["after"]),

@@ -410,8 +410,12 @@ class EvaluationScorer:
         found = {}
         rows = Item.objects.filter(project=project, external_id__in=keys).values_list("external_id", "split", "payload")
         for external_id, split, payload in rows.iterator(chunk_size=2000):
-            found[external_id] = item_slice_attributes(split, payload)
+            found[external_id] = {**item_slice_attributes(split, payload), **self.slice_more(payload)}
         return [found.get(key, {}) for key in keys]
+
+    def slice_more(self, payload) -> dict[str, str]:
+        """Attributes a kind computes from an item's payload to slice by (NLI: TTR bins)."""
+        return {}
 
 
 def item_slice_attributes(split: str, payload) -> dict[str, str]:

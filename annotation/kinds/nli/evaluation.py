@@ -12,6 +12,8 @@ has a flag."""
 
 from annotation.metrics.bias import computed_column, parse_flag
 from annotation.metrics.evaluation import stratum_codes
+from annotation.metrics.lexical import ttr_bin, type_token_ratio
+from annotation.metrics.overlap import words
 from annotation.release.evaluation_scorers import ClassificationScorer
 
 from .formats import FARSTAIL_EXTRA_COLUMNS
@@ -40,6 +42,27 @@ def hard_flag(computed, extra, name: str, source: str = "file") -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def pair_tokens(payload) -> tuple[list[str], list[str]]:
+    """The premise's and the hypothesis's words (annotation.metrics.overlap.words)."""
+    payload = payload if isinstance(payload, dict) else {}
+    premise, hypothesis = payload.get("premise"), payload.get("hypothesis")
+    return (
+        words(premise) if isinstance(premise, str) else [],
+        words(hypothesis) if isinstance(hypothesis, str) else [],
+    )
+
+
+def pair_slice_attributes(payload) -> dict[str, str]:
+    """`ttr_bin`: the bin of the pair's type-token ratio, premise and hypothesis together
+    (LCHAIM §5.1; annotation/metrics/lexical.py says how it differs from the paper's).
+
+    >>> pair_slice_attributes({"premise": "a b c", "hypothesis": "a d"})
+    {'ttr_bin': '0.8-0.9'}
+    """
+    premise, hypothesis = pair_tokens(payload)
+    return {"ttr_bin": ttr_bin(type_token_ratio(premise + hypothesis))}
+
+
 class NliScorer(ClassificationScorer):
     gold_columns = ("computed", "payload__extra")
     columns = (
@@ -55,6 +78,9 @@ class NliScorer(ClassificationScorer):
     def gold_extra(self, computed, extra) -> tuple:
         source = self.chosen("hard_flags")
         return tuple(hard_flag(computed, extra, name, source) for name in BIAS_FLAGS)
+
+    def slice_more(self, payload) -> dict[str, str]:
+        return pair_slice_attributes(payload)
 
     def more_arrays(self, keys: list, gold: dict, predictions: dict) -> dict:
         return {name: stratum_codes([gold[key][1 + i] for key in keys]) for i, name in enumerate(BIAS_FLAGS)}

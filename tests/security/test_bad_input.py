@@ -401,7 +401,7 @@ FIELDS = {
     "validation-submit": ["annotation", "question", "answerable", "answer", "answer.start", "answer.text"],
     "sample": ["n", "stratum", "seed"],
     "intrinsic": ["all"],
-    "bias": ["split", "smoothing"],
+    "bias": ["split", "smoothing", "evaluation"],
     "back-translation-restore": ["items"],
     "adjudicate": ["label", "comment", "override"],
     "reopen": ["reason"],

@@ -21,6 +21,7 @@ Capabilities, each off or generic by default:
 
 The core never imports a particular kind; it asks the registry for one and calls these."""
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -382,6 +383,27 @@ class EvaluationScorer:
     fields: tuple[str, ...] = ("prediction",)
     # The figures the leaderboard shows per model (dotted paths into the figures).
     columns: tuple[str, ...] = ("accuracy", "macro_f1")
+    # Choices an evaluation request may make, {field: its values, the default first}.
+    options: dict[str, tuple[str, ...]] = {}
+
+    def configure(self, chosen: dict) -> "EvaluationScorer":
+        """This scorer with an evaluation's cleaned `options` (see `clean_options`)."""
+        self.chosen_options = dict(chosen)
+        return self
+
+    def chosen(self, option: str) -> str:
+        """The value chosen for `option`, else its default."""
+        return getattr(self, "chosen_options", {}).get(option) or self.options[option][0]
+
+    def clean_options(self, given: dict) -> dict:
+        """Every option with its value: the given ones checked (a 400 naming the field),
+        the others at their default."""
+        for field, value in given.items():
+            if field not in self.options:
+                raise InvalidInput("this kind's evaluations take no such choice", field=field)
+            if value not in self.options[field]:
+                raise InvalidInput(f"must be one of {', '.join(self.options[field])}", field=field)
+        return {field: given.get(field, values[0]) for field, values in self.options.items()}
 
     def gold(self, project, split: str | None) -> dict:
         """{key: gold} of every item scored in `split` (None: every split), in a stable
@@ -407,6 +429,42 @@ class EvaluationScorer:
         """Figures without an interval (confusion matrix, counts), as a nested tree merged
         into the figures."""
         return {}
+
+    def slice_attributes(self, project, keys: list[str]) -> list[dict[str, str]]:
+        """Each scored key's attributes an evaluation may be sliced by: `split`, `source`
+        (the payload's, else its `extra`'s) and every field of the item's `extra`, as text.
+        A key is an item's external id here; kinds whose keys are not override this."""
+        from annotation.models import Item
+
+        found = {}
+        rows = Item.objects.filter(project=project, external_id__in=keys).values_list("external_id", "split", "payload")
+        for external_id, split, payload in rows.iterator(chunk_size=2000):
+            found[external_id] = {**item_slice_attributes(split, payload), **self.slice_more(payload)}
+        return [found.get(key, {}) for key in keys]
+
+    def slice_more(self, payload) -> dict[str, str]:
+        """Attributes a kind computes from an item's payload to slice by (NLI: TTR bins)."""
+        return {}
+
+
+def item_slice_attributes(split: str, payload) -> dict[str, str]:
+    """An item's `split`, `source` and `extra` fields as text, for slicing an evaluation.
+
+    >>> item_slice_attributes("test", {"extra": {"hard(overlap)": "1", "n": 2}, "source": "wiki"})
+    {'hard(overlap)': '1', 'n': '2', 'split': 'test', 'source': 'wiki'}
+    """
+    payload = payload if isinstance(payload, dict) else {}
+    extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
+    out = {str(key): value if isinstance(value, str) else json_text(value) for key, value in extra.items()}
+    out["split"] = split or ""
+    source = payload.get("source", extra.get("source"))
+    if source is not None:
+        out["source"] = source if isinstance(source, str) else json_text(source)
+    return out
+
+
+def json_text(value) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 class KindFormats:

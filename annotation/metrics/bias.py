@@ -264,6 +264,19 @@ def parse_flag(value) -> bool | None:
 
 
 FLAG_MODELS = {"hard(hypothesis)": "hypothesis_only", "hard(overlap)": "overlap"}
+# Where an item keeps the flag this analysis computed, apart from the column a file brought.
+COMPUTED_PREFIX = "computed_"
+
+
+def computed_column(column: str) -> str:
+    """The name of a computed flag: `computed_` before the file's column name.
+
+    >>> computed_column("hard(overlap)")
+    'computed_hard(overlap)'
+    """
+    return COMPUTED_PREFIX + column
+
+
 JOINT_CELLS = ("both", "hypothesis_only", "overlap_only", "neither")
 
 
@@ -297,23 +310,33 @@ def analyse(
     stoplist: frozenset[str],
     label_order: Sequence[str] = (),
     imported_flags: dict[str, Sequence[bool | None]] | None = None,
+    given_flags: dict[str, Sequence[bool | None]] | None = None,
     progress=None,
-) -> tuple[dict, dict[str, list[bool]]]:
+) -> tuple[dict, dict[str, list[bool | None]]]:
     """The whole analysis on tokenised splits: Table 2 and Table 4 on `split`, both biased
     models fitted on it and applied to dev and test (each one that is not `split`), and the
     test split's hard flags (empty when `split` is test). Returns (result, flags by column);
-    `imported_flags` (column → the test items' imported flags) gives the agreement."""
+    `imported_flags` (column → the test items' imported flags) gives the agreement;
+    `given_flags` (column → the test items' flags from a model trained elsewhere, None where
+    it has none) replace that column's computed ones."""
     from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
     # One BLAS thread: the models are small, and threads that spin on a busy machine cost
     # ten times the work (measured by bench/curation_bias.py).
     with threadpool_limits(limits=1):
         return _analyse(
-            splits, split, smoothing, stoplist, label_order, imported_flags, progress or (lambda fraction: None)
+            splits,
+            split,
+            smoothing,
+            stoplist,
+            label_order,
+            imported_flags,
+            given_flags or {},
+            progress or (lambda fraction: None),
         )
 
 
-def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, report):
+def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, given_flags, report):
     train = splits[split]
     empty = Split([], [], [])
     classes = class_statistics(train.premises, train.hypotheses, train.labels, stoplist)
@@ -342,11 +365,14 @@ def _analyse(splits, split, smoothing, stoplist, label_order, imported_flags, re
     flags, summary = {}, {}
     for column, model in FLAG_MODELS.items():
         flags[column] = hard_flags(test.labels, predictions[model][targets.index("test")] if test.labels else [])
+        if column in given_flags and test.labels:
+            flags[column] = list(given_flags[column])
         imported = (imported_flags or {}).get(column) or [None] * len(flags[column])
+        known = [(flag, i) for flag, i in zip(flags[column], imported, strict=True) if flag is not None]
         summary[column] = {
-            "hard": sum(flags[column]),
-            "items": len(flags[column]),
-            "agreement_with_imported": agreement(flags[column], imported),
+            "hard": sum(bool(flag) for flag, _ in known),
+            "items": len(known),
+            "agreement_with_imported": agreement([flag for flag, _ in known], [i for _, i in known]),
         }
     imported = imported_flags or {}
     joint = {

@@ -5,10 +5,14 @@ On the gold-labelled items of one split (train by default): Table 2's token coun
 overlaps per class and Table 4's PMI words (annotation.metrics.bias). Two biased models are
 fitted on that split and applied to dev and test (each one that is not the fitted split):
 hypothesis-only and overlap-based. Every test item then gets FarsTail's easy/hard flags,
-stored in `item.computed["hard(hypothesis)"]` and `item.computed["hard(overlap)"]` (True =
-hard: the model got it wrong); flags left on items that are no longer test items are taken
-away. Where the item came with FarsTail's own columns (payload `extra`), the agreement of
-imported and computed flags is reported. The result is the job's result; the latest
+stored in `item.computed["computed_hard(hypothesis)"]` and
+`item.computed["computed_hard(overlap)"]` (True = hard: the model got it wrong), apart from
+the `hard(...)` columns a FarsTail file brings (payload `extra`), which are never touched;
+flags left on items that are no longer test items are taken away. Where the item came with
+FarsTail's own columns, the agreement of imported and computed flags is reported. The
+request's `evaluation` (an evaluation of the project, done) takes the hypothesis-only
+flags from that model's predictions instead (hard = it got the item wrong), so that a
+model trained elsewhere — the paper's fine-tuned mBERT — gives them. The result is the job's result; the latest
 finished job's is the project's current analysis."""
 
 import math
@@ -21,19 +25,24 @@ from annotation.access import access_project_for_staff, access_project_for_super
 from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics import bias
-from annotation.models import Item, Job, Project
+from annotation.models import Evaluation, Item, Job, Project
 from annotation.release.curation_jobs import pair_kind, release_run_audit
+from annotation.release.evaluation_figures import per_item_unpack
 from annotation.services.jobs import job_create, job_set_progress
 
 JOB_TYPE = "bias"
 SPLITS = ("train", "dev", "test")
-DEFAULTS = {"split": "train", "smoothing": 100.0}
+DEFAULTS = {"split": "train", "smoothing": 100.0, "evaluation": None}
+# The flag column a given evaluation's predictions replace: FarsTail's hypothesis-only model
+# is a fine-tuned mBERT, which Mashov does not train (the overlap model is the paper's own).
+EVALUATION_FLAG = "hard(hypothesis)"
+MAX_ID = 2**63 - 1
 # The stored result cannot hold a smoothing that JSON or PostgreSQL would refuse.
 MAX_SMOOTHING = 1e12
 
 
 def clean_bias_params(data) -> dict:
-    """{"split", "smoothing"} with defaults; a 400 naming the field otherwise."""
+    """{"split", "smoothing", "evaluation"} with defaults; a 400 naming the field otherwise."""
     if not isinstance(data, dict):
         raise InvalidInput(_("the body must be a JSON object"), field="body")
     unknown = set(data) - set(DEFAULTS)
@@ -55,7 +64,40 @@ def clean_bias_params(data) -> dict:
         raise InvalidInput(
             _("must be a positive number up to %(max)s") % {"max": f"{MAX_SMOOTHING:g}"}, field="smoothing"
         )
-    return {"split": split, "smoothing": smoothing}
+    evaluation = data.get("evaluation")
+    if evaluation is not None and (
+        isinstance(evaluation, bool) or not isinstance(evaluation, int) or not 0 < evaluation <= MAX_ID
+    ):
+        raise InvalidInput(_("must be the id of an evaluation of this project"), field="evaluation")
+    return {"split": split, "smoothing": smoothing, "evaluation": evaluation}
+
+
+def _check_evaluation(project: Project, evaluation_id: int | None) -> None:
+    if evaluation_id is None:
+        return
+    evaluation = Evaluation.objects.filter(project=project, pk=evaluation_id).defer("per_item").first()
+    if evaluation is None:
+        raise InvalidInput(_("must be the id of an evaluation of this project"), field="evaluation")
+    if evaluation.status != "done":
+        raise InvalidInput(
+            _("evaluation %(id)s is %(status)s: its predictions are not scored yet")
+            % {"id": evaluation.pk, "status": evaluation.status},
+            field="evaluation",
+        )
+
+
+def _given_flags(evaluation_id: int | None, test_items: list[Item]) -> tuple[dict, dict | None]:
+    """The test items' hard flags from an evaluation's predictions (wrong = hard), None for
+    an item it did not score; and what the result says of where they came from."""
+    if evaluation_id is None:
+        return {}, None
+    evaluation = Evaluation.objects.filter(pk=evaluation_id).first()
+    if evaluation is None or evaluation.per_item is None:
+        return {}, None
+    keys, arrays = per_item_unpack(evaluation.per_item)
+    wrong = dict(zip(keys, (bool(g != p) for g, p in zip(arrays["gold"], arrays["predicted"], strict=True))))
+    flags = [wrong.get(item.external_id) for item in test_items]
+    return {EVALUATION_FLAG: flags}, {"id": evaluation.pk, "name": evaluation.name}
 
 
 def _gold_items(project: Project):
@@ -98,6 +140,7 @@ def bias_request(*, user, slug: str, data) -> Job:
         ).exists():
             raise Conflict(_("a bias analysis of this project is already running"), field="job")
         _check_split(project, params["split"])
+        _check_evaluation(project, params["evaluation"])
         job = job_create(kind=JOB_TYPE, project=project, user=user, params=params)
         release_run_audit(user, project, job)
         return job
@@ -123,7 +166,15 @@ def bias_latest(*, user, slug: str) -> dict:
 def _splits_of(project: Project, kind, fold_letters: bool) -> dict[str, tuple[list[Item], bias.Split]]:
     """The gold items of each split, in file order, with their tokens."""
     found: dict[str, tuple[list, list, list, list]] = {}
-    fields = ("id", "project", "split", "gold_label", "payload", "computed")  # project: the related manager sets it
+    fields = (
+        "id",
+        "project",
+        "external_id",
+        "split",
+        "gold_label",
+        "payload",
+        "computed",
+    )  # project: the related manager sets it
     for item in (
         _gold_items(project).filter(split__in=SPLITS).only(*fields).order_by("position", "id").iterator(chunk_size=2000)
     ):
@@ -149,17 +200,20 @@ def _store_flags(project: Project, test_items: list[Item], flags: dict[str, list
     with transaction.atomic():
         # What other jobs wrote into `computed` meanwhile is kept: read it under the lock.
         fresh = dict(Item.objects.select_for_update().filter(pk__in=test_ids).values_list("pk", "computed"))
+        stored = [bias.computed_column(column) for column in bias.FLAG_MODELS]
         flagged = Q()
-        for column in bias.FLAG_MODELS:
-            flagged |= Q(computed__has_key=column)
+        for key in stored:
+            flagged |= Q(computed__has_key=key)
         stale = list(project.items.filter(flagged).exclude(pk__in=test_ids).only("id", "project", "computed"))
         for item in stale:
-            item.computed = {key: value for key, value in item.computed.items() if key not in bias.FLAG_MODELS}
+            item.computed = {key: value for key, value in item.computed.items() if key not in stored}
         for index, item in enumerate(test_items):
-            item.computed = {
+            computed = {
                 **(fresh.get(item.pk) or {}),
-                **{column: values[index] for column, values in flags.items()},
+                **{bias.computed_column(column): values[index] for column, values in flags.items()},
             }
+            # A model that did not score the item leaves it without a flag of that model.
+            item.computed = {key: value for key, value in computed.items() if value is not None}
         Item.objects.bulk_update([*stale, *test_items], ["computed"], batch_size=1000)
 
 
@@ -177,6 +231,7 @@ def bias_analysis_job(job: Job) -> dict:
         }
     job_set_progress(job.pk, 0.2)
     test_items = splits["test"][0] if "test" in splits and split != "test" else []
+    given, given_from = _given_flags(params.get("evaluation"), test_items)
     result, flags = bias.analyse(
         {name: tokenised for name, (_items, tokenised) in splits.items()},
         split=split,
@@ -184,7 +239,10 @@ def bias_analysis_job(job: Job) -> dict:
         stoplist=bias.stopwords(project.language),
         label_order=kind.labels,
         imported_flags={column: [_imported_flag(item, column) for item in test_items] for column in bias.FLAG_MODELS},
+        given_flags=given,
         progress=lambda fraction: job_set_progress(job.pk, 0.2 + 0.7 * fraction),
     )
     _store_flags(project, test_items, flags)
+    if given_from is not None:
+        result["flags"][EVALUATION_FLAG]["evaluation"] = given_from
     return result

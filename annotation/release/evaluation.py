@@ -57,21 +57,26 @@ MAX_NAME_LENGTH = 200
 
 
 def evaluation_request(
-    *, user, slug: str, data: bytes, filename: str = "", name, split=None, fmt: str = ""
+    *, user, slug: str, data: bytes, filename: str = "", name, split=None, fmt: str = "", options=None
 ) -> Evaluation:
     """Validate a predictions file against the gold of `split` and queue its scoring.
     Supervisors only. 400 listing every bad row, nothing stored; 409 while another
-    evaluation of the project is queued or running."""
+    evaluation of the project is queued or running. `options`: the kind's choices
+    (`EvaluationScorer.options`, e.g. which hard flags the NLI kinds' subsets read)."""
     project = access_project_for_supervisor(user, slug)
-    return evaluation_start(project=project, user=user, data=data, filename=filename, name=name, split=split, fmt=fmt)
+    return evaluation_start(
+        project=project, user=user, data=data, filename=filename, name=name, split=split, fmt=fmt, options=options
+    )
 
 
 def evaluation_start(
-    *, project: Project, user, data: bytes, filename: str = "", name, split=None, fmt: str = ""
+    *, project: Project, user, data: bytes, filename: str = "", name, split=None, fmt: str = "", options=None
 ) -> Evaluation:
     """`evaluation_request` once the caller may evaluate `project` (the command line's
     operator may: `manage.py evaluate`)."""
     scorer = scorer_for(project)
+    chosen = scorer.clean_options(options or {})
+    scorer.configure(chosen)
     name = clean_name(name)
     split = split_of(project, split)
     if fmt is not None and not isinstance(fmt, str):
@@ -97,7 +102,7 @@ def evaluation_start(
             project=project,
             user=user,
             input_data=data,
-            params={"evaluation": evaluation.pk, "filename": filename[:200], "format": fmt or ""},
+            params={"evaluation": evaluation.pk, "filename": filename[:200], "format": fmt or "", "options": chosen},
         )
         evaluation.save(update_fields=["job"])
         release_run_audit(user, project, evaluation.job)
@@ -132,7 +137,7 @@ def evaluation_run_job(job: Job) -> dict:
     rerun computes the same figures (seeded) and overwrites them."""
     evaluation = Evaluation.objects.select_related("project").get(pk=job.params["evaluation"])
     project = evaluation.project
-    scorer = scorer_for(project)
+    scorer = scorer_for(project).configure(job.params.get("options") or {})
     split = evaluation.split or None
     try:
         gold = gold_for(project, scorer, split)

@@ -8,6 +8,7 @@ import numpy as np
 from annotation.access import access_evaluation_for_staff, access_project_for_staff
 from annotation.errors import Conflict, InvalidInput
 from annotation.metrics import evaluation as metrics
+from annotation.metrics.slices import slice_figures
 from annotation.models import Evaluation, Job
 from annotation.release.evaluation_figures import nest, per_item_unpack, plain
 from annotation.release.evaluation_scorers import scorer_for
@@ -33,8 +34,42 @@ def evaluations_for_project(*, user, slug: str) -> list[dict]:
     return [evaluation_summary(evaluation) for evaluation in rows]
 
 
-def evaluation_detail(*, user, slug: str, evaluation_id: int) -> dict:
-    return evaluation_describe(access_evaluation_for_staff(user, slug, evaluation_id))
+def evaluation_detail(*, user, slug: str, evaluation_id: int, slice_by=None) -> dict:
+    """An evaluation's figures; with `slice_by`, also its figures on each slice of the items
+    (see `evaluation_slices`)."""
+    evaluation = access_evaluation_for_staff(user, slug, evaluation_id)
+    detail = evaluation_describe(evaluation)
+    if slice_by is not None:
+        detail["slice"] = slice_by
+        detail["slices"] = evaluation_slices(evaluation, slice_by)
+    return detail
+
+
+# Longest attribute name a slice request may give (extra columns are short names).
+MAX_SLICE_LENGTH = 200
+
+
+def evaluation_slices(evaluation: Evaluation, attribute) -> dict:
+    """{value: {"items", <the kind's top-level figures>, "ci": {figure: [low, high]}}} for
+    each value of `attribute` (`split`, `source`, or a field of the items' `extra`) over the
+    items the evaluation was scored on, with seeded bootstrap intervals per slice
+    (annotation/metrics/slices.py). Items without the attribute form the slice "". 400
+    naming `slice` for an attribute no scored item has; 409 before the figures exist."""
+    if not isinstance(attribute, str) or not attribute.strip() or len(attribute) > MAX_SLICE_LENGTH:
+        raise InvalidInput("must name an item attribute: split, source or a field of the items' extra", field="slice")
+    if evaluation.per_item is None:
+        raise Conflict(
+            f"evaluation {evaluation.pk} is {evaluation.status}: it has no figures to slice yet", field="slice"
+        )
+    scorer = scorer_for(evaluation.project).configure(evaluation_options(evaluation))
+    keys, arrays = per_item_unpack(evaluation.per_item)
+    attributes = scorer.slice_attributes(evaluation.project, keys)
+    known = {"split", "source"}.union(*attributes)
+    if attribute not in known:
+        raise InvalidInput(f"must be one of: {', '.join(sorted(known))}", field="slice")
+    statistic = scorer.statistic(arrays)
+    names = [name for name in statistic(np.arange(len(keys))[None, :]) if "." not in name]
+    return slice_figures(statistic, [row.get(attribute, "") for row in attributes], names)
 
 
 def evaluation_describe(evaluation: Evaluation) -> dict:
@@ -47,8 +82,16 @@ def evaluation_describe(evaluation: Evaluation) -> dict:
         "figures": evaluation.figures,
         "bootstrap": evaluation.bootstrap,
         "primary": scorer_for(evaluation.project).primary,
+        "options": evaluation_options(evaluation),
         "error": error,
     }
+
+
+def evaluation_options(evaluation: Evaluation) -> dict:
+    """The kind's choices the evaluation was scored with (defaults for one made before
+    they existed)."""
+    chosen = (evaluation.job.params or {}).get("options") if evaluation.job_id else None
+    return scorer_for(evaluation.project).clean_options(chosen or {})
 
 
 def _evaluation_id(value, field: str) -> int:

@@ -22,6 +22,12 @@ BiasRequestSerializer = inline_serializer(
         "smoothing": serializers.FloatField(
             required=False, default=100.0, help_text="Add-k smoothing of the PMI counts (FarsTail: 100)."
         ),
+        "evaluation": serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            help_text="The id of a scored evaluation of this project: the test items' hard(hypothesis) flags come "
+            "from its predictions (hard = wrong) instead of Mashov's hypothesis-only model.",
+        ),
     },
 )
 
@@ -57,6 +63,12 @@ FlagSerializer = inline_serializer(
         "hard": serializers.IntegerField(),
         "items": serializers.IntegerField(),
         "agreement_with_imported": serializers.FloatField(allow_null=True),
+        "evaluation": inline_serializer(
+            "BiasFlagsEvaluation",
+            {"id": serializers.IntegerField(), "name": serializers.CharField()},
+            required=False,
+            help_text="the evaluation whose predictions gave these flags, when the request named one",
+        ),
     },
 )
 BiasResultSerializer = inline_serializer(

@@ -26,6 +26,11 @@ FIGURES_HELP = (
 )
 
 
+# The form fields that carry a kind's choices (`EvaluationScorer.options`); a kind that
+# takes none refuses them with a 400 naming the field.
+OPTION_FIELDS = ("hard_flags",)
+
+
 class EvaluationRequestSerializer(serializers.Serializer):
     file = serializers.FileField(
         help_text='JSONL {"id", "prediction"} (phrase_pair: also "reversed"), CSV id,prediction, or for qa_authoring SQuAD\'s predictions dict {question id: text}'
@@ -33,6 +38,12 @@ class EvaluationRequestSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="the model's name")
     split = serializers.CharField(required=False, help_text='the split scored (default "test"); "all" for every split')
     format = serializers.ChoiceField(choices=FORMATS, required=False, help_text="found from the file when left out")
+    hard_flags = serializers.ChoiceField(
+        choices=["file", "computed"],
+        required=False,
+        help_text="NLI kinds: the hard/easy flags the subsets read: `file` (default) the imported file's hard(...) "
+        "column where the item has one, else the bias analysis's computed flag; `computed` only the computed flags",
+    )
 
 
 class EvaluationStartedSerializer(serializers.Serializer):
@@ -58,6 +69,13 @@ class EvaluationDetailSerializer(EvaluationSummarySerializer):
     )
     bootstrap = serializers.JSONField(help_text="n_resamples, confidence, seed")
     primary = serializers.CharField(help_text="the figure the compare view's verdict reads")
+    options = serializers.JSONField(help_text="the kind's choices it was scored with (NLI kinds: hard_flags)")
+    slice = serializers.CharField(required=False, help_text="the attribute asked for with ?slice=")
+    slices = serializers.JSONField(
+        required=False,
+        help_text='with ?slice=: {"<value>": {"items", <the kind\'s top-level figures>, "ci": {figure: [low, high]}}}, '
+        '95 % seeded percentile bootstrap over the slice\'s items; "" holds the items without the attribute',
+    )
     error = serializers.JSONField(allow_null=True)
 
 
@@ -105,16 +123,33 @@ class EvaluationListView(APIView):
             name=request.data.get("name"),
             split=request.data.get("split"),
             fmt=request.data.get("format") or "",
+            options={key: request.data.get(key) for key in OPTION_FIELDS if key in request.data},
         )
         return Response({"job": evaluation.job_id, "id": evaluation.pk}, status=status.HTTP_202_ACCEPTED)
 
 
 class EvaluationDetailView(APIView):
-    @extend_schema(responses={200: EvaluationDetailSerializer, **ERRORS})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "slice",
+                str,
+                required=False,
+                description="an item attribute (split, source, or a field of the items' extra such as "
+                "hard(overlap)): adds the figures of each slice of the items, with intervals",
+            )
+        ],
+        responses={200: EvaluationDetailSerializer, 409: ErrorsSerializer, **ERRORS},
+    )
     def get(self, request, slug, evaluation_id):
         return Response(
             EvaluationDetailSerializer(
-                evaluation_selectors.evaluation_detail(user=request.user, slug=slug, evaluation_id=evaluation_id)
+                evaluation_selectors.evaluation_detail(
+                    user=request.user,
+                    slug=slug,
+                    evaluation_id=evaluation_id,
+                    slice_by=request.query_params.get("slice"),
+                )
             ).data
         )
 

@@ -254,6 +254,8 @@
       event.preventDefault();
       const smoothing = Number(form.elements.smoothing.value);
       const body = { split: form.elements.split.value, smoothing: form.elements.smoothing.value === "" ? 100 : smoothing };
+      // A model trained elsewhere gives the hypothesis-only flags (its uploaded evaluation).
+      if (form.elements.evaluation && form.elements.evaluation.value) { body.evaluation = Number(form.elements.evaluation.value); }
       const button = form.querySelector("button");
       button.disabled = true;
       try {

@@ -94,16 +94,20 @@ def test_the_analysis_has_api_md_shape_and_the_papers_figures(sup, release):
     # Flags: one per test item, stored where the model-evaluation reads them, and compared
     # with the published columns.
     test_items = release["test"]
-    for item in test_items:
+    # Computed flags are kept apart from the file's columns, which stay as imported.
+    published = read_rows("Test-word.csv")
+    for item, row in zip(test_items, published):
         item.refresh_from_db()
-        assert isinstance(item.computed["hard(hypothesis)"], bool) and isinstance(item.computed["hard(overlap)"], bool)
+        assert isinstance(item.computed["computed_hard(hypothesis)"], bool)
+        assert isinstance(item.computed["computed_hard(overlap)"], bool)
+        assert "hard(overlap)" not in item.computed
+        assert item.payload["extra"] == {"hard(hypothesis)": row[3], "hard(overlap)": row[4]}
     for item in release["train"]:
         item.refresh_from_db()
-        assert "hard(overlap)" not in item.computed
-    published = read_rows("Test-word.csv")
+        assert "computed_hard(overlap)" not in item.computed
     for column, index in (("hard(hypothesis)", 3), ("hard(overlap)", 4)):
         flags = result["flags"][column]
-        computed = [item.computed[column] for item in test_items]
+        computed = [item.computed[f"computed_{column}"] for item in test_items]
         assert flags["items"] == 61 and flags["hard"] == sum(computed)
         agreeing = sum(c == (row[index] == "1") for c, row in zip(computed, published))
         assert flags["agreement_with_imported"] == pytest.approx(agreeing / 61)
@@ -113,7 +117,13 @@ def test_the_analysis_has_api_md_shape_and_the_papers_figures(sup, release):
     # §4.3's joint crosstab, of the computed flags and of the file's own columns.
     cells = {(True, True): "both", (True, False): "hypothesis_only", (False, True): "overlap_only"}
     for source, pairs in (
-        ("computed", [(item.computed["hard(hypothesis)"], item.computed["hard(overlap)"]) for item in test_items]),
+        (
+            "computed",
+            [
+                (item.computed["computed_hard(hypothesis)"], item.computed["computed_hard(overlap)"])
+                for item in test_items
+            ],
+        ),
         ("imported", [(row[3] == "1", row[4] == "1") for row in published]),
     ):
         expected = dict.fromkeys(("both", "hypothesis_only", "overlap_only", "neither"), 0)
@@ -156,37 +166,50 @@ def test_fitting_on_dev_applies_to_test_and_flags_move_with_the_split(sup, relea
     assert set(result["baselines"]["overlap"]) == {"train_split", "test"}
     assert result["flags"]["hard(overlap)"]["items"] == 60
     moved.refresh_from_db()
-    assert "hard(overlap)" not in moved.computed and "hard(hypothesis)" not in moved.computed
+    assert "computed_hard(overlap)" not in moved.computed and "computed_hard(hypothesis)" not in moved.computed
     # Fitting on test leaves no test item flagged.
     result = run(sup, {"split": "test"})
     assert result["flags"]["hard(hypothesis)"] == {"hard": 0, "items": 0, "agreement_with_imported": None}
-    assert not Item.objects.filter(computed__has_key="hard(overlap)").exists()
+    assert not Item.objects.filter(computed__has_key="computed_hard(overlap)").exists()
 
 
-def test_farstail_export_keeps_imported_columns_and_fills_missing_ones(sup, release):
+def test_farstail_exports_give_each_file_back_and_keep_computed_flags_apart(sup, release):
     from annotation.models import Item
     from tests.api.test_export import export
 
     run(sup)
-    # The Test file came with its hard columns: the export gives it back byte for byte.
-    response, body = export(sup, "fa-nli", format="farstail", split="test", status="all")
-    assert response.status_code == 200
-    assert body == (FARSTAIL_DIR / "Test-word.csv").read_bytes()
-    # The Val file had none: made the test split, its rows get the computed flags.
+    # Each split comes back as its published file, byte for byte: the Test file with its
+    # own hard columns, the Val file (train here) without any.
+    for split, name in (("test", "Test-word.csv"), ("train", "Val-word.csv")):
+        response, body = export(sup, "fa-nli", format="farstail", split=split, status="all")
+        assert response.status_code == 200
+        assert body == (FARSTAIL_DIR / name).read_bytes(), split
+    # Val rows made the test split get computed flags; their TSV still gains no hard(...)
+    # column the Val file lacks, and no empty one.
     Item.objects.filter(split="test").update(split="dev")
-    Item.objects.filter(pk__in=[item.pk for item in release["train"][:60]]).update(split="test")
+    moved = release["train"][:60]
+    Item.objects.filter(pk__in=[item.pk for item in moved]).update(split="test")
     run(sup)
     _, body = export(sup, "fa-nli", format="farstail", split="test", status="all")
     rows = list(csv.reader(io.StringIO(body.decode("utf-8")), delimiter="\t"))
-    assert rows[0] == ["premise", "hypothesis", "label", "hard(hypothesis)", "hard(overlap)"]
-    stored = [Item.objects.get(pk=item.pk).computed for item in release["train"][:60]]
-    assert [row[3:] for row in rows[1:]] == [
-        ["1" if c["hard(hypothesis)"] else "0", "1" if c["hard(overlap)"] else "0"] for c in stored
-    ]
-    # JSONL carries them in `extra` too.
+    assert rows[0] == ["premise", "hypothesis", "label"]
+    assert rows[1:] == read_rows("Val-word.csv")[:60]
+    _, body = export(sup, "fa-nli", format="farstail", split="train", status="all")
+    assert body.decode("utf-8").splitlines()[0] == "premise\thypothesis\tlabel"
+    # JSONL carries the computed flags under their own names, never as the file's columns.
+    stored = [Item.objects.get(pk=item.pk).computed for item in moved]
     _, body = export(sup, "fa-nli", format="jsonl", split="test", status="all")
-    first = json.loads(body.decode("utf-8").splitlines()[0])
-    assert first["extra"] == {"hard(hypothesis)": rows[1][3], "hard(overlap)": rows[1][4]}
+    records = [json.loads(line) for line in body.decode("utf-8").splitlines()]
+    assert [record["extra"] for record in records] == [
+        {
+            "computed_hard(hypothesis)": "1" if c["computed_hard(hypothesis)"] else "0",
+            "computed_hard(overlap)": "1" if c["computed_hard(overlap)"] else "0",
+        }
+        for c in stored
+    ]
+    # The former test items (dev now) kept their file's columns; their computed ones are gone.
+    _, body = export(sup, "fa-nli", format="farstail", split="dev", status="all")
+    assert body == (FARSTAIL_DIR / "Test-word.csv").read_bytes()
 
 
 def test_a_second_analysis_while_one_is_queued_is_409(sup, release):
@@ -287,7 +310,7 @@ def test_a_split_emptied_before_the_job_runs_fails_the_job_naming_it_and_stores_
     run_job(job_id)
     job = Job.objects.get(pk=job_id)
     assert job.status == "failed" and job.error["errors"][0]["field"] == "split"
-    assert not Item.objects.filter(computed__has_key="hard(overlap)").exists()
+    assert not Item.objects.filter(computed__has_key="computed_hard(overlap)").exists()
     assert sup.get(URL).status_code == 404
 
 

@@ -78,3 +78,49 @@ def test_the_supervisor_runs_the_analysis_and_sees_the_charts(project, page, liv
     page.screenshot(path=str(artifacts_dir / "bias_fa_390.png"), full_page=True)
     page.locator("#h-pmi").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts_dir / "bias_fa_390_pmi.png"))
+
+
+def test_the_hypothesis_only_flags_can_come_from_an_uploaded_evaluation(
+    project, page, live_server, artifacts_dir, celery_worker
+):
+    import json
+
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Item, Job
+    from annotation.release.evaluation import evaluation_start
+    from annotation.tasks import run_job
+    from tests.release.test_bias_api import read_rows
+
+    items = list(Item.objects.filter(project=project, split="test").order_by("position", "id"))
+    published = [row[3] == "1" for row in read_rows("Test-word.csv")]
+    wrong = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    lines = [
+        json.dumps({"id": i.external_id, "prediction": wrong[i.gold_label] if hard else i.gold_label})
+        for i, hard in zip(items, published)
+    ]
+    evaluation = evaluation_start(
+        project=project,
+        user=get_user_model().objects.get(username="bias-sup"),
+        data="\n".join(lines).encode(),
+        filename="mbert.jsonl",
+        name="mBERT",
+    )
+    run_job(evaluation.job_id)
+    base = live_server.url
+    page.context.add_cookies([{"name": "django_language", "value": "fa", "url": base}])
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, base, "bias-sup")
+    page.goto(f"{base}/p/fa-bias/bias/")
+    label = page.locator("#bias-form label").filter(has=page.locator("select[name=evaluation]"))
+    assert "برچسب‌های دشواری مدل فقط‌فرضیه از" in label.inner_text()
+    page.select_option("#bias-form select[name=evaluation]", str(evaluation.pk))
+    page.click("#bias-form button[type=submit]")
+    page.wait_for_selector("#bias-pmi:not([hidden])", timeout=60_000)
+    job = Job.objects.filter(kind="bias").latest("id")
+    assert job.params["evaluation"] == evaluation.pk
+    flags = [Item.objects.get(pk=i.pk).computed["computed_hard(hypothesis)"] for i in items]
+    assert flags == published
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    page.problems.assert_clean(page)
+    page.screenshot(path=str(artifacts_dir / "bias_fa_390_from_evaluation.png"), full_page=True)

@@ -40,5 +40,8 @@ def test_the_worker_runs_the_analysis_and_a_rerun_while_it_runs_is_409(project, 
     assert result["flags"]["hard(overlap)"]["items"] == 61
     test_ids = [item.pk for item in release["test"]]
     stored = Item.objects.filter(pk__in=test_ids).values_list("computed", flat=True)
-    assert all(isinstance(c["hard(overlap)"], bool) and isinstance(c["hard(hypothesis)"], bool) for c in stored)
-    assert sum(c["hard(overlap)"] for c in stored) == result["flags"]["hard(overlap)"]["hard"]
+    assert all(
+        isinstance(c["computed_hard(overlap)"], bool) and isinstance(c["computed_hard(hypothesis)"], bool)
+        for c in stored
+    )
+    assert sum(c["computed_hard(overlap)"] for c in stored) == result["flags"]["hard(overlap)"]["hard"]

@@ -15,7 +15,7 @@ URL = "/api/projects/fa-nli/evaluations/"
 # id, gold, split, computed hard(overlap), imported hard(overlap), imported hard(hypothesis)
 ITEMS = [
     ("t1", "entailment", "test", None, "1", "0"),
-    ("t2", "entailment", "test", False, "1", "0"),  # the computed flag wins over the column
+    ("t2", "entailment", "test", False, "1", "0"),  # by default the file's column wins
     ("t3", "neutral", "test", True, "0", "1"),
     ("t4", "neutral", "test", None, "0", "1"),
     ("t5", "contradiction", "test", None, "", ""),  # no flag: in neither subset
@@ -53,7 +53,7 @@ def nli(nli_project, make_user, client_for):
             status="accepted",
             gold_label=gold,
             payload={"premise": f"پیش‌فرض {key}", "hypothesis": "فرضیه", **({"extra": extra} if extra else {})},
-            computed={} if computed is None else {"hard(overlap)": computed},
+            computed={} if computed is None else {"computed_hard(overlap)": computed},
         )
     # An undecided test item has no gold and is not scored; a removed one neither.
     Item.objects.create(
@@ -117,10 +117,10 @@ def test_nli_figures_have_table_5_shape_with_intervals(nli):
     }
     assert figures["per_class"]["contradiction"]["precision"]["value"] == pytest.approx(2 / 3)
     assert figures["per_class"]["entailment"]["support"] == 2
-    # hard(overlap): hard = t1 (right), t6 (right); easy = t2 (computed False: wrong), t3? no:
-    # t3 is computed hard (right), t4 easy (wrong). So hard {t1, t3, t6} 3/3, easy {t2, t4} 0/2.
-    assert figures["subsets"]["hard(overlap)"]["hard"]["value"] == 1.0
-    assert figures["subsets"]["hard(overlap)"]["easy"]["value"] == 0.0
+    # hard(overlap) from the file's column where present: hard {t1 right, t2 wrong, t6 right}
+    # 2/3, easy {t3 right, t4 wrong} 1/2 (the computed flags of t2 and t3 are not read).
+    assert figures["subsets"]["hard(overlap)"]["hard"]["value"] == pytest.approx(2 / 3)
+    assert figures["subsets"]["hard(overlap)"]["easy"]["value"] == 0.5
     # hard(hypothesis) from the imported column alone: hard {t3, t4} 1/2, easy {t1, t2, t6} 2/3.
     assert figures["subsets"]["hard(hypothesis)"]["hard"]["value"] == 0.5
     assert figures["subsets"]["hard(hypothesis)"]["easy"]["value"] == pytest.approx(2 / 3)
@@ -131,7 +131,7 @@ def test_nli_figures_have_table_5_shape_with_intervals(nli):
     listed = nli["sup"].get(URL).json()
     assert [row["id"] for row in listed] == [body["id"]]
     assert listed[0]["figures"]["accuracy"] == pytest.approx(4 / 6)
-    assert listed[0]["figures"]["subsets"]["hard(overlap)"] == {"easy": 0.0, "hard": 1.0}
+    assert listed[0]["figures"]["subsets"]["hard(overlap)"] == {"easy": 0.5, "hard": pytest.approx(2 / 3)}
     assert set(listed[0]) >= {"id", "name", "split", "created_at", "figures"}
 
 

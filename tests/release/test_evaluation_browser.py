@@ -136,3 +136,49 @@ def test_leaderboard_upload_scores_compares_rtl_and_narrow(board, page, browser,
     assert float(bar.get_attribute("x")) + float(bar.get_attribute("width")) == pytest.approx(120, abs=0.01)
     narrow.screenshot(path=str(artifacts_dir / "leaderboard_390_rtl.png"), full_page=True)
     context.close()
+
+
+def test_scores_by_slice_in_english_and_in_persian_at_390(board, page, browser, artifacts_dir):
+    from django.contrib.auth import get_user_model
+
+    from annotation.release.evaluation import evaluation_start
+
+    evaluation = evaluation_start(
+        project=board["project"],
+        user=get_user_model().objects.get(username="board-sup"),
+        data=predictions(right_every=4).encode(),
+        filename="p.jsonl",
+        name="sliced",
+    )
+    run_queued_job()
+    url = board["url"]
+    page.set_viewport_size({"width": 1366, "height": 900})
+    login(page, url, "board-sup")
+    page.goto(f"{url}/p/fa-board/leaderboard/")
+    page.select_option("#slice-form select[name=slice_of]", str(evaluation.pk))
+    page.select_option("#slice-form select[name=slice]", "hard(overlap)")
+    with page.expect_navigation():
+        page.click("#slice-form button[type=submit]")
+    rows = page.locator("#slices tbody tr")
+    expect(rows).to_have_count(2)
+    # Items 0, 4, 8, … are the hard(overlap) ones, and exactly the ones the model got wrong.
+    expect(rows.nth(0)).to_contain_text("30")
+    expect(rows.nth(0)).to_contain_text("1.000")
+    expect(rows.nth(1)).to_contain_text("10")
+    expect(rows.nth(1)).to_contain_text("0.000")
+    page.problems.assert_clean(page)
+    # An attribute no item has: the refusal is on the page.
+    page.goto(f"{url}/p/fa-board/leaderboard/?slice_of={evaluation.pk}&slice=nope")
+    expect(page.locator("#h-slices ~ p.error")).to_contain_text("must be one of")
+
+    context = browser.new_context(locale="fa-IR", viewport={"width": 390, "height": 844})
+    narrow = context.new_page()
+    login(narrow, url, "board-sup")
+    narrow.goto(f"{url}/p/fa-board/leaderboard/?slice_of={evaluation.pk}&slice=hard(overlap)")
+    expect(narrow.locator("html")).to_have_attribute("dir", "rtl")
+    expect(narrow.locator("#h-slices")).to_have_text("امتیازها به تفکیک بخش")
+    expect(narrow.locator("#h-slices + p.hint")).to_contain_text("بازهٔ اطمینان ۹۵٪")
+    expect(narrow.locator("#slices tbody tr")).to_have_count(2)
+    assert narrow.evaluate("() => document.documentElement.scrollWidth") <= 390
+    narrow.screenshot(path=str(artifacts_dir / "leaderboard_slices_390_rtl.png"), full_page=True)
+    context.close()

@@ -100,20 +100,31 @@ def test_farstail_test_file_is_scored_with_its_published_hard_columns(make_user,
     assert figures["subset_items"]["hard(overlap)"]["hard"] == sum(o == "1" for o, _ in flags)
 
 
-def test_heq_sample_with_a_squad_predictions_dict_and_validators_extra_spans(make_user, client_for):
-    from annotation.models import Item, QuestionValidation
-
-    project, client = supervisor_client("heq-eval", "qa_authoring", "he", make_user, client_for)
+def heq_sample_project(slug: str, make_user, client_for):
+    """A qa_authoring project with HeQ's shipped validation sample imported as the test
+    split: (project, client, [(article, paragraph, question) of every question not rejected])."""
+    project, client = supervisor_client(slug, "qa_authoring", "he", make_user, client_for)
     path = DATA / "heq" / "val_v1.1_sample.json"
     import_sample(client, project, path, "squad")
     document = json.loads(path.read_text(encoding="utf-8"))
-    questions = [
-        (q, p["context"])
-        for article in document["data"]
-        for p in article["paragraphs"]
-        for q in p["qas"]
-        if q.get("question quality") != "rejected"
-    ]
+    return (
+        project,
+        client,
+        [
+            (article, p, q)
+            for article in document["data"]
+            for p in article["paragraphs"]
+            for q in p["qas"]
+            if q.get("question quality") != "rejected"
+        ],
+    )
+
+
+def test_heq_sample_with_a_squad_predictions_dict_and_validators_extra_spans(make_user, client_for):
+    from annotation.models import Item, QuestionValidation
+
+    project, client, sample = heq_sample_project("heq-eval", make_user, client_for)
+    questions = [(q, p["context"]) for _article, p, q in sample]
     answerable = [q for q, _ in questions if not q["is_impossible"]]
     unanswerable = [q for q, _ in questions if q["is_impossible"]]
     assert answerable and len(unanswerable) >= 2
@@ -161,17 +172,8 @@ def test_heq_sample_with_a_squad_predictions_dict_and_validators_extra_spans(mak
 def test_heq_predictions_refuse_non_string_answers_and_duplicate_keys(make_user, client_for):
     from annotation.models import Evaluation, Item
 
-    project, client = supervisor_client("heq-bad", "qa_authoring", "he", make_user, client_for)
-    path = DATA / "heq" / "val_v1.1_sample.json"
-    import_sample(client, project, path, "squad")
-    document = json.loads(path.read_text(encoding="utf-8"))
-    ids = [
-        q["id"]
-        for a in document["data"]
-        for p in a["paragraphs"]
-        for q in p["qas"]
-        if q.get("question quality") != "rejected"
-    ]
+    project, client, sample = heq_sample_project("heq-bad", make_user, client_for)
+    ids = [q["id"] for _article, _p, q in sample]
     entries = [
         f'"{ids[0]}": 7',
         f'"{ids[1]}": null',

@@ -417,7 +417,7 @@ FIELDS = {
     "intrinsic": ["all"],
     "question-audit-draw": ["per_source", "seed"],
     "question-audit-mark": ["question_correct", "span_correct"],
-    "bias": ["split", "smoothing"],
+    "bias": ["split", "smoothing", "evaluation"],
     "back-translation-restore": ["items"],
     "adjudicate": ["label", "comment", "override"],
     "reopen": ["reason"],
@@ -680,6 +680,22 @@ def test_a_bad_value_in_a_prediction_set_is_400_naming_it_and_stores_nothing(wor
     assert not problems, problems
 
 
+@pytest.mark.parametrize("value", ["a\x00b", "x" * 5_000, "\u202efile", "file ", "[]", "1"])
+def test_a_bad_hard_flags_choice_in_an_evaluation_upload_is_400_naming_it(world, value):
+    from annotation.models import Item
+
+    Item.objects.filter(project__slug="fa-nli").update(gold_label="entailment", split="test", status="accepted")
+    ids = list(Item.objects.filter(project__slug="fa-nli").values_list("external_id", flat=True))
+    rows = "\n".join(json.dumps({"id": key, "prediction": "entailment"}) for key in ids)
+    before = _counts()
+    response = world["client"]("sup").post(
+        "/api/projects/fa-nli/evaluations/",
+        {"file": upload("p.jsonl", rows), "name": "m", "hard_flags": value},
+        format="multipart",
+    )
+    assert refusal_problem(response, before, {"hard_flags"}) is None, response.content[:300]
+
+
 BIG_IDS = [str(2**63), str(2**64), "9" * 40]
 
 
@@ -721,6 +737,7 @@ QUERY_PARAMETERS = [
     ("sup", "/p/fa-nli/adjudication/", ["page"]),
     ("sup", "/api/projects/", ["page", "search"]),
     ("sup", "/api/projects/fa-nli/evaluations/compare/", ["a", "b"]),
+    ("sup", "/api/projects/fa-nli/evaluations/1/", ["slice"]),
     ("sup", "/p/fa-nli/dashboard/", ["tab"]),
     ("sup", "/p/fa-nli/", ["next"]),
     ("sup", "/api/projects/fa-nli/preview/", ["after"]),

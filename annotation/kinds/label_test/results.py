@@ -28,10 +28,16 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+import numpy as np
 from django.db.models import F
 from django.db.models.fields.json import KT
 
+from annotation.kinds.base import item_slice_attributes
+from annotation.kinds.nli.evaluation import pair_slice_attributes, pair_tokens
 from annotation.kinds.nli.labels import LABELS
+from annotation.metrics.evaluation import masked_means_statistic
+from annotation.metrics.lexical import jaccard_by_class
+from annotation.metrics.slices import slice_figures
 from annotation.models import Annotation, Item
 
 NO_ANSWER = "(tie)"
@@ -60,11 +66,13 @@ def scores(y_true: list[str], y_pred: list[str]) -> dict:
 
 
 def label_test_results_for_project(project) -> dict:
-    gold = dict(
+    gold, payloads = {}, {}
+    for pk, label, payload in (
         Item.objects.filter(project=project, probe_of__isnull=True)
         .exclude(reference_label="")
-        .values_list("pk", "reference_label")
-    )
+        .values_list("pk", "reference_label", "payload")
+    ):
+        gold[pk], payloads[pk] = label, payload
     rows = (
         Annotation.objects.filter(item__project=project, round=F("item__round"))
         .annotate(label=KT("value__label"))
@@ -99,7 +107,30 @@ def label_test_results_for_project(project) -> dict:
         "annotators": annotators,
         "group": testers_mean(annotators, Counter(majority_true)),
         "majority": majority,
+        "jaccard_by_class": pair_jaccard_by_class(gold, payloads),
+        "slices": testers_by_slice(gold, payloads, per_item),
     }
+
+
+def pair_jaccard_by_class(gold: dict, payloads: dict) -> dict:
+    """LCHAIM §2: the mean Jaccard overlap of premise and hypothesis words per gold class."""
+    pairs = [pair_tokens(payloads[pk]) for pk in gold]
+    return jaccard_by_class([p for p, _ in pairs], [h for _, h in pairs], list(gold.values()))
+
+
+def testers_by_slice(gold: dict, payloads: dict, per_item: dict) -> dict:
+    """LCHAIM §5.1-5.2 for the human baseline: the testers' accuracy by TTR bin and by each
+    field of the items' `extra` (ConTRoL's reasoning type), {attribute: {value: {"items",
+    "accuracy", "ci"}}}. An item's accuracy is the share of its testers' labels equal to the
+    gold; a slice's is their mean, with a seeded bootstrap interval over its items."""
+    labelled = [pk for pk in sorted(per_item) if per_item[pk]]
+    if not labelled:
+        return {}
+    right = np.array([sum(label == gold[pk] for label in per_item[pk]) / len(per_item[pk]) for pk in labelled])
+    statistic = masked_means_statistic({"accuracy": right})
+    attributes = [{**item_slice_attributes("", payloads[pk]), **pair_slice_attributes(payloads[pk])} for pk in labelled]
+    names = sorted(set().union(*attributes) - {"split"})
+    return {name: slice_figures(statistic, [row.get(name, "") for row in attributes], ["accuracy"]) for name in names}
 
 
 def testers_mean(annotators: list[dict], gold_counts: Counter) -> dict:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import PurePath
 
 from annotation.errors import InvalidInput
+from annotation.metrics.bias import computed_column
 from annotation.rows import extra_in_order, read_csv_rows
 
 from .labels import LONG_TO_SHORT
@@ -57,31 +58,31 @@ def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
 
 
 def with_computed_flags(extra, computed) -> dict:
-    """An item's extra columns (as imported, in order), then FarsTail's `hard(hypothesis)` and
-    `hard(overlap)` as "1"/"0" from the bias analysis's computed flags (annotation/release/
-    bias.py) where the file had no such column: imported cells are never replaced.
+    """An item's extra columns (as imported, in order), then the bias analysis's computed
+    flags (annotation/release/bias.py) under their own names, `computed_hard(hypothesis)` and
+    `computed_hard(overlap)`, as "1"/"0": the file's `hard(...)` cells are kept apart and
+    never filled or replaced. For the JSONL and CSV records' `extra`.
 
-    >>> with_computed_flags({"hard(overlap)": "1"}, {"hard(overlap)": False, "hard(hypothesis)": True})
-    {'hard(overlap)': '1', 'hard(hypothesis)': '1'}
+    >>> with_computed_flags({"hard(overlap)": "1"}, {"computed_hard(overlap)": False})
+    {'hard(overlap)': '1', 'computed_hard(overlap)': '0'}
     """
     filled = dict(extra) if isinstance(extra, dict) else {}
     if isinstance(computed, dict):
         for column in FARSTAIL_EXTRA_COLUMNS:
-            if column not in filled and isinstance(computed.get(column), bool):
-                filled[column] = "1" if computed[column] else "0"
+            value = computed.get(computed_column(column))
+            if isinstance(value, bool):
+                filled[computed_column(column)] = "1" if value else "0"
     return filled
 
 
 def farstail_header(items) -> list[str]:
-    """premise, hypothesis, label, then the extra columns the items carry, in the order
-    they were imported in and first met (computed hard flags after them). One query over
-    the exported items finds them (constant memory)."""
+    """premise, hypothesis, label, then the extra columns the items were imported with, in
+    the order they were imported in and first met. A FarsTail file carries what it came
+    with and nothing Mashov computed: a split whose file had no `hard(...)` columns is
+    written without them. One query over the exported items finds them (constant memory)."""
     seen: dict[str, None] = {}
-    for extra, order, computed in items.values_list("payload__extra", "payload__extra_order", "computed").iterator(
-        chunk_size=2000
-    ):
-        in_order = extra_in_order({"extra": extra, "extra_order": order}, FARSTAIL_EXTRA_COLUMNS)
-        for key in with_computed_flags(in_order, computed):
+    for extra, order in items.values_list("payload__extra", "payload__extra_order").iterator(chunk_size=2000):
+        for key in extra_in_order({"extra": extra, "extra_order": order}, FARSTAIL_EXTRA_COLUMNS):
             if key not in FARSTAIL_COLUMNS:
                 seen.setdefault(key, None)
     return [*FARSTAIL_COLUMNS, *seen]
@@ -91,7 +92,7 @@ def farstail_row(item, header: list[str]) -> list[str]:
     """The gold label for an accepted item, else its reference (author's or original)
     label, as FarsTail's single letter; extra cells as stored (empty when missing)."""
     label = item.gold_label if item.status == "accepted" else item.reference_label
-    extra = with_computed_flags(item.payload.get("extra"), item.computed)
+    extra = item.payload.get("extra")
     row = [item.payload.get("premise", ""), item.payload.get("hypothesis", ""), LONG_TO_SHORT.get(label, label)]
     for key in header[len(FARSTAIL_COLUMNS) :]:
         value = extra.get(key, "") if isinstance(extra, dict) else ""

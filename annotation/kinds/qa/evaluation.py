@@ -11,7 +11,7 @@ as annotation.metrics.spans scores None; matching folds letters as the project's
 import numpy as np
 
 from annotation.errors import FieldError
-from annotation.kinds.base import EvaluationScorer
+from annotation.kinds.base import EvaluationScorer, item_slice_attributes
 from annotation.metrics import spans
 from annotation.metrics.evaluation import masked_means_statistic
 
@@ -38,6 +38,21 @@ class QaScorer(EvaluationScorer):
                 if isinstance(question.get("id"), str) and question["id"]:
                     out[question["id"]] = imported_golds(question)
         return out
+
+    def slice_attributes(self, project, keys: list[str]) -> list[dict[str, str]]:
+        """A question's paragraph's attributes: the article split the export gives it,
+        the article's `source` (Wikipedia, Geektime: HeQ Tables 6-7), the item's extra."""
+        wanted = set(keys)
+        found = {}
+        for entry in export_questions(project):
+            ids = [q.get("id") for q in entry["paragraph"]["qas"] if q.get("id") in wanted]
+            if not ids:
+                continue
+            attributes = item_slice_attributes(entry["split"] or "", entry["item"].payload)
+            if entry.get("source"):
+                attributes["source"] = str(entry["source"])
+            found.update(dict.fromkeys(ids, attributes))
+        return [found.get(key, {}) for key in keys]
 
     def clean(self, record: dict, row: int):
         answer = record.get("prediction")

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 
 from annotation import access
 from annotation.kinds.registry import get_kind
+from annotation.models import Evaluation
 from annotation.release.bias import DEFAULTS, SPLITS, analysable, bias_latest_job
 from annotation.templatetags.mashov import word
 
@@ -26,6 +27,14 @@ def bias_page(request, slug):
         "has_result": bias_latest_job(project) is not None,
         "defaults": DEFAULTS,
         "can_run": access.supervises(request.user, project),
+        "evaluations": [
+            evaluation
+            for evaluation in Evaluation.objects.filter(project=project)
+            .select_related("job")
+            .defer("per_item")
+            .order_by("-id")
+            if evaluation.status == "done"
+        ],
         "strings": {
             "hypothesis_only": _("Hypothesis-only (TF-IDF + logistic regression)"),
             "overlap": _("Overlap-based (cosine + SVM)"),

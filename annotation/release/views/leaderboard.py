@@ -19,7 +19,7 @@ from annotation.kinds.registry import get_kind
 from annotation.models import Evaluation, Item
 from annotation.release import evaluation as evaluations
 from annotation.release import evaluation_figures, predictions
-from annotation.selectors.evaluations import evaluation_compare
+from annotation.selectors.evaluations import evaluation_compare, evaluation_detail
 from annotation.templatetags.mashov import word
 
 # Display names of the leaderboard's columns (the figures' dotted paths).
@@ -156,6 +156,57 @@ def _comparison(request, project, scorer) -> tuple[dict | None, list[str]]:
     return compared, []
 
 
+# Items read for the slice form's list of attributes (their extra fields): a hint, the
+# API takes any attribute an item has.
+SLICE_HINT_ITEMS = 500
+
+
+SLICE_TITLES = {"split": gettext_lazy("Split"), "source": gettext_lazy("Source of the item")}
+
+
+def _slice_attributes(project) -> list[dict]:
+    """(value, title) of the attributes the slice form offers; imported columns by name."""
+    found = dict.fromkeys(SLICE_TITLES)
+    for extra in Item.objects.filter(project=project).values_list("payload__extra", flat=True)[:SLICE_HINT_ITEMS]:
+        if isinstance(extra, dict):
+            found.update(dict.fromkeys(map(str, extra)))
+    return [{"value": name, "title": SLICE_TITLES.get(name, name)} for name in found]
+
+
+def _slices(request, project) -> tuple[dict | None, list[str]]:
+    """The figures of one evaluation by slice (`?slice_of=<id>&slice=<attribute>`)."""
+    evaluation_id, attribute = request.GET.get("slice_of"), request.GET.get("slice")
+    if not evaluation_id or attribute is None:
+        return None, []
+    if not evaluation_id.isdigit() or len(evaluation_id) > 18:
+        return None, [_("Choose an evaluation.")]
+    try:
+        detail = evaluation_detail(
+            user=request.user, slug=project.slug, evaluation_id=int(evaluation_id), slice_by=attribute
+        )
+    except NotFound:
+        return None, [_("Choose an evaluation.")]
+    except PermissionDenied:
+        raise
+    except ApplicationError as exc:
+        return None, [error.message for error in exc.errors]
+    figures = [name for name in next(iter(detail["slices"].values()), {}) if name not in ("items", "ci")]
+    return {
+        "evaluation": detail,
+        "attribute": attribute,
+        "attribute_title": SLICE_TITLES.get(attribute, attribute),
+        "figures": [{"name": name, "title": figure_name(name)} for name in figures],
+        "rows": [
+            {
+                "value": value,
+                "items": row["items"],
+                "cells": [{"value": row.get(name), "ci": row["ci"].get(name) or [None, None]} for name in figures],
+            }
+            for value, row in detail["slices"].items()
+        ],
+    }, []
+
+
 def _page(request, slug: str, *, errors=(), form=None):
     project = access.access_project_for_staff(request.user, slug)
     scorer = get_kind(project.kind).evaluation_scorer()
@@ -165,6 +216,7 @@ def _page(request, slug: str, *, errors=(), form=None):
         | {"test"}
     )
     comparison, compare_errors = _comparison(request, project, scorer) if scorer else (None, [])
+    sliced, slice_errors = _slices(request, project) if scorer else (None, [])
     context = {
         "project": project,
         "evaluable": scorer is not None,
@@ -181,6 +233,10 @@ def _page(request, slug: str, *, errors=(), form=None):
         "form": form or {"split": "test"},
         "comparison": comparison,
         "compare_errors": compare_errors,
+        "sliced": sliced,
+        "slice_errors": slice_errors,
+        "slice_attributes": _slice_attributes(project) if scorer else [],
+        "slice_form": {"of": request.GET.get("slice_of", ""), "slice": request.GET.get("slice", "")},
         "bar_width": BAR_WIDTH,
         "bar_height": BAR_HEIGHT,
     }

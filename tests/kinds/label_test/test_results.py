@@ -16,10 +16,17 @@ pytestmark = pytest.mark.django_db
 LABELS = ["entailment", "neutral", "contradiction"]
 
 
+def import_rows(project, rows: list[dict], user) -> None:
+    """Import `rows` as a JSONL file through the import service."""
+    from annotation.services.imports import items_import
+
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    items_import(project=project, data=data, fmt="jsonl", user=user)
+
+
 @pytest.fixture
 def setup(make_user, client_for):
     from annotation.models import Membership
-    from annotation.services.imports import items_import
     from annotation.services.projects import project_create
 
     admin = make_user("root", staff=True)
@@ -34,12 +41,7 @@ def setup(make_user, client_for):
     rng = np.random.default_rng(0)
     gold = {f"t{i}": LABELS[int(rng.integers(0, 3))] for i in range(30)}
     rows = [{"id": k, "premise": f"הנחה {k}", "hypothesis": f"השערה {k}", "label": v} for k, v in gold.items()]
-    items_import(
-        project=project,
-        data="".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode(),
-        fmt="jsonl",
-        user=admin,
-    )
+    import_rows(project, rows, admin)
     users = {}
     for name in ("h1", "h2", "h3", "h4"):
         users[name] = make_user(name)

@@ -90,7 +90,8 @@ def evaluation_describe(evaluation: Evaluation) -> dict:
 def evaluation_options(evaluation: Evaluation) -> dict:
     """The kind's choices the evaluation was scored with (defaults for one made before
     they existed)."""
-    chosen = (evaluation.job.params or {}).get("options") if evaluation.job_id else None
+    job = evaluation.job
+    chosen = (job.params or {}).get("options") if job is not None else None
     return scorer_for(evaluation.project).clean_options(chosen or {})
 
 

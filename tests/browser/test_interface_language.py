@@ -134,7 +134,7 @@ def _faults(run: dict, exact: set, patterns: list, long: set, language: str) -> 
 # not on the kind's data: at the phone width the supervisor's pages every kind shares a
 # template for (settings, items, item, audit log) are walked for one kind only, and each
 # kind's project page (which kinds add sections to) for all. The full walk at 390 px took
-# as long again as the desktop one (about 75 s a language); this subset about half that.
+# as long again as the desktop one (70-80 s a language); this subset 55 s.
 PHONE_SHARED_PAGES_KIND = "nli_relabel"
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
@@ -57,6 +57,32 @@ def clean_comment(comment, errors: list[FieldError]) -> str:
     return comment
 
 
+_REASONS = (
+    (
+        re.compile(r"contains a NUL character at position (?P<position>\d+)"),
+        gettext_noop("contains a NUL character at position %(position)s"),
+    ),
+    (
+        re.compile(r"contains a lone surrogate \((?P<code>U\+[0-9A-F]+)\) at position (?P<position>\d+)"),
+        gettext_noop("contains a lone surrogate (%(code)s) at position %(position)s"),
+    ),
+    (
+        re.compile(r"contains the bidi control (?P<code>U\+[0-9A-F]+) at position (?P<position>\d+)"),
+        gettext_noop("contains the bidi control %(code)s at position %(position)s"),
+    ),
+)
+
+
+def reason_text(reason: str | None) -> str | None:
+    """A reason from annotation.metrics.text (pure Python, in English) in the interface's
+    language: the metrics say why a text cannot be stored, the person reads it here."""
+    for pattern, message in _REASONS if reason else ():
+        found = pattern.fullmatch(reason)
+        if found:
+            return gettext(message) % found.groupdict()
+    return reason
+
+
 def require_text(
     record: dict, name: str, problems: RowProblems, *, required: bool = True, identifier: bool = False
 ) -> str:
@@ -74,12 +100,12 @@ def require_text(
         return ""
     reason = forbidden_character(value)
     if reason:
-        problems.add(name, reason)
+        problems.add(name, reason_text(reason))
         return ""
     if identifier:
         reason = bidi_control(value)
         if reason:
-            problems.add(name, reason)
+            problems.add(name, reason_text(reason))
             return ""
         if len(value) > 200:
             problems.add(name, gettext("is longer than %(n)s characters") % {"n": 200})

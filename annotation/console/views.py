@@ -29,6 +29,7 @@ from annotation.selectors.items import (
 from annotation.selectors.names import names_visible
 from annotation.selectors.predictions import latest_predictions_of_items
 from annotation.services.decisions import round_decided
+from annotation.wording import join_list
 
 PAGE_SIZE = 50
 FILTERS = ("status", "split", "round", "group", "flag", "annotator", "q")
@@ -70,7 +71,7 @@ def _value_text(entry: dict, kind_of: str, value) -> str:
     if kind_of == "choice":
         return entry["choices"].get(value, value)
     if kind_of == "list":
-        return ", ".join(entry["choices"].get(v, v) for v in value) or _("none")
+        return join_list(entry["choices"].get(v, v) for v in value) or _("none")
     if kind_of == "table":
         return _("the paper's values")
     if kind_of == "json":

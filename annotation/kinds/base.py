@@ -489,7 +489,9 @@ class KindFormats:
 
     def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
         """(row number, record) pairs for a kind-specific format."""
-        raise InvalidInput(f"format {fmt!r} is not available for {self.name}", field="format")
+        raise InvalidInput(
+            gettext("format “%(format)s” is not available for this kind of project") % {"format": fmt}, field="format"
+        )
 
     def read_format_with_settings(
         self, fmt: str, text: str, filename: str, settings: dict

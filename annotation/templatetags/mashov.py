@@ -12,6 +12,7 @@ from django.utils.translation import get_language_info
 from django.utils.translation import gettext_lazy as _
 
 from annotation.kinds.registry import installed_kind, job_titles
+from annotation.wording import join_list
 
 register = template.Library()
 
@@ -120,6 +121,12 @@ def _name_in(table: dict):
 
 
 status_name = register.filter("status_name", _name_in(STATUSES))
+
+
+@register.filter(name="join_list")
+def join_list_filter(items) -> str:
+    """A list joined with the active language's separator ("، " in Persian)."""
+    return join_list(items)
 
 
 @register.filter

@@ -15,6 +15,7 @@ from annotation.kinds.settings import COMMON_SETTINGS_LABELS
 from annotation.selectors.audit import audit_actors_for_project, audit_log_for_project
 from annotation.services.audit import ACTIONS
 from annotation.templatetags.mashov import field_name, kind_name, language_name, status_name, word
+from annotation.wording import join_list
 
 PAGE_SIZE = 50
 # What each action is called on the page (services.audit.ACTIONS; an action without a name
@@ -120,7 +121,7 @@ def _value_text(value, setting: dict | None = None) -> str:
     if isinstance(value, bool):
         return str(_("yes") if value else _("no"))
     if isinstance(value, list):
-        return ", ".join(_value_text(v, setting) for v in value)
+        return join_list(_value_text(v, setting) for v in value)
     if isinstance(value, dict):
         # A table setting (pool_rules): its rows by their names, its columns by their labels.
         columns = setting.get("columns", {}) if setting else {}
@@ -130,7 +131,7 @@ def _value_text(value, setting: dict | None = None) -> str:
             else f"{columns.get(k) or word(str(k))}: {_value_text(v, setting)}"
             for k, v in value.items()
         ]
-        return "; ".join(parts) if any(isinstance(v, dict) for v in value.values()) else ", ".join(parts)
+        return "; ".join(parts) if any(isinstance(v, dict) for v in value.values()) else join_list(parts)
     if isinstance(value, str):
         if setting and value in setting.get("choices", {}):
             return setting["choices"][value]

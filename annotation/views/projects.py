@@ -22,6 +22,7 @@ from annotation.selectors.items import annotator_label
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 from annotation.templatetags.mashov import field_name
+from annotation.wording import join_clauses, join_list
 
 
 @require_GET
@@ -86,7 +87,7 @@ def _rows_text(rows: list[int]) -> str:
             runs[-1][1] = row
         else:
             runs.append([row, row])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return join_list(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _column(field: str) -> str:
@@ -114,7 +115,7 @@ def _error_text(exc: ApplicationError) -> str:
     if missing:
         lines.append(
             _("These columns do not fit this kind of project; they are missing or empty: %(columns)s.")
-            % {"columns": ", ".join(f"“{_column(field)}”" for field in missing)}
+            % {"columns": join_list(f"“{_column(field)}”" for field in missing)}
         )
     for (field, message), rows in rows_of.items():
         if field in missing and message == required:
@@ -128,7 +129,7 @@ def _error_text(exc: ApplicationError) -> str:
         elif rows:
             text = _("row %(row)s") % {"row": rows[0]} + ": " + text
         lines.append(text)
-    return "; ".join(lines[:20])
+    return join_clauses(lines[:20])
 
 
 def _form_action(request, slug: str, action) -> HttpResponse:

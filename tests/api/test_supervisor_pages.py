@@ -68,6 +68,8 @@ def test_a_file_of_another_kind_is_refused_once_in_the_interface_language(nli_pr
     body = html.unescape(response.content.decode())
     from django.utils import translation
 
+    from annotation.wording import join_list
+
     with translation.override(language):
         summary = str(
             translation.gettext(
@@ -75,7 +77,8 @@ def test_a_file_of_another_kind_is_refused_once_in_the_interface_language(nli_pr
             )
         )
         # Each column by its name on the item page, the file's own name beside it.
-        columns = ", ".join(f"“{translation.gettext(name)} ({name})”" for name in ("premise", "hypothesis"))
+        # Joined as the language joins a list ("، " in Persian).
+        columns = join_list(f"“{translation.gettext(name)} ({name})”" for name in ("premise", "hypothesis"))
     assert body.count(summary % {"columns": columns}) == 1
     assert "is required" not in body and "row 2" not in body
     assert nli_project.items.count() == 0

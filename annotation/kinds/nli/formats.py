@@ -5,6 +5,8 @@ import json
 from collections.abc import Iterator
 from pathlib import PurePath
 
+from django.utils.translation import gettext
+
 from annotation.errors import InvalidInput
 from annotation.metrics.bias import computed_column
 from annotation.rows import extra_in_order, read_csv_rows
@@ -34,12 +36,21 @@ def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
     rows = read_csv_rows(text, delimiter="\t")
     _, header = next(rows, (0, None))
     if header is None or header[:3] != ["premise", "hypothesis", "label"]:
-        raise InvalidInput("a FarsTail file starts with the header premise, hypothesis, label", field="file")
+        raise InvalidInput(
+            gettext("a FarsTail file starts with the header %(columns)s") % {"columns": "premise, hypothesis, label"},
+            field="file",
+        )
     extra_columns = header[3:]
     previous_premise, group_number = None, 0
     for row_number, fields in rows:
         if len(fields) != len(header):
-            yield row_number, {"_error": f"has {len(fields)} fields, the header has {len(header)}"}
+            yield (
+                row_number,
+                {
+                    "_error": gettext("has %(fields)s fields, the header has %(header)s")
+                    % {"fields": len(fields), "header": len(header)}
+                },
+            )
             continue
         premise, hypothesis, label = fields[:3]
         if premise != previous_premise:

@@ -13,6 +13,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind, ProjectLink
 from annotation.kinds.settings import AGGREGATION_SETTINGS, MODEL_SETTINGS, between, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
+from annotation.wording import join_list
 
 from .formats import (
     FARSTAIL_EXPORT,
@@ -68,11 +69,11 @@ class NliKind(Kind):
         if record.get(field) not in (None, ""):
             label = canonical_label(record[field]) or ""
             if not label:
-                problems.add(field, f"must be one of {', '.join(LABELS)} (or e, n, c)")
+                problems.add(field, gettext("must be one of %(choices)s (or e, n, c)") % {"choices": join_list(LABELS)})
         author = require_text(record, "author", problems, required=False, identifier=True)
         extra = record.get("extra")
         if extra is not None and not isinstance(extra, dict):
-            problems.add("extra", "must be an object")
+            problems.add("extra", gettext("must be an object"))
         if problems.errors:
             return None, problems.errors
         payload = {"premise": premise, "hypothesis": hypothesis}

@@ -50,12 +50,13 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.base import Kind
 from annotation.metrics.text import forbidden_character
-from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.rows import ItemRow, RowProblems, reason_text, require_text
 
 from .guide import AUTHORING_GUIDE
 
@@ -123,31 +124,39 @@ class NliAuthoringKind(Kind):
         problems = RowProblems(row)
         common = self.common_fields(record, problems)
         if len(common["external_id"]) > MAX_ID_LENGTH:
-            problems.add("id", f"is longer than {MAX_ID_LENGTH} characters (it is part of the generated items' ids)")
+            problems.add(
+                "id",
+                gettext("is longer than %(n)s characters (it is part of the generated items' ids)")
+                % {"n": MAX_ID_LENGTH},
+            )
         question = require_text(record, "question", problems)
         if question and not question.strip():
-            problems.add("question", "is blank")
+            problems.add("question", gettext("is blank"))
         choices = record.get("choices")
         if not isinstance(choices, list):
-            problems.add("choices", "must be a list of strings")
+            problems.add("choices", gettext("must be a list of strings"))
             choices = None
         elif not 2 <= len(choices) <= MAX_CHOICES:
-            problems.add("choices", f"must hold between 2 and {MAX_CHOICES} choices")
+            problems.add("choices", gettext("must hold between 2 and %(n)s choices") % {"n": MAX_CHOICES})
         else:
             for index, choice in enumerate(choices):
                 if not isinstance(choice, str) or not choice.strip():
-                    problems.add(f"choices[{index}]", "must be a non-empty string")
+                    problems.add(f"choices[{index}]", gettext("must be a non-empty string"))
                 elif forbidden_character(choice):
-                    problems.add(f"choices[{index}]", forbidden_character(choice))
+                    problems.add(f"choices[{index}]", reason_text(forbidden_character(choice)))
         answer_index = record.get("answer_index")
         if isinstance(answer_index, str) and answer_index.isascii() and answer_index.isdigit():
             answer_index = int(answer_index)  # CSV cells are text
         if answer_index is None or answer_index == "":
-            problems.add("answer_index", "is required")
+            problems.add("answer_index", gettext("is required"))
         elif not isinstance(answer_index, int) or isinstance(answer_index, bool):
-            problems.add("answer_index", "must be an integer")
+            problems.add("answer_index", gettext("must be an integer"))
         elif choices is not None and not 0 <= answer_index < len(choices):
-            problems.add("answer_index", f"must be between 0 and {len(choices) - 1} (an index into choices)")
+            problems.add(
+                "answer_index",
+                gettext("must be between 0 and %(last)s (the position of the answer among the choices, from 0)")
+                % {"last": len(choices) - 1},
+            )
         if problems.errors:
             return None, problems.errors
         payload = {"question": question, "choices": list(choices), "answer_index": answer_index}

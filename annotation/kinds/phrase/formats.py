@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePath
 
+from django.utils.translation import gettext
+
 from annotation.errors import InvalidInput
 from annotation.rows import delimited_line, read_csv_lines
 
@@ -58,18 +60,28 @@ def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
     parts = phrasis_name(filename)
     if parts is None:
         raise InvalidInput(
-            "a PhrasIS file is named PhrasIS.<split>.<source>.<polarity>.txt (e.g. PhrasIS.train.images.positives.txt)",
+            gettext("a PhrasIS file is named %(pattern)s (for example %(example)s)")
+            % {"pattern": "PhrasIS.<split>.<source>.<polarity>.txt", "example": "PhrasIS.train.images.positives.txt"},
             field="file",
         )
     stem = PurePath(filename).name.removesuffix(".txt")
     for _row, number, cells in read_csv_lines(text, delimiter="\t", skip_blank=True):
         if len(cells) != 7:
-            yield number, {"_error": f"has {len(cells)} tab-separated columns; PhrasIS lines have 7"}
+            yield (
+                number,
+                {"_error": gettext("has %(n)s tab-separated columns; PhrasIS lines have 7") % {"n": len(cells)}},
+            )
             continue
         score, label, left, right, left_positions, right_positions, pair = cells
         # An empty score is a pair without one (Mashov writes so for pairs imported without).
         if score != "" and not finite_score(score, text_must_be_number=True):
-            yield number, {"_error": f"column 1 (similarity score) {score!r} is not a finite number"}
+            yield (
+                number,
+                {
+                    "_error": gettext("column 1 (similarity score) “%(score)s” is not a finite number")
+                    % {"score": score}
+                },
+            )
             continue
         record = {
             "id": f"{stem}-{number}",

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
@@ -35,6 +36,7 @@ from annotation.kinds.settings import (
 )
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
+from annotation.wording import join_list
 
 from .formats import finite_score, phrasis_release_files, read_phrasis
 from .guide import PHRASE_LABEL_GUIDE
@@ -162,31 +164,40 @@ class PhrasePairKind(Kind):
         right = require_text(record, "right", problems)
         for name, text in (("left", left), ("right", right)):
             if len(text) > MAX_PHRASE_LENGTH:
-                problems.add(name, f"is longer than {MAX_PHRASE_LENGTH} characters")
+                problems.add(name, gettext("is longer than %(n)s characters") % {"n": MAX_PHRASE_LENGTH})
         if PROBE_MARK in common["external_id"]:
-            problems.add("id", f"must not contain {PROBE_MARK!r} (it marks reversed probe copies)")
+            problems.add(
+                "id", gettext("must not contain “%(mark)s” (it marks reversed probe copies)") % {"mark": PROBE_MARK}
+            )
         label = ""
         if record.get("label") not in (None, ""):
             label = canonical_label(record["label"]) or ""
             if not label:
-                problems.add("label", f"must be one of {', '.join(LABELS)} (or {', '.join(CODES)})")
+                problems.add(
+                    "label",
+                    gettext("must be one of %(choices)s (or %(codes)s)")
+                    % {"choices": join_list(LABELS), "codes": join_list(CODES)},
+                )
         source = require_text(record, "source", problems, required=False, identifier=True)
         if source == ALL_SOURCES:
-            problems.add("source", f"{ALL_SOURCES!r} names the overall agreement scope; choose another name")
+            problems.add(
+                "source",
+                gettext("“%(name)s” names the overall agreement scope; choose another name") % {"name": ALL_SOURCES},
+            )
         score = record.get("score")
         if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float, str))):
-            problems.add("score", "must be a number or a string")
+            problems.add("score", gettext("must be a number or a string"))
         elif score not in (None, "") and not finite_score(score):
-            problems.add("score", "must be a finite number")
+            problems.add("score", gettext("must be a finite number"))
         payload: dict[str, Any] = {"left": left, "right": right}
         for name in ("phrasis", "extra"):
             value = record.get(name)
             if value is None:
                 continue
             if not isinstance(value, dict):
-                problems.add(name, "must be an object")
+                problems.add(name, gettext("must be an object"))
             elif name == "phrasis" and not all(isinstance(v, str) for v in value.values()):
-                problems.add(name, "must map column names to strings")
+                problems.add(name, gettext("must map column names to strings"))
             elif name == "extra" and value:
                 store_extra(payload, value)
             elif value:

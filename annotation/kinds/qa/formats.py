@@ -47,6 +47,7 @@ from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.offsets import span_matches
 from annotation.metrics.text import bidi_control
 from annotation.rows import RowProblems, read_jsonl_objects
+from annotation.wording import join_list
 
 from .questions import SPLITS, item_split, project_article_splits, questions_of
 
@@ -258,7 +259,7 @@ def read_articles(text: str, rules: dict, default_source: str) -> Iterator[tuple
                 number,
                 {
                     "_error": _("has no paragraph pool rule (the project has rules for: %(sources)s)")
-                    % {"sources": ", ".join(sorted(rules))},
+                    % {"sources": join_list(sorted(rules))},
                     "_field": "source",
                 },
             )
@@ -540,7 +541,7 @@ def export_questions_stream(
     if fmt not in ("squad", "jsonl"):
         raise InvalidInput(_("must be one of %(choices)s") % {"choices": "squad, jsonl"}, field="format")
     if split is not None and split != "" and split not in SPLITS:
-        raise InvalidInput(_("must be one of %(choices)s") % {"choices": ", ".join(SPLITS)}, field="split")
+        raise InvalidInput(_("must be one of %(choices)s") % {"choices": join_list(SPLITS)}, field="split")
     paragraphs = export_questions(project, split=split or None, include_rejected=include_rejected)
     if fmt == "jsonl":
         return _questions_jsonl(paragraphs)

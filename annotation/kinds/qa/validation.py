@@ -17,6 +17,7 @@ from annotation import access
 from annotation.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership, QuestionValidation, Review
+from annotation.wording import join_list
 
 from .questions import check_span_value, imported_questions_of, item_split, project_article_splits, questions_of
 from .reviews import QUESTION_KINDS
@@ -197,7 +198,7 @@ def _check_question_open(item: Item, answers: QuerySet[QuestionValidation], *, u
     if split not in settings["validate_splits"]:
         raise Conflict(
             _("questions of the “%(split)s” split are not validated (the project validates: %(splits)s)")
-            % {"split": split, "splits": ", ".join(settings["validate_splits"])},
+            % {"split": split, "splits": join_list(settings["validate_splits"])},
             field=field,
         )
     validators = list(answers.values_list("validator_id", flat=True))

@@ -6,8 +6,11 @@ import math
 from collections import Counter
 from typing import Any
 
+from django.utils.translation import gettext
+
 from annotation.metrics.text import bidi_control, forbidden_character
-from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.rows import ItemRow, RowProblems, reason_text, require_text
+from annotation.wording import join_list
 
 from .ratings import CRITERIA, stored_ratings
 
@@ -30,17 +33,19 @@ def parse_summary_record(record: dict, row: int, problems: RowProblems, common: 
     (system, text, optional automatic scores), or the row's problems."""
     article = require_text(record, "article", problems)
     if article and not article.strip():
-        problems.add("article", "is blank")
+        problems.add("article", gettext("is blank"))
     elif len(article) > MAX_TEXT_LENGTH:
-        problems.add("article", f"is longer than {MAX_TEXT_LENGTH} characters")
+        problems.add("article", gettext("is longer than %(n)s characters") % {"n": MAX_TEXT_LENGTH})
     summaries = record.get("summaries")
     cleaned: list[dict] = []
     if summaries is None or summaries == "":
-        problems.add("summaries", "is required")
+        problems.add("summaries", gettext("is required"))
     elif not isinstance(summaries, list):
-        problems.add("summaries", "must be a list of {system, text, scores?} objects")
+        problems.add(
+            "summaries", gettext("must be a list of summaries, each with a system, a text and optional scores")
+        )
     elif not 1 <= len(summaries) <= MAX_SUMMARIES:
-        problems.add("summaries", f"must hold between 1 and {MAX_SUMMARIES} summaries")
+        problems.add("summaries", gettext("must hold between 1 and %(n)s summaries") % {"n": MAX_SUMMARIES})
     else:
         systems: dict[str, int] = {}
         for index, summary in enumerate(summaries):
@@ -49,7 +54,8 @@ def parse_summary_record(record: dict, row: int, problems: RowProblems, common: 
                 continue
             if entry["system"] in systems:
                 problems.add(
-                    f"summaries[{index}].system", f"repeats the system of summaries[{systems[entry['system']]}]"
+                    f"summaries[{index}].system",
+                    gettext("repeats the system of summary %(n)s") % {"n": systems[entry["system"]] + 1},
                 )
                 continue
             systems[entry["system"]] = index
@@ -62,32 +68,42 @@ def parse_summary_record(record: dict, row: int, problems: RowProblems, common: 
 
 def _parse_summary(summary: Any, prefix: str, problems: RowProblems) -> dict | None:
     if not isinstance(summary, dict):
-        problems.add(prefix, "must be an object {system, text, scores?}")
+        problems.add(prefix, gettext("must be an object with a system, a text and optional scores"))
         return None
     before = len(problems.errors)
     for key in summary:
         # The export's figures (ratings, means, ...) are passed over: a re-imported export.
         if key not in _SUMMARY_KEYS and key not in EXPORTED_FIGURES:
-            problems.add(f"{prefix}.{key}", f"is not a field of a summary; expected {', '.join(_SUMMARY_KEYS)}")
+            problems.add(
+                f"{prefix}.{key}",
+                gettext("is not a field of a summary; expected %(fields)s") % {"fields": join_list(_SUMMARY_KEYS)},
+            )
     system = require_text(summary, "system", _Prefixed(problems, prefix), identifier=True)
     text = require_text(summary, "text", _Prefixed(problems, prefix))
     if text and not text.strip():
-        problems.add(f"{prefix}.text", "is blank")
+        problems.add(f"{prefix}.text", gettext("is blank"))
     elif len(text) > MAX_TEXT_LENGTH:
-        problems.add(f"{prefix}.text", f"is longer than {MAX_TEXT_LENGTH} characters")
+        problems.add(f"{prefix}.text", gettext("is longer than %(n)s characters") % {"n": MAX_TEXT_LENGTH})
     entry = {"system": system, "text": text}
     scores = summary.get("scores")
     if scores is not None:
         if not isinstance(scores, dict):
-            problems.add(f"{prefix}.scores", 'must be an object such as {"rouge1": 0.13}')
+            problems.add(f"{prefix}.scores", gettext("must be an object of score names and numbers"))
         else:
             for name, score in scores.items():
                 field = f"{prefix}.scores.{name}"
                 reason = bidi_control(name) or forbidden_character(name)
                 if reason or not name or len(name) > MAX_TAG_LENGTH:
-                    problems.add(f"{prefix}.scores", f"a score name {reason or 'must be 1-64 characters'}")
+                    problems.add(
+                        f"{prefix}.scores",
+                        gettext("a score name: %(reason)s")
+                        % {
+                            "reason": reason_text(reason)
+                            or gettext("must be 1 to %(n)s characters") % {"n": MAX_TAG_LENGTH}
+                        },
+                    )
                 elif isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-                    problems.add(field, "must be a finite number")
+                    problems.add(field, gettext("must be a finite number"))
             if len(problems.errors) == before:
                 entry["scores"] = dict(scores)
     return entry if len(problems.errors) == before else None

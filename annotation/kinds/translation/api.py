@@ -4,6 +4,7 @@ back-translation job and the ratings export. Thin: parse, check access, call one
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -49,7 +50,10 @@ LchaimImportResponse = inline_serializer(
 
 def _read(upload, field: str) -> bytes:
     if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
-        raise PayloadTooLarge(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field=field)
+        raise PayloadTooLarge(
+            gettext("the file is larger than %(bytes)s bytes") % {"bytes": settings.MASHOV_MAX_IMPORT_BYTES},
+            field=field,
+        )
     return upload.read()
 
 

@@ -7,13 +7,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.utils.translation import gettext
+
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control
 from annotation.rows import read_jsonl_objects
+from annotation.wording import join_list
 
 from .candidates import CRITERIA, LOW_BACK_TRANSLATION_FLAG, candidate_order, candidate_ratings, derived_order
 from .kind import TranslationRatingKind
+
+
+def _no_translation(uid: str, missing: list[str]) -> str:
+    return gettext("uid “%(uid)s” has no translation from %(systems)s") % {"uid": uid, "systems": join_list(missing)}
 
 
 def _json_lines(text: str, field: str) -> list[tuple[int, Any]]:
@@ -33,15 +40,21 @@ def _uid_records(rows, field: str, errors: list[FieldError]) -> dict[str, dict]:
             errors.append(record)
             continue
         if not isinstance(record, dict):
-            errors.append(FieldError(field, "must be a JSON object", number))
+            errors.append(FieldError(field, gettext("must be a JSON object"), number))
             continue
         uid = record.get("uid")
         if not isinstance(uid, str) or not uid or bidi_control(uid) or len(uid) > 150:
-            errors.append(FieldError(f"{field}.uid", "must be a non-empty string without bidi controls", number))
+            errors.append(
+                FieldError(f"{field}.uid", gettext("must be a non-empty string without bidi controls"), number)
+            )
             continue
         if uid in out:
             errors.append(
-                FieldError(f"{field}.uid", f"duplicate uid {uid!r} (first in row {out[uid]['_row']})", number)
+                FieldError(
+                    f"{field}.uid",
+                    gettext("duplicate uid “%(uid)s” (first in row %(row)s)") % {"uid": uid, "row": out[uid]["_row"]},
+                    number,
+                )
             )
             continue
         out[uid] = {**record, "_row": number}
@@ -55,7 +68,9 @@ def _read_translation(text: str, field: str, errors: list[FieldError]) -> dict[s
         errors.append(FieldError(field, str(exc)))
         return {}
     if not isinstance(data, list):
-        errors.append(FieldError(field, "must be a JSON array of {uid, premise, hypothesis, label} records"))
+        errors.append(
+            FieldError(field, gettext("must be a JSON array of records with uid, premise, hypothesis and label"))
+        )
         return {}
     return _uid_records(list(enumerate(data, start=1)), field, errors)
 
@@ -72,25 +87,36 @@ def lchaim_records(
     errors: list[FieldError] = []
     if not isinstance(split, str) or not split or bidi_control(split) or len(split) > 32:
         errors.append(
-            FieldError("split", "is required (the split the files come from, e.g. dev): uids restart in every split")
+            FieldError(
+                "split",
+                gettext("is required (the split the files come from, for example dev): uids restart in every split"),
+            )
         )
     if len(systems) != len(translations):
         errors.append(
-            FieldError("system", f"{len(systems)} system name(s) for {len(translations)} translation file(s)")
+            FieldError(
+                "system",
+                gettext("%(systems)s system name(s) for %(files)s translation file(s)")
+                % {"systems": len(systems), "files": len(translations)},
+            )
         )
     if back_translations and len(back_translations) != len(translations):
         errors.append(
-            FieldError("back_translation", "give one back-translation file per system, in the same order, or none")
+            FieldError(
+                "back_translation", gettext("give one back-translation file per system, in the same order, or none")
+            )
         )
     seen_systems = set()
     for position, system in enumerate(systems):
         if not system or bidi_control(system) or len(system) > 200:
-            errors.append(FieldError(f"system[{position}]", "must be a non-empty name without bidi controls"))
+            errors.append(FieldError(f"system[{position}]", gettext("must be a non-empty name without bidi controls")))
         elif system in seen_systems:
-            errors.append(FieldError(f"system[{position}]", f"system {system!r} is given twice"))
+            errors.append(
+                FieldError(f"system[{position}]", gettext("system “%(system)s” is given twice") % {"system": system})
+            )
         seen_systems.add(system)
     if not translations and source_text is None:
-        errors.append(FieldError("translation", "give a source file, translation files, or both"))
+        errors.append(FieldError("translation", gettext("give a source file, translation files, or both")))
     if errors:
         return [], [], errors
     by_system = [_read_translation(text, f"translation[{i}]", errors) for i, text in enumerate(translations)]
@@ -112,7 +138,7 @@ def lchaim_records(
         for uid in uids:
             missing = [systems[i] for i, table in enumerate(by_system) if uid not in table]
             if missing:
-                errors.append(FieldError("translation", f"uid {uid!r} has no translation from {', '.join(missing)}"))
+                errors.append(FieldError("translation", _no_translation(uid, missing)))
                 continue
             updates[f"{split}:{uid}"] = [candidate(i, uid) for i in range(len(systems))]
         return [], [{"id": key, "candidates": value} for key, value in updates.items()], errors
@@ -127,9 +153,7 @@ def lchaim_records(
             previous_premise = premise
         missing = [systems[i] for i, table in enumerate(by_system) if uid not in table]
         if missing:
-            errors.append(
-                FieldError("translation", f"uid {uid!r} has no translation from {', '.join(missing)}", line["_row"])
-            )
+            errors.append(FieldError("translation", _no_translation(uid, missing), line["_row"]))
             continue
         records.append(
             {
@@ -144,7 +168,13 @@ def lchaim_records(
     for i, table in enumerate(by_system):
         for uid, record in table.items():
             if uid not in source:
-                errors.append(FieldError(f"translation[{i}]", f"uid {uid!r} is not in the source file", record["_row"]))
+                errors.append(
+                    FieldError(
+                        f"translation[{i}]",
+                        gettext("uid “%(uid)s” is not in the source file") % {"uid": uid},
+                        record["_row"],
+                    )
+                )
     return records, [], errors
 
 
@@ -173,7 +203,7 @@ def translation_import_lchaim(
     from annotation.services.imports import MAX_LISTED_ERRORS, decode_upload, store_rows, validate_rows
 
     if project.kind != "translation_rating":
-        raise InvalidInput("the LCHAIM import is for translation_rating projects", field="kind")
+        raise InvalidInput(gettext("the LCHAIM import is for translation rating projects"), field="kind")
     kind = TranslationRatingKind()
 
     def text(data: bytes, field: str) -> str:
@@ -190,12 +220,14 @@ def translation_import_lchaim(
         back_translations=[text(data, f"back_translation[{i}]") for i, data in enumerate(back_translations)],
     )
     if errors:
-        raise InvalidInput("the files do not match; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
+        raise InvalidInput(gettext("the files do not match; nothing was imported"), errors=errors[:MAX_LISTED_ERRORS])
 
     if records:
         rows, errors = validate_rows(project, kind, ((record.pop("_row"), record) for record in records))
         if errors:
-            raise InvalidInput("the files have invalid rows; nothing was imported", errors=errors[:MAX_LISTED_ERRORS])
+            raise InvalidInput(
+                gettext("the files have invalid rows; nothing was imported"), errors=errors[:MAX_LISTED_ERRORS]
+            )
         with transaction.atomic():
             result = store_rows(project, rows)
             fresh = list(
@@ -217,7 +249,10 @@ def translation_import_lchaim(
         }
         missing = [key for key in wanted if key not in items]
         errors = [
-            FieldError("translation", f"no item {key!r} in this project: import the source first") for key in missing
+            FieldError(
+                "translation", gettext("no item “%(id)s” in this project: import the source first") % {"id": key}
+            )
+            for key in missing
         ]
         rated = set(
             Annotation.objects.filter(item__in=list(items.values()))
@@ -226,7 +261,10 @@ def translation_import_lchaim(
         )
         if rated:
             raise Conflict(
-                f"{len(rated)} item(s) already have ratings; their candidates can no longer change, e.g. {sorted(rated)[0]!r}",
+                gettext(
+                    "%(n)s item(s) already have ratings; their candidates can no longer change, for example “%(id)s”"
+                )
+                % {"n": len(rated), "id": sorted(rated)[0]},
                 field="system",
             )
         changed = []
@@ -238,7 +276,12 @@ def translation_import_lchaim(
             clash = [c["system"] for c in new_candidates if c["system"] in have]
             if clash:
                 errors.append(
-                    FieldError("system", f"item {key!r} already has a candidate from {', '.join(clash)}", position)
+                    FieldError(
+                        "system",
+                        gettext("item “%(id)s” already has a candidate from %(systems)s")
+                        % {"id": key, "systems": join_list(clash)},
+                        position,
+                    )
                 )
                 continue
             record = {
@@ -258,7 +301,8 @@ def translation_import_lchaim(
             changed.append(item)
         if errors:
             raise InvalidInput(
-                "the files do not match the project's items; nothing was imported", errors=errors[:MAX_LISTED_ERRORS]
+                gettext("the files do not match the project's items; nothing was imported"),
+                errors=errors[:MAX_LISTED_ERRORS],
             )
         Item.objects.bulk_update(changed, ["payload", "computed"], batch_size=1000)
     return {"created": 0, "skipped": 0, "updated": len(changed)}

@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
@@ -52,6 +53,7 @@ from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.kinds.rating import RatingKind
 from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
 from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.wording import join_list
 
 from .candidates import (
     BINARY_CRITERION,
@@ -89,7 +91,7 @@ def _score(value: Any, field: str) -> int:
 def _text_pair(record: Any, name: str, problems: RowProblems) -> dict | None:
     """A {"premise", "hypothesis"} object, texts unchanged."""
     if not isinstance(record, dict):
-        problems.add(name, "must be an object with premise and hypothesis")
+        problems.add(name, gettext("must be an object with premise and hypothesis"))
         return None
     inner = RowProblems(problems.row)
     premise = require_text(record, "premise", inner)
@@ -176,30 +178,34 @@ class TranslationRatingKind(RatingKind):
         label = ""
         source_payload = None
         if not isinstance(source, dict):
-            problems.add("source", "must be an object with premise, hypothesis and label")
+            problems.add("source", gettext("must be an object with premise, hypothesis and label"))
         else:
             source_payload = _text_pair(source, "source", problems)
             label = canonical_label(source.get("label")) or ""
             if not label:
-                problems.add("source.label", f"must be one of {', '.join(LABELS)} (or e, n, c)")
+                problems.add(
+                    "source.label", gettext("must be one of %(choices)s (or e, n, c)") % {"choices": join_list(LABELS)}
+                )
         candidates = record.get("candidates")
         stored_candidates = []
         if not isinstance(candidates, list) or not candidates:
-            problems.add("candidates", "must be a non-empty list")
+            problems.add("candidates", gettext("must be a non-empty list"))
         elif len(candidates) > MAX_CANDIDATES:
-            problems.add("candidates", f"at most {MAX_CANDIDATES} candidates")
+            problems.add("candidates", gettext("at most %(n)s candidates") % {"n": MAX_CANDIDATES})
         else:
             seen: dict[str, int] = {}
             for index, candidate in enumerate(candidates):
                 where = f"candidates[{index}]"
                 if not isinstance(candidate, dict):
-                    problems.add(where, "must be an object with system, premise and hypothesis")
+                    problems.add(where, gettext("must be an object with system, premise and hypothesis"))
                     continue
                 # The export's figures of a candidate (its index, ratings, means) are not
                 # content: a re-imported export is rated anew.
                 unknown = set(candidate) - {"system", "premise", "hypothesis", "back_translation", *EXPORTED_FIGURES}
                 if unknown:
-                    problems.add(where, f"unknown field(s): {', '.join(sorted(unknown))}")
+                    problems.add(
+                        where, gettext("unknown field(s): %(unknown)s") % {"unknown": join_list(sorted(unknown))}
+                    )
                     continue
                 inner = RowProblems(row)
                 system = require_text(candidate, "system", inner, identifier=True)
@@ -208,7 +214,9 @@ class TranslationRatingKind(RatingKind):
                     problems.add(f"{where}.{error.field}", error.message)
                 if system and system in seen:
                     problems.add(
-                        f"{where}.system", f"system {system!r} appears twice (first in candidates[{seen[system]}])"
+                        f"{where}.system",
+                        gettext("system “%(system)s” appears twice (first in candidate %(first)s)")
+                        % {"system": system, "first": seen[system] + 1},
                     )
                 elif system:
                     seen[system] = index

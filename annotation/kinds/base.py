@@ -342,6 +342,12 @@ class KindRelease:
         and leaks and read by the bias analysis; None for kinds that hold no pair."""
         return None
 
+    def duplicate_texts(self, payload: dict) -> tuple[str, str] | None:
+        """The (premise, hypothesis) the near-duplicate search compares, or None: items of
+        the kind are not searched. A pair's texts by default; a kind whose items hold a
+        pair without being one (a translation of a sentence pair) names it here."""
+        return self.pair_texts(payload)
+
     def model_texts(self, payload: dict) -> tuple[str, ...] | None:
         """The texts of an item the built-in model reads, one vectorizer each (docs/kinds.md
         "Model in the loop"), or None: the kind has no built-in model. A pair's texts by

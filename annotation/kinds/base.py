@@ -337,6 +337,10 @@ class KindRelease:
     # The Hugging Face Hub's task category of the kind's datasets, for a release's card.
     hub_task_category: str = "text-classification"
 
+    # The payload's text fields a supervisor may edit on an accepted item, its label
+    # standing (FarsTail §3.2's spelling cleanup; services/revisions.py); none by default.
+    editable_text_fields: tuple[str, ...] = ()
+
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         """The (premise, hypothesis) of a sentence-pair item, compared for near-duplicates
         and leaks and read by the bias analysis; None for kinds that hold no pair."""

@@ -16,12 +16,12 @@ from django.utils.translation import gettext as _
 
 from annotation import access
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, PermissionDenied
-from annotation.models import Annotation, Item, ItemRevision
+from annotation.models import Annotation, Item, ItemRevision, Membership
 from annotation.rows import clean_comment
 from annotation.services.audit import audit_record
 
 from .questions import check_span_value, imported_questions_of, questions_of
-from .validation import _validator_project
+from .reviews import QUESTION_KINDS
 
 BODY_FIELDS = ("annotation", "question", "question_key", "answer_index", "answer", "reason")
 ANSWER_CORRECT = "answer_correct"
@@ -60,17 +60,31 @@ def _read_body(body) -> tuple[dict, str]:
     return body, reason
 
 
+def _corrector_project(user, item: Item):
+    """The item's project when the caller may correct its answers: its validators (reviewers,
+    supervisors, active annotators) and admins; others are refused (outsiders: not found)
+    before anything of the body or the kind is said."""
+    project = access.access_project_for_user(user, item.project.slug)
+    if not access.is_admin(user):
+        membership = access.membership_of(user, project)
+        if membership.role == Membership.Role.ANNOTATOR and membership.status != Membership.Status.ACTIVE:
+            raise PermissionDenied(_("Only active annotators, reviewers and supervisors correct answers."))
+    if project.kind not in QUESTION_KINDS:
+        raise InvalidInput(_("projects of this kind have no questions to correct"), field="item")
+    return project
+
+
 def answer_correct(*, user, item_id: int, body) -> ItemRevision:
     """Replace an existing answer span of one of the item's questions; the revision (old and
     new span) is returned. 400 naming the field for bad input, nothing stored; 409 when the
     question has no span to correct, is the caller's own (unless they supervise) or the
     correction changes nothing."""
-    data, reason = _read_body(body)
     item = Item.objects.select_related("project").filter(pk=item_id).exclude(status=Item.Status.REMOVED).first()
     if item is None:
         raise NotFound()
-    project = _validator_project(user, item.project.slug)
+    project = _corrector_project(user, item)
     supervisor = access.supervises(user, project)
+    data, reason = _read_body(body)
     context = item.payload.get("context", "")
     with transaction.atomic():
         item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)

@@ -1,5 +1,5 @@
 """An item's text history over REST: a supervisor's edit of an accepted item's text and
-the list of its revisions (docs/api.md "Item text edits")."""
+the list of its revisions (docs/api.md "Revisions")."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status

@@ -1,5 +1,5 @@
 """Near-duplicate search in a `translation_rating` project through HTTP: the English
-source pairs are compared (docs/kinds.md "Release"), so a sample whose source is a near-copy
+source pairs are compared (docs/api.md "Dataset release"), so a sample whose source is a near-copy
 of another's is found whatever the systems' translations say, and a sample whose
 translations alone look alike is not."""
 

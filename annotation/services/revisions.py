@@ -59,8 +59,8 @@ def _check_body(body, fields: tuple[str, ...]) -> tuple[dict[str, str], str]:
             )
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput(_("must be a non-empty string"), field=field)
-        if forbidden_character(text):
-            raise InvalidInput(forbidden_character(text), field=field)
+        if problem := forbidden_character(text):
+            raise InvalidInput(problem, field=field)
         if len(text) > MAX_EDITED_TEXT_LENGTH:
             raise InvalidInput(_("is longer than %(n)s characters") % {"n": MAX_EDITED_TEXT_LENGTH}, field=field)
     return changes, reason

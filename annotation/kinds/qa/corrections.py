@@ -67,7 +67,11 @@ def _corrector_project(user, item: Item):
     project = access.access_project_for_user(user, item.project.slug)
     if not access.is_admin(user):
         membership = access.membership_of(user, project)
-        if membership.role == Membership.Role.ANNOTATOR and membership.status != Membership.Status.ACTIVE:
+        if (
+            membership is not None
+            and membership.role == Membership.Role.ANNOTATOR
+            and membership.status != Membership.Status.ACTIVE
+        ):
             raise PermissionDenied(_("Only active annotators, reviewers and supervisors correct answers."))
     if project.kind not in QUESTION_KINDS:
         raise InvalidInput(_("projects of this kind have no questions to correct"), field="item")
@@ -107,7 +111,7 @@ def answer_correct(*, user, item_id: int, body) -> ItemRevision:
             old = {"start": old.get("start"), "text": old.get("text")}
             if new == old:
                 raise Conflict(_("the correction changes nothing"), field="answer")
-            where = {"annotation": annotation.pk, "question": index}
+            where: dict[str, object] = {"annotation": annotation.pk, "question": index}
             value = {**annotation.value, "questions": [dict(q) for q in annotation.value["questions"]]}
             value["questions"][index]["answer"] = new
             annotation.value = value

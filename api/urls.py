@@ -16,6 +16,7 @@ from api.views import (
     releases,
     results,
     reviews,
+    revisions,
     webhooks,
 )
 
@@ -54,6 +55,8 @@ urlpatterns = [
     path("items/<id:item_id>/adjudicate/", annotator_quality.AdjudicateView.as_view(), name="api-item-adjudicate"),
     path("items/<id:item_id>/decisions/", decisions.ItemDecisionsView.as_view(), name="api-item-decisions"),
     path("items/<id:item_id>/reopen/", decisions.ItemReopenView.as_view(), name="api-item-reopen"),
+    path("items/<id:item_id>/revisions/", revisions.ItemRevisionsView.as_view(), name="api-item-revisions"),
+    path("items/<id:item_id>/text/", revisions.ItemTextEditView.as_view(), name="api-item-text"),
     path("projects/<slug:slug>/evaluations/", evaluation.EvaluationListView.as_view(), name="api-evaluations"),
     path(
         "projects/<slug:slug>/evaluations/compare/",

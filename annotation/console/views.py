@@ -269,6 +269,19 @@ def item_detail(request, slug, item_id):
         "prediction_set": prediction_set,
         "prediction": predictions.get(item.pk),
         "can_reopen": names and round_decided(item),
+        # A supervisor edits the kind's text fields of an accepted item (services/revisions.py).
+        "text_fields": [
+            (name, item.payload.get(name, ""))
+            for name in get_kind(project.kind).editable_text_fields
+            if isinstance(item.payload.get(name, ""), str)
+        ]
+        if names and item.status == Item.Status.ACCEPTED
+        else [],
+        "text_edit_config": {
+            "url": f"/api/items/{item.pk}/text/",
+            "unchanged": _("Change the text first: nothing was edited."),
+            "networkError": _("The server could not be reached. Check your connection and try again."),
+        },
         "reopen_config": {
             "reopenUrl": f"/api/items/{item.pk}/reopen/",
             "networkError": _("The server could not be reached. Check your connection and try again."),

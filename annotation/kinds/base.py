@@ -338,10 +338,20 @@ class KindRelease:
     # The Hugging Face Hub's task category of the kind's datasets, for a release's card.
     hub_task_category: str = "text-classification"
 
+    # The payload's text fields a supervisor may edit on an accepted item, its label
+    # standing (FarsTail §3.2's spelling cleanup; services/revisions.py); none by default.
+    editable_text_fields: tuple[str, ...] = ()
+
     def pair_texts(self, payload: dict) -> tuple[str, str] | None:
         """The (premise, hypothesis) of a sentence-pair item, compared for near-duplicates
         and leaks and read by the bias analysis; None for kinds that hold no pair."""
         return None
+
+    def duplicate_texts(self, payload: dict) -> tuple[str, str] | None:
+        """The (premise, hypothesis) the near-duplicate search compares, or None: items of
+        the kind are not searched. A pair's texts by default; a kind whose items hold a
+        pair without being one (a translation of a sentence pair) names it here."""
+        return self.pair_texts(payload)
 
     def model_texts(self, payload: dict) -> tuple[str, ...] | None:
         """The texts of an item the built-in model reads, one vectorizer each (docs/kinds.md

@@ -31,23 +31,43 @@ class ConsensusOutcome(models.Model):
 
 
 class ItemRevision(models.Model):
-    """What an author changed after a failed round (or that they withdrew the item)."""
+    """A change to an item's text after it was written: what an author changed after a
+    failed round (or that they withdrew the item), a supervisor's edit of an accepted
+    item's text (its label stands), or a corrected answer span of a question. Each row keeps
+    what stood before, so the rows of an item are its text's history."""
 
     class Action(models.TextChoices):
         REVISED = "revised"
         WITHDRAWN = "withdrawn"
+        # A supervisor's edit of a text field of the payload (FarsTail §3.2's spelling
+        # cleanup): `details` = {"fields": [...], "before": {...}, "after": {...}}.
+        EDITED = "edited"
+        # A corrected answer span (HeQ §3.4): `details` names the question and holds the
+        # old and the new span.
+        ANSWER_CORRECTED = "answer_corrected"
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="revisions")
+    # The item's round when the change was made (for an author's revision: the round that failed).
     failed_round = models.PositiveSmallIntegerField()
     action = models.CharField(max_length=16, choices=Action.choices)
     previous_payload = models.JSONField()
+    reason = models.TextField(blank=True, default="")
+    details = models.JSONField(default=dict)
     created_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "failed_round"], name="revision_unique_item_round")]
+        constraints = [
+            # One author revision (or withdrawal) per failed round; edits and corrections
+            # may be many.
+            models.UniqueConstraint(
+                fields=["item", "failed_round"],
+                condition=models.Q(action__in=["revised", "withdrawn"]),
+                name="revision_unique_item_round",
+            )
+        ]
 
 
 class AgreementReport(models.Model):

@@ -39,6 +39,12 @@ def pair_kind(kind: Kind) -> bool:
     return type(kind).pair_texts is not Kind.pair_texts
 
 
+def duplicate_kind(kind: Kind) -> bool:
+    """Whether the near-duplicate search compares items of the kind: pairs, and kinds that
+    name the pair to compare (`duplicate_texts`)."""
+    return pair_kind(kind) or type(kind).duplicate_texts is not Kind.duplicate_texts
+
+
 def read_body(body, allowed: set[str]) -> dict:
     if body is None:
         return {}
@@ -176,10 +182,15 @@ class ReleaseItems:
     splits: list[str]
 
 
-def release_items(project: Project, *, with_pairs: bool, with_duplicate_removals: bool = False) -> ReleaseItems:
+def release_items(
+    project: Project, *, with_pairs: bool, with_duplicate_removals: bool = False, texts_of=None
+) -> ReleaseItems:
     """Items that are not removed (with `with_duplicate_removals`, items removed as
-    near-duplicates too, so that a re-run finds their pairs again), probes left out."""
+    near-duplicates too, so that a re-run finds their pairs again), probes left out.
+    `texts_of` reads an item's two texts from its payload (the kind's `pair_texts` unless
+    given)."""
     kind = get_kind(project.kind)
+    texts_of = texts_of or kind.pair_texts
     items = Item.objects.filter(project=project, probe_of__isnull=True)
     kept = ~Q(status=Item.Status.REMOVED)
     if with_duplicate_removals:
@@ -196,7 +207,7 @@ def release_items(project: Project, *, with_pairs: bool, with_duplicate_removals
         key = group or derived or f"\x00{pk}"
         out.groups.append(group_index.setdefault(key, len(group_index)))
         if with_pairs:
-            texts = kind.pair_texts(row[5]) if isinstance(row[5], dict) else None
+            texts = texts_of(row[5]) if isinstance(row[5], dict) else None
             premise, hypothesis = texts if texts else ("", "")
             out.premises.append(premise if isinstance(premise, str) else "")
             out.hypotheses.append(hypothesis if isinstance(hypothesis, str) else "")

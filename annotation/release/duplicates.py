@@ -30,7 +30,7 @@ from annotation.release.curation_jobs import (
     check_representation,
     curation_job_start,
     curation_run_record,
-    pair_kind,
+    duplicate_kind,
     read_body,
     read_threshold,
     release_items,
@@ -50,9 +50,13 @@ def duplicates_request(*, user, slug: str, body) -> Job:
 
     def params_of(project, kind):
         data = read_body(body, {"threshold", "representation"})
-        if not pair_kind(kind):
+        if not duplicate_kind(kind):
             raise InvalidInput(
-                _("near-duplicates are searched in projects of premise/hypothesis pairs (the NLI kinds)"), field="kind"
+                _(
+                    "near-duplicates are searched in projects of premise/hypothesis pairs "
+                    "(the NLI kinds and translation rating)"
+                ),
+                field="kind",
             )
         return {
             "threshold": read_threshold(data, "threshold", DEFAULT_THRESHOLD),
@@ -73,7 +77,7 @@ def duplicates_compute_job(job: Job) -> dict:
     threshold, representation = job.params["threshold"], job.params["representation"]
     settings = kind.project_settings(project)
     vectorizer = vectorizer_for(representation, fold_letters=settings["fold_letter_variants"])
-    items = release_items(project, with_pairs=True, with_duplicate_removals=True)
+    items = release_items(project, with_pairs=True, with_duplicate_removals=True, texts_of=kind.duplicate_texts)
     found = near_duplicates(
         items.premises, items.hypotheses, items.groups, threshold, vectorizer,
         progress=lambda share: job_set_progress(job.pk, 0.9 * share),

@@ -315,11 +315,39 @@ def item_history(item: Item, *, names: bool) -> ItemHistory:
             "majority",
         )
     history.revisions = [
-        {"round": r.failed_round, "action": r.get_action_display(), "by": annotator_label(project, r.created_by, names=names) if r.created_by else "",
-         "previous": value_leaves(r.previous_payload), "at": r.created_at}
-        for r in ItemRevision.objects.filter(item=item).select_related("created_by").order_by("failed_round")
+        {"round": r.failed_round, "action": REVISION_ACTIONS.get(r.action, r.action),
+         "by": annotator_label(project, r.created_by, names=names) if r.created_by else "",
+         **_revision_change(r), "reason": r.reason, "at": r.created_at}
+        for r in ItemRevision.objects.filter(item=item).select_related("created_by").order_by("id")
     ]  # fmt: skip
     return history
+
+
+# What each kind of revision is called on the item page (ItemRevision.Action).
+REVISION_ACTIONS = {
+    "revised": _("revised by its author"),
+    "withdrawn": _("withdrawn by its author"),
+    "edited": _("text edited by a supervisor"),
+    "answer_corrected": _("answer span corrected"),
+}
+
+
+def _revision_change(revision) -> dict:
+    """What stood before and what came after, as leaves: the fields an edit changed, the
+    spans a correction swapped, or (an author's revision) the whole payload before."""
+    details = revision.details or {}
+    if revision.action == "answer_corrected":
+        old, new = details.get("old") or {}, details.get("new") or {}
+        return {
+            "previous": value_leaves({"answer": old.get("text")}),
+            "after": value_leaves({"answer": new.get("text")}),
+        }
+    if revision.action == "edited":
+        return {
+            "previous": value_leaves(details.get("before") or {}),
+            "after": value_leaves(details.get("after") or {}),
+        }
+    return {"previous": value_leaves(revision.previous_payload), "after": []}
 
 
 # How the item page names a decision's method; a kind's own rule shows its code.

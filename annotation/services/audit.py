@@ -34,6 +34,8 @@ ACTIONS = (
     "summary_measures",
     "question_audit_draw",
     "question_audit_mark",
+    "item_text_edit",
+    "answer_correct",
 )
 
 

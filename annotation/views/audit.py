@@ -46,6 +46,8 @@ ACTION_NAMES = {
     "summary_measures": _("summary measures computed"),
     "question_audit_draw": _("audit sample of questions drawn"),
     "question_audit_mark": _("audited question marked"),
+    "item_text_edit": _("item text edited"),
+    "answer_correct": _("answer span corrected"),
 }
 
 

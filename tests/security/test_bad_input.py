@@ -218,6 +218,8 @@ def world(make_user, client_for, nli_project):
         "feedback": Feedback.objects.get().pk,
         "nli_item": Item.objects.filter(project=nli_project).order_by("pk").first().pk,
         "own_annotation": own,
+        "accepted_item": Item.objects.get(project=nli_project, external_id="released-1").pk,
+        "qa_item": Item.objects.get(project=qa, external_id="p1").pk,
     }
 
 
@@ -365,6 +367,23 @@ def _operations(world) -> dict[str, tuple[str, str, str, dict]]:
             {"label": "neutral", "comment": "הוכרע", "override": True},
         ),
         "reopen": ("sup", "post", f"/api/items/{world['nli_item']}/reopen/", {"reason": "בדיקה חוזרת"}),
+        "item-text-edit": (
+            "sup",
+            "post",
+            f"/api/items/{world['accepted_item']}/text/",
+            {"changes": {"premise": "پیش‌فرضِ درست"}, "reason": "املا"},
+        ),
+        "answer-correction": (
+            "sup",
+            "post",
+            f"/api/items/{world['qa_item']}/answer-corrections/",
+            {
+                "annotation": world["annotation"],
+                "question": 1,
+                "answer": {"start": PARAGRAPH.index("1999"), "text": "1999"},
+                "reason": "השנה הנכונה",
+            },
+        ),
     }
 
 
@@ -421,6 +440,8 @@ FIELDS = {
     "back-translation-restore": ["items"],
     "adjudicate": ["label", "comment", "override"],
     "reopen": ["reason"],
+    "item-text-edit": ["changes", "changes.premise", "reason"],
+    "answer-correction": ["annotation", "question", "answer", "answer.start", "answer.text", "reason"],
     "duplicates": ["threshold", "representation"],
     "duplicate-decision": ["decision"],
     "duplicates-restore": ["items"],
@@ -532,6 +553,8 @@ def _templated(path: str, world) -> str:
     for collection, key, name in (
         ("assignments", "assignment", "assignment_id"),
         ("items", "nli_item", "item_id"),
+        ("items", "accepted_item", "item_id"),
+        ("items", "qa_item", "item_id"),
         ("annotations", "annotation", "annotation_id"),
         ("annotations", "own_annotation", "annotation_id"),
         ("duplicates", "pair", "pair_id"),
@@ -713,6 +736,9 @@ BIG_IDS = [str(2**63), str(2**64), "9" * 40]
         ("sup", "post", "/api/items/{}/adjudicate/"),
         ("sup", "get", "/api/items/{}/decisions/"),
         ("sup", "post", "/api/items/{}/reopen/"),
+        ("sup", "post", "/api/items/{}/text/"),
+        ("sup", "get", "/api/items/{}/revisions/"),
+        ("sup", "post", "/api/items/{}/answer-corrections/"),
         ("sup", "get", "/api/projects/fa-nli/evaluations/{}/"),
         ("t1", "post", "/api/me/feedback/{}/read/"),
         ("t1", "post", "/feedback/{}/read/"),

@@ -260,7 +260,10 @@ ROUTES = {
     "api-ratings-export": {"GET": Rule(STAFF, slugs=(MT,), query="?format=jsonl")},
     "api-export-phrasis": {"GET": Rule(STAFF, slugs=(PHRASE,))},
     # Dataset release, curation (api/urls.py).
-    "api-duplicates": {"GET": Rule(STAFF, slugs=(NLI, LABEL)), "POST": Rule(SUPERVISOR, slugs=(NLI, LABEL), ok=(202,))},
+    "api-duplicates": {
+        "GET": Rule(STAFF, slugs=(NLI, LABEL, MT)),
+        "POST": Rule(SUPERVISOR, slugs=(NLI, LABEL, MT), ok=(202,)),
+    },
     "api-duplicates-remove-all": {"POST": Rule(SUPERVISOR, slugs=(NLI,))},
     # The world's items were not removed as near-duplicates: refused after the access check.
     "api-duplicates-restore": {"POST": Rule(SUPERVISOR, slugs=(NLI,), ok=(400,), body={"items": [1]})},
@@ -279,6 +282,13 @@ ROUTES = {
     # reopen starts a new round, so a second caller's finds nothing decided (409).
     "api-item-decisions": {"GET": Rule(STAFF)},
     "api-item-reopen": {"POST": Rule(SUPERVISOR, ok=(201, 409), body={"reason": "בדיקה חוזרת"})},
+    # Its text history (staff read it); a supervisor's text edit of the pair, which is not
+    # accepted (it waits for its author), is a 409 after the access check.
+    "api-item-revisions": {"GET": Rule(STAFF)},
+    "api-item-text": {"POST": Rule(SUPERVISOR, ok=(409,), body={"changes": {"premise": "פרמיסה"}, "reason": "איות"})},
+    # Answer corrections are for question projects: on the NLI pair, a validator's request is
+    # refused as bad input (400 naming the item) only after the access check.
+    "api-answer-correction": {"POST": Rule(VALIDATOR, ok=(400,), body={})},
     # Model evaluation: the minimal bodies (no file; ids of no evaluation) are refused as bad
     # input only after the access check.
     "api-evaluations": {

@@ -37,6 +37,8 @@ class NliKind(Kind):
     csv_json_fields = ("extra",)
     labels = LABELS
     release_split_shares = {"train": 0.7, "dev": 0.15, "test": 0.15}  # FarsTail §3.2
+    # FarsTail §3.2: spelling was cleaned after relabeling, "avoiding probable label change".
+    editable_text_fields = ("premise", "hypothesis")
 
     def guide_sections(self, settings: dict) -> tuple:
         return NLI_LABEL_GUIDE

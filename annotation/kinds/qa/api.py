@@ -20,6 +20,7 @@ from annotation.rest.schema import ERRORS
 from annotation.rest.serializers import AnnotatorItemSerializer, ErrorsSerializer
 
 from . import audit as audit_services
+from . import corrections
 from . import validation as validation_services
 from .formats import export_questions_stream
 from .questions import SPLITS
@@ -263,3 +264,33 @@ class QuestionAuditMarkView(APIView):
             span_correct=data.get("span_correct"),
         )
         return Response({"question_correct": entry.question_correct, "span_correct": entry.span_correct})
+
+
+class AnswerCorrectionRequestSerializer(serializers.Serializer):
+    annotation = serializers.IntegerField(required=False, help_text="an authored question's annotation")
+    question = serializers.IntegerField(required=False, help_text="its index in the annotation")
+    question_key = serializers.CharField(required=False, help_text="or the id of a question of the imported file")
+    answer_index = serializers.IntegerField(required=False, help_text="which of the file's answers (default 0)")
+    answer = SpanSerializer(help_text="the right span: start in code points, text equal to that slice")
+    reason = serializers.CharField(required=False)
+
+
+class AnswerCorrectionView(APIView):
+    @extend_schema(
+        summary="Correct an existing answer span (validators and supervisors)",
+        description=(
+            "Replaces the author's span of an authored question, or one of the `answers` of a question of the "
+            "imported file, under the authoring rules; the old span is kept in the item's revisions "
+            "(`GET /api/items/{id}/revisions/`). 409 when the question has no span or nothing changes."
+        ),
+        request=AnswerCorrectionRequestSerializer,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
+        responses={201: OpenApiTypes.OBJECT, 409: ErrorsSerializer, **ERRORS},
+    )
+    @idempotent_write
+    def post(self, request, item_id):
+        revision = corrections.answer_correct(user=request.user, item_id=item_id, body=body_of(request))
+        return Response(
+            {"id": revision.pk, "action": revision.action, "details": revision.details, "reason": revision.reason},
+            status=status.HTTP_201_CREATED,
+        )

@@ -14,6 +14,7 @@ urlpatterns = [
 ]
 
 api_urlpatterns = [
+    path("items/<id:item_id>/answer-corrections/", api.AnswerCorrectionView.as_view(), name="api-answer-correction"),
     path("projects/<slug:slug>/validations/next/", api.ValidationNextView.as_view(), name="api-validation-next"),
     path("validations/submit/", api.ValidationSubmitView.as_view(), name="api-validation-submit"),
     path("projects/<slug:slug>/questions/export/", api.QuestionExportView.as_view(), name="api-question-export"),

@@ -381,6 +381,15 @@ class TranslationRatingKind(RatingKind):
             folder = system_folder(system)
             yield ReleaseFile(f"lchaim/{folder}/{split}.json", lchaim_json(records), config=f"lchaim_{folder}")
 
+    def duplicate_texts(self, payload: dict) -> tuple[str, str] | None:
+        """The English source pair: near-duplicate sources give near-duplicate samples
+        whatever the systems made of them, and the candidates (one per system, each
+        system's wording) would let a copy hide behind a different translation."""
+        source = payload.get("source")
+        if not isinstance(source, dict):
+            return None
+        return source.get("premise") or "", source.get("hypothesis") or ""
+
     def release_texts(self, payload: dict) -> dict[str, list[str]]:
         source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
         candidates = [c for c in payload.get("candidates") or [] if isinstance(c, dict)]

@@ -164,10 +164,18 @@ class ImportRequestSerializer(serializers.Serializer):
     )
 
 
+class HeldOutRowSerializer(serializers.Serializer):
+    row = serializers.IntegerField()
+    id = serializers.CharField()
+    reason = serializers.CharField()
+
+
 class ImportResultSerializer(serializers.Serializer):
     created = serializers.IntegerField()
     skipped = serializers.IntegerField()
     job = serializers.IntegerField(allow_null=True)
+    held_out = serializers.IntegerField(help_text="Valid rows the kind's import filters kept out of the project.")
+    held_out_rows = HeldOutRowSerializer(many=True, help_text="The first 1000 of them: row number, id and why.")
 
 
 class NextSerializer(serializers.Serializer):

@@ -230,6 +230,10 @@ def _wait_for_worker(app, queue, process, timeout: float = 60.0):
     raise RuntimeError("the celery worker did not answer a ping within a minute")
 
 
+# What an import answers besides its counts when the kind's filters keep no row out.
+NOTHING_HELD_OUT = {"held_out": 0, "held_out_rows": []}
+
+
 def wait_until(predicate, timeout: float = 30.0, interval: float = 0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -592,6 +592,13 @@ class KindFormats:
         then skipped); facts added by `stored_payload` are not content."""
         return stored == parsed
 
+    def import_hold_out(self, project, row: ItemRow) -> str | None:
+        """Why a valid row is held out of `project` at import (a translated sentence the
+        import result lists beside the row), or None to store it. The dataset's own
+        filters live here (a summary project's articles not in its language); rows held
+        out are reported, never stored, and never make the import fail."""
+        return None
+
     def after_import(self, project, created: int) -> None:
         """Called inside the import transaction once rows are stored; enqueue follow-up work
         with `transaction.on_commit` here."""

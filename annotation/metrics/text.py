@@ -162,3 +162,51 @@ def imitates_across_scripts(candidate: str, existing: str) -> bool:
     if scripts_of(candidate) == scripts_of(existing):
         return False
     return all(_look_alike(a, b, confusables_data) for a, b in zip(candidate_folded, existing_folded))
+
+
+# The Unicode blocks of each project language's script, for `script_share`. Hebrew: the
+# Hebrew block and the Hebrew presentation forms. Arabic script (Persian, Arabic, Urdu...):
+# Arabic, Arabic Supplement, Arabic Extended-A/B and both presentation-form blocks (text
+# copied from old PDFs arrives in presentation forms). Latin: Basic Latin, Latin-1, Latin
+# Extended-A/B and Additional. Cyrillic for Russian.
+_HEBREW = ((0x0590, 0x05FF), (0xFB1D, 0xFB4F))
+_ARABIC = ((0x0600, 0x06FF), (0x0750, 0x077F), (0x0870, 0x08FF), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
+_LATIN = ((0x0041, 0x007A), (0x00C0, 0x024F), (0x1E00, 0x1EFF))
+_CYRILLIC = ((0x0400, 0x052F),)
+SCRIPT_BLOCKS = {
+    "he": _HEBREW,
+    "yi": _HEBREW,
+    "fa": _ARABIC,
+    "ar": _ARABIC,
+    "ur": _ARABIC,
+    "ps": _ARABIC,
+    "ckb": _ARABIC,
+    "en": _LATIN,
+    "de": _LATIN,
+    "fr": _LATIN,
+    "es": _LATIN,
+    "tr": _LATIN,
+    "ru": _CYRILLIC,
+}
+
+
+def script_share(text: str, language: str) -> float | None:
+    """The share of `text`'s letters (general category L*) that are written in the script
+    of `language` (SCRIPT_BLOCKS), or None when the text has no letters or the language's
+    script is not known. Digits, punctuation, spaces and marks are not letters and do not
+    count either way, so a Hebrew article full of numbers and English brand names still
+    reads as Hebrew.
+
+    >>> script_share("שלום news", "he"), script_share("2025!", "he"), script_share("سلام", "fa")
+    (0.5, None, 1.0)
+    """
+    blocks = SCRIPT_BLOCKS.get(language)
+    if blocks is None:
+        return None
+    letters = in_script = 0
+    for char in text:
+        if unicodedata.category(char).startswith("L"):
+            letters += 1
+            point = ord(char)
+            in_script += any(low <= point <= high for low, high in blocks)
+    return in_script / letters if letters else None

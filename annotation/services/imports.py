@@ -2,7 +2,9 @@
 
 Every row is validated before anything is stored; one bad row means a 400 that lists
 every bad row by number and field, and nothing is written. Text is stored exactly as it
-arrives (docs/text.md "Storing text"): no normalisation, no trimming."""
+arrives (docs/text.md "Storing text"): no normalisation, no trimming. A valid row the
+kind's own filters keep out (`Kind.import_hold_out`: a dataset's rules of what belongs in
+it) is not an error: it is left out and listed in the result with its reason."""
 
 import codecs
 import dataclasses
@@ -18,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import JSONField, Max
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from annotation import safe_json
@@ -41,10 +43,34 @@ BATCH_SIZE = 2000
 
 
 @dataclass(frozen=True)
+class HeldOut:
+    """A valid row the project's kind kept out (`Kind.import_hold_out`), and why."""
+
+    row: int
+    id: str
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"row": self.row, "id": self.id, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class ImportResult:
     created: int
     skipped: int
     job: int | None = None
+    # Rows held out by the kind's filters: how many, and the first MAX_LISTED_ERRORS of them.
+    held_out: int = 0
+    held_out_rows: tuple[HeldOut, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {
+            "created": self.created,
+            "skipped": self.skipped,
+            "job": self.job,
+            "held_out": self.held_out,
+            "held_out_rows": [held.as_dict() for held in self.held_out_rows],
+        }
 
 
 @dataclass(frozen=True)
@@ -264,6 +290,23 @@ def validate_rows(
     return rows, errors
 
 
+def hold_out(project: Project, kind: Kind, rows: list[ItemRow]) -> tuple[list[ItemRow], list[HeldOut]]:
+    """The rows to store, and the valid rows the kind's import filters keep out, with why."""
+    kept: list[ItemRow] = []
+    held: list[HeldOut] = []
+    for row in rows:
+        reason = kind.import_hold_out(project, row)
+        if reason is None:
+            kept.append(row)
+        else:
+            held.append(HeldOut(row.position, row.external_id, str(reason)))
+    return kept, held
+
+
+def with_held_out(result: ImportResult, held: list[HeldOut]) -> ImportResult:
+    return dataclasses.replace(result, held_out=len(held), held_out_rows=tuple(held[:MAX_LISTED_ERRORS]))
+
+
 def _authors_by_name(rows: list[ItemRow], errors: list[FieldError]) -> dict:
     names = {row.author for row in rows if row.author}
     users = {user.username: user for user in get_user_model().objects.filter(username__in=names)}
@@ -462,6 +505,8 @@ def items_import(
                     "filename": filename,
                     "split": options.split,
                     "labels_final": options.labels_final,
+                    # The worker writes the held-out rows' reasons in the requester's language.
+                    "language": translation.get_language(),
                 },
                 input_data=data,
             )
@@ -477,10 +522,12 @@ def items_import(
         # List the database checks' findings too, so one round trip shows every bad row.
         errors = sorted([*errors, *check_against_project(project, rows)[2]], key=lambda e: e.row or 0)
         raise InvalidInput(_("the file has invalid rows; nothing was imported"), errors=errors[:MAX_LISTED_ERRORS])
+    rows, held = hold_out(project, kind, rows)
     with transaction.atomic():
-        result = store_rows(project, rows, labels_final=options.labels_final)
+        result = with_held_out(store_rows(project, rows, labels_final=options.labels_final), held)
         audit_record(actor=user, action="import", project=project, target=f"project:{project.slug}",
-                     after={"format": fmt, "filename": filename, "created": result.created, "skipped": result.skipped})  # fmt: skip
+                     after={"format": fmt, "filename": filename, "created": result.created, "skipped": result.skipped,
+                            "held_out": result.held_out})  # fmt: skip
     return result
 
 
@@ -501,7 +548,9 @@ def items_import_job(job: Job) -> dict:
         job_set_progress(job.pk, 0.5)
         if errors:
             raise InvalidInput(_("invalid rows"), errors=errors[:MAX_LISTED_ERRORS])
-        result = store_rows(project, rows, job_id=job.pk, labels_final=options.labels_final)
+        with translation.override(job.params.get("language")):
+            rows, held = hold_out(project, kind, rows)
+        result = with_held_out(store_rows(project, rows, job_id=job.pk, labels_final=options.labels_final), held)
     except InvalidInput as exc:
         return {"errors": [error.as_dict() for error in exc.errors]}
-    return {"created": result.created, "skipped": result.skipped}
+    return {key: value for key, value in result.as_dict().items() if key != "job"}

@@ -97,6 +97,20 @@ def _column(field: str) -> str:
     return field if label == field else f"{label} ({field})"
 
 
+def _held_out_text(result) -> list[str]:
+    """The rows the kind's import filters kept out, one sentence per reason with its rows."""
+    if not result.held_out:
+        return []
+    rows_of: dict[str, list[int]] = {}
+    for held in result.held_out_rows:
+        rows_of.setdefault(held.reason, []).append(held.row)
+    reasons = "; ".join(
+        _("%(reason)s (rows %(rows)s)") % {"reason": reason, "rows": _rows_text(rows)}
+        for reason, rows in rows_of.items()
+    )
+    return [_("%(n)s rows held out: %(reasons)s.") % {"n": result.held_out, "reasons": reasons}]
+
+
 def _error_text(exc: ApplicationError) -> str:
     """A form's errors as a person reads them: each problem once, with the rows it was found
     in and the file's column it concerns; columns missing from every bad row of a file (one
@@ -198,10 +212,11 @@ def project_import(request, slug):
         )
         if result.job:
             return _("The file is being imported in the background (job %(job)s).") % {"job": result.job}
-        return _("Imported %(created)s items (%(skipped)s already present).") % {
+        message = _("Imported %(created)s items (%(skipped)s already present).") % {
             "created": result.created,
             "skipped": result.skipped,
         }
+        return " ".join([message, *_held_out_text(result)])
 
     return _form_action(request, slug, action)
 

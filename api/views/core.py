@@ -229,7 +229,7 @@ class ImportView(APIView):
             project=project, data=upload.read(), fmt=fmt, filename=upload.name or "", user=request.user, options=options
         )
         code = status.HTTP_202_ACCEPTED if result.job else status.HTTP_201_CREATED
-        return Response({"created": result.created, "skipped": result.skipped, "job": result.job}, status=code)
+        return Response(result.as_dict(), status=code)
 
 
 class ItemListView(generics.ListAPIView):

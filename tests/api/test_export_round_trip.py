@@ -43,7 +43,11 @@ def new_project(admin, kind: str):
     from annotation.services.projects import project_create
 
     n = next(_projects)
-    return project_create(actor=admin, slug=f"round-trip-{n}", name=f"Round trip {n}", kind=kind, language="fa")
+    # Hostile cells are no language's prose: a summary project's language filter would hold them out.
+    settings = {"hold_out_other_language": False} if kind == "summary_rating" else None
+    return project_create(
+        actor=admin, slug=f"round-trip-{n}", name=f"Round trip {n}", kind=kind, language="fa", settings=settings
+    )
 
 
 def import_file(project, data: bytes, fmt: str, filename: str) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import NOTHING_HELD_OUT
+
 FARSTAIL = Path(__file__).resolve().parents[3] / "shared" / "data" / "farstail"
 SLUG = "fa-nli"
 URL = f"/api/projects/{SLUG}/import/"
@@ -90,7 +92,7 @@ def test_jsonl_import_stores_text_byte_exact(sup, post):
         "jsonl",
     )
     assert response.status_code == 201, response.content
-    assert response.json() == {"created": 3, "skipped": 0, "job": None}
+    assert response.json() == {"created": 3, "skipped": 0, "job": None, **NOTHING_HELD_OUT}
     items = {item["external_id"]: item for item in all_items(sup)}
     assert set(items) == {"a", "b", "7"}
     assert items["a"]["payload"]["premise"] == premise
@@ -131,7 +133,7 @@ def test_csv_import_with_quoted_commas_and_newlines(sup, post):
     csv.writer(buffer, lineterminator="\r\n").writerows(rows)
     response = post("items.csv", buffer.getvalue(), "csv")
     assert response.status_code == 201, response.content
-    assert response.json() == {"created": 3, "skipped": 0, "job": None}
+    assert response.json() == {"created": 3, "skipped": 0, "job": None, **NOTHING_HELD_OUT}
     items = {item["external_id"]: item for item in all_items(sup)}
     for row in rows[1:]:
         item = items[row[0]]
@@ -152,7 +154,7 @@ def test_farstail_val_and_test_files(sup, post, django_user_model):
         header, rows = read_farstail(name)
         response = post(name, (FARSTAIL / name).read_bytes(), "farstail")
         assert response.status_code == 201, response.content[:1000]
-        assert response.json() == {"created": len(rows), "skipped": 0, "job": None}
+        assert response.json() == {"created": len(rows), "skipped": 0, "job": None, **NOTHING_HELD_OUT}
         expected_total += len(rows)
 
         items = all_items(sup)
@@ -225,12 +227,12 @@ def test_reimport_skips_every_row(sup, post):
     before = list(Item.objects.order_by("pk").values_list("pk", "external_id", "payload", "group"))
     second = post("Val-word.csv", data, "farstail")
     assert second.status_code == 201, second.content[:500]
-    assert second.json() == {"created": 0, "skipped": len(rows), "job": None}
+    assert second.json() == {"created": 0, "skipped": len(rows), "job": None, **NOTHING_HELD_OUT}
     assert list(Item.objects.order_by("pk").values_list("pk", "external_id", "payload", "group")) == before
 
     lines = jsonl({"id": "x", "premise": "p", "hypothesis": "h", "label": "n"})
-    assert post("x.jsonl", lines, "jsonl").json() == {"created": 1, "skipped": 0, "job": None}
-    assert post("x.jsonl", lines, "jsonl").json() == {"created": 0, "skipped": 1, "job": None}
+    assert post("x.jsonl", lines, "jsonl").json() == {"created": 1, "skipped": 0, "job": None, **NOTHING_HELD_OUT}
+    assert post("x.jsonl", lines, "jsonl").json() == {"created": 0, "skipped": 1, "job": None, **NOTHING_HELD_OUT}
 
 
 @pytest.mark.django_db

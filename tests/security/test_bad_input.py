@@ -851,6 +851,9 @@ def test_phrase_settings_out_of_bounds_are_400(world, name, value):
         ("nli_relabel", {"retrain_every": 2**64}, "settings.retrain_every"),
         ("label_test", {"retrain_every": 1.5}, "settings.retrain_every"),
         ("summary_rating", {"order": "random"}, "settings.order"),
+        ("summary_rating", {"min_reference_words": -1}, "settings.min_reference_words"),
+        ("summary_rating", {"min_reference_words": 2**64}, "settings.min_reference_words"),
+        ("summary_rating", {"hold_out_other_language": "no"}, "settings.hold_out_other_language"),
         ("qa_authoring", {"retrain_every": 10}, "settings.retrain_every"),
     ],
 )

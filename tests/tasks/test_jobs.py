@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.conftest import wait_until
+from tests.conftest import NOTHING_HELD_OUT, wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres]
 
@@ -104,7 +104,7 @@ def test_large_import_runs_as_a_job_on_the_worker(big_import):
     final, seen = poll_until_finished(client, body["job"])
     assert final["status"] == "done", final
     assert final["progress"] == 1.0
-    assert final["result"] == {"created": ROWS, "skipped": 0}
+    assert final["result"] == {"created": ROWS, "skipped": 0, **NOTHING_HELD_OUT}
     assert final["error"] is None
     assert seen[0] in ("queued", "running") and seen[-1] == "done"
     assert Item.objects.filter(project=project).count() == ROWS
@@ -180,7 +180,7 @@ def test_broker_down_keeps_the_request_fast_and_the_sweep_enqueues_later(big_imp
 
     assert jobs_sweep(older_than_seconds=0) >= 1
     final, _ = poll_until_finished(client, job_id)
-    assert final["status"] == "done" and final["result"] == {"created": ROWS, "skipped": 0}
+    assert final["status"] == "done" and final["result"] == {"created": ROWS, "skipped": 0, **NOTHING_HELD_OUT}
     assert Item.objects.filter(project=project).count() == ROWS
 
 
@@ -271,7 +271,7 @@ def test_pool_process_killed_mid_job_is_run_again_once_by_the_sweep(big_import, 
 
     final, _ = poll_until_finished(client, job_id, timeout=120)
     assert final["status"] == "done", final
-    assert final["result"] == {"created": ROWS, "skipped": 0}
+    assert final["result"] == {"created": ROWS, "skipped": 0, **NOTHING_HELD_OUT}
     assert Item.objects.filter(project=project).count() == ROWS
     assert Job.objects.get(pk=job_id).attempts == 2
     assert celery_worker.process.poll() is None  # the worker itself carried on
@@ -340,7 +340,7 @@ def test_worker_killed_mid_import_is_run_again_once_a_worker_is_up(import_client
     assert jobs_sweep(stale_after_seconds=2.0) == 1
     final, seen = poll_until_finished(client, job_id, timeout=120)
     assert final["status"] == "done", final
-    assert final["result"] == {"created": ROWS, "skipped": 0}
+    assert final["result"] == {"created": ROWS, "skipped": 0, **NOTHING_HELD_OUT}
     assert time.monotonic() - up < 300
     assert Item.objects.filter(project=project).count() == ROWS
     assert Job.objects.get(pk=job_id).attempts == 2

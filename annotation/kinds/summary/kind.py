@@ -50,7 +50,8 @@ from django.utils.translation import gettext_lazy as _
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import ProjectLink, release_texts_of
 from annotation.kinds.rating import RatingKind
-from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
+from annotation.kinds.settings import RATING_OVERLAP_SETTINGS, check_range
+from annotation.kinds.summary.filters import MIN_REFERENCE_WORDS, MIN_REFERENCE_WORDS_RANGE, summary_hold_out
 from annotation.kinds.summary.formats import (
     MAX_TAG_LENGTH,
     parse_summary_record,
@@ -109,6 +110,10 @@ class SummaryRatingKind(RatingKind):
         "raters_per_item": 3,
         "error_tags": DEFAULT_ERROR_TAGS,
         "reference_system": DEFAULT_REFERENCE_SYSTEM,
+        # HeSum §3.1's import filters: articles not in the project's language, and
+        # reference summaries of 10 or fewer words, are held out (0 / false: off).
+        "hold_out_other_language": True,
+        "min_reference_words": MIN_REFERENCE_WORDS,
         **RATING_OVERLAP_SETTINGS,
     }
     settings_help = {
@@ -120,13 +125,23 @@ class SummaryRatingKind(RatingKind):
         "error_tags": _(
             "Error categories raters may tick (HeSum Table 4 by default); ids of lower-case letters, digits and underscores."
         ),
+        "hold_out_other_language": _(
+            "At import, hold out articles not written in the project's language (fewer than half their letters in its "
+            "script), as HeSum did; the import lists them with the reason."
+        ),
+        "min_reference_words": _(
+            "At import, hold out articles whose reference summary has fewer words than this (HeSum left out summaries "
+            "of 10 words or fewer); articles without a reference summary are kept. 0: keep every article."
+        ),
     }
     settings_labels = {
         "raters_per_item": _("Raters per article"),
         "error_tags": _("Error tags"),
         "reference_system": _("Reference system"),
+        "hold_out_other_language": _("Hold out articles in another language"),
+        "min_reference_words": _("Shortest reference summary"),
     }
-    settings_units = {"raters_per_item": _("raters")}
+    settings_units = {"raters_per_item": _("raters"), "min_reference_words": _("words")}
     settings_choices = {"error_tags": ERROR_TAG_NAMES}
     round_bound_settings = {
         "raters_per_item": _(
@@ -170,6 +185,7 @@ class SummaryRatingKind(RatingKind):
                 errors.append(FieldError(field, f"{tag!r} is listed twice"))
             else:
                 seen.add(tag)
+        check_range(settings, "min_reference_words", *MIN_REFERENCE_WORDS_RANGE)
         reference = settings["reference_system"]
         if reference and (len(reference) > MAX_TAG_LENGTH or not _TAG_RE.match(reference)):
             errors.append(
@@ -196,6 +212,12 @@ class SummaryRatingKind(RatingKind):
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
         problems = RowProblems(row)
         return parse_summary_record(record, row, problems, self.common_fields(record, problems))
+
+    def import_hold_out(self, project, row: ItemRow) -> str | None:
+        """HeSum §3.1: an article not in the project's language, or whose reference summary
+        (the `reference_system`'s) has fewer than `min_reference_words` whitespace-separated
+        words, is held out, each filter unless its setting turns it off."""
+        return summary_hold_out(row.payload, self.project_settings(project), project.language)
 
     def stored_payload(self, project, row: ItemRow) -> dict:
         return {**row.payload, "order": display_order(project.pk, row.external_id, len(row.payload["summaries"]))}

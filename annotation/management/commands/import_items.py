@@ -34,4 +34,8 @@ class Command(BaseCommand):
             job = Job.objects.get(pk=result.job)
             self.stdout.write(f"job {job.pk}: {job.status} {job.result or job.error or ''}")
         else:
-            self.stdout.write(self.style.SUCCESS(f"created {result.created}, skipped {result.skipped}"))
+            self.stdout.write(
+                self.style.SUCCESS(f"created {result.created}, skipped {result.skipped}, held out {result.held_out}")
+            )
+            for held in result.held_out_rows:
+                self.stdout.write(f"row {held.row} ({held.id}): {held.reason}")

@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from tests.conftest import NOTHING_HELD_OUT
 from tests.security.annotator_walk import rate_everything, walk_every_route
 from tests.security.test_route_role_matrix import content_of
 
@@ -186,6 +187,11 @@ def test_items_imported_before_keep_their_order_and_a_reimport_skips_them(admin,
     upload = io.BytesIO("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows()).encode())
     upload.name = "s.jsonl"
     again = admin.post("/api/projects/blind-a/import/", {"file": upload, "format": "jsonl"})
-    assert again.status_code == 201 and again.json() == {"created": 0, "skipped": N_ITEMS, "job": None}, again.content
+    assert again.status_code == 201 and again.json() == {
+        "created": 0,
+        "skipped": N_ITEMS,
+        "job": None,
+        **NOTHING_HELD_OUT,
+    }, again.content
     item.refresh_from_db()
     assert item.payload["order"] == public_formula("s0", len(SYSTEMS))

@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.conftest import NOTHING_HELD_OUT
+
 pytestmark = pytest.mark.django_db
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "lchaim"
@@ -125,13 +127,13 @@ def test_jsonl_import_validates_every_row_and_keeps_text_exact(project):
     assert not Item.objects.filter(project__slug="he-mt").exists()
     good = row(1)
     good["source"]["premise"] = f" {NBSP}leading space and NBSP kept "
-    assert import_rows(root, [good]) == {"created": 1, "skipped": 0, "job": None}
+    assert import_rows(root, [good]) == {"created": 1, "skipped": 0, "job": None, **NOTHING_HELD_OUT}
     item = Item.objects.get(external_id="x1")
     assert item.payload["source"]["premise"] == good["source"]["premise"]
     assert item.payload["candidates"] == good["candidates"]
     assert item.reference_label == "entailment" and item.payload["source"]["label"] == "e"
     # The same file again changes nothing.
-    assert import_rows(root, [good]) == {"created": 0, "skipped": 1, "job": None}
+    assert import_rows(root, [good]) == {"created": 0, "skipped": 1, "job": None, **NOTHING_HELD_OUT}
 
 
 def test_lchaim_files_join_by_uid_and_a_second_system_merges_in(project):

@@ -170,10 +170,18 @@ class ImportResultSerializer(serializers.Serializer):
     job = serializers.IntegerField(allow_null=True)
 
 
+class SuggestionSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    probability = serializers.FloatField(allow_null=True)
+
+
 class NextSerializer(serializers.Serializer):
     assignment = serializers.IntegerField()
     expires_at = serializers.DateTimeField()
     item = AnnotatorItemSerializer()
+    # Only where the project's `suggestions` setting is on and the latest prediction set
+    # predicts the item.
+    suggestion = SuggestionSerializer(required=False)
 
 
 class ProgressSerializer(serializers.Serializer):

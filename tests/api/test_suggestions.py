@@ -218,5 +218,18 @@ def test_annotator_quality_gives_acceptance_and_agreement_where_the_suggestion_w
         "agreement_when_wrong": 1.0,
     }
     assert rows["ann3"]["suggestions"] is None
+    # The supervisor's quality page shows the same figures in its two columns.
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(get_user_model().objects.get(username="sup"))
+    response = browser.get(f"/p/{SLUG}/annotators/", HTTP_ACCEPT_LANGUAGE="en")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Suggestions taken" in page and "Agreement where the suggestion was wrong" in page
+    row = page.split('data-annotator="ann2"')[1].split("</tr>")[0]
+    assert 'class="num suggestion-rate" data-sort="0.3333' in row and "(3)" in row
+    assert 'class="num suggestion-wrong" data-sort="1.0"' in row and "(2)" in row
     # Annotators and reviewers do not read the figures.
     assert nli["ann1"].get(f"{PROJECT}annotators/").status_code == 403

@@ -178,10 +178,18 @@ class ImportResultSerializer(serializers.Serializer):
     held_out_rows = HeldOutRowSerializer(many=True, help_text="The first 1000 of them: row number, id and why.")
 
 
+class SuggestionSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    probability = serializers.FloatField(allow_null=True)
+
+
 class NextSerializer(serializers.Serializer):
     assignment = serializers.IntegerField()
     expires_at = serializers.DateTimeField()
     item = AnnotatorItemSerializer()
+    # Only where the project's `suggestions` setting is on and the latest prediction set
+    # predicts the item.
+    suggestion = SuggestionSerializer(required=False)
 
 
 class ProgressSerializer(serializers.Serializer):

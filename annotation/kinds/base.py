@@ -133,11 +133,22 @@ class KindSettings:
         check_range(merged, "idle_release_seconds", *IDLE_RELEASE_RANGE)
         check_range(merged, "quality_flag_below", *QUALITY_FLAG_RANGE)
         check_model_settings(merged)
+        if merged.get("suggestions") and self.blind_to_suggestions(merged):
+            raise InvalidInput(
+                gettext("this project's protocol wants annotators blind to other answers: no suggestions"),
+                field="settings.suggestions",
+            )
         self.check_settings(merged)
         return {key: merged[key] for key in known}
 
     def check_settings(self, settings: dict) -> None:
         """Kind-specific cross-field checks; raise InvalidInput."""
+
+    def blind_to_suggestions(self, settings: dict) -> bool:
+        """Whether a project with these settings follows a protocol that wants annotators
+        blind to other answers, a model's included (docs/protocols.md "Suggestions"): then
+        `suggestions: true` is refused."""
+        return False
 
     def settings_explained(self, language: str | None = None) -> list[dict]:
         """Every setting of the kind with its default for a project in `language` and what

@@ -91,8 +91,10 @@ def check_aggregation_settings(settings: dict) -> None:
 
 # The model in the loop (docs/kinds.md "Model in the loop"), for the kinds whose vote is one
 # label of a closed set: the order the engine hands items out in, and how many new decisions
-# make the built-in model train again (0: only when a supervisor asks).
-MODEL_SETTINGS = {"order": "sequential", "retrain_every": 0}
+# make the built-in model train again (0: only when a supervisor asks), and whether annotators
+# see the latest prediction set's label as a suggestion (off: a suggestion anchors a person's
+# judgement, so it is the supervisor's choice, and refused where the protocol is blind).
+MODEL_SETTINGS = {"order": "sequential", "retrain_every": 0, "suggestions": False}
 ORDERS = ("sequential", "random", "uncertainty", "disagreement")
 RETRAIN_EVERY_RANGE = (0, 1_000_000)
 
@@ -178,6 +180,9 @@ COMMON_SETTINGS_HELP = {
         "Which items annotators get first: sequential (a shuffled walk, as always), random, uncertainty (where the latest predictions are least sure) or disagreement (where the votes so far disagree most)."
     ),
     "retrain_every": _("The built-in model trains again after this many new decisions (0: only when asked)."),
+    "suggestions": _(
+        "Show annotators the latest predictions' label as a model's suggestion (not where the protocol wants them blind)."
+    ),
 }
 
 
@@ -195,6 +200,7 @@ COMMON_SETTINGS_LABELS = {
     "spread": _("Adaptive overlap: largest spread"),
     "order": _("Order of items"),
     "retrain_every": _("Retrain the model after"),
+    "suggestions": _("Show the model's suggestion"),
 }
 COMMON_SETTINGS_UNITS = {
     "claim_ttl": _("seconds"),

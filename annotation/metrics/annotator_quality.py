@@ -138,3 +138,32 @@ def median_of_counts(counts: Mapping[int, int]) -> float | None:
             middle.pop(0)
             found.append(key * SECONDS_RESOLUTION)
     return (found[0] + found[1]) / 2
+
+
+def suggestion_figures(rows: Iterable[tuple[str, str, str]]) -> dict:
+    """How an annotator used a model's suggestions, from (their label, the suggested label,
+    the item's consensus or "" when it has none) per annotation shown a suggestion:
+    `shown`, `taken` and `acceptance_rate` (share of shown suggestions they submitted), and,
+    over the items whose consensus differs from the suggestion, `suggestion_wrong` and
+    `agreement_when_wrong` (share of those where they gave the consensus, not the
+    suggestion: low values with a high acceptance rate are anchoring). A rate is None
+    without the items it is over.
+
+    >>> f = suggestion_figures([("a", "a", "a"), ("a", "a", "b"), ("b", "a", "b"), ("b", "b", "")])
+    >>> (f["shown"], f["taken"], f["acceptance_rate"], f["suggestion_wrong"], f["agreement_when_wrong"])
+    (4, 3, 0.75, 2, 0.5)
+    """
+    shown = taken = wrong = agree_when_wrong = 0
+    for label, suggested, consensus in rows:
+        shown += 1
+        taken += label == suggested
+        if consensus and consensus != suggested:
+            wrong += 1
+            agree_when_wrong += label == consensus
+    return {
+        "shown": shown,
+        "taken": taken,
+        "acceptance_rate": taken / shown if shown else None,
+        "suggestion_wrong": wrong,
+        "agreement_when_wrong": agree_when_wrong / wrong if wrong else None,
+    }

@@ -64,6 +64,10 @@ class Annotation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # When its annotator last changed the value (PATCH /api/annotations/{id}/), null if never.
     edited_at = models.DateTimeField(null=True, blank=True)
+    # The model's label the page showed as a suggestion (the project's `suggestions`
+    # setting; null: none was shown) and whether the submitted label was that one.
+    suggested_label = models.CharField(max_length=64, null=True, blank=True)
+    suggestion_taken = models.BooleanField(null=True, blank=True)
 
     class Meta:
         constraints = [

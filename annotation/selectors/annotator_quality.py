@@ -24,6 +24,7 @@ from django.db.models import Count, Exists, F, OuterRef
 from django.db.models.fields.json import KT
 
 from annotation.kinds.registry import get_kind
+from annotation.metrics.annotator_quality import suggestion_figures
 from annotation.metrics.figures import adjudication_agreement, annotator_figures, annotators_figures
 from annotation.models import (
     Adjudication,
@@ -78,6 +79,20 @@ def _review_grades(project) -> dict[int, dict]:
     return out
 
 
+def _suggestions(project) -> dict[int, dict]:
+    """{annotator: metrics.annotator_quality.suggestion_figures} over their annotations that
+    were shown a model's suggestion (probes left out), the consensus being the item's decided
+    gold (the ledger's: the round's rule, a pool method or an adjudicator). One query."""
+    rows: dict[int, list] = defaultdict(list)
+    for annotator_id, label, suggested, gold in (
+        Annotation.objects.filter(item__project=project, suggested_label__isnull=False, item__probe_of__isnull=True)
+        .order_by()
+        .values_list("annotator_id", KT("value__label"), "suggested_label", "item__gold_label")
+    ):
+        rows[annotator_id].append((label, suggested, gold or ""))
+    return {annotator_id: suggestion_figures(found) for annotator_id, found in rows.items()}
+
+
 def annotator_figures_compute(project, kind) -> dict[int, dict]:
     """{annotator id: figures} for everyone who submitted or voted here
     (annotation.metrics.figures.annotator_figures), from the sums over every item: reads
@@ -100,10 +115,13 @@ def annotator_quality_for_project(project) -> list[dict]:
     - `competence`: {"dawid_skene", "mace"} as last computed (null when not computed);
     - `coherence`: {"probes", "soft", "hard"} for kinds with reversed-pair probes, else null;
     - `review_grades`: {"reviewed", "mean", "counts"} or null when nothing was graded;
+    - `suggestions`: {"shown", "taken", "acceptance_rate", "suggestion_wrong",
+      "agreement_when_wrong"} over their annotations shown a model's suggestion (anchoring;
+      metrics.annotator_quality.suggestion_figures), null when none was shown;
     - `flagged`: kappa below the project's `quality_flag_below`.
     Besides: `status`, `trusted`, `adjudicator` of their membership (null for non-members).
     The figures that need every vote are computed per request on a small project and read
-    as the worker stored them on a large one (services.figures). On a large project six
+    as the worker stored them on a large one (services.figures). On a large project seven
     queries or fewer, whatever the number of items, votes or annotators; a small one
     (fewer items than MASHOV_FIGURES_LIVE_ITEMS, one chunk) adds the nine of its items' read."""
     from annotation.selectors.figures import ANNOTATOR_QUALITY, figures_are_live, stored_figures
@@ -121,6 +139,8 @@ def annotator_quality_for_project(project) -> list[dict]:
     annotators = {m.user_id for m in memberships.values() if m.role == Membership.Role.ANNOTATOR} | set(figures)
     competences = _competences(project)
     grades = _review_grades(project)
+    suggestions = _suggestions(project)
+    annotators |= set(suggestions)
     names = {m.user_id: m.user.get_username() for m in memberships.values()}
     missing = annotators - set(names)
     if missing:
@@ -138,6 +158,7 @@ def annotator_quality_for_project(project) -> list[dict]:
                 "competence": dict(competence) if competence else dict.fromkeys(COMPETENCE_METHODS),
                 "coherence": found["coherence"],
                 "review_grades": grades.get(annotator_id),
+                "suggestions": suggestions.get(annotator_id),
                 "flagged": found["kappa"] is not None and found["kappa"] < threshold,
                 "status": membership.status if membership else None,
                 "trusted": membership.trusted if membership else None,

@@ -3,6 +3,8 @@ sets, and the latest set's prediction of given items for the supervisor's pages.
 
 from __future__ import annotations
 
+from django.db.models import Subquery
+
 from annotation.access import access_project_for_supervisor
 from annotation.models import Prediction, PredictionSet
 
@@ -38,3 +40,23 @@ def latest_predictions_of_items(project, item_ids: list[int]) -> tuple[Predictio
         return latest, {}
     found = Prediction.objects.filter(prediction_set=latest, item_id__in=item_ids)
     return latest, {prediction.item_id: prediction for prediction in found}
+
+
+def suggestion_for_item(project, settings: dict, item_id: int) -> dict | None:
+    """The suggestion an annotator of the item sees where the project's `suggestions`
+    setting is on: the latest set's label and its probability (null without scores), or
+    None (setting off, no set, or the latest set does not predict the item). One statement
+    on the (item, set) index, whatever the number of sets or predictions."""
+    if not settings.get("suggestions"):
+        return None
+    latest = PredictionSet.objects.filter(project=project).order_by("-id").values("id")[:1]
+    found = (
+        Prediction.objects.filter(item_id=item_id, prediction_set_id=Subquery(latest))
+        .values_list("label", "scores")
+        .first()
+    )
+    if found is None:
+        return None
+    label, scores = found
+    probability = scores.get(label) if isinstance(scores, dict) else None
+    return {"label": label, "probability": probability}

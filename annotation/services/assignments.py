@@ -27,6 +27,7 @@ from annotation.selectors.assignments import (
     latest_assignment,
     live_count,
 )
+from annotation.selectors.predictions import suggestion_for_item
 from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.consensus import consensus_enqueue_on_commit
 from annotation.services.decisions import RANK_ROUND_RULE, decision_record, pool_method_deciding, round_progress
@@ -203,7 +204,12 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
             # their work reviewed, in every kind; a kind may ask for more (qa samples the
             # work of trusted members in its after_submit).
             review = member_status == Membership.Status.TRIAL
-            annotation, submitted = _store_annotation(assignment, item, user, cleaned, now, review_required=review)
+            # The suggestion the page showed: the same lookup `next` made.
+            suggestion = suggestion_for_item(project, settings, item.pk)
+            suggested = suggestion["label"] if suggestion else None
+            annotation, submitted = _store_annotation(
+                assignment, item, user, cleaned, now, review_required=review, suggested=suggested
+            )
             kind.after_submit(annotation, item, settings)
             item_priority_after_vote(item, settings)
             if submitted >= needed:
@@ -254,7 +260,14 @@ def _round_close(item: Item, kind, settings: dict) -> None:
 
 
 def _store_annotation(
-    assignment: Assignment, item: Item, user, value: dict, now, *, review_required: bool = False
+    assignment: Assignment,
+    item: Item,
+    user,
+    value: dict,
+    now,
+    *,
+    review_required: bool = False,
+    suggested: str | None = None,
 ) -> tuple[Annotation, int]:
     """Mark the claim submitted and store its annotation; with it, the item's submitted
     claims in this round, this one included. Two hand-written statements (the hot path,
@@ -268,6 +281,8 @@ def _store_annotation(
         value=value,
         review_required=review_required,
         created_at=now,
+        suggested_label=suggested,
+        suggestion_taken=None if suggested is None else value.get("label") == suggested,
     )
     with connection.cursor() as cursor:
         execute(
@@ -278,8 +293,9 @@ def _store_annotation(
         )
         execute(
             cursor,
-            "INSERT INTO annotation_annotation (assignment_id, item_id, annotator_id, round, value, review_required, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id, (SELECT COUNT(*) FROM annotation_assignment"
+            "INSERT INTO annotation_annotation (assignment_id, item_id, annotator_id, round, value, review_required,"
+            " created_at, suggested_label, suggestion_taken)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id, (SELECT COUNT(*) FROM annotation_assignment"
             "   WHERE item_id = %s AND round = %s AND status = 'submitted')",
             [
                 assignment.pk,
@@ -289,6 +305,8 @@ def _store_annotation(
                 Annotation._meta.get_field("value").get_db_prep_value(value, connection),
                 annotation.review_required,
                 now,
+                annotation.suggested_label,
+                annotation.suggestion_taken,
                 item.pk,
                 assignment.round,
             ],

@@ -33,6 +33,7 @@ def annotator_quality_page(request, slug):
             "project": project,
             "rows": rows,
             "has_coherence": any(row["coherence"] for row in rows),
+            "has_suggestions": any(row["suggestions"] for row in rows),
             "threshold": kind.project_settings(project)["quality_flag_below"],
             "categorical": bool(kind.labels),
             "trial": Membership.Status.TRIAL,

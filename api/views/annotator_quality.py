@@ -40,6 +40,16 @@ class GradesSerializer(serializers.Serializer):
     counts = serializers.DictField(child=serializers.IntegerField())
 
 
+class SuggestionUseSerializer(serializers.Serializer):
+    shown = serializers.IntegerField(help_text="annotations shown a model's suggestion")
+    taken = serializers.IntegerField(help_text="of those, submitted with the suggested label")
+    acceptance_rate = serializers.FloatField(**_SHARE)
+    suggestion_wrong = serializers.IntegerField(help_text="of those, items whose decided gold is another label")
+    agreement_when_wrong = serializers.FloatField(
+        **_SHARE, help_text="share of suggestion_wrong where they gave the gold (anchoring when low)"
+    )
+
+
 class AnnotatorQualitySerializer(serializers.Serializer):
     annotator = serializers.CharField(help_text="username (supervisors only see this list)")
     items = serializers.IntegerField(help_text="items annotated (coherence probes left out)")
@@ -53,6 +63,7 @@ class AnnotatorQualitySerializer(serializers.Serializer):
     competence = CompetenceSerializer()
     coherence = CoherenceSerializer(allow_null=True, help_text="phrase pairs: soft and hard coherence over the probes")
     review_grades = GradesSerializer(allow_null=True)
+    suggestions = SuggestionUseSerializer(allow_null=True, help_text="null where no suggestion was shown")
     flagged = serializers.BooleanField(help_text="kappa below the project's quality_flag_below")
     status = serializers.CharField(allow_null=True)
     trusted = serializers.BooleanField(allow_null=True)

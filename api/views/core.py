@@ -22,6 +22,7 @@ from annotation.rest.serializers import ErrorsSerializer, ItemSerializer
 from annotation.selectors.assignments import progress_for_annotator
 from annotation.selectors.items import item_preview_after
 from annotation.selectors.names import names_visible
+from annotation.selectors.predictions import suggestion_for_item
 from annotation.selectors.projects import project_roles_of_user
 from annotation.selectors.reports import status_counts_for_project
 from annotation.services import assignments as assignment_services
@@ -288,18 +289,20 @@ class NextView(APIView):
             return Response(status=status.HTTP_204_NO_CONTENT)
         kind = get_kind(assignment.project.kind)
         item = assignment.item
-        return Response(
-            {
-                "assignment": assignment.pk,
-                "expires_at": assignment.expires_at,
-                # A coherence probe shows its original's id: nothing marks it as a probe.
-                "item": {
-                    "id": item.pk,
-                    "external_id": item.probe_of.external_id if item.probe_of_id else item.external_id,
-                    "payload": kind.annotator_payload(item),
-                },
-            }
-        )
+        body = {
+            "assignment": assignment.pk,
+            "expires_at": assignment.expires_at,
+            # A coherence probe shows its original's id: nothing marks it as a probe.
+            "item": {
+                "id": item.pk,
+                "external_id": item.probe_of.external_id if item.probe_of_id else item.external_id,
+                "payload": kind.annotator_payload(item),
+            },
+        }
+        suggestion = suggestion_for_item(assignment.project, kind.settings_for(assignment.project.settings), item.pk)
+        if suggestion is not None:
+            body["suggestion"] = suggestion
+        return Response(body)
 
 
 class ProgressView(APIView):

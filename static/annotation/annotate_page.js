@@ -205,6 +205,29 @@ window.MashovAnnotatePage = (function () {
       el(doneId).hidden = true;
       if (assignmentOn) { el(assignmentOn).dataset.assignment = String(current.assignment); }
       options.show(current);
+      showSuggestion(current.suggestion);
+    }
+
+    // A model's suggestion (the project's `suggestions` setting), named as the page's label
+    // button names it, with its probability when the predictions have scores.
+    function showSuggestion(suggestion) {
+      const box = el("suggestion");
+      if (!box) { return; }
+      box.hidden = !suggestion;
+      if (!suggestion) { return; }
+      let name = suggestion.label;
+      document.querySelectorAll(".label-button[data-label]").forEach(function (button) {
+        if (button.dataset.label === suggestion.label) {
+          // The button's label words: its <strong> where it also holds a definition, else
+          // its words without the key (<kbd>).
+          const strong = button.querySelector("strong");
+          name = strong ? strong.textContent.trim() : Array.from(button.childNodes).filter(function (node) { return node.nodeName !== "KBD"; })
+            .map(function (node) { return node.textContent; }).join("").trim() || name;
+        }
+      });
+      el("suggestion-label").textContent = name;
+      el("suggestion-probability").textContent = typeof suggestion.probability === "number"
+        ? "(" + Math.round(suggestion.probability * 100) + "%)" : "";
     }
 
     // Back from an earlier answer to the claim (or to "nothing left").

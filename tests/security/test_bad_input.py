@@ -855,6 +855,14 @@ def test_phrase_settings_out_of_bounds_are_400(world, name, value):
         ("summary_rating", {"min_reference_words": 2**64}, "settings.min_reference_words"),
         ("summary_rating", {"hold_out_other_language": "no"}, "settings.hold_out_other_language"),
         ("qa_authoring", {"retrain_every": 10}, "settings.retrain_every"),
+        ("phrase_pair", {"suggestions": "true"}, "settings.suggestions"),
+        ("phrase_pair", {"suggestions": None}, "settings.suggestions"),
+        ("nli_relabel", {"aggregation": "majority", "suggestions": 1}, "settings.suggestions"),
+        # Blind by protocol: FarsTail's relabel rounds (k of n), LCHAIM's human baseline.
+        ("nli_relabel", {"suggestions": True}, "settings.suggestions"),
+        ("label_test", {"aggregation": "majority", "suggestions": True}, "settings.suggestions"),
+        ("summary_rating", {"suggestions": True}, "settings.suggestions"),
+        ("qa_authoring", {"suggestions": False}, "settings.suggestions"),
     ],
 )
 def test_aggregation_and_overlap_settings_are_400_naming_the_setting(world, kind, settings_value, field):
@@ -871,6 +879,8 @@ def test_aggregation_and_overlap_settings_are_400_naming_the_setting(world, kind
         ("nli_relabel", {"aggregation": "dawid_skene", "overlap_min": 3, "overlap_max": 6, "confidence_target": 0.9}),
         ("label_test", {"aggregation": "majority", "overlap_min": 2, "overlap_max": 4, "confidence_target": 1}),
         ("phrase_pair", {"aggregation": "mace", "overlap_min": None, "overlap_max": None}),
+        ("phrase_pair", {"suggestions": True}),
+        ("nli_relabel", {"aggregation": "dawid_skene", "suggestions": True}),
         ("summary_rating", {"overlap_min": 2, "overlap_max": 4, "spread": 1}),
     ],
 )

@@ -50,6 +50,11 @@ class LabelTestKind(NliKind):
             raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
         check_aggregation_settings(settings)
 
+    def blind_to_suggestions(self, settings: dict) -> bool:
+        # LCHAIM §3.2: a human baseline measures people alone; a model's suggestion would
+        # make it a measure of people with the model.
+        return True
+
     def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
         # Table 2's majority line: more than half of the testers (3 of 4).
         n = settings["labels_per_item"]

@@ -246,6 +246,12 @@ class NliRelabelKind(NliKind):
     def k_of_n_rule(self, settings: dict) -> tuple[int, int]:
         return settings["consensus_k"], settings["consensus_n"]
 
+    def blind_to_suggestions(self, settings: dict) -> bool:
+        # FarsTail §3.2: under its k-of-n rule every relabel round, the one after a
+        # revision included, is blind, the author's label counting as one independent
+        # vote. A project deciding by another method is crowd labelling, not that protocol.
+        return settings["aggregation"] == "k_of_n"
+
     def status_after_round(self, *, accepted: bool, author_id: int | None, round_: int, settings: dict) -> str:
         """Accepted stays accepted; a failed round goes back to its author while revisions
         remain (FarsTail §3.2: one), otherwise the item is removed (and waits in the

@@ -77,6 +77,8 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
     now = timezone.now()
     with transaction.atomic():
         sums = None if item_ids is None else stored_figures(project, FIGURE_SUMS)
+        if sums is not None and "comparison" not in sums:
+            sums = None  # stored before the sums held the methods' comparison: read every item
         reasons: dict[int, list[str]] | None = None
         if sums is None:
             sums, reasons = _sums_of_every_item(project, kind, labels)
@@ -88,7 +90,13 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
             ANNOTATOR_QUALITY: annotators_figures(sums, coherence, labels),
             ITEM_VALUES: item_values_compute(project),
         }
-        sections = dict(kind.report_sections(project))
+        # The methods' comparison, a sum over items, from the sums just brought up to date
+        # (selectors.aggregation.aggregation_report_for_project reads it there).
+        project._method_comparison = sums["comparison"]  # type: ignore[attr-defined]
+        try:
+            sections = dict(kind.report_sections(project))
+        finally:
+            del project._method_comparison  # type: ignore[attr-defined]
         if "agreement" in sections:
             sections["agreement"] = None  # read live (AgreementReport)
         figures[REPORT_SECTIONS] = sections

@@ -95,12 +95,12 @@ def build(project, users, n_items: int, votes: int) -> None:
             cur,
             "annotation_item",
             ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round",
-             "position", "shuffle_key", "created_at", "computed", "flags", "in_sample", "derived_group"],
+             "position", "shuffle_key", "created_at", "computed", "flags", "in_sample", "derived_group", "priority"],
             (
                 (str(i + 1), str(project.pk), f"s{i:07d}",
                  payloads.get(i % 97) or payloads.setdefault(i % 97, payload_of(i)),
                  LABELS[int(truth[i])], gold[i], f"g{i // 3}", "train" if i % 10 else "dev", status[i], "1", str(i),
-                 f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t", "")
+                 f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t", "", "0")
                 for i in range(n_items)
             ),
         )  # fmt: skip

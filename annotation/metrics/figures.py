@@ -11,7 +11,9 @@ An item's record (JSON, as stored per item):
 - `c`, `g`: its consensus and gold label (None without);
 - `a`: 1 if an adjudicator decided its current round, else 0;
 - `r`: why it waits for an adjudicator besides an incoherent probe ("failed",
-  "methods_disagree"; annotation.selectors.annotator_quality).
+  "methods_disagree"; annotation.selectors.annotator_quality);
+- `m`, `x`, `e`: its share of the methods' comparison (`comparison_apply`), on an item
+  with an aggregate of its current round only.
 
 The sums:
 - `durations`: {annotator: {duration key: claims}};
@@ -19,7 +21,10 @@ The sums:
   "clean" being the items nobody adjudicated;
 - `agreement`: {"with" | "without": {"items", "agree", "compared", "pairs": {m: V×V pair
   counts, flat}}} for nominal alpha with and without the adjudicated items
-  (metrics.agreement.unit_pair_counts), and `adjudicated`: the adjudicated items.
+  (metrics.agreement.unit_pair_counts), and `adjudicated`: the adjudicated items;
+- `comparison`: the methods' comparison — items with an aggregate, labels decided per
+  method, items where two methods gave the same label per (method, other method), items
+  where methods disagree, and per method against the reference label (`empty_comparison`).
 """
 
 from __future__ import annotations
@@ -36,7 +41,13 @@ SCOPES = ("with", "without")
 
 
 def empty_sums() -> dict:
-    return {"durations": {}, "pairs": {}, "agreement": {scope: _empty_scope() for scope in SCOPES}, "adjudicated": 0}
+    return {
+        "durations": {},
+        "pairs": {},
+        "agreement": {scope: _empty_scope() for scope in SCOPES},
+        "adjudicated": 0,
+        "comparison": empty_comparison(),
+    }
 
 
 def _empty_scope() -> dict:
@@ -87,6 +98,7 @@ def sums_apply(sums: dict, record: dict | None, sign: int, labels: Sequence[str]
         if not mine:
             del sums["pairs"][str(annotator)]
     sums["adjudicated"] += sign * int(adjudicated)
+    comparison_apply(sums["comparison"], record, sign)
     if not votes:
         return
     codes = {label: index for index, label in enumerate(labels)}
@@ -154,3 +166,57 @@ def adjudication_agreement(sums: dict, labels: Sequence[str]) -> dict:
             "agreement_with_consensus": figures["agree"] / figures["compared"] if figures["compared"] else None,
         }
     return result
+
+
+# The methods' comparison (selectors.aggregation.aggregation_report_for_project) as sums
+# over the items with an aggregate of their current round. An item's record holds `m`:
+# {method: label or None} of those aggregates, `x`: 1 where two methods gave different
+# labels, and `e`: its reference label (scored against where the kind asks).
+def empty_comparison() -> dict:
+    return {"items": 0, "decided": {}, "same": {}, "disagree": 0, "scored": 0, "ref_decided": {}, "ref_correct": {}}
+
+
+def comparison_apply(comparison: dict, record: dict | None, sign: int) -> None:
+    """Add (sign 1) or take out (sign -1) one item's share of the comparison; in place."""
+    methods = (record or {}).get("m")
+    if not methods:
+        return
+    comparison["items"] += sign
+    comparison["disagree"] += sign * int(bool(record.get("x")))  # type: ignore[union-attr]  # methods implies a record
+    reference = record.get("e")  # type: ignore[union-attr]
+    if reference:
+        comparison["scored"] += sign
+    for method, label in methods.items():
+        if label is None:
+            continue
+        _add(comparison["decided"], method, sign)
+        for other, other_label in methods.items():
+            if other_label == label:
+                _add(comparison["same"], f"{method}{SEPARATOR}{other}", sign)
+        if reference:
+            _add(comparison["ref_decided"], method, sign)
+            if label == reference:
+                _add(comparison["ref_correct"], method, sign)
+
+
+def comparison_report(comparison: dict, chosen: str, methods: Sequence[str], *, score_against_reference: bool) -> dict:
+    """The report's counts from the sums (the listed disagreements are the caller's)."""
+    report = {
+        "chosen": chosen,
+        "items": comparison["items"],
+        "decided": {method: comparison["decided"].get(method, 0) for method in methods},
+        "agree_with_chosen": {method: comparison["same"].get(f"{method}{SEPARATOR}{chosen}", 0) for method in methods},
+        "disagreements": {"count": comparison["disagree"]},
+    }
+    if score_against_reference:
+        scored = comparison["scored"]
+        report["accuracy_against_reference"] = {}
+        for method in methods:
+            correct, decided = comparison["ref_correct"].get(method, 0), comparison["ref_decided"].get(method, 0)
+            report["accuracy_against_reference"][method] = {
+                "items": scored,
+                "decided": decided,
+                "accuracy": correct / scored if scored else None,
+                "accuracy_decided": correct / decided if decided else None,
+            }
+    return report

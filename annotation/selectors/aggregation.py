@@ -70,7 +70,13 @@ def aggregation_report_for_project(project: Project, chosen: str, *, score_again
     k-of-n short of its rule, disagrees with no one), counted and listed (the first
     DISAGREEMENTS_LISTED by position). With `score_against_reference` (a hidden gold, as in
     `label_test`), each method's accuracy against it over the items it decided, and over
-    all items with a reference (undecided counting as wrong). One query."""
+    all items with a reference (undecided counting as wrong). One query over the project's
+    aggregates; on the worker, while it stores a large project's figures, the counts come
+    from the sums it keeps (annotation.metrics.figures) and two queries list the first
+    disagreements, so that the report's cost follows the items that changed."""
+    comparison = getattr(project, "_method_comparison", None)
+    if comparison is not None:
+        return _report_from_comparison(project, comparison, chosen, score_against_reference)
     rows = (
         ItemAggregate.objects.filter(item__project=project, round=F("item__round"))
         .order_by("item__position", "item_id", "method")
@@ -123,3 +129,29 @@ def _accuracy_against_reference(per_item: dict[int, dict], reference: dict[int, 
             "accuracy_decided": correct / decided if decided else None,
         }
     return figures
+
+
+def _report_from_comparison(project: Project, comparison: dict, chosen: str, score_against_reference: bool) -> dict:
+    from annotation.metrics.figures import comparison_report
+    from annotation.models import ItemFigures
+
+    report = comparison_report(comparison, chosen, METHODS, score_against_reference=score_against_reference)
+    # The items flagged as disagreeing (a partial index holds them), first by position.
+    flagged = ItemFigures.objects.filter(project=project, value__contains={"x": 1}).values("item_id")
+    external = dict(
+        Item.objects.filter(project=project, pk__in=flagged)
+        .order_by("position", "pk")
+        .values_list("pk", "external_id")[:DISAGREEMENTS_LISTED]
+    )
+    listed = list(external)
+    per_item: dict[int, dict] = {item_id: {} for item_id in listed}
+    for item_id, method, label, confidence in (
+        ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", listed), round=F("item__round"))
+        .order_by("method")
+        .values_list("item_id", "method", "label", "confidence")
+    ):
+        per_item[item_id][method] = {"label": label or None, "confidence": confidence}
+    report["disagreements"]["items"] = [
+        {"id": item_id, "external_id": external[item_id], "aggregates": per_item[item_id]} for item_id in listed
+    ]
+    return report

@@ -73,7 +73,7 @@ def project_item_ids(project: Project, chunk: int = RECORD_CHUNK):
 def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict | None]:
     """{item id: its record (annotation.metrics.figures), None for an item that adds
     nothing — a deleted item, one without claims, votes, adjudication or reasons}; a
-    reversed-pair probe adds only its adjudication and reasons. Seven
+    reversed-pair probe adds only its adjudication, reasons and aggregates. Seven
     queries, whatever the number of ids (one array parameter each)."""
     records: dict[int, dict | None] = dict.fromkeys(item_ids)
     items, probes = {}, set()
@@ -101,6 +101,16 @@ def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict 
     votes: dict[int, list] = defaultdict(list)
     adjudicated: dict[int, str] = {}
     reasons: dict[int, list[str]] = defaultdict(list)
+    # The current round's aggregates, {item id: {method: label or None}}: the methods'
+    # comparison and, between them, a reason to adjudicate.
+    aggregates: dict[int, dict[str, str | None]] = defaultdict(dict)
+    for item_id, round_, method, label in (
+        ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids))
+        .order_by()
+        .values_list("item_id", "round", "method", "label")
+    ):
+        if round_ == items[item_id][0]:
+            aggregates[item_id][method] = label or None
     if labels:
         for item_id, annotator_id, round_, label in (
             Annotation.objects.filter(column_in(Annotation, "item_id", ids))
@@ -127,24 +137,19 @@ def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict 
         ).values_list("item_id", "round"):
             if round_ == items[item_id][0] and item_id not in withdrawn:
                 reasons[item_id].append("failed")
-        decided: dict[int, set[str]] = defaultdict(set)
-        for item_id, round_, label in (
-            ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids))
-            .exclude(label="")
-            .values_list("item_id", "round", "label")
-        ):
-            if round_ == items[item_id][0]:
-                decided[item_id].add(label)
-        for item_id, found in decided.items():
-            if len(found) > 1:
+        for item_id, methods in aggregates.items():
+            if len({label for label in methods.values() if label is not None}) > 1:
                 reasons[item_id].append("methods_disagree")
     for item_id, (_round, gold_label, reference) in items.items():
-        if not (durations.get(item_id) or votes.get(item_id) or item_id in adjudicated or reasons.get(item_id)):
+        methods = aggregates.get(item_id, {})
+        if not (
+            durations.get(item_id) or votes.get(item_id) or item_id in adjudicated or reasons.get(item_id) or methods
+        ):
             continue
         cast = [label for _annotator, label in votes.get(item_id, ())]
         consensus = adjudicated.get(item_id) or gold_label or (plurality(cast) if len(cast) >= 2 else None)
         gold = adjudicated.get(item_id) or (reference if kind.reference_label_is_gold else "")
-        records[item_id] = {
+        record: dict = {
             "d": durations.get(item_id, []),
             "v": votes.get(item_id, []),
             "c": consensus if consensus in labels else None,
@@ -152,6 +157,10 @@ def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict 
             "a": int(item_id in adjudicated),
             "r": reasons.get(item_id, []),
         }
+        if methods:
+            given = {label for label in methods.values() if label is not None}
+            record.update({"m": methods, "x": int(len(given) > 1), "e": reference or None})
+        records[item_id] = record
     return records
 
 

@@ -15,10 +15,14 @@ aggregation job passes the items its run read — takes their old shares out of 
 adds their new ones, and computes the figures from the sums, so its cost follows the
 changed items, not the project; the sums are integers, so the figures are exactly those a
 run over every item gives. A run without item ids (the first, or after a change that
-names no item) reads every item, in chunks. Read whole on every run, since they are not
-sums over items: the kind's report sections, the reversed-pair probes (coherence and
-incoherent probes: probes are a small share of the items) and the filter values (four
-index scans in the database). A claim submitted in a round still open is counted in
+names no item) reads every item, in chunks. The methods' comparison of the kind's report
+(selectors.aggregation.aggregation_report_for_project) is such a sum too: the items'
+shares hold their current-round aggregates, and the report is computed from the kept
+counts, its listed disagreements read by a partial index. Read whole on every run, since
+they are not sums over items: the rest of the kind's report sections, the reversed-pair
+probes (coherence and incoherent probes: probes are a small share of the items), the
+filter values (four index scans in the database) and the stored adjudication reasons
+(one row, as large as the queue). A claim submitted in a round still open is counted in
 `items` and `seconds_median` when its item's round closes (or at the next run over every
 item); the figures of a small project, computed per request, count it at once.
 
@@ -77,6 +81,8 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
     now = timezone.now()
     with transaction.atomic():
         sums = None if item_ids is None else stored_figures(project, FIGURE_SUMS)
+        if sums is not None and "comparison" not in sums:
+            sums = None  # stored before the sums held the methods' comparison: read every item
         reasons: dict[int, list[str]] | None = None
         if sums is None:
             sums, reasons = _sums_of_every_item(project, kind, labels)
@@ -88,7 +94,13 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
             ANNOTATOR_QUALITY: annotators_figures(sums, coherence, labels),
             ITEM_VALUES: item_values_compute(project),
         }
-        sections = dict(kind.report_sections(project))
+        # The methods' comparison, a sum over items, from the sums just brought up to date
+        # (selectors.aggregation.aggregation_report_for_project reads it there).
+        project._method_comparison = sums["comparison"]  # type: ignore[attr-defined]
+        try:
+            sections = dict(kind.report_sections(project))
+        finally:
+            del project._method_comparison  # type: ignore[attr-defined]
         if "agreement" in sections:
             sections["agreement"] = None  # read live (AgreementReport)
         figures[REPORT_SECTIONS] = sections

@@ -20,7 +20,7 @@ from tests.services.test_incremental_aggregation import apply as apply_aggregati
 
 pytestmark = pytest.mark.django_db
 
-STORED = ("annotator_quality", "adjudication_reasons", "adjudication_agreement", "figure_sums")
+STORED = ("annotator_quality", "adjudication_reasons", "adjudication_agreement", "figure_sums", "report_sections")
 
 
 @pytest.fixture(autouse=True)
@@ -110,6 +110,39 @@ def test_incremental_figures_equal_a_full_recompute(make_user, batches, seed):
     live_quality = {str(annotator): row for annotator, row in annotator_figures_compute(project, kind).items()}
     assert incremental["annotator_quality"] == live_quality
     assert incremental["adjudication_agreement"] == adjudication_agreement_compute(project, kind)
+    # The methods' comparison kept as sums: what the report reads over every aggregate, for
+    # any chosen method, scored against the reference too (as label_test asks).
+    assert_comparison_is_the_live_one(project, incremental)
+
+
+def assert_comparison_is_the_live_one(project, incremental):
+    from annotation.metrics.aggregation import METHODS
+    from annotation.selectors.aggregation import aggregation_report_for_project
+    from annotation.services.figures import _json
+
+    chosen = project.settings["aggregation"]
+    assert incremental["report_sections"]["aggregation"] == _json(aggregation_report_for_project(project, chosen))
+    assert incremental["report_sections"]["aggregation"]["items"] > 0
+    for method in METHODS:
+        live = aggregation_report_for_project(project, method, score_against_reference=True)
+        project._method_comparison = incremental["figure_sums"]["comparison"]
+        try:
+            kept = aggregation_report_for_project(project, method, score_against_reference=True)
+        finally:
+            del project._method_comparison
+        assert _json(kept) == _json(live)
+    # The listed disagreements are the first by position when there are more than listed.
+    from annotation.selectors import aggregation
+
+    listed, aggregation.DISAGREEMENTS_LISTED = aggregation.DISAGREEMENTS_LISTED, 2
+    try:
+        live = aggregation_report_for_project(project, chosen)
+        project._method_comparison = incremental["figure_sums"]["comparison"]
+        kept = aggregation_report_for_project(project, chosen)
+        del project._method_comparison
+    finally:
+        aggregation.DISAGREEMENTS_LISTED = listed
+    assert _json(kept) == _json(live)
 
 
 def test_an_incremental_figures_run_reads_and_writes_only_the_changed_items(make_user):

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0023_question_audit'),
+        ('annotation', '0024_computed_hard_flags'),
     ]
 
     operations = [

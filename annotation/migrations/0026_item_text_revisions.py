@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0023_question_audit'),
+        ('annotation', '0025_suggestions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

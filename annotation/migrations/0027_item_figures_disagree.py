@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0023_question_audit"),
+        ("annotation", "0026_item_text_revisions"),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from django.utils.translation import gettext, gettext_noop
 
@@ -73,6 +73,10 @@ _REASONS = (
 )
 
 
+@overload
+def reason_text(reason: str) -> str: ...
+@overload
+def reason_text(reason: None) -> None: ...
 def reason_text(reason: str | None) -> str | None:
     """A reason from annotation.metrics.text (pure Python, in English) in the interface's
     language: the metrics say why a text cannot be stored, the person reads it here."""

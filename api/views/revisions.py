@@ -14,7 +14,7 @@ from annotation.selectors.names import shown_name
 from annotation.services.revisions import item_revisions, item_text_edit
 
 
-class RevisionSerializer(serializers.Serializer):
+class ItemRevisionSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     action = serializers.CharField(
         help_text="revised or withdrawn (an author after a failed round), edited (a supervisor's text edit), "
@@ -45,13 +45,13 @@ class ItemRevisionsView(APIView):
         summary="An item's text history (its project's staff)",
         description="Every revision of the item, oldest first: authors' revisions, supervisors' text edits, "
         "corrected answer spans.",
-        responses={200: RevisionSerializer(many=True), **ERRORS},
+        responses={200: ItemRevisionSerializer(many=True), **ERRORS},
     )
     def get(self, request, item_id):
         item = access.access_item_for_staff(request.user, item_id)
         context = {"project": item.project, "names": access.supervises(request.user, item.project)}
         return Response(
-            RevisionSerializer(item_revisions(user=request.user, item_id=item_id), many=True, context=context).data
+            ItemRevisionSerializer(item_revisions(user=request.user, item_id=item_id), many=True, context=context).data
         )
 
 
@@ -62,10 +62,10 @@ class ItemTextEditView(APIView):
         "what stood before is a revision with the reason. 409 when the item is not accepted or nothing changes.",
         request=TextEditRequestSerializer,
         parameters=IDEMPOTENCY_KEY,
-        responses={201: RevisionSerializer, 409: ERRORS[400], **ERRORS},
+        responses={201: ItemRevisionSerializer, 409: ERRORS[400], **ERRORS},
     )
     @idempotent_write
     def post(self, request, item_id):
         revision = item_text_edit(user=request.user, item_id=item_id, body=body_of(request))
         context = {"project": revision.item.project, "names": True}
-        return Response(RevisionSerializer(revision, context=context).data, status=status.HTTP_201_CREATED)
+        return Response(ItemRevisionSerializer(revision, context=context).data, status=status.HTTP_201_CREATED)

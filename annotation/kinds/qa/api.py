@@ -244,6 +244,7 @@ class QuestionAuditView(APIView):
 
 class QuestionAuditMarkView(APIView):
     @extend_schema(
+        operation_id="projects_question_audit_mark",
         summary="Mark one sampled question: is the question correct, is its answer span correct",
         request=AuditMarkSerializer,
         responses={200: AuditMarkSerializer, **ERRORS},

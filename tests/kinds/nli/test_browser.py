@@ -242,17 +242,22 @@ def wait_for_item_text(page, premise: str, hypothesis: str) -> None:
     )
 
 
+# The bar's text in Latin digits: a Persian interface writes them in Persian digits.
+_PROGRESS_TEXT = """document.getElementById('progress-text').textContent
+    .replace(/[\u06f0-\u06f9]/g, digit => String(digit.charCodeAt(0) - 0x06F0))"""
+
+
 def wait_for_progress_done(page, done: int) -> dict:
-    """Wait until the bar shows `done` labeled items; returns what the bar shows."""
+    """Wait until the bar shows `done` labeled items; returns what the bar shows (its text
+    in Latin digits)."""
     page.wait_for_function(
-        """d => document.getElementById('progress').value === d
-               && document.getElementById('progress-text').textContent.startsWith(d + ' / ')""",
+        f"""d => document.getElementById('progress').value === d && ({_PROGRESS_TEXT}).startsWith(d + ' / ')""",
         arg=done,
     )
     return page.evaluate(
-        """() => ({value: document.getElementById('progress').value,
+        f"""() => ({{value: document.getElementById('progress').value,
                    max: document.getElementById('progress').max,
-                   text: document.getElementById('progress-text').textContent})"""
+                   text: {_PROGRESS_TEXT}}})"""
     )
 
 

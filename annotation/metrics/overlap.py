@@ -47,9 +47,8 @@ __all__ = [
     "WhDiversity",
 ]
 
-# Hebrew question words. The first fourteen are the values of HeQ's "WH Question" field
-# (../shared/data/heq/README.md); the rest are question words HeQ's annotators could also
-# have used: "האם" (whether, yes/no questions), "מאין" (from where). "מהו"/"מהי"/"מיהו"/
+# Hebrew question words. The first fourteen are the values of HeQ's "WH Question" field;
+# the rest are question words HeQ's annotators could also have used: "האם" (whether, yes/no questions), "מאין" (from where). "מהו"/"מהי"/"מיהו"/
 # "מיהי" (what is / who is, one word) count as "מה"/"מי", as HeQ's files label them (see
 # `_VARIANTS`); prefixed forms ("באיזו", "לכמה", "מאיפה") count as their base through the
 # prefix rule in `wh_word`.

@@ -83,7 +83,7 @@ class ImportOptions:
     labels_final: bool = False
 
 
-# FarsTail's files are named Train-*, Val-*, Test-* (../shared/data/farstail/README.md).
+# FarsTail's files are named Train-*, Val-*, Test-*.
 SPLIT_OF_FILE_NAME = {"train": "train", "val": "dev", "test": "test"}
 _SPLIT_FILE_NAME = re.compile(r"^(train|val|test)(?=$|[-_. ])", re.IGNORECASE)
 SPLIT_LENGTH = 32  # Item.split

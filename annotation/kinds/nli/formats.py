@@ -1,5 +1,5 @@
 """FarsTail's own TSV: read on import (format `farstail`) and written back on export, byte for
-byte for the upstream files (../shared/data/farstail/README.md)."""
+byte for the upstream files."""
 
 import json
 from collections.abc import Iterator

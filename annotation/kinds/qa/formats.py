@@ -4,7 +4,7 @@ Import formats
 - `squad`: SQuAD v2 JSON as HeQ ships it, both releases. v1.1 has a boolean `is_impossible`
   and the plausible-but-wrong span of an unanswerable question in `wrong_answers`; v1.0 has
   the *string* "TRUE"/"FALSE" with the meaning inverted ("TRUE" = answerable) and keeps the
-  plausible span in `answers` (../shared/data/heq/README.md). The release is detected from the
+  plausible span in `answers`. The release is detected from the
   type of `is_impossible` (and checked against `version`); v1.0 questions are converted to the
   v1.1 convention. One paragraph is one item, external id `<title>#<n>` (n-th paragraph of
   that title in the file), group = title, and the article's index in the file kept in the

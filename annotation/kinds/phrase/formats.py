@@ -1,8 +1,9 @@
 """PhrasIS's own files, read on import and written on export.
 
 `PhrasIS.<split>.<source>.<polarity>.txt`: seven tab-separated columns, no header: score,
-label, phrase 1, phrase 2, token positions 1, token positions 2, sentence-pair number. Every cell is kept raw in `payload.phrasis`
-(trailing spaces are data) together with the file name and polarity; source and split come
+label, phrase 1, phrase 2, token positions 1, token positions 2, sentence-pair number.
+Every cell is kept raw in `payload.phrasis` (trailing spaces are data) together with the
+file name and polarity; source and split come
 from the file name; the group is `<source>-<split>-<pair number>` (all chunks of one
 sentence pair); the external id is `<file stem>-<line number>`, so re-importing a file
 skips every row. Probes are left out of the PhrasIS export."""

@@ -5,6 +5,8 @@ import io
 
 import pytest
 
+from tests.conftest import NOTHING_HELD_OUT
+
 
 def upload(text: str):
     handle = io.BytesIO(text.encode("utf-8"))
@@ -34,7 +36,7 @@ def test_retried_writes_replay_their_first_result(nli_project, client_for, djang
         )
         for _ in range(2)
     ]
-    assert [r.json() for r in imported] == [{"created": 1, "skipped": 0, "job": None}] * 2
+    assert [r.json() for r in imported] == [{"created": 1, "skipped": 0, "job": None, **NOTHING_HELD_OUT}] * 2
     assert Item.objects.filter(project=nli_project).count() == 1
 
     django_user_model.objects.create_user("late", password="pass-word-123")

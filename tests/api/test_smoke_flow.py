@@ -4,6 +4,8 @@ import io
 
 import pytest
 
+from tests.conftest import NOTHING_HELD_OUT
+
 
 def upload(name: str, text: str | bytes):
     data = text.encode("utf-8") if isinstance(text, str) else text
@@ -25,7 +27,7 @@ def test_flow_import_next_submit(nli_project, client_for, django_user_model):
         f"/api/projects/{nli_project.slug}/import/", {"file": upload("x.jsonl", JSONL), "format": "jsonl"}
     )
     assert response.status_code == 201, response.content
-    assert response.json() == {"created": 2, "skipped": 0, "job": None}
+    assert response.json() == {"created": 2, "skipped": 0, "job": None, **NOTHING_HELD_OUT}
 
     ann = client_for(django_user_model.objects.get(username="ann1"))
     first = ann.get(f"/api/projects/{nli_project.slug}/next/")

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import NOTHING_HELD_OUT
+
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 SLUG = "fa-nli"
 URL = f"/api/projects/{SLUG}/import/"
@@ -178,7 +180,7 @@ def test_cr_only_csv_imports_one_item_per_row(sup, post):
 
     response = post("mac.csv", cr_only_csv(4), "csv")
     assert response.status_code == 201, response.content
-    assert response.json() == {"created": 4, "skipped": 0, "job": None}
+    assert response.json() == {"created": 4, "skipped": 0, "job": None, **NOTHING_HELD_OUT}
     assert dict(Item.objects.values_list("external_id", "payload__premise")) == {
         f"r{i}": f"پیش\u200cفرض {i}" for i in range(4)
     }

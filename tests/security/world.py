@@ -104,7 +104,8 @@ def _rows(kind: str, slug: str, text) -> list[dict]:
             row = {"left": t("left"), "right": t("right"), "label": "EQUIVALENT", "extra": {"note": t("extra")}}
         elif kind == "summary_rating":
             row = {
-                "article": t("article"),
+                # Mostly Hebrew, as the import's language filter (HeSum §3.1) wants of an article.
+                "article": qa_context(t("article")),
                 "summaries": [{"system": text(slug, f"system-{n}"), "text": t(f"summary-{n}")} for n in range(2)],
             }
         else:

@@ -101,7 +101,7 @@ class KindSettings:
         if settings is None:
             settings = {}
         if not isinstance(settings, dict):
-            raise InvalidInput("must be an object", field="settings")
+            raise InvalidInput(gettext("must be an object"), field="settings")
         known = {**COMMON_SETTINGS, **self.default_settings}
         settings = dict(settings)
         errors = []
@@ -127,7 +127,7 @@ class KindSettings:
             elif type(value) is not type(known[key]):
                 errors.append(FieldError(f"settings.{key}", type_wanted(type(known[key]))))
         if errors:
-            raise InvalidInput("invalid settings", errors=errors)
+            raise InvalidInput(gettext("invalid settings"), errors=errors)
         merged = self.settings_for(settings, language)
         check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
         check_range(merged, "idle_release_seconds", *IDLE_RELEASE_RANGE)
@@ -181,7 +181,10 @@ class KindSettings:
         if not running:
             return []
         return [
-            FieldError(f"settings.{name}", f"cannot change while items have annotations in an open round: {reason}")
+            FieldError(
+                f"settings.{name}",
+                gettext("cannot change while items have annotations in an open round: %(reason)s") % {"reason": reason},
+            )
             for name, reason in self.round_bound_settings.items()
             if before.get(name) != after.get(name)
         ]

@@ -31,6 +31,7 @@ from django.utils.translation import gettext
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.wording import join_list
 
 from .settings import (
     AGGREGATION_CHOICES,
@@ -424,9 +425,11 @@ class EvaluationScorer:
         the others at their default."""
         for field, value in given.items():
             if field not in self.options:
-                raise InvalidInput("this kind's evaluations take no such choice", field=field)
+                raise InvalidInput(gettext("this kind's evaluations take no such choice"), field=field)
             if value not in self.options[field]:
-                raise InvalidInput(f"must be one of {', '.join(self.options[field])}", field=field)
+                raise InvalidInput(
+                    gettext("must be one of %(choices)s") % {"choices": join_list(self.options[field])}, field=field
+                )
         return {field: given.get(field, values[0]) for field, values in self.options.items()}
 
     def gold(self, project, split: str | None) -> dict:
@@ -583,11 +586,11 @@ class KindFormats:
     def export_table_header(self, fmt: str, items) -> list[str]:
         """The header row of one of `export_extra_formats`. `items` is the queryset being
         exported, ordered; a kind may run one query over it to find optional columns."""
-        raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
+        raise InvalidInput(_export_format_missing(fmt), field="format")
 
     def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
         """One row of one of `export_extra_formats`, matching `header`."""
-        raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
+        raise InvalidInput(_export_format_missing(fmt), field="format")
 
     # --- import: what a parsed row becomes, and what an import sets off ---
     def derived_group(self, payload: dict) -> str:
@@ -817,3 +820,7 @@ class AdjudicationFact:
     by: str | None
     at: str
     comment: str
+
+
+def _export_format_missing(fmt: str) -> str:
+    return gettext("format “%(format)s” is not available for exporting this kind of project") % {"format": fmt}

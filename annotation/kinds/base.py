@@ -31,6 +31,7 @@ from django.utils.translation import gettext
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.wording import join_list
 
 from .settings import (
     AGGREGATION_CHOICES,
@@ -101,7 +102,7 @@ class KindSettings:
         if settings is None:
             settings = {}
         if not isinstance(settings, dict):
-            raise InvalidInput("must be an object", field="settings")
+            raise InvalidInput(gettext("must be an object"), field="settings")
         known = {**COMMON_SETTINGS, **self.default_settings}
         settings = dict(settings)
         errors = []
@@ -127,7 +128,7 @@ class KindSettings:
             elif type(value) is not type(known[key]):
                 errors.append(FieldError(f"settings.{key}", type_wanted(type(known[key]))))
         if errors:
-            raise InvalidInput("invalid settings", errors=errors)
+            raise InvalidInput(gettext("invalid settings"), errors=errors)
         merged = self.settings_for(settings, language)
         check_range(merged, "claim_ttl", *CLAIM_TTL_RANGE)
         check_range(merged, "idle_release_seconds", *IDLE_RELEASE_RANGE)
@@ -181,7 +182,10 @@ class KindSettings:
         if not running:
             return []
         return [
-            FieldError(f"settings.{name}", f"cannot change while items have annotations in an open round: {reason}")
+            FieldError(
+                f"settings.{name}",
+                gettext("cannot change while items have annotations in an open round: %(reason)s") % {"reason": reason},
+            )
             for name, reason in self.round_bound_settings.items()
             if before.get(name) != after.get(name)
         ]
@@ -421,9 +425,11 @@ class EvaluationScorer:
         the others at their default."""
         for field, value in given.items():
             if field not in self.options:
-                raise InvalidInput("this kind's evaluations take no such choice", field=field)
+                raise InvalidInput(gettext("this kind's evaluations take no such choice"), field=field)
             if value not in self.options[field]:
-                raise InvalidInput(f"must be one of {', '.join(self.options[field])}", field=field)
+                raise InvalidInput(
+                    gettext("must be one of %(choices)s") % {"choices": join_list(self.options[field])}, field=field
+                )
         return {field: given.get(field, values[0]) for field, values in self.options.items()}
 
     def gold(self, project, split: str | None) -> dict:
@@ -580,11 +586,11 @@ class KindFormats:
     def export_table_header(self, fmt: str, items) -> list[str]:
         """The header row of one of `export_extra_formats`. `items` is the queryset being
         exported, ordered; a kind may run one query over it to find optional columns."""
-        raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
+        raise InvalidInput(_export_format_missing(fmt), field="format")
 
     def export_table_row(self, fmt: str, item, header: list[str]) -> list[str]:
         """One row of one of `export_extra_formats`, matching `header`."""
-        raise InvalidInput(f"format {fmt!r} is not available for exporting {self.name}", field="format")
+        raise InvalidInput(_export_format_missing(fmt), field="format")
 
     # --- import: what a parsed row becomes, and what an import sets off ---
     def derived_group(self, payload: dict) -> str:
@@ -814,3 +820,7 @@ class AdjudicationFact:
     by: str | None
     at: str
     comment: str
+
+
+def _export_format_missing(fmt: str) -> str:
+    return gettext("format “%(format)s” is not available for exporting this kind of project") % {"format": fmt}

@@ -5,7 +5,7 @@ two ratings of one candidate differ by more than `spread` points."""
 from annotation.errors import InvalidInput
 
 from .base import Kind
-from .settings import check_overlap_settings
+from .settings import between, check_overlap_settings
 
 
 class RatingKind(Kind):
@@ -14,7 +14,7 @@ class RatingKind(Kind):
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["raters_per_item"] <= 50:
-            raise InvalidInput("must be between 1 and 50", field="settings.raters_per_item")
+            raise InvalidInput(between(1, 50), field="settings.raters_per_item")
         check_overlap_settings(settings)
 
     def votes_for(self, settings: dict, *, with_reference: bool) -> int:

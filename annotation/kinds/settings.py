@@ -56,7 +56,8 @@ def check_overlap_settings(settings: dict) -> None:
     low, high = settings.get("overlap_min"), settings.get("overlap_max")
     if low is None and high is not None:
         raise InvalidInput(
-            "overlap_max needs overlap_min (adaptive overlap is off while it is unset)", field="settings.overlap_min"
+            gettext("is required when the most votes are set (adaptive overlap is off while it is unset)"),
+            field="settings.overlap_min",
         )
     if low is not None:
         if not 1 <= low <= OVERLAP_MAX_LIMIT:

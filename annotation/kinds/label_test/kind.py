@@ -6,7 +6,7 @@ from annotation.errors import InvalidInput
 from annotation.kinds.base import ProjectLink, ReleaseFile
 from annotation.kinds.lchaim.formats import lchaim_json, lchaim_record, lchaim_uid
 from annotation.kinds.nli.kind import NliKind
-from annotation.kinds.settings import AGGREGATION_SETTINGS, MODEL_SETTINGS, check_aggregation_settings
+from annotation.kinds.settings import AGGREGATION_SETTINGS, MODEL_SETTINGS, between, check_aggregation_settings
 
 
 class LabelTestKind(NliKind):
@@ -45,9 +45,9 @@ class LabelTestKind(NliKind):
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:
-            raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+            raise InvalidInput(between(1, 100), field="settings.labels_per_item")
         if not 1 <= settings["sample_size"] <= 1_000_000:
-            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
+            raise InvalidInput(between(1, 1000000), field="settings.sample_size")
         check_aggregation_settings(settings)
 
     def blind_to_suggestions(self, settings: dict) -> bool:

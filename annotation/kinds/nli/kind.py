@@ -109,13 +109,18 @@ class NliKind(Kind):
 
     def clean_value(self, value: Any, item) -> dict:
         if not isinstance(value, dict):
-            raise InvalidInput('must be an object like {"label": "entailment"}', field="value")
+            raise InvalidInput(gettext('must be an object like {"label": "entailment"}'), field="value")
         unknown = set(value) - {"label"}
         if unknown:
-            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="value")
+            raise InvalidInput(
+                gettext("unknown field(s): %(unknown)s") % {"unknown": join_list(sorted(map(str, unknown)))},
+                field="value",
+            )
         label = value.get("label")
         if label not in LABELS:
-            raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
+            raise InvalidInput(
+                gettext("must be one of %(choices)s") % {"choices": join_list(LABELS)}, field="value.label"
+            )
         return {"label": label}
 
     export_extra_formats = {"farstail": FARSTAIL_EXPORT}

@@ -4,12 +4,14 @@ pair for one more relabeling round or withdraw it."""
 from collections import Counter
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Item, ItemRevision
 from annotation.services.decisions import REVISION, WITHDRAWN, curation_removals_record, item_new_round
+from annotation.wording import join_list
 
 from .authors import access_project_for_author
 
@@ -50,7 +52,7 @@ def revisions_for_author(*, user, slug: str) -> list[dict]:
 
 def _clean_text(value, field: str) -> str:
     if not isinstance(value, str) or value.strip() == "":
-        raise InvalidInput("must be a non-empty string", field=field)
+        raise InvalidInput(gettext("must be a non-empty string"), field=field)
     reason = forbidden_character(value)
     if reason:
         raise InvalidInput(reason, field=field)
@@ -64,15 +66,17 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
     in its project (`access_project_for_author`: a disqualified author is refused); an item
     that is not waiting for revision is a conflict; a revision that changes nothing is refused."""
     if not isinstance(changes, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+        raise InvalidInput(gettext("the body must be a JSON object"), field="body")
     unknown = set(changes) - {*REVISABLE_FIELDS, "withdraw"}
     if unknown:
-        raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field=sorted(unknown)[0])
+        raise InvalidInput(
+            gettext("unknown field(s): %(unknown)s") % {"unknown": join_list(sorted(unknown))}, field=sorted(unknown)[0]
+        )
     withdraw = changes.get("withdraw", False)
     if not isinstance(withdraw, bool):
-        raise InvalidInput("must be true or false", field="withdraw")
+        raise InvalidInput(gettext("must be true or false"), field="withdraw")
     if withdraw and any(field in changes for field in REVISABLE_FIELDS):
-        raise InvalidInput("withdraw an item or revise it, not both", field="withdraw")
+        raise InvalidInput(gettext("withdraw an item or revise it, not both"), field="withdraw")
     edits = {field: _clean_text(changes[field], field) for field in REVISABLE_FIELDS if field in changes}
     with transaction.atomic():
         item = Item.objects.select_for_update().filter(pk=item_id, author=user).first()
@@ -82,7 +86,7 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
         if refusal is not None:
             raise refusal
         if item.status != Item.Status.NEEDS_REVISION:
-            raise Conflict("This item is not waiting for a revision.", field="status")
+            raise Conflict(gettext("This item is not waiting for a revision."), field="status")
         if withdraw:
             ItemRevision.objects.create(
                 item=item,
@@ -95,9 +99,9 @@ def item_revise(*, user, item_id: int, changes: dict) -> Item:
             curation_removals_record([item], method=WITHDRAWN, reasons={item.pk: "withdrawn by its author"}, user=user)
             return item
         if not edits:
-            raise InvalidInput("send a new premise and/or hypothesis, or withdraw", field="premise")
+            raise InvalidInput(gettext("send a new premise and/or hypothesis, or withdraw"), field="premise")
         if all(item.payload.get(field) == text for field, text in edits.items()):
-            raise InvalidInput("the revision changes nothing", field=next(iter(edits)))
+            raise InvalidInput(gettext("the revision changes nothing"), field=next(iter(edits)))
         ItemRevision.objects.create(
             item=item,
             failed_round=item.round,

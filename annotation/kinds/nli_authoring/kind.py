@@ -55,8 +55,10 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.base import Kind
+from annotation.kinds.settings import between
 from annotation.metrics.text import forbidden_character
 from annotation.rows import ItemRow, RowProblems, reason_text, require_text
+from annotation.wording import join_list
 
 from .guide import AUTHORING_GUIDE
 
@@ -100,7 +102,7 @@ class NliAuthoringKind(Kind):
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["authors_per_question"] <= 20:
-            raise InvalidInput("must be between 1 and 20", field="settings.authors_per_question")
+            raise InvalidInput(between(1, 20), field="settings.authors_per_question")
 
     def author_sources(self, user, project) -> dict:
         from .links import linked_author_memberships
@@ -117,7 +119,8 @@ class NliAuthoringKind(Kind):
                 # One answer for missing, not supervised and not nli_relabel: the answer
                 # must not tell whether a slug exists.
                 raise InvalidInput(
-                    "must be the slug of an nli_relabel project you supervise", field="settings.relabel_project"
+                    gettext("must be the slug of an nli_relabel project you supervise"),
+                    field="settings.relabel_project",
                 ) from None
 
     def parse_record(self, record: dict, row: int) -> tuple[ItemRow | None, list[FieldError]]:
@@ -186,7 +189,9 @@ class NliAuthoringKind(Kind):
     def clean_value(self, value: Any, item) -> dict:
         if not isinstance(value, dict):
             raise InvalidInput(
-                'must be an object like {"premise": ..., "entailment": ..., "contradiction": ..., "neutral": ...}',
+                gettext(
+                    'must be an object like {"premise": ..., "entailment": ..., "contradiction": ..., "neutral": ...}'
+                ),
                 field="value",
             )
         errors = []
@@ -194,24 +199,28 @@ class NliAuthoringKind(Kind):
             reason = forbidden_character(key)
             if reason:
                 # Never echo a key that cannot be encoded back (a lone surrogate would 500).
-                errors.append(FieldError("value", f"a key {reason}"))
+                errors.append(FieldError("value", gettext("a key %(reason)s") % {"reason": reason}))
             else:
                 errors.append(
-                    FieldError(f"value.{key}", f"is not a field of nli_authoring; expected {', '.join(VALUE_FIELDS)}")
+                    FieldError(
+                        f"value.{key}",
+                        gettext("is not a field of nli_authoring; expected %(fields)s")
+                        % {"fields": join_list(VALUE_FIELDS)},
+                    )
                 )
         for name in VALUE_FIELDS:
             text = value.get(name)
             field = f"value.{name}"
             if text is None:
-                errors.append(FieldError(field, "is required"))
+                errors.append(FieldError(field, gettext("is required")))
             elif not isinstance(text, str):
-                errors.append(FieldError(field, "must be a string"))
+                errors.append(FieldError(field, gettext("must be a string")))
             elif not text.strip():
-                errors.append(FieldError(field, "must not be empty"))
+                errors.append(FieldError(field, gettext("must not be empty")))
             elif forbidden_character(text):
                 errors.append(FieldError(field, forbidden_character(text)))
             elif len(text) > MAX_TEXT_LENGTH:
-                errors.append(FieldError(field, f"is longer than {MAX_TEXT_LENGTH} characters"))
+                errors.append(FieldError(field, gettext("is longer than %(n)s characters") % {"n": MAX_TEXT_LENGTH}))
         sources = {}
         for name in SOURCE_FIELDS:
             url = value.get(name)
@@ -222,11 +231,13 @@ class NliAuthoringKind(Kind):
                     raise ValidationError("not a string")
                 _WEB_URL(url)
             except ValidationError:
-                errors.append(FieldError(f"value.{name}", "must be a web address starting with http:// or https://"))
+                errors.append(
+                    FieldError(f"value.{name}", gettext("must be a web address starting with http:// or https://"))
+                )
             else:
                 sources[name] = url
         if errors:
-            raise InvalidInput("invalid value", errors=errors)
+            raise InvalidInput(gettext("invalid value"), errors=errors)
         # Exactly as typed: no trimming, no normalisation.
         return {**{name: value[name] for name in VALUE_FIELDS}, **sources}
 

@@ -31,6 +31,7 @@ from annotation.kinds.settings import (
     AGGREGATION_SETTINGS,
     MODEL_SETTINGS,
     SEED_RANGE,
+    between,
     check_aggregation_settings,
     check_range,
 )
@@ -121,10 +122,10 @@ class PhrasePairKind(Kind):
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["labels_per_item"] <= 100:
-            raise InvalidInput("must be between 1 and 100", field="settings.labels_per_item")
+            raise InvalidInput(between(1, 100), field="settings.labels_per_item")
         if not 0.0 <= settings["probe_rate"] <= 0.5:
             # Above one half, most of an annotator's work would be probes.
-            raise InvalidInput("must be between 0 and 0.5", field="settings.probe_rate")
+            raise InvalidInput(between(0, 0.5), field="settings.probe_rate")
         check_range(settings, "probe_seed", *SEED_RANGE)
         labels = settings["probe_labels"]
         if (
@@ -133,8 +134,11 @@ class PhrasePairKind(Kind):
             or len(set(labels)) != len(labels)
         ):
             raise InvalidInput(
-                f"must list one or more of {', '.join(REVERSED_PAIR_LABELS)} (the relations whose reversed "
-                "label the paper defines), each once",
+                gettext(
+                    "must list one or more of %(labels)s (the relations whose reversed label the paper defines), "
+                    "each once"
+                )
+                % {"labels": join_list(REVERSED_PAIR_LABELS)},
                 field="settings.probe_labels",
             )
         check_aggregation_settings(settings)

@@ -23,13 +23,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind, ProjectLink, ReleaseFile, release_texts_of
-from annotation.kinds.settings import SEED_RANGE, check_range
+from annotation.kinds.settings import SEED_RANGE, between, check_range
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.wording import join_list
 
 from .formats import (
     MAX_CONTEXT_LENGTH,
@@ -144,25 +146,33 @@ class QaAuthoringKind(Kind):
 
     def check_settings(self, settings: dict) -> None:
         if not 1 <= settings["min_questions"] <= settings["max_questions"] <= 20:
-            raise InvalidInput("need 1 <= min_questions <= max_questions <= 20", field="settings.min_questions")
+            raise InvalidInput(
+                gettext("must be at least 1 and at most the most questions per paragraph, which is at most 20"),
+                field="settings.min_questions",
+            )
         for name in ("review_rate", "overlap_warning", "dev_share", "test_share"):
             if not 0.0 <= settings[name] <= 1.0:
-                raise InvalidInput("must be between 0 and 1", field=f"settings.{name}")
+                raise InvalidInput(between(0, 1), field=f"settings.{name}")
         if settings["dev_share"] + settings["test_share"] > 1.0:
-            raise InvalidInput("dev_share + test_share must be at most 1", field="settings.test_share")
+            raise InvalidInput(gettext("together with the share in dev must be at most 1"), field="settings.test_share")
         if not 1 <= settings["validators_per_question"] <= 20:
-            raise InvalidInput("must be between 1 and 20", field="settings.validators_per_question")
+            raise InvalidInput(between(1, 20), field="settings.validators_per_question")
         if not 1 <= settings["authors_per_paragraph"] <= 20:
-            raise InvalidInput("must be between 1 and 20", field="settings.authors_per_paragraph")
+            raise InvalidInput(between(1, 20), field="settings.authors_per_paragraph")
         if any(split not in SPLITS for split in settings["validate_splits"]):
-            raise InvalidInput(f"must list splits among {', '.join(SPLITS)}", field="settings.validate_splits")
+            raise InvalidInput(
+                gettext("must list splits among %(splits)s") % {"splits": join_list(SPLITS)},
+                field="settings.validate_splits",
+            )
         check_range(settings, "split_seed", *SEED_RANGE)
         check_range(settings, "review_seed", *SEED_RANGE)
         problem = check_pool_rules(settings["pool_rules"])
         if problem:
             raise InvalidInput(problem, field="settings.pool_rules")
         if settings["pool_default_source"] not in settings["pool_rules"]:
-            raise InvalidInput("must name a source of pool_rules", field="settings.pool_default_source")
+            raise InvalidInput(
+                gettext("must name a source of the paragraph pool rules"), field="settings.pool_default_source"
+            )
 
     # --- import ---
 

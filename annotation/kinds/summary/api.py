@@ -1,6 +1,7 @@
 """summary_rating endpoints beside the common ones of docs/api.md: queue the intrinsic measures of a
 project's summaries (HeSum §3.3) and read them back per item."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -68,7 +69,11 @@ class IntrinsicView(generics.ListAPIView):
     def get_queryset(self):
         project = access.access_project_for_staff(self.request.user, self.kwargs["slug"])
         if project.kind != KIND:
-            raise InvalidInput(f"intrinsic measures exist for {KIND} projects, not {project.kind}", field="kind")
+            raise InvalidInput(
+                gettext("intrinsic measures exist for %(kind)s projects, not %(other)s")
+                % {"kind": KIND, "other": project.kind},
+                field="kind",
+            )
         return (
             Item.objects.filter(project=project)
             .only("pk", "external_id", "payload", "computed")
@@ -89,6 +94,6 @@ class IntrinsicView(generics.ListAPIView):
         data = body_of(request)
         remeasure = data.get("all", False)
         if not isinstance(remeasure, bool):
-            raise InvalidInput("must be true or false", field="all")
+            raise InvalidInput(gettext("must be true or false"), field="all")
         job = summary_measures_request(user=request.user, slug=slug, remeasure=remeasure)
         return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)

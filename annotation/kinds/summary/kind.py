@@ -45,12 +45,13 @@ import re
 from typing import Any
 
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import ProjectLink, release_texts_of
 from annotation.kinds.rating import RatingKind
-from annotation.kinds.settings import RATING_OVERLAP_SETTINGS, check_range
+from annotation.kinds.settings import RATING_OVERLAP_SETTINGS, between, check_range
 from annotation.kinds.summary.filters import MIN_REFERENCE_WORDS, MIN_REFERENCE_WORDS_RANGE, summary_hold_out
 from annotation.kinds.summary.formats import (
     MAX_TAG_LENGTH,
@@ -70,6 +71,7 @@ from annotation.kinds.summary.ratings import (
 )
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.rows import ItemRow, RowProblems
+from annotation.wording import join_list
 
 MAX_TAGS = 40
 # The system name a HeSum-style import gives the dataset's own summary.
@@ -166,23 +168,24 @@ class SummaryRatingKind(RatingKind):
         tags = settings["error_tags"]
         errors = []
         if len(tags) > MAX_TAGS:
-            errors.append(FieldError("settings.error_tags", f"lists more than {MAX_TAGS} tags"))
+            errors.append(FieldError("settings.error_tags", gettext("lists more than %(n)s tags") % {"n": MAX_TAGS}))
         seen = set()
         for index, tag in enumerate(tags):
             field = f"settings.error_tags[{index}]"
             if not isinstance(tag, str) or not tag:
-                errors.append(FieldError(field, "must be a non-empty string"))
+                errors.append(FieldError(field, gettext("must be a non-empty string")))
             elif bidi_control(tag) or forbidden_character(tag):
                 errors.append(FieldError(field, bidi_control(tag) or forbidden_character(tag)))
             elif len(tag) > MAX_TAG_LENGTH or not _TAG_RE.match(tag):
                 errors.append(
                     FieldError(
                         field,
-                        f"must be an identifier: letters, digits, _ . - only, at most {MAX_TAG_LENGTH} characters",
+                        gettext("must be an identifier: letters, digits, _ . - only, at most %(n)s characters")
+                        % {"n": MAX_TAG_LENGTH},
                     )
                 )
             elif tag in seen:
-                errors.append(FieldError(field, f"{tag!r} is listed twice"))
+                errors.append(FieldError(field, gettext("%(tag)s is listed twice") % {"tag": repr(tag)}))
             else:
                 seen.add(tag)
         check_range(settings, "min_reference_words", *MIN_REFERENCE_WORDS_RANGE)
@@ -191,11 +194,12 @@ class SummaryRatingKind(RatingKind):
             errors.append(
                 FieldError(
                     "settings.reference_system",
-                    f"must be empty or a system name: letters, digits, _ . - only, at most {MAX_TAG_LENGTH} characters",
+                    gettext("must be empty or a system name: letters, digits, _ . - only, at most %(n)s characters")
+                    % {"n": MAX_TAG_LENGTH},
                 )
             )
         if errors:
-            raise InvalidInput("invalid settings", errors=errors)
+            raise InvalidInput(gettext("invalid settings"), errors=errors)
 
     def after_settings_change(self, project, before: dict, after: dict) -> None:
         """A new reference system changes every item's ROUGE: measure every item again."""
@@ -254,71 +258,86 @@ class SummaryRatingKind(RatingKind):
     def clean_value(self, value: Any, item) -> dict:
         if not isinstance(value, dict):
             raise InvalidInput(
-                'must be an object like {"ratings": {"0": {"coherence": 4, "completeness": 3, "errors": []}}}',
+                gettext('must be an object like {"ratings": {"0": {"coherence": 4, "completeness": 3, "errors": []}}}'),
                 field="value",
             )
         errors: list[FieldError] = []
         for key in sorted(set(value) - {"ratings"}, key=str):
-            errors.append(_key_error("value", key, "is not a field of summary_rating; expected ratings"))
+            errors.append(_key_error("value", key, gettext("is not a field of summary_rating; expected ratings")))
         ratings = value.get("ratings")
         if not isinstance(ratings, dict):
-            errors.append(FieldError("value.ratings", 'is required: an object keyed by summary index ("0", "1", ...)'))
-            raise InvalidInput("invalid value", errors=errors)
+            errors.append(
+                FieldError("value.ratings", gettext('is required: an object keyed by summary index ("0", "1", ...)'))
+            )
+            raise InvalidInput(gettext("invalid value"), errors=errors)
         n = len(item.payload["summaries"])
         known_tags = self.error_tags(self.settings_for(item.project.settings))
         indices = [str(d) for d in range(n)]
         for key in sorted(set(ratings) - set(indices), key=str):
-            errors.append(_key_error("value.ratings", key, f"is not a summary index; expected 0 to {n - 1}"))
+            errors.append(
+                _key_error(
+                    "value.ratings", key, gettext("is not a summary index; expected 0 to %(last)s") % {"last": n - 1}
+                )
+            )
         cleaned: dict[str, dict] = {}
         for key in indices:
             field = f"value.ratings.{key}"
             rating = ratings.get(key)
             if rating is None:
-                errors.append(FieldError(field, "is required: every summary must be rated"))
+                errors.append(FieldError(field, gettext("is required: every summary must be rated")))
                 continue
             if not isinstance(rating, dict):
-                errors.append(FieldError(field, 'must be an object {"coherence", "completeness", "errors"}'))
+                errors.append(FieldError(field, gettext('must be an object {"coherence", "completeness", "errors"}')))
                 continue
             for extra in sorted(set(rating) - {*CRITERIA, "errors"}, key=str):
                 errors.append(
-                    _key_error(field, extra, "is not a field of a rating; expected coherence, completeness, errors")
+                    _key_error(
+                        field, extra, gettext("is not a field of a rating; expected coherence, completeness, errors")
+                    )
                 )
             entry: dict[str, Any] = {}
             for criterion in CRITERIA:
                 score = rating.get(criterion)
                 if score is None:
-                    errors.append(FieldError(f"{field}.{criterion}", "is required"))
+                    errors.append(FieldError(f"{field}.{criterion}", gettext("is required")))
                 elif isinstance(score, bool) or not isinstance(score, int):
                     errors.append(
                         FieldError(
                             f"{field}.{criterion}",
-                            f"must be an integer from {MIN_SCORE} to {MAX_SCORE} (a JSON number, not a string)",
+                            gettext("must be an integer from %(low)s to %(high)s (a JSON number, not a string)")
+                            % {"low": MIN_SCORE, "high": MAX_SCORE},
                         )
                     )
                 elif not MIN_SCORE <= score <= MAX_SCORE:
-                    errors.append(FieldError(f"{field}.{criterion}", f"must be between {MIN_SCORE} and {MAX_SCORE}"))
+                    errors.append(FieldError(f"{field}.{criterion}", between(MIN_SCORE, MAX_SCORE)))
                 else:
                     entry[criterion] = score
             tags = rating.get("errors", [])
             if not isinstance(tags, list):
-                errors.append(FieldError(f"{field}.errors", "must be a list of error tags"))
+                errors.append(FieldError(f"{field}.errors", gettext("must be a list of error tags")))
             else:
                 seen: list[str] = []
                 for tag in tags:
                     if not isinstance(tag, str) or forbidden_character(tag):
-                        errors.append(FieldError(f"{field}.errors", "must hold error tags (strings)"))
+                        errors.append(FieldError(f"{field}.errors", gettext("must hold error tags (strings)")))
                     elif tag not in known_tags:
                         errors.append(
-                            FieldError(f"{field}.errors", f"unknown error tag {tag!r}; known: {', '.join(known_tags)}")
+                            FieldError(
+                                f"{field}.errors",
+                                gettext("unknown error tag %(tag)s; known: %(known)s")
+                                % {"tag": repr(tag), "known": join_list(known_tags)},
+                            )
                         )
                     elif tag in seen:
-                        errors.append(FieldError(f"{field}.errors", f"lists {tag!r} twice"))
+                        errors.append(
+                            FieldError(f"{field}.errors", gettext("lists %(tag)s twice") % {"tag": repr(tag)})
+                        )
                     else:
                         seen.append(tag)
                 entry["errors"] = seen
             cleaned[key] = entry
         if errors:
-            raise InvalidInput("invalid value", errors=errors)
+            raise InvalidInput(gettext("invalid value"), errors=errors)
         return {"ratings": cleaned}
 
     # --- results ------------------------------------------------------------------------
@@ -359,5 +378,5 @@ def _key_error(parent: str, key: Any, message: str) -> FieldError:
     reason = forbidden_character(key) if isinstance(key, str) else None
     if reason:
         # Never echo a key that cannot be encoded back (a lone surrogate would 500).
-        return FieldError(parent, f"a key {reason}")
+        return FieldError(parent, gettext("a key %(reason)s") % {"reason": reason})
     return FieldError(f"{parent}.{key}", message)

@@ -23,6 +23,7 @@ import json
 from collections import defaultdict
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
@@ -76,7 +77,11 @@ def summary_measures_request(*, user, slug: str, remeasure: bool = False) -> Job
     """Queue the intrinsic measures of a summary_rating project (supervisors only)."""
     project = access_project_for_supervisor(user, slug)
     if project.kind != KIND:
-        raise InvalidInput(f"intrinsic measures are computed for {KIND} projects, not {project.kind}", field="kind")
+        raise InvalidInput(
+            gettext("intrinsic measures are computed for %(kind)s projects, not %(other)s")
+            % {"kind": KIND, "other": project.kind},
+            field="kind",
+        )
     with transaction.atomic():
         job = job_create(kind=JOB_KIND, project=project, user=user, params={"all": bool(remeasure)})
         audit_record(actor=user, action="summary_measures", project=project, target=f"job:{job.pk}",

@@ -21,6 +21,7 @@ from annotation.rest.negotiation import JsonErrorsNegotiation
 from annotation.rest.parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser, body_of
 from annotation.rest.schema import ERRORS
 from annotation.services import exports as export_services
+from annotation.wording import join_list
 
 LchaimImportRequest = inline_serializer(
     "LchaimImportRequest",
@@ -132,7 +133,9 @@ class BackTranslationRestoreView(APIView):
         data = body_of(request)
         unknown = set(data) - {"items"}
         if unknown:
-            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
+            raise InvalidInput(
+                gettext("unknown field(s): %(unknown)s") % {"unknown": join_list(sorted(unknown))}, field="body"
+            )
         return Response(
             {"restored": back_translation_restore(user=request.user, slug=slug, item_ids=data.get("items"))}
         )
@@ -171,14 +174,14 @@ class RatingsExportView(APIView):
     def get(self, request, slug):
         project = access.access_project_for_staff(request.user, slug)
         if project.kind != "translation_rating":
-            raise InvalidInput("ratings are exported for translation_rating projects", field="kind")
+            raise InvalidInput(gettext("ratings are exported for translation_rating projects"), field="kind")
         params = request.query_params
         fmt = params.get("format")
         if fmt not in ("jsonl", "csv"):
-            raise InvalidInput("must be jsonl or csv", field="format")
+            raise InvalidInput(gettext("must be jsonl or csv"), field="format")
         flag = params.get("exclude_flagged", "0")
         if flag not in ("0", "1", "true", "false"):
-            raise InvalidInput("must be 0 or 1", field="exclude_flagged")
+            raise InvalidInput(gettext("must be 0 or 1"), field="exclude_flagged")
         status_param = params.get("status")
         spec = export_services.export_prepare(
             project=project, fmt=fmt, status=status_param or "all", split=params.get("split")

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput
@@ -82,7 +83,9 @@ def back_translation_request(*, user, slug: str) -> Job:
     """Queue the similarity computation for a translation_rating project (supervisors)."""
     project = access_project_for_supervisor(user, slug)
     if project.kind != "translation_rating":
-        raise InvalidInput("back-translation similarity is computed for translation_rating projects", field="kind")
+        raise InvalidInput(
+            gettext("back-translation similarity is computed for translation_rating projects"), field="kind"
+        )
     if not embeddings_installed():
         raise EmbeddingsNotInstalled()
     settings = get_kind(project.kind).settings_for(project.settings)
@@ -254,10 +257,10 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
             removal = ((item.computed or {}).get("back_translation") or {}).get("removed") if item else None
             if item is None or item.status != Item.Status.REMOVED or not isinstance(removal, dict):
                 errors.append(
-                    FieldError(f"items[{i}]", "no item of this project removed by the back-translation filter")
+                    FieldError(f"items[{i}]", gettext("no item of this project removed by the back-translation filter"))
                 )
         if errors:
-            raise InvalidInput("nothing was restored", errors=errors)
+            raise InvalidInput(gettext("nothing was restored"), errors=errors)
         now = timezone.now().isoformat()
         # The ledger cancels each removal: the decision before it stands again.
         restored = curation_restores_record(

@@ -51,7 +51,7 @@ from annotation.kinds.base import ProjectLink, ReleaseFile, release_texts_of
 from annotation.kinds.lchaim.formats import control_jsonl, lchaim_json, lchaim_record, lchaim_uid, system_folder
 from annotation.kinds.nli.labels import LABELS, canonical_label
 from annotation.kinds.rating import RatingKind
-from annotation.kinds.settings import RATING_OVERLAP_SETTINGS
+from annotation.kinds.settings import RATING_OVERLAP_SETTINGS, between
 from annotation.rows import ItemRow, RowProblems, require_text
 from annotation.wording import join_list
 
@@ -73,18 +73,25 @@ from .results import translation_agreement_compute, translation_table1
 _ASCII_INDEX = re.compile(r"\A(0|[1-9][0-9]{0,2})\Z")
 
 
+def _integer_from() -> str:
+    return gettext("must be an integer from %(low)s to %(high)s") % {"low": SCORE_MIN, "high": SCORE_MAX}
+
+
 def _score(value: Any, field: str) -> int:
     # bool is an int in Python; JSON true is not a score.
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and value.strip() and all(ch.isdecimal() for ch in value.strip()):
             raise InvalidInput(
-                f"must be a JSON integer from {SCORE_MIN} to {SCORE_MAX}, not the string {value!r} (digit strings, "
-                "Persian and Arabic-Indic ones included, are refused)",
+                gettext(
+                    "must be a JSON integer from %(low)s to %(high)s, not the string %(value)s (digit strings, "
+                    "Persian and Arabic-Indic ones included, are refused)"
+                )
+                % {"low": SCORE_MIN, "high": SCORE_MAX, "value": repr(value)},
                 field=field,
             )
-        raise InvalidInput(f"must be an integer from {SCORE_MIN} to {SCORE_MAX}", field=field)
+        raise InvalidInput(_integer_from(), field=field)
     if not SCORE_MIN <= value <= SCORE_MAX:
-        raise InvalidInput(f"must be an integer from {SCORE_MIN} to {SCORE_MAX}", field=field)
+        raise InvalidInput(_integer_from(), field=field)
     return value
 
 
@@ -161,13 +168,13 @@ class TranslationRatingKind(RatingKind):
     def check_settings(self, settings: dict) -> None:
         super().check_settings(settings)
         if settings["alpha_level_scores"] not in ("ordinal", "interval"):
-            raise InvalidInput("must be ordinal or interval", field="settings.alpha_level_scores")
+            raise InvalidInput(gettext("must be ordinal or interval"), field="settings.alpha_level_scores")
         if not 0.0 <= settings["back_translation_threshold"] <= 1.0:
-            raise InvalidInput("must be between 0 and 1", field="settings.back_translation_threshold")
+            raise InvalidInput(between(0, 1), field="settings.back_translation_threshold")
         if len(settings["released_system"]) > 200:
-            raise InvalidInput("at most 200 characters", field="settings.released_system")
+            raise InvalidInput(gettext("at most %(n)s characters") % {"n": 200}, field="settings.released_system")
         if not 1 <= settings["sample_size"] <= 1_000_000:
-            raise InvalidInput("must be between 1 and 1000000", field="settings.sample_size")
+            raise InvalidInput(between(1, 1000000), field="settings.sample_size")
 
     # --- import ------------------------------------------------------------------------------
 
@@ -254,13 +261,16 @@ class TranslationRatingKind(RatingKind):
     def clean_value(self, value: Any, item) -> dict:
         """Display indices in, candidate indices out (see the module docstring)."""
         if not isinstance(value, dict):
-            raise InvalidInput('must be an object like {"ratings": {"0": {...}}}', field="value")
+            raise InvalidInput(gettext('must be an object like {"ratings": {"0": {...}}}'), field="value")
         unknown = set(value) - {"ratings"}
         if unknown:
-            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="value")
+            raise InvalidInput(
+                gettext("unknown field(s): %(unknown)s") % {"unknown": join_list(sorted(map(str, unknown)))},
+                field="value",
+            )
         ratings = value.get("ratings")
         if not isinstance(ratings, dict):
-            raise InvalidInput("must be an object keyed by candidate index", field="value.ratings")
+            raise InvalidInput(gettext("must be an object keyed by candidate index"), field="value.ratings")
         order = candidate_order(item)
         n = len(order)
         errors: list[FieldError] = []
@@ -268,25 +278,36 @@ class TranslationRatingKind(RatingKind):
         for key in ratings:
             if not isinstance(key, str) or not _ASCII_INDEX.match(key) or int(key) >= n:
                 errors.append(
-                    FieldError(f"value.ratings.{key}", f"no such candidate: indices are 0 to {n - 1} (ASCII digits)")
+                    FieldError(
+                        f"value.ratings.{key}",
+                        gettext("no such candidate: indices are 0 to %(last)s (ASCII digits)") % {"last": n - 1},
+                    )
                 )
         for display in range(n):
             key = str(display)
             field = f"value.ratings.{key}"
             scores = ratings.get(key)
             if scores is None:
-                errors.append(FieldError(field, "every candidate must be rated"))
+                errors.append(FieldError(field, gettext("every candidate must be rated")))
                 continue
             if not isinstance(scores, dict):
-                errors.append(FieldError(field, f"must be an object with {', '.join(CRITERIA)}"))
+                errors.append(
+                    FieldError(
+                        field, gettext("must be an object with %(criteria)s") % {"criteria": ", ".join(CRITERIA)}
+                    )
+                )
                 continue
             extra = set(scores) - set(CRITERIA)
             if extra:
-                errors.append(FieldError(field, f"unknown criteria: {', '.join(sorted(map(str, extra)))}"))
+                errors.append(
+                    FieldError(
+                        field, gettext("unknown criteria: %(extra)s") % {"extra": ", ".join(sorted(map(str, extra)))}
+                    )
+                )
             row = {}
             for criterion in SCORE_CRITERIA:
                 if criterion not in scores:
-                    errors.append(FieldError(f"{field}.{criterion}", "is required"))
+                    errors.append(FieldError(f"{field}.{criterion}", gettext("is required")))
                     continue
                 try:
                     row[criterion] = _score(scores[criterion], f"{field}.{criterion}")
@@ -294,12 +315,12 @@ class TranslationRatingKind(RatingKind):
                     errors.extend(exc.errors)
             valid = scores.get(BINARY_CRITERION)
             if not isinstance(valid, bool):
-                errors.append(FieldError(f"{field}.{BINARY_CRITERION}", "is required: true or false"))
+                errors.append(FieldError(f"{field}.{BINARY_CRITERION}", gettext("is required: true or false")))
             else:
                 row[BINARY_CRITERION] = valid
             cleaned[str(order[display])] = row
         if errors:
-            raise InvalidInput("invalid ratings; nothing was stored", errors=errors)
+            raise InvalidInput(gettext("invalid ratings; nothing was stored"), errors=errors)
         return {"ratings": dict(sorted(cleaned.items(), key=lambda kv: int(kv[0]))), "display_order": order}
 
     def annotator_value(self, value: dict, item) -> dict:

@@ -24,11 +24,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from annotation.errors import Conflict, InvalidInput
 from annotation.kinds.registry import get_kind
+from annotation.kinds.settings import between
 from annotation.models import Annotation, Item, Job, Project
 from annotation.services.audit import audit_record
+from annotation.wording import join_list
 
 # Item fields a stratum may be (an allow-list: never a field name taken from a request).
 STRATUM_FIELDS = {"split": "split", "group": "group", "label": "reference_label"}
@@ -74,10 +77,11 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
 
 def _clean_int(value, field: str, *, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput("must be an integer", field=field)
+        raise InvalidInput(gettext("must be an integer"), field=field)
     if value < low or (high is not None and value > high):
         raise InvalidInput(
-            f"must be between {low} and {high}" if high is not None else f"must be at least {low}", field=field
+            between(low, high) if high is not None else gettext("must be at least %(low)s") % {"low": low},
+            field=field,
         )
     return value
 
@@ -88,7 +92,9 @@ def items_sample(*, project: Project, user=None, n=None, stratum=None, seed=None
     defaults to a fresh random one, returned so that the draw can be repeated."""
     stratum = DEFAULT_STRATUM if stratum in (None, "") else stratum
     if not isinstance(stratum, str) or stratum not in STRATUM_FIELDS:
-        raise InvalidInput(f"must be one of {', '.join(STRATUM_FIELDS)}", field="stratum")
+        raise InvalidInput(
+            gettext("must be one of %(choices)s") % {"choices": join_list(STRATUM_FIELDS)}, field="stratum"
+        )
     seed = secrets.randbelow(2**31) if seed is None else _clean_int(seed, "seed", low=0, high=2**63 - 1)
     with transaction.atomic():
         # One sampling or import at a time per project.
@@ -98,13 +104,13 @@ def items_sample(*, project: Project, user=None, n=None, stratum=None, seed=None
         if n is None:
             default = get_kind(project.kind).settings_for(project.settings).get("sample_size")
             if default is None:
-                raise InvalidInput("is required", field="n")
+                raise InvalidInput(gettext("is required"), field="n")
             n = max(1, min(default, len(rows)))
         n = _clean_int(n, "n", low=1, high=max(1, len(rows)))
         if not rows:
-            raise InvalidInput("the project has no items to sample", field="n")
+            raise InvalidInput(gettext("the project has no items to sample"), field="n")
         if Annotation.objects.filter(item__project=project).exists():
-            raise Conflict("items already have annotations; the sample can no longer change", field="n")
+            raise Conflict(gettext("items already have annotations; the sample can no longer change"), field="n")
         by_stratum: dict[str, list[int]] = defaultdict(list)
         for pk, value in rows:
             by_stratum[value or ""].append(pk)

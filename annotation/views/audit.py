@@ -96,6 +96,16 @@ DETAIL_NAMES = {
     "split": _("split"),
     "smoothing": _("smoothing"),
     "evaluation": _("evaluation"),
+    "held_out": _("rows held out"),
+    "per_source": _("questions per source"),
+    "drawn": _("questions drawn"),
+    "question_correct": _("question correct"),
+    "span_correct": _("answer span correct"),
+    "answer": _("answer"),
+    "question": _("question"),
+    "question_key": _("question id"),
+    "answer_index": _("answer number"),
+    "annotation": _("annotation"),
 }
 # Codes the entries store as values, beside the statuses, labels and kinds the page names
 # through the template filters.

@@ -28,7 +28,7 @@ def test_nesting_at_the_limit_is_accepted():
 
 
 def test_malformed_json_says_where():
-    with pytest.raises(UnsafeJSON, match="line 1 column 7"):
+    with pytest.raises(UnsafeJSON, match="line 1, column 7"):
         loads('{"a": }')
 
 

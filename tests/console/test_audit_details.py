@@ -6,6 +6,7 @@ import pytest
 from django.utils import translation
 
 from annotation.views.audit import entry_details
+from annotation.wording import join_list
 
 
 @pytest.mark.parametrize("language", ["he", "fa"])
@@ -25,7 +26,8 @@ def test_a_created_project_reads_as_labelled_fields(language):
             f"{gettext('settings')} › {gettext('Treat Arabic yeh and kaf as Persian')}",
         ]
         values = [row["value"] for row in rows]
-        assert values[2] == f"geektime ({gettext('Fewest characters')}: 550, {gettext('Most characters')}: —)"
+        rule = join_list([f"{gettext('Fewest characters')}: 550", f"{gettext('Most characters')}: —"])
+        assert values[2] == f"geektime ({rule})"  # the list separator is the language's ("، " in Persian)
         assert values[3] == gettext("no")
     text = " ".join(f"{row['label']} {row['value']}" for row in rows)
     for code in ("qa_authoring", "pool_rules", "min_chars", "null", "false", "{", "fold_letter_variants"):

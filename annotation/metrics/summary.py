@@ -36,6 +36,7 @@ __all__ = [
     "TextProfile",
     "ROUGE_TYPES",
     "RougeScorer",
+    "BertScorer",
 ]
 
 
@@ -285,3 +286,47 @@ class RougeScorer:
             return dict.fromkeys(ROUGE_TYPES)
         scores = self._scorer.score(reference, summary)
         return {name: float(scores[name].fmeasure) for name in ROUGE_TYPES}
+
+
+class BertScorer:
+    """BERTScore F1 (Zhang et al., 2020) of candidate texts against references, with the
+    `bert-score` package over a local model directory in the Hugging Face layout. HeSum
+    Table 3 scores each system summary against the reference this way, and Table 1 gives the
+    article-summary similarity "only on article-summary pairs within the model's 512-token
+    limit" (HeSum section 3.2): `fits` tells which texts are within it. The paper's backbone
+    was AlephBERT; the model is whatever directory the caller names, and `name` says which.
+
+    `layers` is the hidden layer whose embeddings are matched (bert-score's `num_layers`);
+    None takes the model's last. Built once per job: loading the model takes seconds.
+    """
+
+    MAX_TOKENS = 512
+
+    def __init__(self, model_path: str, layers: int | None = None) -> None:
+        from bert_score import BERTScorer as _Scorer
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(model_path)
+        self.layers = layers or config.num_hidden_layers
+        self.name = f"{model_path.rstrip('/').rsplit('/', 1)[-1]} (layer {self.layers})"
+        self._scorer = _Scorer(model_type=model_path, num_layers=self.layers, lang=None)
+        self._tokenizer = self._scorer._tokenizer
+        self._limit = min(self.MAX_TOKENS, int(getattr(self._tokenizer, "model_max_length", self.MAX_TOKENS)))
+
+    def fits(self, text: str) -> bool:
+        """Whether `text`, with the model's special tokens, is within the model's limit."""
+        return len(self._tokenizer.encode(text, add_special_tokens=True)) <= self._limit
+
+    def f1(self, candidates: Sequence[str], references: Sequence[str]) -> list[Optional[float]]:
+        """BERTScore F1 of each candidate against the reference at the same position, in
+        [-1, 1] (in practice well above 0); None where either text is blank, which
+        bert-score would score as an empty sequence."""
+        if len(candidates) != len(references):
+            raise ValueError("candidates and references must have the same length")
+        scored = [i for i, (c, r) in enumerate(zip(candidates, references)) if c.strip() and r.strip()]
+        result: list[Optional[float]] = [None] * len(candidates)
+        if scored:
+            _p, _r, f1 = self._scorer.score([candidates[i] for i in scored], [references[i] for i in scored])
+            for i, value in zip(scored, f1.tolist()):
+                result[i] = float(value)
+        return result

@@ -40,3 +40,19 @@ def load_encoder_or_none() -> Encoder | None:
         return np.asarray(model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False))
 
     return encode
+
+
+def bert_scorer_or_none():
+    """The BERTScore scorer over the model MASHOV_BERTSCORE_MODEL names
+    (annotation.metrics.summary.BertScorer), or None when no model is named or bert-score
+    is not installed. Offline, as the encoder above."""
+    from django.conf import settings
+
+    model_path = settings.MASHOV_BERTSCORE_MODEL
+    if not model_path or importlib.util.find_spec("bert_score") is None:
+        return None
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from annotation.metrics.summary import BertScorer
+
+    return BertScorer(model_path, settings.MASHOV_BERTSCORE_LAYERS)

@@ -295,6 +295,11 @@ MASHOV_FIGURES_LIVE_ITEMS = int(os.environ.get("MASHOV_FIGURES_LIVE_ITEMS", "500
 MASHOV_AGGREGATION_INCREMENTAL_ITEMS = int(os.environ.get("MASHOV_AGGREGATION_INCREMENTAL_ITEMS", "5000"))
 MASHOV_AGGREGATION_FULL_SHARE = float(os.environ.get("MASHOV_AGGREGATION_FULL_SHARE", "0.1"))
 MASHOV_AGGREGATION_FULL_SECONDS = int(os.environ.get("MASHOV_AGGREGATION_FULL_SECONDS", "3600"))
+# BERTScore of summaries (HeSum Table 3): a local model directory in the Hugging Face layout
+# (the paper used AlephBERT) and the layer to match, or the model's last when unset. Empty:
+# no BERTScore. Needs requirements-embeddings.txt on the worker.
+MASHOV_BERTSCORE_MODEL = os.environ.get("MASHOV_BERTSCORE_MODEL", "")
+MASHOV_BERTSCORE_LAYERS = int(os.environ.get("MASHOV_BERTSCORE_LAYERS", "0")) or None
 if MASHOV_JOB_STALE_SECONDS < 3 * MASHOV_JOB_HEARTBEAT_SECONDS:
     # A live job would look dead between two heartbeats and be run a second time.
     raise ImproperlyConfigured("MASHOV_JOB_STALE_SECONDS must be at least 3 × MASHOV_JOB_HEARTBEAT_SECONDS")

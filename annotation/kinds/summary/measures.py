@@ -27,7 +27,7 @@ from django.utils.translation import gettext
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
-from annotation.metrics.summary import RougeScorer, TextProfile, compression_ratio, novel_ngrams, redundancy
+from annotation.metrics.summary import BertScorer, RougeScorer, TextProfile, compression_ratio, novel_ngrams, redundancy
 from annotation.models import Item, Job
 from annotation.selectors.figures import stored_figures
 from annotation.services.audit import audit_record
@@ -53,10 +53,16 @@ def summary_measures(summary: str, article: str) -> dict:
     }
 
 
-def item_measures(payload: dict, reference_system: str = "", rouge: RougeScorer | None = None) -> dict:
+def item_measures(
+    payload: dict, reference_system: str = "", rouge: RougeScorer | None = None, bertscore: BertScorer | None = None
+) -> dict:
     """The intrinsic measures of every summary of an item; with `rouge` and an item that has
     a summary of `reference_system`, also each other summary's ROUGE against that one
-    (HeSum Table 3), stored as `rouge` beside its measures and the system as `reference`."""
+    (HeSum Table 3), stored as `rouge` beside its measures and the system as `reference`.
+    With `bertscore`: each other summary's BERTScore F1 against the reference (`bertscore`,
+    Table 3) and every summary's against its article (`article_bertscore`, Table 1's
+    semantic similarity), the latter None where the article is past the model's limit, as
+    the paper left those pairs out; the model's name is stored as `bertscore_model`."""
     article = payload["article"]
     summaries = payload["summaries"]
     measures = [summary_measures(summary["text"], article) for summary in summaries]
@@ -65,12 +71,33 @@ def item_measures(payload: dict, reference_system: str = "", rouge: RougeScorer 
         for summary, figures in zip(summaries, measures):
             if summary["system"] != reference_system:
                 figures["rouge"] = rouge.score(summary["text"], reference)
-    return {
+    result = {
         "tokens": "whitespace",
         "article_words": len(article.split()),
         "reference": reference_system if reference is not None else None,
         "summaries": measures,
     }
+    if bertscore is not None:
+        _bertscore_measures(bertscore, article, summaries, measures, reference_system, reference)
+        result["bertscore_model"] = bertscore.name
+    return result
+
+
+def _bertscore_measures(bertscore: BertScorer, article, summaries, measures, reference_system, reference) -> None:
+    """Add `bertscore` and `article_bertscore` to each summary's `measures`, scoring the
+    item's pairs in one call to the model."""
+    texts = [summary["text"] for summary in summaries]
+    against_reference = [
+        i for i, summary in enumerate(summaries) if reference is not None and summary["system"] != reference_system
+    ]
+    article_fits = bertscore.fits(article)
+    candidates = [texts[i] for i in against_reference] + (texts if article_fits else [])
+    references = [reference or "" for _ in against_reference] + ([article] * len(texts) if article_fits else [])
+    scores = bertscore.f1(candidates, references) if candidates else []
+    for position, i in enumerate(against_reference):
+        measures[i]["bertscore"] = scores[position]
+    for i, figures in enumerate(measures):
+        figures["article_bertscore"] = scores[len(against_reference) + i] if article_fits else None
 
 
 def summary_measures_request(*, user, slug: str, remeasure: bool = False) -> Job:
@@ -108,6 +135,10 @@ def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | 
     reference_system = get_kind(project.kind).project_settings(project)["reference_system"]
     # Imported only when there is a reference to score against (the package loads slowly).
     rouge = RougeScorer() if ids and reference_system else None
+    from annotation.services.embeddings import bert_scorer_or_none
+
+    # None unless MASHOV_BERTSCORE_MODEL names a model (and bert-score is installed).
+    bertscore = bert_scorer_or_none() if ids else None
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]
         with transaction.atomic():
@@ -117,7 +148,7 @@ def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | 
             for item in rows:
                 item.computed = {
                     **(item.computed or {}),
-                    "intrinsic": item_measures(item.payload, reference_system, rouge),
+                    "intrinsic": item_measures(item.payload, reference_system, rouge, bertscore),
                 }
             Item.objects.bulk_update(rows, ["computed"])
         if job_id is not None:

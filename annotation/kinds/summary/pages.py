@@ -16,7 +16,7 @@ from annotation.gates import kind_scoped
 from annotation.kinds.registry import get_kind
 from annotation.kinds.summary.measures import JOB_KIND as INTRINSIC_JOB
 from annotation.kinds.summary.measures import KIND, summary_measures_request
-from annotation.kinds.summary.results import COMPUTED_ROUGE, SCALE
+from annotation.kinds.summary.results import COMPUTED_BERTSCORE, COMPUTED_ROUGE, SCALE
 from annotation.models import Job
 from annotation.selectors.reports import report_for_viewer
 from annotation.services.agreement import JOB_TYPE as AGREEMENT_JOB
@@ -74,7 +74,8 @@ def _error_rows(report: dict) -> list[dict]:
 
 def _intrinsic_rows(report: dict) -> list[dict]:
     """Per system: novel n-grams n = 1..4, CMP, RED n = 1, 2 in percent, as Table 2 prints them,
-    then ROUGE-1/2/L against the reference in percent, as Table 3 does."""
+    then ROUGE-1/2/L against the reference in percent, as Table 3 does, and BERTScore F1
+    against the reference (Table 3) and the article (Table 1) in percent."""
 
     def pct(value):
         return None if value is None else 100.0 * value
@@ -86,6 +87,7 @@ def _intrinsic_rows(report: dict) -> list[dict]:
         values.append(pct(figures["compression_ratio"]))
         values += [pct(figures["redundancy"].get(n)) for n in ("1", "2")]
         values += [pct(figures["rouge"].get(name)) for name in COMPUTED_ROUGE]
+        values += [pct(figures["bertscore"].get(name)) for name in COMPUTED_BERTSCORE]
         rows.append({"system": system["system"], "values": values, "n": figures["n"]})
     return rows
 
@@ -110,6 +112,7 @@ def summary_results(request, project):
         "novel_n": ["1", "2", "3", "4"],
         "redundancy_n": ["1", "2"],
         "rouge_names": list(COMPUTED_ROUGE.values()),
+        "bertscore_names": [_("BERTScore"), _("BERTScore (article)")],
         "reference_system": get_kind(KIND).project_settings(project)["reference_system"],
     }
     return render(request, "summary/results.html", context)

@@ -33,6 +33,9 @@ LEVEL = "interval"
 # The ROUGE the measuring job computes against the reference summary, by the names the
 # report's figures and correlations give it (the file's own scores keep their names).
 COMPUTED_ROUGE = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
+# BERTScore F1 against the reference summary (Table 3) and against the article (Table 1's
+# article-summary similarity), when the measuring job had a model.
+COMPUTED_BERTSCORE = {"bertscore": "BERTScore", "article_bertscore": "BERTScore (article)"}
 SCALE = (1, 5)  # the rating scale of both criteria
 
 
@@ -40,8 +43,8 @@ SCALE = (1, 5)  # the rating scale of both criteria
 
 
 def _items(project) -> dict[int, dict]:
-    """{item id: {"systems", "order", "scores", "intrinsic"}} in one query, without the
-    article (long) and the summaries' texts."""
+    """{item id: {"systems", "order", "scores", "intrinsic", "bertscore_model"}} in one
+    query, without the article (long) and the summaries' texts."""
     rows = Item.objects.filter(project=project).values_list(
         "pk", "payload__summaries", "payload__order", "computed__intrinsic"
     )
@@ -53,6 +56,7 @@ def _items(project) -> dict[int, dict]:
             "scores": [s.get("scores") or {} for s in summaries or []],
             "order": order or [],
             "intrinsic": (intrinsic or {}).get("summaries") if isinstance(intrinsic, dict) else None,
+            "bertscore_model": intrinsic.get("bertscore_model") if isinstance(intrinsic, dict) else None,
         }
     return out
 
@@ -177,8 +181,13 @@ def summary_report_sections(project, settings: dict) -> dict:
     - `systems[].intrinsic.rouge`: the mean ROUGE-1/2/L F-measure of the system's summaries
       against the reference summary (the `reference_system` setting; HeSum Table 3), None
       for the reference itself and where items have no reference.
+    - `systems[].intrinsic.bertscore`: the mean BERTScore F1 against the reference
+      (`bertscore`, Table 3) and against the article (`article_bertscore`, Table 1, over the
+      articles within the model's limit); None without a BERTScore model.
+      `bertscore_models` names the models the stored scores came from.
     - `correlations`: per criterion and automatic score (the file's scores, and the computed
-      ROUGE as "ROUGE-1", "ROUGE-2", "ROUGE-L"), Pearson r and Kendall tau-b with
+      ROUGE as "ROUGE-1", "ROUGE-2", "ROUGE-L", and BERTScore as "BERTScore", "BERTScore
+      (article)"), Pearson r and Kendall tau-b with
       two-sided p-values (annotation.metrics.summary.correlations) over the summaries that
       have both a mean human rating and that score.
     - `intrinsic_status`: items measured / missing (the report computes nothing).
@@ -237,7 +246,7 @@ def summary_report_sections(project, settings: dict) -> dict:
                         row["intrinsic"][f"redundancy_{n}"].append(value)
                 if _finite(measures.get("compression_ratio")) is not None:
                     row["intrinsic"]["compression_ratio"].append(measures["compression_ratio"])
-            computed = _computed_rouge(measures)
+            computed = _computed_scores(measures)
             for name, value in computed.items():
                 row["intrinsic"][name].append(value)
             key = (item_id, stored)
@@ -275,6 +284,7 @@ def summary_report_sections(project, settings: dict) -> dict:
             "compression_ratio": _avg(values.get("compression_ratio")),
             "redundancy": {str(n): _avg(values.get(f"redundancy_{n}")) for n in REDUNDANCY_N},
             "rouge": {name: _avg(values.get(label)) for name, label in COMPUTED_ROUGE.items()},
+            "bertscore": {name: _avg(values.get(label)) for name, label in COMPUTED_BERTSCORE.items()},
         }
 
     return {
@@ -313,17 +323,23 @@ def summary_report_sections(project, settings: dict) -> dict:
             for (criterion, name), (human, automatic) in sorted(pairs.items())
         ],
         "intrinsic_status": {"items": len(items), "measured": measured_items, "missing": len(items) - measured_items},
+        "bertscore_models": sorted({info["bertscore_model"] for info in items.values() if info["bertscore_model"]}),
         "profile": stored_figures(project, PROFILE_FIGURE),
     }
 
 
-def _computed_rouge(measures) -> dict[str, float]:
-    """A summary's ROUGE against the reference (the measuring job's), under the names the
-    report gives it beside the file's own scores; {} for the reference itself or unmeasured."""
-    rouge = measures.get("rouge") if isinstance(measures, dict) else None
-    if not isinstance(rouge, dict):
+def _computed_scores(measures) -> dict[str, float]:
+    """A summary's ROUGE and BERTScore (the measuring job's), under the names the report
+    gives them beside the file's own scores; {} for an unmeasured summary, and no ROUGE or
+    reference BERTScore for the reference itself."""
+    if not isinstance(measures, dict):
         return {}
-    return {label: rouge[name] for name, label in COMPUTED_ROUGE.items() if _finite(rouge.get(name)) is not None}
+    rouge = measures.get("rouge") if isinstance(measures.get("rouge"), dict) else {}
+    scores = {label: rouge[name] for name, label in COMPUTED_ROUGE.items() if _finite(rouge.get(name)) is not None}
+    scores.update(
+        {label: measures[name] for name, label in COMPUTED_BERTSCORE.items() if _finite(measures.get(name)) is not None}
+    )
+    return scores
 
 
 def _avg(values) -> float | None:

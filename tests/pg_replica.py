@@ -117,22 +117,23 @@ class StreamingReplica:
             time.sleep(0.2)
         raise AssertionError(f"the replica was not streaming within {timeout:.0f} s: {last}; log:\n{self.log()}")
 
-    def catch_up(self, primary_connection, timeout: float = 60.0) -> None:
+    def catch_up(self, primary_connection, timeout: float = 300.0) -> None:
         """Until the replica has replayed everything the primary had written when called."""
         with primary_connection.cursor() as cursor:
             cursor.execute("SELECT pg_current_wal_lsn()::text")
             target = cursor.fetchone()[0]
         deadline = time.monotonic() + timeout
-        with self.connect() as conn:
-            conn.autocommit = True
+        conn = self.connect()
+        conn.autocommit = True
+        try:
             with conn.cursor() as cursor:
                 while time.monotonic() < deadline:
                     cursor.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [target])
                     if cursor.fetchone()[0]:
-                        conn.close()
                         return
                     time.sleep(0.05)
-        conn.close()
+        finally:
+            conn.close()
         raise AssertionError(f"the replica did not replay up to {target} within {timeout:.0f} s")
 
     def log(self) -> str:
@@ -308,7 +309,7 @@ def start_replica(primary_settings: dict) -> StreamingReplica:
             _drop_slot(server, slot)
         raise
     try:
-        replica.wait_streaming(timeout=300)
+        replica.wait_streaming(timeout=900)
         print(f"\nstreaming replica of {major} on port {replica.port} in {time.monotonic() - begun:.1f} s")
     except BaseException:
         replica.stop()

@@ -11,7 +11,6 @@ import secrets
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections import Counter
@@ -22,10 +21,10 @@ import pytest
 from tests.conftest import ROOT, start_worker, stop_worker, wait_until
 from tests.services.test_concurrency import (
     ITEMS,
-    LABELS,
     VOTES,
     assert_every_item_completed,
     assert_no_overfill_no_doubles,
+    http_annotator,
     make_crowd,
     run_threads,
 )
@@ -138,7 +137,6 @@ def tasks_run_by(queue: str) -> Counter:
 
 
 def test_two_webs_and_two_workers_on_one_database_never_overfill_and_decide_once(deployment, make_user):
-    import requests
     from django.db.models import Count
     from rest_framework.authtoken.models import Token
 
@@ -148,31 +146,8 @@ def test_two_webs_and_two_workers_on_one_database_never_overfill_and_decide_once
     tokens = {user.pk: Token.objects.create(user=user).key for user in users}
     webs = deployment["webs"]
     statuses: Counter = Counter()
-    lock = threading.Lock()
-
-    def annotate(user, index):
-        with requests.Session() as http:
-            http.headers["Authorization"] = f"Token {tokens[user.pk]}"
-            for step in range(ITEMS + 5):
-                # next on one web, submit on the other: no state of the claim lives in a web process.
-                first, second = webs[(index + step) % 2], webs[(index + step + 1) % 2]
-                got = http.get(f"{first.url}/api/projects/{project.slug}/next/", timeout=60)
-                with lock:
-                    statuses[f"next {got.status_code} on {first.port}"] += 1
-                if got.status_code == 204:
-                    return
-                assert got.status_code == 200, (got.status_code, got.text[:500])
-                body = got.json()
-                sent = http.post(
-                    f"{second.url}/api/assignments/{body['assignment']}/submit/",
-                    json={"value": {"label": LABELS[(index + step) % 3]}},
-                    timeout=60,
-                )
-                with lock:
-                    statuses[f"submit {sent.status_code}"] += 1
-                    statuses[f"submit on {second.port}"] += 1
-                assert sent.status_code in (201, 409), (sent.status_code, sent.text[:500])
-            raise AssertionError(f"{user.username} was served more than {ITEMS} items")
+    # next on one web, submit on the other: no state of a claim lives in a web process.
+    annotate = http_annotator(project, tokens, [web.url for web in webs], statuses)
 
     started = time.monotonic()
     errors = run_threads(annotate, [(user, index) for index, user in enumerate(users)])
@@ -182,7 +157,7 @@ def test_two_webs_and_two_workers_on_one_database_never_overfill_and_decide_once
     assert_no_overfill_no_doubles(project, VOTES)
     assert statuses["submit 201"] == ITEMS * VOTES
     for web in webs:  # both webs took a share of the claims and of the votes
-        assert statuses[f"next 200 on {web.port}"] > 0 and statuses[f"submit on {web.port}"] > 0
+        assert statuses[f"next on {web.url}"] > 0 and statuses[f"submit on {web.url}"] > 0
     assert_every_item_completed(project, VOTES)
 
     # The rounds' worker decides every item; the aggregation that follows runs on the jobs' worker.

@@ -104,13 +104,20 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
     )
 }
+
+
 # A read replica of the primary (PostgreSQL streaming replication): the exports' and the
 # reports' reads go to it (annotation/replica.py); writes and the annotate path never do.
+def replica_database(url: str) -> dict:
+    """The `replica` alias's settings for DATABASE_REPLICA_URL. In the test suite it mirrors
+    the test database, unless a test points it at a real replica of its own."""
+    database = dj_database_url.parse(url, conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")))
+    database["TEST"] = {"MIRROR": "default"}
+    return database
+
+
 if os.environ.get("DATABASE_REPLICA_URL"):
-    DATABASES["replica"] = dj_database_url.parse(
-        os.environ["DATABASE_REPLICA_URL"], conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60"))
-    )
-    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASES["replica"] = replica_database(os.environ["DATABASE_REPLICA_URL"])
 DATABASE_ROUTERS = ["annotation.replica.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The annotate path runs its statements as server-side prepared statements on PostgreSQL

@@ -163,37 +163,50 @@ def test_fifty_annotators_through_the_services(transactional_db, make_user):
     assert_every_item_completed(project, VOTES)
 
 
-def test_fifty_annotators_through_http(live_server, make_user):
+def http_annotator(project, tokens: dict[int, str], bases: list[str], statuses: Counter):
+    """An annotator's loop over HTTP (next, then submit) until `next` has nothing left, for
+    run_threads with (user, index). With several web servers in `bases`, each `next` goes
+    to one and its `submit` to the next one. Counts every answer in `statuses`, and which
+    server took it ("on <base>")."""
     import requests
-    from rest_framework.authtoken.models import Token
 
-    project, users = make_crowd(make_user, annotators=THREADS, items=ITEMS, slug="crowd-http")
-    tokens = {u.pk: Token.objects.create(user=u).key for u in users}
-    base = live_server.url
-    statuses = Counter()
     lock = threading.Lock()
 
     def annotate(user, index):
         with requests.Session() as http:
             http.headers["Authorization"] = f"Token {tokens[user.pk]}"
             for step in range(ITEMS + 5):
-                got = http.get(f"{base}/api/projects/{project.slug}/next/", timeout=60)
+                first, second = bases[(index + step) % len(bases)], bases[(index + step + 1) % len(bases)]
+                got = http.get(f"{first}/api/projects/{project.slug}/next/", timeout=60)
                 with lock:
                     statuses[f"next {got.status_code}"] += 1
+                    statuses[f"next on {first}"] += 1
                 if got.status_code == 204:
                     return
                 assert got.status_code == 200, (got.status_code, got.text[:500])
                 body = got.json()
                 assert set(body["item"]["payload"]) == {"premise", "hypothesis"}
                 sent = http.post(
-                    f"{base}/api/assignments/{body['assignment']}/submit/",
+                    f"{second}/api/assignments/{body['assignment']}/submit/",
                     json={"value": {"label": LABELS[(index + step) % 3]}},
                     timeout=60,
                 )
                 with lock:
                     statuses[f"submit {sent.status_code}"] += 1
+                    statuses[f"submit on {second}"] += 1
                 assert sent.status_code in (201, 409), (sent.status_code, sent.text[:500])
             raise AssertionError(f"{user.username} was served more than {ITEMS} items")
+
+    return annotate
+
+
+def test_fifty_annotators_through_http(live_server, make_user):
+    from rest_framework.authtoken.models import Token
+
+    project, users = make_crowd(make_user, annotators=THREADS, items=ITEMS, slug="crowd-http")
+    tokens = {u.pk: Token.objects.create(user=u).key for u in users}
+    statuses: Counter = Counter()
+    annotate = http_annotator(project, tokens, [live_server.url], statuses)
 
     started = time.monotonic()
     errors = run_threads(annotate, [(u, i) for i, u in enumerate(users)])

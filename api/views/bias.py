@@ -71,26 +71,28 @@ FlagSerializer = inline_serializer(
         ),
     },
 )
-BiasClassSerializer = inline_serializer(
-    "BiasClass",
-    {
-        "items": serializers.IntegerField(),
-        "premise_tokens": serializers.FloatField(),
-        "hypothesis_tokens": serializers.FloatField(),
-        "premise_processed_tokens": serializers.FloatField(),
-        "hypothesis_processed_tokens": serializers.FloatField(),
-        "overlap": serializers.FloatField(allow_null=True),
-        "processed_overlap": serializers.FloatField(allow_null=True),
-    },
-)
+
+
+class BiasClassSerializer(serializers.Serializer):
+    """Table 2's row of one class (or "total")."""
+
+    items = serializers.IntegerField()
+    premise_tokens = serializers.FloatField()
+    hypothesis_tokens = serializers.FloatField()
+    premise_processed_tokens = serializers.FloatField()
+    hypothesis_processed_tokens = serializers.FloatField()
+    overlap = serializers.FloatField(allow_null=True)
+    processed_overlap = serializers.FloatField(allow_null=True)
+
+
 BiasResultSerializer = inline_serializer(
     "BiasAnalysis",
     {
         "split": serializers.CharField(),
         "smoothing": serializers.FloatField(),
-        "classes": serializers.DictField(child=BiasClassSerializer, help_text="FarsTail Table 2 per gold label."),
+        "classes": serializers.DictField(child=BiasClassSerializer(), help_text="FarsTail Table 2 per gold label."),
         "splits": serializers.DictField(
-            child=serializers.DictField(child=BiasClassSerializer),
+            child=serializers.DictField(child=BiasClassSerializer()),
             help_text='FarsTail Table 2 whole: every split\'s rows per gold label and its "total" row.',
         ),
         "corpus": inline_serializer(

@@ -40,9 +40,7 @@ def new_project(users, kind: str, slug: str, settings: dict | None = None, langu
     from annotation.services.projects import project_create
 
     admin, sup = users
-    project = project_create(
-        actor=admin, slug=slug, name=slug, kind=kind, language=language, settings=settings or {}
-    )
+    project = project_create(actor=admin, slug=slug, name=slug, kind=kind, language=language, settings=settings or {})
     Membership.objects.create(project=project, user=sup, role="supervisor", status="active")
     return project
 

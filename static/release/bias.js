@@ -217,9 +217,13 @@
     const corpus = document.getElementById("bias-corpus");
     corpus.hidden = !result.corpus;
     if (result.corpus) {
-      corpus.textContent = strings.corpus.replace("%(tokenizer)s", result.tokenizer)
-        .replace("%(tokens)s", String(result.corpus.tokens))
-        .replace("%(left_out)s", String(result.corpus.stopwords_or_one_character));
+      // The tokenizer's name ("hazm 0.10.0") in <code>: a version, not a number to localise.
+      const name = el("code", "", result.tokenizer);
+      name.setAttribute("dir", "ltr");
+      const parts = strings.corpus.replace("%(tokens)s", String(result.corpus.tokens))
+        .replace("%(left_out)s", String(result.corpus.stopwords_or_one_character))
+        .split("%(tokenizer)s");
+      corpus.replaceChildren(parts[0], name, parts.slice(1).join(""));
     }
     drawPmi(result.pmi);
     drawBaselines(result.baselines);

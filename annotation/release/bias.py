@@ -169,7 +169,9 @@ def _splits_of(
     project: Project, kind, fold_letters: bool, tools: TextTools
 ) -> dict[str, tuple[list[Item], bias.Split]]:
     """The gold items of each split, in file order, with their tokens."""
-    found: dict[str, tuple[list, list, list, list]] = {}
+    found: dict[str, tuple[list, list, list, list, list, list]] = {}
+    # Another tokenizer than Mashov's own: the overlap model keeps the words of the text.
+    own_words = tools.tokenizer is not bias.reader_tokens
     fields = (
         "id",
         "project",
@@ -185,12 +187,20 @@ def _splits_of(
         pair = kind.pair_texts(item.payload)
         if pair is None:
             continue
-        items, premises, hypotheses, labels = found.setdefault(item.split, ([], [], [], []))
+        items, premises, hypotheses, labels, premise_words, hypothesis_words = found.setdefault(
+            item.split, ([], [], [], [], [], [])
+        )
         items.append(item)
         premises.append(bias.tokens(pair[0], fold_letters=fold_letters, tokenizer=tools.tokenizer))
         hypotheses.append(bias.tokens(pair[1], fold_letters=fold_letters, tokenizer=tools.tokenizer))
         labels.append(item.gold_label)
-    return {split: (items, bias.Split(p, h, labels)) for split, (items, p, h, labels) in found.items()}
+        if own_words:
+            premise_words.append(bias.bag_of_words(bias.tokens(pair[0], fold_letters=fold_letters)))
+            hypothesis_words.append(bias.bag_of_words(bias.tokens(pair[1], fold_letters=fold_letters)))
+    return {
+        split: (items, bias.Split(p, h, labels, pw if own_words else None, hw if own_words else None))
+        for split, (items, p, h, labels, pw, hw) in found.items()
+    }
 
 
 def _imported_flag(item: Item, column: str) -> bool | None:

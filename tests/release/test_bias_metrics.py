@@ -248,6 +248,27 @@ def test_the_bag_of_words_splits_at_zwnj_and_drops_punctuation_and_single_letter
     assert bias.bag_of_words(bias.tokens(f"«کتاب{ZWNJ}ها» و ۲۰ بار.")) == ["کتاب", "ها", "20", "بار"]
 
 
+def test_the_overlap_model_takes_the_words_a_split_gives_over_its_tokens():
+    """A tokenizer that joins two words into one token ("x_y") would hide their overlap; a
+    split that carries the text's own words is fitted and applied on those."""
+    labels = ["entailment", "neutral"] * 6
+    premises = [["x", "y", "zz"]] * 12
+    joined = [["x_y"] if label == "entailment" else ["qq"] for label in labels]
+    words = [["x", "y"] if label == "entailment" else ["qq"] for label in labels]
+    plain = bias.Split(premises, joined, labels)
+    np.testing.assert_allclose(
+        bias.overlap_feature_of_words(*plain.overlap_words()), bias.overlap_feature(premises, joined)
+    )
+    given = bias.Split(premises, joined, labels, [["x", "y", "zz"]] * 12, words)
+    assert given.overlap_words() == ([["x", "y", "zz"]] * 12, words)
+    feature = bias.overlap_feature_of_words(*given.overlap_words())[:, 0]
+    # The entailed hypotheses share two of the premise's three words; with the joined token, none.
+    assert feature[0] == pytest.approx(2 / math.sqrt(2 * 3)) and feature[1] == 0
+    assert bias.overlap_feature(premises, joined)[0, 0] == 0
+    [predicted] = bias.overlap_predictions(given, [given])
+    assert predicted == labels
+
+
 def synthetic_split(seed: int, n: int) -> bias.Split:
     """Entailed hypotheses copy the premise, neutral ones share little, contradictions
     copy half and add a negation: the overlap model can learn it, the words too."""

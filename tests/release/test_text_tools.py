@@ -108,3 +108,40 @@ def test_a_persian_projects_bias_analysis_is_measured_with_hazm(nli_project, cli
     words = {(row["word"], row["label"]): row for row in result["pmi"]}
     assert words[("شده_باشد", "entailment")]["count"] == 4
     assert not any(row["word"] == "باشد" for row in result["pmi"])
+
+
+@pytest.mark.persian
+@pytest.mark.django_db
+def test_with_hazm_the_overlap_model_still_reads_the_words_of_the_text(nli_project, client_for, django_user_model):
+    """On the shipped FarsTail samples: Hazm's joined verb parts do not reach the overlap
+    model, whose flags are those of the text's words (59 of the 61 published hard(overlap)
+    flags; with Hazm's tokens it would be 55)."""
+    from annotation.models import Job
+    from annotation.tasks import run_job
+    from tests.release.bias_setup import farstail_release
+
+    client = client_for(django_user_model.objects.get(username="sup"))
+    release = farstail_release(client, nli_project.slug)
+    response = client.post(f"/api/projects/{nli_project.slug}/bias/", {}, format="json")
+    run_job(response.json()["job"])
+    assert Job.objects.get(pk=response.json()["job"]).status == "done"
+    result = client.get(f"/api/projects/{nli_project.slug}/bias/").json()
+    assert result["tokenizer"] == "hazm 0.10.0"
+
+    def split(items, *, tokenizer):
+        pairs = [(i.payload["premise"], i.payload["hypothesis"]) for i in items]
+        labels = [i.gold_label for i in items]
+        cut = [[bias.tokens(text, fold_letters=True, tokenizer=tokenizer) for text in pair] for pair in pairs]
+        return bias.Split([p for p, _ in cut], [h for _, h in cut], labels)
+
+    own = [split(release[name], tokenizer=bias.reader_tokens) for name in ("train", "test")]
+    [expected] = bias.overlap_predictions(own[0], [own[1]])
+    wanted = bias.hard_flags(own[1].labels, expected)
+    for item in release["test"]:
+        item.refresh_from_db()
+    assert [item.computed["computed_hard(overlap)"] for item in release["test"]] == wanted
+    published = [item.payload["extra"]["hard(overlap)"] == "1" for item in release["test"]]
+    assert sum(w == p for w, p in zip(wanted, published)) == 59
+    hazm = [split(release[name], tokenizer=text_tools("fa").tokenizer) for name in ("train", "test")]
+    [joined] = bias.overlap_predictions(hazm[0], [hazm[1]])
+    assert sum((j != g) == p for j, g, p in zip(joined, hazm[1].labels, published)) == 55

@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
 .DEFAULT_GOAL := run
-.PHONY: run test embeddings bench check types lint format clean
+.PHONY: run test embeddings persian bench check types lint format clean
 
 run: $(VENV)/.installed-runtime
 	$(PY) manage.py migrate --noinput
@@ -37,6 +37,10 @@ test: $(VENV)/.installed-dev
 # The optional sentence-embeddings stack (back-translation filter); CI installs it so that
 # the real model is tested, `make test` runs those tests only where it is installed.
 embeddings: $(VENV)/.installed-embeddings
+
+# Hazm's tokenizer and stoplist for Persian projects (FarsTail's Tables 2 and 4); CI installs it,
+# `make test` runs those tests only where it is installed.
+persian: $(VENV)/.installed-persian
 
 # Throughput and latency figures for README's performance section (not a test).
 bench: $(VENV)/.installed-dev
@@ -85,4 +89,12 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/pyth
 $(VENV)/.installed-embeddings: requirements.txt requirements-embeddings.txt | $(VENV)/bin/python
 	@echo "Installing requirements-embeddings.txt into $(VENV) (PyTorch CPU build, about 1.4 GB)"
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-embeddings.txt
+	touch $@
+
+# --no-deps: hazm 0.10.0 declares numpy==1.24.3 against the project's numpy 2.2.6, so the file
+# lists, pinned, every package hazm imports (requirements-persian.txt says why each works).
+$(VENV)/.installed-persian: requirements.txt requirements-persian.txt | $(VENV)/bin/python
+	@echo "Installing requirements-persian.txt into $(VENV) (Hazm, without its numpy pin)"
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-persian.txt
 	touch $@

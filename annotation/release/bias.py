@@ -29,6 +29,7 @@ from annotation.models import Evaluation, Item, Job, Project
 from annotation.release.curation_jobs import pair_kind, release_run_audit
 from annotation.release.evaluation_figures import per_item_unpack
 from annotation.services.jobs import job_create, job_set_progress
+from annotation.text_tools import TextTools, text_tools
 from annotation.wording import join_list
 
 JOB_TYPE = "bias"
@@ -164,9 +165,13 @@ def bias_latest(*, user, slug: str) -> dict:
     return job.result
 
 
-def _splits_of(project: Project, kind, fold_letters: bool) -> dict[str, tuple[list[Item], bias.Split]]:
+def _splits_of(
+    project: Project, kind, fold_letters: bool, tools: TextTools
+) -> dict[str, tuple[list[Item], bias.Split]]:
     """The gold items of each split, in file order, with their tokens."""
-    found: dict[str, tuple[list, list, list, list]] = {}
+    found: dict[str, tuple[list, list, list, list, list, list]] = {}
+    # Another tokenizer than Mashov's own: the overlap model keeps the words of the text.
+    own_words = tools.tokenizer is not bias.reader_tokens
     fields = (
         "id",
         "project",
@@ -182,12 +187,20 @@ def _splits_of(project: Project, kind, fold_letters: bool) -> dict[str, tuple[li
         pair = kind.pair_texts(item.payload)
         if pair is None:
             continue
-        items, premises, hypotheses, labels = found.setdefault(item.split, ([], [], [], []))
+        items, premises, hypotheses, labels, premise_words, hypothesis_words = found.setdefault(
+            item.split, ([], [], [], [], [], [])
+        )
         items.append(item)
-        premises.append(bias.tokens(pair[0], fold_letters=fold_letters))
-        hypotheses.append(bias.tokens(pair[1], fold_letters=fold_letters))
+        premises.append(bias.tokens(pair[0], fold_letters=fold_letters, tokenizer=tools.tokenizer))
+        hypotheses.append(bias.tokens(pair[1], fold_letters=fold_letters, tokenizer=tools.tokenizer))
         labels.append(item.gold_label)
-    return {split: (items, bias.Split(p, h, labels)) for split, (items, p, h, labels) in found.items()}
+        if own_words:
+            premise_words.append(bias.bag_of_words(bias.tokens(pair[0], fold_letters=fold_letters)))
+            hypothesis_words.append(bias.bag_of_words(bias.tokens(pair[1], fold_letters=fold_letters)))
+    return {
+        split: (items, bias.Split(p, h, labels, pw if own_words else None, hw if own_words else None))
+        for split, (items, p, h, labels, pw, hw) in found.items()
+    }
 
 
 def _imported_flag(item: Item, column: str) -> bool | None:
@@ -225,7 +238,8 @@ def bias_analysis_job(job: Job) -> dict:
     params = {**DEFAULTS, **(job.params or {})}
     split, smoothing = params["split"], float(params["smoothing"])
     fold_letters = kind.project_settings(project)["fold_letter_variants"]
-    splits = _splits_of(project, kind, fold_letters)
+    tools = text_tools(project.language)
+    splits = _splits_of(project, kind, fold_letters, tools)
     if split not in splits or len(set(splits[split][1].labels)) < 2:
         return {
             "errors": [{"field": "split", "message": f"the split {split!r} needs gold items of two or more classes"}]
@@ -237,12 +251,13 @@ def bias_analysis_job(job: Job) -> dict:
         {name: tokenised for name, (_items, tokenised) in splits.items()},
         split=split,
         smoothing=smoothing,
-        stoplist=bias.stopwords(project.language),
+        stoplist=tools.stoplist,
         label_order=kind.labels,
         imported_flags={column: [_imported_flag(item, column) for item in test_items] for column in bias.FLAG_MODELS},
         given_flags=given,
         progress=lambda fraction: job_set_progress(job.pk, 0.2 + 0.7 * fraction),
     )
+    result["tokenizer"] = tools.name
     _store_flags(project, test_items, flags)
     if given_from is not None:
         result["flags"][EVALUATION_FLAG]["evaluation"] = given_from

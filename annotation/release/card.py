@@ -20,6 +20,7 @@ from annotation.models import Decision, Item, ItemRevision, Membership, Release
 from annotation.release.curation_jobs import curation_run_latest
 from annotation.selectors.annotator_quality import agreement_with_and_without_adjudicated
 from annotation.selectors.reports import agreement_reports_for_project
+from annotation.text_tools import OWN, text_tools
 
 # The Hub's size categories, upper bounds exclusive.
 SIZE_CATEGORIES = (
@@ -96,13 +97,18 @@ def _statistics(release: Release, manifest: dict, kind) -> list[str]:
             entry = manifest[external_id]
             yield entry["split"], entry["label"], kind.release_texts(payload)
 
-    table = split_statistics(read(), tokens)
+    tools = text_tools(release.project.language)
+    table = split_statistics(read(), lambda text: tokens(text, tokenizer=tools.tokenizer))
     fields = list(dict.fromkeys(name for row in table for name in row["fields"]))
+    cut = (
+        "Tokens are words (joined across ZWNJ) and punctuation marks"
+        if tools.name == OWN
+        else f"Tokens are those of Hazm's word tokenizer ({tools.name}; verb parts joined)"
+    )
     out = [
         "## Statistics",
         "",
-        "Tokens are words (joined across ZWNJ) and punctuation marks, case-folded; the vocabulary "
-        "counts the distinct tokens of all the row's texts.",
+        f"{cut}, case-folded; the vocabulary counts the distinct tokens of all the row's texts.",
         "",
     ]
     for split in dict.fromkeys(row["split"] for row in table):

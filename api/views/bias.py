@@ -71,23 +71,39 @@ FlagSerializer = inline_serializer(
         ),
     },
 )
+
+
+class BiasClassSerializer(serializers.Serializer):
+    """Table 2's row of one class (or "total")."""
+
+    items = serializers.IntegerField()
+    premise_tokens = serializers.FloatField()
+    hypothesis_tokens = serializers.FloatField()
+    premise_processed_tokens = serializers.FloatField()
+    hypothesis_processed_tokens = serializers.FloatField()
+    overlap = serializers.FloatField(allow_null=True)
+    processed_overlap = serializers.FloatField(allow_null=True)
+
+
 BiasResultSerializer = inline_serializer(
     "BiasAnalysis",
     {
         "split": serializers.CharField(),
         "smoothing": serializers.FloatField(),
-        "classes": serializers.DictField(
-            child=inline_serializer(
-                "BiasClass",
-                {
-                    "items": serializers.IntegerField(),
-                    "premise_tokens": serializers.FloatField(),
-                    "hypothesis_tokens": serializers.FloatField(),
-                    "overlap": serializers.FloatField(allow_null=True),
-                    "processed_overlap": serializers.FloatField(allow_null=True),
-                },
-            ),
-            help_text="FarsTail Table 2 per gold label.",
+        "classes": serializers.DictField(child=BiasClassSerializer(), help_text="FarsTail Table 2 per gold label."),
+        "splits": serializers.DictField(
+            child=serializers.DictField(child=BiasClassSerializer()),
+            help_text='FarsTail Table 2 whole: every split\'s rows per gold label and its "total" row.',
+        ),
+        "corpus": inline_serializer(
+            "BiasCorpus",
+            {"tokens": serializers.IntegerField(), "stopwords_or_one_character": serializers.IntegerField()},
+            help_text="Table 2's corpus line: the distinct tokens of every text, and how many are stopwords or one "
+            "character long.",
+        ),
+        "tokenizer": serializers.CharField(
+            help_text='What cut the tokens and gave the stoplist: "hazm <version>" (Persian projects where '
+            'requirements-persian.txt is installed) or "mashov".'
         ),
         "pmi": serializers.ListField(
             child=inline_serializer(

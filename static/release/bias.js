@@ -55,7 +55,9 @@
       th.scope = "row";
       th.appendChild(labelNode(label));
       tr.appendChild(th);
-      [String(row.items), fixed(row.premise_tokens, 2), fixed(row.hypothesis_tokens, 2), fixed(row.overlap, 2), fixed(row.processed_overlap, 2)]
+      [String(row.items), fixed(row.premise_tokens, 2), fixed(row.hypothesis_tokens, 2),
+        fixed(row.premise_processed_tokens, 2), fixed(row.hypothesis_processed_tokens, 2),
+        fixed(row.overlap, 2), fixed(row.processed_overlap, 2)]
         .forEach(function (text) { tr.appendChild(el("td", "num", text)); });
       body.appendChild(tr);
     });
@@ -211,6 +213,18 @@
     params.textContent = strings.analysed.replace("%(split)s", result.split).replace("%(smoothing)s", String(result.smoothing));
     params.hidden = false;
     drawClasses(result.classes);
+    // Analyses stored before the corpus line was computed have none.
+    const corpus = document.getElementById("bias-corpus");
+    corpus.hidden = !result.corpus;
+    if (result.corpus) {
+      // The tokenizer's name ("hazm 0.10.0") in <code>: a version, not a number to localise.
+      const name = el("code", "", result.tokenizer);
+      name.setAttribute("dir", "ltr");
+      const parts = strings.corpus.replace("%(tokens)s", String(result.corpus.tokens))
+        .replace("%(left_out)s", String(result.corpus.stopwords_or_one_character))
+        .split("%(tokenizer)s");
+      corpus.replaceChildren(parts[0], name, parts.slice(1).join(""));
+    }
     drawPmi(result.pmi);
     drawBaselines(result.baselines);
     drawFlags(result.flags);

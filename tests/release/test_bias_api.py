@@ -9,6 +9,7 @@ import math
 import pytest
 
 from annotation.metrics import bias
+from annotation.text_tools import text_tools
 from tests.release.bias_setup import FARSTAIL_DIR, farstail_release, import_farstail
 
 pytestmark = pytest.mark.django_db
@@ -47,8 +48,22 @@ def read_rows(name: str) -> list[list[str]]:
 
 def test_the_analysis_has_api_md_shape_and_the_papers_figures(sup, release):
     result = run(sup)
-    assert set(result) == {"split", "smoothing", "classes", "pmi", "baselines", "flags", "joint_hard"}
+    assert set(result) == {
+        "split",
+        "smoothing",
+        "classes",
+        "splits",
+        "corpus",
+        "tokenizer",
+        "pmi",
+        "baselines",
+        "flags",
+        "joint_hard",
+    }
     assert (result["split"], result["smoothing"]) == ("train", 100.0)
+    # Hazm where requirements-persian.txt is installed (a Persian project), else Mashov's own.
+    tools = text_tools("fa")
+    assert result["tokenizer"] == tools.name
 
     # Table 2 on the training split (the Val sample), recomputed here from the file.
     val = read_rows("Val-word.csv")
@@ -56,14 +71,39 @@ def test_the_analysis_has_api_md_shape_and_the_papers_figures(sup, release):
     assert {label: row["items"] for label, row in result["classes"].items()} == {
         letters[code]: sum(r[2] == code for r in val) for code in "enc"
     }
+
+    def cut(text):
+        return bias.tokens(text, fold_letters=True, tokenizer=tools.tokenizer)
+
+    def processed(words):
+        return {word for word in words if len(word) > 1 and word not in tools.stoplist}
+
     for label, row in result["classes"].items():
         mine = [r for r in val if letters[r[2]] == label]
-        premises = [bias.tokens(r[0], fold_letters=True) for r in mine]
-        hypotheses = [bias.tokens(r[1], fold_letters=True) for r in mine]
+        premises = [cut(r[0]) for r in mine]
+        hypotheses = [cut(r[1]) for r in mine]
         assert row["premise_tokens"] == pytest.approx(sum(map(len, premises)) / len(mine))
+        assert row["premise_processed_tokens"] == pytest.approx(sum(len(processed(p)) for p in premises) / len(mine))
+        assert row["hypothesis_processed_tokens"] == pytest.approx(
+            sum(len(processed(h)) for h in hypotheses) / len(mine)
+        )
         overlaps = [len(set(h) & set(p)) / len(set(h)) for p, h in zip(premises, hypotheses)]
         assert row["overlap"] == pytest.approx(sum(overlaps) / len(overlaps))
         assert 0 <= row["processed_overlap"] <= 1
+    # Table 2 whole: the training split as above with its total, and the test split.
+    assert result["splits"]["train"] == {**result["classes"], "total": result["splits"]["train"]["total"]}
+    assert result["splits"]["train"]["total"]["items"] == len(val) == 152
+    test_rows = read_rows("Test-word.csv")
+    assert result["splits"]["test"]["total"]["items"] == len(test_rows) == 61
+    assert result["splits"]["test"]["total"]["hypothesis_processed_tokens"] == pytest.approx(
+        sum(len(processed(cut(r[1]))) for r in test_rows) / 61
+    )
+    # The corpus line: distinct tokens of every premise and hypothesis of both files.
+    vocabulary = {word for r in (*val, *test_rows) for text in r[:2] for word in cut(text)}
+    assert result["corpus"] == {
+        "tokens": len(vocabulary),
+        "stopwords_or_one_character": len(vocabulary - processed(vocabulary)),
+    }
     # As in the paper: entailment hypotheses overlap their premises most, neutral ones least.
     overlap = {label: row["overlap"] for label, row in result["classes"].items()}
     assert overlap["entailment"] > overlap["contradiction"] > overlap["neutral"]

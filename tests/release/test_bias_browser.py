@@ -4,6 +4,8 @@ drawn by static/release/bias.js (PMI bars as SVG, confusion matrices as heat map
 Persian (RTL) interface, without CSP or script errors, and fit at 1366×900 and 390×844.
 Screenshots: tests/browser/artifacts/bias_*.png."""
 
+import json
+
 import pytest
 
 from tests.browser.helpers import PASSWORD, login
@@ -48,6 +50,14 @@ def test_the_supervisor_runs_the_analysis_and_sees_the_charts(project, page, liv
 
     # Table 2: one row per class; PMI: a bar per (word, class) growing from the right in RTL.
     assert page.locator("#bias-classes tbody tr").count() == 3
+    # Items, tokens and processed tokens of premise and hypothesis, the two overlaps.
+    assert page.locator("#bias-classes tbody tr").first.locator("td").count() == 7
+    result = json.loads(page.evaluate("fetch('/api/projects/fa-bias/bias/').then(r => r.text())"))
+    corpus = page.locator("#bias-corpus")
+    assert corpus.is_visible()
+    persian = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+    assert str(result["corpus"]["tokens"]).translate(persian) in corpus.inner_text()
+    assert corpus.locator("code").inner_text() == result["tokenizer"]  # a version keeps its digits
     rows = page.locator(".pmi-row")
     assert rows.count() == 30
     first_word = rows.first.locator(".pmi-word bdi")

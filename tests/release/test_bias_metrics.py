@@ -71,10 +71,13 @@ def test_class_statistics_worked_by_hand():
     table = bias.class_statistics(premises, hypotheses, [label for *_, label in pairs], frozenset({"the"}))
     # entailment: 4 and 3 tokens; every hypothesis token is in the premise; without "the"
     # and the one-character ".", {cat} ⊂ {cat, sat}.
+    # Processed tokens: the distinct ones left, {cat, sat} and {cat}.
     assert table["entailment"] == {
         "items": 1,
         "premise_tokens": 4,
         "hypothesis_tokens": 3,
+        "premise_processed_tokens": 2,
+        "hypothesis_processed_tokens": 1,
         "overlap": 1.0,
         "processed_overlap": 1.0,
     }
@@ -82,8 +85,56 @@ def test_class_statistics_worked_by_hand():
     # vs {dog, ran}; "a" is one character) and 1/2 ({dog} of {dog, flew}).
     neutral = table["neutral"]
     assert (neutral["items"], neutral["premise_tokens"], neutral["hypothesis_tokens"]) == (2, 3, 3)
+    assert (neutral["premise_processed_tokens"], neutral["hypothesis_processed_tokens"]) == (2, 2)
     assert neutral["overlap"] == pytest.approx(1 / 3)
     assert neutral["processed_overlap"] == pytest.approx(1 / 4)
+    assert "total" not in table
+    # The paper's Total line: every item, whatever its class.
+    total = bias.class_statistics(premises, hypotheses, [label for *_, label in pairs], frozenset({"the"}), total=True)[
+        "total"
+    ]
+    assert total["items"] == 3
+    assert total["premise_tokens"] == pytest.approx(10 / 3)
+    assert total["hypothesis_processed_tokens"] == pytest.approx(5 / 3)
+    assert total["overlap"] == pytest.approx((1 + 0 + 2 / 3) / 3)
+    assert total["processed_overlap"] == pytest.approx((1 + 0 + 1 / 2) / 3)
+
+
+WORDS = st.lists(st.sampled_from(["a", ".", "the", "of", "cat", "dog", "sat", "ran"]), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs=st.lists(st.tuples(WORDS, WORDS, st.sampled_from(["e", "n", "c"])), min_size=1, max_size=20))
+def test_processed_tokens_are_the_distinct_content_words_and_the_total_weighs_every_item(pairs):
+    stoplist = frozenset({"the", "of"})
+    premises, hypotheses, labels = ([p[i] for p in pairs] for i in range(3))
+    table = bias.class_statistics(premises, hypotheses, labels, stoplist, total=True)
+    for label, row in table.items():
+        chosen = [i for i, found in enumerate(labels) if label in ("total", found)]
+        assert row["items"] == len(chosen)
+        for side, texts in (("premise", premises), ("hypothesis", hypotheses)):
+            expected = [len({w for w in texts[i] if len(w) > 1 and w not in stoplist}) for i in chosen]
+            assert row[f"{side}_processed_tokens"] == pytest.approx(sum(expected) / len(expected))
+            assert row[f"{side}_processed_tokens"] <= row[f"{side}_tokens"]
+    assert sum(table[label]["items"] for label in table if label != "total") == table["total"]["items"]
+
+
+def test_the_corpus_line_counts_distinct_tokens_and_those_processing_leaves_out():
+    texts = [["the", "cat", "sat", "."], ["the", "dog"], ["a", "cat"]]
+    # {the, cat, sat, ., dog, a}: "the" is a stopword, "." and "a" one character.
+    assert bias.corpus_tokens(texts, frozenset({"the"})) == {"tokens": 6, "stopwords_or_one_character": 3}
+    assert bias.corpus_tokens([], frozenset()) == {"tokens": 0, "stopwords_or_one_character": 0}
+
+
+def test_a_given_tokenizer_cuts_the_folded_text():
+    seen = []
+
+    def tokenizer(text):
+        seen.append(text)
+        return text.split("|")
+
+    assert bias.tokens("۱۲|كتاب|Hello", fold_letters=True, tokenizer=tokenizer) == ["12", "کتاب", "hello"]
+    assert seen == ["12|کتاب|hello"]
 
 
 def test_a_hypothesis_of_stopwords_only_is_left_out_of_the_processed_mean():
@@ -197,6 +248,27 @@ def test_the_bag_of_words_splits_at_zwnj_and_drops_punctuation_and_single_letter
     assert bias.bag_of_words(bias.tokens(f"«کتاب{ZWNJ}ها» و ۲۰ بار.")) == ["کتاب", "ها", "20", "بار"]
 
 
+def test_the_overlap_model_takes_the_words_a_split_gives_over_its_tokens():
+    """A tokenizer that joins two words into one token ("x_y") would hide their overlap; a
+    split that carries the text's own words is fitted and applied on those."""
+    labels = ["entailment", "neutral"] * 6
+    premises = [["x", "y", "zz"]] * 12
+    joined = [["x_y"] if label == "entailment" else ["qq"] for label in labels]
+    words = [["x", "y"] if label == "entailment" else ["qq"] for label in labels]
+    plain = bias.Split(premises, joined, labels)
+    np.testing.assert_allclose(
+        bias.overlap_feature_of_words(*plain.overlap_words()), bias.overlap_feature(premises, joined)
+    )
+    given = bias.Split(premises, joined, labels, [["x", "y", "zz"]] * 12, words)
+    assert given.overlap_words() == ([["x", "y", "zz"]] * 12, words)
+    feature = bias.overlap_feature_of_words(*given.overlap_words())[:, 0]
+    # The entailed hypotheses share two of the premise's three words; with the joined token, none.
+    assert feature[0] == pytest.approx(2 / math.sqrt(2 * 3)) and feature[1] == 0
+    assert bias.overlap_feature(premises, joined)[0, 0] == 0
+    [predicted] = bias.overlap_predictions(given, [given])
+    assert predicted == labels
+
+
 def synthetic_split(seed: int, n: int) -> bias.Split:
     """Entailed hypotheses copy the premise, neutral ones share little, contradictions
     copy half and add a negation: the overlap model can learn it, the words too."""
@@ -250,7 +322,26 @@ def test_analyse_fits_on_the_split_applies_to_dev_and_test_and_flags_test_mistak
         label_order=("entailment", "contradiction", "neutral"),
         imported_flags=imported,
     )
-    assert set(result) == {"split", "smoothing", "classes", "pmi", "baselines", "flags", "joint_hard"}
+    assert set(result) == {
+        "split",
+        "smoothing",
+        "classes",
+        "splits",
+        "corpus",
+        "pmi",
+        "baselines",
+        "flags",
+        "joint_hard",
+    }
+    # Table 2 whole: every split with its classes and total; the corpus line over every text.
+    for name, split in splits.items():
+        assert result["splits"][name] == bias.class_statistics(
+            split.premises, split.hypotheses, split.labels, frozenset(), total=True
+        )
+    assert result["splits"]["train"]["total"]["items"] == 120
+    everything = [text for split in splits.values() for text in (*split.premises, *split.hypotheses)]
+    assert result["corpus"] == bias.corpus_tokens(everything, frozenset())
+    assert result["corpus"]["tokens"] == len(set().union(*map(set, everything)))
     # Only the last test item has both imported flags: hard(overlap), easy(hypothesis).
     assert result["joint_hard"]["imported"] == {"both": 0, "hypothesis_only": 0, "overlap_only": 1, "neither": 0}
     assert result["joint_hard"]["computed"] == bias.joint_hard(flags["hard(hypothesis)"], flags["hard(overlap)"])
@@ -321,6 +412,7 @@ def test_the_stopword_lists_are_shipped_and_folded():
     assert "براي" in persian and "برای" in persian  # listed with Arabic yeh; matched folded or not
     assert "של" in hebrew and "את" in hebrew
     assert bias.stopwords("en") == frozenset()
+    assert bias.fold_stoplist(["علي", " ", "و\n"]) == {"علي", "علی", "و"}
 
 
 @given(st.lists(st.tuples(st.sampled_from([True, False, None]), st.sampled_from([True, False, None])), max_size=60))

@@ -35,12 +35,12 @@ def users(make_user):
     return make_user("f-admin", staff=True), make_user("f-sup")
 
 
-def new_project(users, kind: str, slug: str, settings: dict | None = None):
+def new_project(users, kind: str, slug: str, settings: dict | None = None, language: str = "he"):
     from annotation.models import Membership
     from annotation.services.projects import project_create
 
     admin, sup = users
-    project = project_create(actor=admin, slug=slug, name=slug, kind=kind, language="he", settings=settings or {})
+    project = project_create(actor=admin, slug=slug, name=slug, kind=kind, language=language, settings=settings or {})
     Membership.objects.create(project=project, user=sup, role="supervisor", status="active")
     return project
 
@@ -303,6 +303,28 @@ def test_the_card_gives_table_2_statistics_per_split_and_label(users, root):
     ) in section
     assert "| contradiction | 1 | 50.0% | 2.00 / 2 / 2 | 4.00 / 4 / 4 | 6 |" in section
     assert "| entailment | 1 | 50.0% | 4.00 / 4 / 4 | 2.00 / 2 / 2 | 4 |" in section
+
+
+@pytest.mark.persian
+def test_a_persian_cards_statistics_are_counted_with_hazm(users, root):
+    """Hazm joins verb parts: "انجام شده باشد" is two tokens, not three (Mashov's own cut)."""
+    from annotation.services.imports import items_import
+
+    rows = [
+        {"id": "a", "premise": "کار انجام شده باشد.", "hypothesis": "کار شده", "label": "e", "split": "test"},
+        {"id": "b", "premise": "باران می‌بارد", "hypothesis": "هوا آفتابی است", "label": "c", "split": "test"},
+    ]
+    project = new_project(users, "nli_relabel", "f-hazm", language="fa")
+    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    items_import(project=project, data=data, fmt="jsonl", filename="nli.jsonl", options=labels_final())
+    finish(project)
+    card = release(users, project).card
+    assert "Tokens are those of Hazm's word tokenizer (hazm 0.10.0; verb parts joined)" in card
+    section = card.split("### test")[1].split("##")[0]
+    # Premises: کار / انجام / شده_باشد / . and باران / می‌بارد; the hypotheses add شده, هوا,
+    # آفتابی and است ("آفتابی است" is no verb: it stays two tokens).
+    assert "| entailment | 1 | 50.0% | 4.00 / 4 / 4 | 2.00 / 2 / 2 | 5 |" in section
+    assert "| all | 2 | 100.0% | 3.00 / 2 / 4 | 2.50 / 2 / 3 | 10 |" in section
 
 
 def labels_final():

@@ -52,6 +52,10 @@ def bias_page(request, slug):
             "joint_computed": _("This analysis"),
             "joint_imported": _("The imported columns"),
             "analysed": _("Analysed split: %(split)s, PMI smoothing %(smoothing)s."),
+            "corpus": _(
+                "Tokenizer: %(tokenizer)s. All splits hold %(tokens)s distinct tokens, %(left_out)s of them "
+                "stopwords or one character long (left out of the processed tokens)."
+            ),
             # The kind's label codes by their names in the interface language.
             "labelNames": {label: str(word(label)) for label in get_kind(project.kind).labels},
         },

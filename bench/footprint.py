@@ -84,42 +84,42 @@ def tree_size_mib(path: Path, skip: tuple[str, ...] = ()) -> float:
     return total / 2**20
 
 
+class SkipDisk(Exception):
+    pass
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle", type=float, default=10, help="seconds the stack idles before it is measured")
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--database", default="mashov_bench_footprint")
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--web-workers", type=int, default=5, help="gunicorn workers (WEB_CONCURRENCY)")
+    parser.add_argument("--skip-disk", action="store_true", help="skip the fresh virtualenv's install")
     args = parser.parse_args()
 
     admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
     admin_sql(args.server, f"CREATE DATABASE {args.database}")
     scratch = Path(tempfile.mkdtemp(prefix="mashov-footprint-"))
+    port = free_port()
     env = production_env(
         DATABASE_URL=f"{args.server}/{args.database}",
         CELERY_BROKER_URL=args.broker,
         CELERY_QUEUE="mashov-bench-footprint",
+        GUNICORN_BIND=f"127.0.0.1:{port}",
+        GUNICORN_ACCESS_LOG="",
+        WEB_CONCURRENCY=str(args.web_workers),
     )
     python = sys.executable
-    port = free_port()
     commands = {
-        "web (gunicorn, 1 worker)": [
-            python,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "error",
-        ],
+        f"web (gunicorn, {args.web_workers} workers)": [python, "-m", "gunicorn", "-c", "config/gunicorn.py"],
         "worker (celery, 1 process per core)": [python, "-m", "celery", "-A", "config", "worker", "-l", "error"],
         "beat (celery)": [
             python,
             "-m",
             "celery",
             "-A",
-            "config",
+            "config.beat",
             "beat",
             "-l",
             "error",
@@ -165,7 +165,10 @@ def main() -> int:
         broker.delete(env["CELERY_QUEUE"], f"_kombu.binding.{env['CELERY_QUEUE']}")
         broker.close()
 
+    venv_mib = None
     try:
+        if args.skip_disk:
+            raise SkipDisk
         venv = scratch / "venv"
         subprocess.run([python, "-m", "venv", str(venv)], check=True)
         subprocess.run(
@@ -182,6 +185,8 @@ def main() -> int:
             check=True,
         )
         venv_mib = tree_size_mib(venv)
+    except SkipDisk:
+        pass
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     project_mib = tree_size_mib(ROOT, skip=(".git", ".venv", "node_modules", "__pycache__", "staticfiles"))
@@ -195,7 +200,8 @@ def main() -> int:
     )
     for name, count, rss, pss in service_rows:
         print(f"{name:<54}{count:>10}{rss:>8.0f}{pss:>8.0f}")
-    print(
+    if venv_mib is not None:
+      print(
         f"\nDisk: requirements.txt installed in a fresh virtualenv {venv_mib:.0f} MiB; the project's files {project_mib:.1f} MiB"
     )
     print("reference: doccano, 1.2 GB at rest (the product brief)")

@@ -1,18 +1,25 @@
 """Benchmark: what Mashov needs at rest — memory of the running stack, and disk.
 
-The product brief's comparison: doccano needs 1.2 GB at rest. This starts the processes of
-docker-compose.yml's stack with its defaults (gunicorn with one worker, a Celery worker with
-one process per core, Celery beat) on a migrated scratch database, lets them idle, and
-prints each one's resident memory: RSS, and PSS, which splits pages shared between processes
-(the forked workers share most of their code) so that the total is what the stack really
-occupies. PostgreSQL and Redis are the machine's shared servers; their PSS is printed
-apart. Then it installs requirements.txt into a fresh virtualenv and prints its size beside
-the project's own files. A script, not a test:
+The product brief's comparison: doccano needs 1.2 GB at rest. This starts the services of
+docker-compose.yml that run the Mashov image, with their commands from that file (gunicorn
+with config/gunicorn.py and --web-workers workers, the rounds' and the jobs' Celery workers,
+Celery beat) on a migrated scratch database, lets them idle, and prints each one's resident
+memory: RSS, and PSS, which splits pages shared between processes (the forked workers share
+most of their code) so that the total is what the stack really occupies. PostgreSQL and
+Redis are the machine's shared servers; their PSS is printed apart.
 
-    python bench/footprint.py [--idle 10]
+Then it generates an nli_relabel project (--walk-items items, 3 votes each), requests every
+URL of the URLconf that takes no argument or the project's slug as its supervisor,
+--walk-rounds times over, and prints what each web worker kept: its private memory (USS)
+before, after the first walk and after the last. Last, unless --skip-disk, it installs
+requirements.txt into a fresh virtualenv and prints its size beside the project's own files.
+A script, not a test:
 
-It creates (and drops) the scratch database `mashov_bench_footprint` on --server, serves
-on a free port of 127.0.0.1 only, and removes its virtualenv at the end.
+    python bench/footprint.py [--idle 10] [--web-workers 5] [--walk-items 2000] [--skip-disk]
+
+It creates (and drops) the scratch database `mashov_bench_footprint` on --server, collects
+the static files into the project's staticfiles/ (as the image's build does), serves on a
+free port of 127.0.0.1 only, and removes its virtualenv at the end.
 """
 
 from __future__ import annotations

@@ -1,27 +1,30 @@
 """What a web master loads before it forks its workers (config/gunicorn.py): everything a
 request would otherwise load once per worker, on its first call, and then keep — the view
 modules behind the URLconf, the compiled templates, the translation catalogs, what the API
-schema's generator imports (pydantic among them). Loaded here,
-their pages are shared by all workers (copy-on-write), and serving a page for the first
-time leaves a worker's memory where it was. Nothing here opens a database or broker
-connection."""
+schema, rendered. Loaded here, their pages are shared by all workers (copy-on-write), and
+serving a page for the first time leaves a worker's memory near where it was. Nothing here
+opens a database or broker connection (tests/test_startup_memory.py)."""
 
 from pathlib import Path
 
 
 def warm_web() -> None:
     from django.conf import settings
+    from django.contrib.staticfiles.storage import staticfiles_storage
     from django.template import TemplateDoesNotExist, TemplateSyntaxError, engines
     from django.urls import get_resolver
     from django.utils import translation
 
     from api.views.schema import prerender_default_schema
 
-    # Imports every view module and builds the resolver's lookup tables.
-    get_resolver()._populate()
+    # The static files' storage (lazy: the first attribute read builds it), and with the
+    # manifest storage its manifest, read once.
+    staticfiles_storage.base_url  # noqa: B018
     for language, _name in settings.LANGUAGES:
         with translation.override(language):
             translation.gettext("")
+            # Imports every view module and builds the resolver's lookup tables (per language).
+            get_resolver().reverse_dict  # noqa: B018
     for engine in engines.all():
         backend = getattr(engine, "engine", None)
         if backend is None:
@@ -32,7 +35,7 @@ def warm_web() -> None:
                     backend.get_template(path.relative_to(folder).as_posix())
                 except (TemplateDoesNotExist, TemplateSyntaxError):
                     # A library's template for a feature whose tag library is not installed
-                    # (never rendered here); our own compile, tests/test_startup_memory.py.
+                    # here (so never rendered either).
                     continue
     with translation.override(settings.LANGUAGE_CODE):
         prerender_default_schema()

@@ -4,6 +4,8 @@ It changes only with the code, and building it walks every view and serializer: 
 request, it left each web worker about 10 MiB larger. The web master renders the default
 language's copy before it forks (config/preload.py), so the workers share those bytes."""
 
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpResponse
 from django.utils import translation
 from drf_spectacular.generators import SchemaGenerator
@@ -20,6 +22,13 @@ def rendered_schema(renderer, media_type: str, version: str | None = None) -> by
         schema = SchemaGenerator(api_version=version).get_schema(request=None, public=True)
         _rendered[key] = renderer.render(schema, media_type, {})
     return _rendered[key]
+
+
+@receiver(setting_changed)
+def _forget_on_settings_change(**_kwargs) -> None:
+    # Only tests change settings in a running process; the URLconf or a kind's installation
+    # may change the schema.
+    _rendered.clear()
 
 
 def prerender_default_schema() -> None:

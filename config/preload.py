@@ -13,7 +13,8 @@ def warm_web() -> None:
     from django.contrib.staticfiles.storage import staticfiles_storage
     from django.template import TemplateDoesNotExist, TemplateSyntaxError, engines
     from django.urls import get_resolver
-    from django.utils import translation
+    from django.utils import formats, translation
+    from django.utils.module_loading import import_string
 
     from api.views.schema import prerender_default_schema
 
@@ -25,10 +26,17 @@ def warm_web() -> None:
             translation.gettext("")
             # Imports every view module and builds the resolver's lookup tables (per language).
             get_resolver().reverse_dict  # noqa: B018
+            formats.get_format("DATE_FORMAT")
+    for status in (400, 403, 404, 500):
+        get_resolver().resolve_error_handler(status)
+    # What the middleware imports on its first request: the messages' storage, the sessions'.
+    import_string(settings.MESSAGE_STORAGE)
+    import django.contrib.sessions.exceptions  # noqa: F401
     for engine in engines.all():
         backend = getattr(engine, "engine", None)
         if backend is None:
             continue
+        backend.template_context_processors  # noqa: B018 (imported on the first render)
         for folder in template_folders(backend):
             for path in sorted(folder.rglob("*.html")):
                 try:

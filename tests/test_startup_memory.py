@@ -86,6 +86,7 @@ def test_serving_any_supervisor_page_after_the_preload_imports_nothing(make_user
     """What a page needs is in the master: a worker's first call of a page loads no module."""
     from django.test import Client
 
+    import config.wsgi  # noqa: F401 (gunicorn's master: the app and its middleware)
     from annotation.models import Job, Membership
     from annotation.services.aggregation import aggregation_compute_job
     from annotation.services.projects import project_create
@@ -110,7 +111,7 @@ def test_serving_any_supervisor_page_after_the_preload_imports_nothing(make_user
             settings.MASHOV_FIGURES_LIVE_ITEMS = 10 if stored else 5000
             response = client.get(page.format(slug="walk", deep="0.0"))
             assert response.status_code == 200, (page, response.status_code)
-    assert sorted(set(sys.modules) - before) == []
+    assert sorted(set(sys.modules) - before) == [], " ".join(sorted(set(sys.modules) - before))
 
 
 def sockets_to(pid: int, ports: set[int]) -> list[int]:

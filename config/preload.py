@@ -32,6 +32,7 @@ def warm_web() -> None:
     # What the middleware imports on its first request: the messages' storage, the sessions'.
     import_string(settings.MESSAGE_STORAGE)
     import django.contrib.sessions.exceptions  # noqa: F401
+
     for engine in engines.all():
         backend = getattr(engine, "engine", None)
         if backend is None:

@@ -35,6 +35,8 @@ import api.urls
 from django.db import connections
 print(sorted(name for name in {HEAVY!r} if name in sys.modules))
 print([c.alias for c in connections.all(initialized_only=True) if c.connection is not None])
+import threading
+print(threading.active_count())
 """
 
 
@@ -47,10 +49,12 @@ def run_probe(code: str, **env) -> list[str]:
     return result.stdout.strip().splitlines()
 
 
-def test_a_web_master_loads_no_heavy_library_and_opens_no_database_connection():
-    heavy, connected = run_probe(PROBE)[-2:]
+def test_a_web_master_loads_no_heavy_library_and_opens_no_connection_or_thread():
+    heavy, connected, threads = run_probe(PROBE)[-3:]
     assert heavy == "[]"
     assert connected == "[]"
+    # A thread started in the master would not exist in the forked workers.
+    assert threads == "1"
 
 
 BEAT_PROBE = """

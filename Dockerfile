@@ -7,7 +7,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     DJANGO_SETTINGS_MODULE=config.settings.production \
-    WEB_CONCURRENCY=3
+    WEB_CONCURRENCY=5
 
 WORKDIR /app
 
@@ -29,6 +29,7 @@ RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin mashov
 USER mashov
 
 EXPOSE 8000
-# gunicorn reads its worker count from WEB_CONCURRENCY. 0.0.0.0 is the container's own
-# interface; docker-compose.yml publishes the port on the host's 127.0.0.1 only.
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]
+# config/gunicorn.py: WEB_CONCURRENCY workers forked from a master that loaded the app, so
+# they share its code's memory. It binds 0.0.0.0:8000, the container's own interface;
+# docker-compose.yml publishes the port on the host's 127.0.0.1 only.
+CMD ["gunicorn", "-c", "config/gunicorn.py"]

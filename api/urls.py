@@ -1,5 +1,5 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from annotation.kinds.registry import api_url_patterns
 from api.views import (
@@ -19,9 +19,10 @@ from api.views import (
     revisions,
     webhooks,
 )
+from api.views.schema import SchemaView
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("auth/token/", core.TokenView.as_view(), name="api-token"),
     path("auth/token/current/", core.TokenRevokeView.as_view(), name="api-token-current"),

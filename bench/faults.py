@@ -465,7 +465,7 @@ def main() -> int:
                 "-m",
                 "celery",
                 "-A",
-                "config",
+                "config.beat",
                 "beat",
                 "-l",
                 "warning",

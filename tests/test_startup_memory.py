@@ -1,32 +1,208 @@
-"""What a web or beat process loads at start (bench/footprint.py measures the memory): the
-app, its URLs and its task modules, but not scipy's statistics and sparse matrices, which
-cost every process that imports them about 75 MiB and are used only where intervals,
-correlations and agreement are computed (imported there, on first use)."""
+"""What Mashov's processes load at start (bench/footprint.py measures the memory).
 
+A web process: the app, its URLs and its task modules, but not scipy's statistics and sparse
+matrices, scikit-learn or the aggregation's pandas stack, which cost every process that
+imports them tens of MiB and are used only where intervals, correlations, agreement and
+aggregation are computed (imported there, on first use). The web master loads what a request
+would otherwise load in each worker on its first call (config/preload.py), then forks its
+workers with no database or broker connection open; serving any page then imports nothing
+more. Beat loads the broker and the schedule only (config/beat.py)."""
+
+import json
 import os
+import secrets
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import pytest
 
-PROBE = """
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("scipy", "scipy.stats", "scipy.sparse", "sklearn", "pandas", "pyarrow", "crowdkit", "nltk", "transformers")
+
+PROBE = f"""
 import sys
 import django
 django.setup()
 import config.wsgi
-from django.urls import resolve
-resolve("/")
+from config.preload import warm_web
+warm_web()
 import annotation.tasks
 import api.urls
-print(sorted(name for name in ("scipy.stats", "scipy.sparse", "sklearn") if name in sys.modules))
+from django.db import connections
+print(sorted(name for name in {HEAVY!r} if name in sys.modules))
+print([c.alias for c in connections.all(initialized_only=True) if c.connection is not None])
+import threading
+print(threading.active_count())
 """
 
 
-def test_a_web_process_does_not_load_scipy_stats_or_sparse():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+def run_probe(code: str, **env) -> list[str]:
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", **env}
     result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=180
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip().splitlines()[-1] == "[]"
+    return result.stdout.strip().splitlines()
+
+
+def test_a_web_master_loads_no_heavy_library_and_opens_no_connection_or_thread():
+    heavy, connected, threads = run_probe(PROBE)[-3:]
+    assert heavy == "[]"
+    assert connected == "[]"
+    # A thread started in the master would not exist in the forked workers.
+    assert threads == "1"
+
+
+BEAT_PROBE = """
+import json, sys
+from config.beat import app
+app.loader.init_worker()  # what `celery beat` does before it schedules
+from django.apps import apps
+from django.conf import settings
+print(json.dumps({
+    "apps_ready": apps.ready,
+    "loaded": sorted(name for name in ("numpy", "annotation.tasks", "annotation.models", "rest_framework")
+                     if name in sys.modules),
+    "schedule": {name: entry["task"] for name, entry in app.conf.beat_schedule.items()},
+    "settings": {name: entry["task"] for name, entry in settings.CELERY_BEAT_SCHEDULE.items()},
+    "queue": app.amqp.router.route({}, "annotation.tasks.sweep_jobs")["queue"].name,
+    "broker": app.conf.broker_url,
+}))
+"""
+
+
+def test_beat_loads_the_schedule_and_the_broker_but_no_django_app_or_task():
+    found = json.loads(run_probe(BEAT_PROBE, CELERY_BROKER_URL="redis://127.0.0.1:6379/9", CELERY_QUEUE="rounds")[-1])
+    assert found["apps_ready"] is False
+    assert found["loaded"] == []
+    assert found["schedule"] == found["settings"] == {"sweep-stalled-jobs": "annotation.tasks.sweep_jobs"}
+    # Where the worker of the rounds' queue reads it, as the project's app routes it.
+    assert found["queue"] == "rounds"
+    assert found["broker"] == "redis://127.0.0.1:6379/9"
+
+
+@pytest.mark.django_db
+def test_serving_any_supervisor_page_after_the_preload_imports_nothing(make_user, settings):
+    """What a page needs is in the master: a worker's first call of a page loads no module."""
+    from django.test import Client
+
+    import config.wsgi  # noqa: F401 (gunicorn's master: the app and its middleware)
+    from annotation.models import Job, Membership
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+    from config.preload import warm_web
+    from tests.api.test_large_project_pages import PAGES, generated
+
+    admin, supervisor = make_user("root", staff=True), make_user("sup")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    project = project_create(actor=admin, slug="walk", name="walk", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    Membership.objects.bulk_create(
+        Membership(project=project, user=a, role="annotator", status="active") for a in annotators
+    )
+    generated(project, annotators, 60)
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    warm_web()
+    client = Client()
+    client.force_login(supervisor)
+    before = set(sys.modules)
+    for page in ("/", "/api/schema/", "/api/docs/", *PAGES):
+        for stored in (False, True):  # figures computed per request, then read as stored
+            settings.MASHOV_FIGURES_LIVE_ITEMS = 10 if stored else 5000
+            response = client.get(page.format(slug="walk", deep="0.0"))
+            assert response.status_code == 200, (page, response.status_code)
+    assert sorted(set(sys.modules) - before) == [], " ".join(sorted(set(sys.modules) - before))
+
+
+def sockets_to(pid: int, ports: set[int]) -> list[int]:
+    """Remote ports among `ports` of the TCP connections process `pid` holds open."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = []
+    for table in ("tcp", "tcp6"):
+        with open(f"/proc/{pid}/net/{table}") as handle:
+            for line in list(handle)[1:]:
+                fields = line.split()
+                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+                if fields[9] in inodes and remote_port in ports:
+                    found.append(remote_port)
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.django_db
+def test_the_gunicorn_master_forks_its_workers_holding_no_database_or_broker_connection(tmp_path):
+    """config/gunicorn.py preloads the app: its workers must each open their own connections."""
+    import requests
+    from django.conf import settings
+
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith("postgres"):
+        pytest.skip("the stack's database is PostgreSQL")
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(60),
+        "PLAIN_HTTP": "1",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        # The test database: migrated, and empty for any process but this test's.
+        "DATABASE_URL": url.rsplit("/", 1)[0] + "/" + settings.DATABASES["default"]["NAME"],
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_ACCESS_LOG": "",
+        "WEB_CONCURRENCY": "2",
+    }
+    with open(tmp_path / "gunicorn.log", "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py"],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stderr=log,
+        )
+    try:
+        answers = []
+        for _ in range(300):
+            try:
+                # A token lookup: a database read in whichever worker answers.
+                answer = requests.get(
+                    f"http://127.0.0.1:{port}/api/projects/", headers={"Authorization": "Token nope"}, timeout=30
+                )
+            except requests.ConnectionError:
+                time.sleep(0.2)
+                continue
+            answers.append(answer.status_code)
+            if len(answers) == 6:
+                break
+        assert answers == [401] * 6, (tmp_path / "gunicorn.log").read_text()[-2000:]
+        assert sockets_to(server.pid, {5432, 6379}) == []
+        workers = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and parent(int(pid)) == server.pid]
+        assert len(workers) == 2
+        # The workers do hold theirs (the connection outlives the request: DB_CONN_MAX_AGE).
+        assert any(5432 in sockets_to(pid, {5432}) for pid in workers)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0

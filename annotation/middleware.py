@@ -140,11 +140,12 @@ class RequestLimitsMiddleware:
         for name, values in request.GET.lists():
             reason = forbidden_character(name)
             if reason:
-                return _refusal(400, "<parameter name>", reason.replace("position", "name position"))
+                return _refusal(400, "<parameter name>", str(reason).replace("position", "name position"))
             for value in values:
                 reason = forbidden_character(value)
                 if reason:
-                    return _refusal(400, name, reason)
+                    # Before LocaleMiddleware: no language is chosen yet, so English.
+                    return _refusal(400, name, str(reason))
         return None
 
 

@@ -197,7 +197,11 @@ def test_a_phrase_label_that_is_not_one(make_user, client_for, language):
     assert added.status_code == 201, added.content
     client = _speaking(client_for(user), language)
     assignment = client.get("/api/projects/phr/next/").json()["assignment"]
-    for value, field in (({"label": "SAME"}, "value.label"), ({"label": "EQUIVALENT", "note": 1}, "value"), ([], "value")):
+    for value, field in (
+        ({"label": "SAME"}, "value.label"),
+        ({"label": "EQUIVALENT", "note": 1}, "value"),
+        ([], "value"),
+    ):
         errors = _errors(client.post(f"/api/assignments/{assignment}/submit/", {"value": value}, format="json"))
         assert [e["field"] for e in errors] == [field]
         # The labels are PhrasIS's codes, named as the paper names them.

@@ -262,12 +262,14 @@ class NliAuthoringKind(Kind):
             if unlike is not None:
                 warnings.append({
                     "field": f"value.{name}", "code": "length",
-                    "message": f"is much shorter or longer than the {unlike} hypothesis; FarsTail asks for a similar length",
+                    "message": gettext(
+                        "is much shorter or longer than the %(other)s hypothesis; FarsTail asks for a similar length"
+                    ) % {"other": gettext(unlike)},
                 })  # fmt: skip
         if entailment and contradiction and (entailment in contradiction or contradiction in entailment):
             warnings.append({
                 "field": "value.contradiction", "code": "copy",
-                "message": "copies the entailment hypothesis; use other structure and words",
+                "message": gettext("copies the entailment hypothesis; use other structure and words"),
             })  # fmt: skip
         return warnings
 

@@ -124,8 +124,12 @@ def lchaim_sample(request, slug):
     except (NotFound, PermissionDenied):
         raise  # the 404 or 403 page (AccessErrorPageMiddleware), as every page answers a refusal
     except ApplicationError as exc:
-        # The form's own fields: the message alone, in the reader's language (no field code).
-        messages.error(request, join_clauses(e.message for e in exc.errors))
+        # Each problem named by its field's label on the form, not by the field's code.
+        labels = {"n": _("Items"), "stratum": _("Stratum"), "seed": _("Seed (optional)")}
+        messages.error(
+            request,
+            join_clauses(f"{labels[e.field]}: {e.message}" if e.field in labels else e.message for e in exc.errors),
+        )
         return redirect("lchaim-results", slug=slug)
     messages.success(
         request,

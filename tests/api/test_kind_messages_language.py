@@ -234,3 +234,15 @@ def test_a_phrasis_export_of_another_kind_names_the_kind(nli_project, django_use
     errors = _errors(sup.get(f"/api/projects/{nli_project.slug}/export/phrasis/"))
     assert [e["field"] for e in errors] == ["format"]
     assert _in(language, re.sub(r"\bPhrasIS\b", "", errors[0]["message"])), errors
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_refusals_before_any_view_and_an_unknown_address(nli_project, django_user_model, client_for, language):
+    sup = _speaking(client_for(django_user_model.objects.get(username="sup")), language)
+    errors = _errors(sup.get(f"/api/projects/{nli_project.slug}/items/?status=a%00b"))
+    assert [e["field"] for e in errors] == ["status"]
+    assert _in(language, errors[0]["message"]) and "1" in errors[0]["message"], errors
+    missing = _errors(sup.get("/api/no-such-address/"), 404)
+    assert _in(language, missing[0]["message"]), missing
+    gone = _errors(sup.get("/api/items/999999/decisions/"), 404)
+    assert _in(language, gone[0]["message"]), gone

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext as _
 
 from annotation.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, PermissionDenied
@@ -24,9 +24,9 @@ from annotation.services.decisions import round_decided
 # that a page saving it on every pause costs the database nothing to speak of.
 DRAFT_MAX_BYTES = 64 * 1024
 
-CLAIM_CLOSED = "The claim is no longer open: it was submitted, skipped or has expired."
-CLAIM_GIVEN_AWAY = "The claim lapsed while the page was idle and the item was given to others."
-ROUND_DECIDED = (
+CLAIM_CLOSED = gettext_noop("The claim is no longer open: it was submitted, skipped or has expired.")
+CLAIM_GIVEN_AWAY = gettext_noop("The claim lapsed while the page was idle and the item was given to others.")
+ROUND_DECIDED = gettext_noop(
     "This item's round is decided: the annotation can no longer be changed (a supervisor may reopen the item)."
 )
 
@@ -71,7 +71,7 @@ def assignment_draft_get(*, user, assignment_id: int):
         if not is_open and assignment.draft is not None:
             Assignment.objects.filter(pk=assignment.pk).update(draft=None)
     if not is_open:
-        raise Conflict(CLAIM_CLOSED, field="assignment")
+        raise Conflict(gettext(CLAIM_CLOSED), field="assignment")
     return assignment.draft
 
 
@@ -91,7 +91,7 @@ def _renew_or_refuse(assignment: Assignment, now, *, full: bool) -> None:
         and item.round == assignment.round
         and assignment.claimed_at + timedelta(seconds=settings["claim_ttl"]) > now
     )
-    raise Conflict(_(CLAIM_GIVEN_AWAY) if lapsed_idle else CLAIM_CLOSED, field="assignment")
+    raise Conflict(gettext(CLAIM_GIVEN_AWAY if lapsed_idle else CLAIM_CLOSED), field="assignment")
 
 
 def assignment_heartbeat(*, user, assignment_id: int) -> Assignment:
@@ -176,7 +176,7 @@ def annotation_edit(*, user, annotation_id: int, value) -> Annotation:
         if reviewed:
             raise Conflict(gettext("This annotation was reviewed: it can no longer be changed."), field="annotation")
         if not annotation_editable(annotation, item, reviewed=False):
-            raise Conflict(ROUND_DECIDED, field="annotation")
+            raise Conflict(gettext(ROUND_DECIDED), field="annotation")
         annotation.value = cleaned
         annotation.edited_at = timezone.now()
         annotation.save(update_fields=["value", "edited_at"])

@@ -43,8 +43,10 @@ class NotFound(ApplicationError):
     status_code = 404
     code = "not_found"
 
-    def __init__(self, message: str = "Not found."):
-        super().__init__(message)
+    def __init__(self, message: str | None = None):
+        from django.utils.translation import gettext
+
+        super().__init__(message if message is not None else gettext("Not found."))
 
 
 class Conflict(ApplicationError):

@@ -7,10 +7,12 @@ from dataclasses import dataclass, replace
 
 import nh3
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 from markdown_it import MarkdownIt
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import forbidden_character
+from annotation.wording import fault_text, join_list
 
 # What the rendered guidelines may hold after sanitising: text structure, no media, no forms.
 ALLOWED_TAGS = {
@@ -98,30 +100,33 @@ def label_guide_clean(value, sections) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise InvalidInput("must be an object of sections", field="label_guide")
+        raise InvalidInput(gettext("must be an object of sections"), field="label_guide")
     known = {section.key: {entry.value for entry in section.entries} for section in sections}
     errors, cleaned = [], {}
     for key, texts in value.items():
         if key not in known:
             errors.append(
-                FieldError(f"label_guide.{key}", f"is not a section of this kind; known: {', '.join(known) or 'none'}")
+                FieldError(
+                    f"label_guide.{key}",
+                    gettext("is not a section of this kind; known: %(known)s") % {"known": join_list(known) or "—"},
+                )
             )
             continue
         if not isinstance(texts, dict):
-            errors.append(FieldError(f"label_guide.{key}", "must be an object of labels or points to text"))
+            errors.append(FieldError(f"label_guide.{key}", gettext("must be an object of labels or points to text")))
             continue
         for entry, text in texts.items():
             field = f"label_guide.{key}.{entry}"
             if entry not in known[key]:
-                errors.append(FieldError(field, f"is not a label or point of {key}"))
+                errors.append(FieldError(field, gettext("is not a label or point of %(section)s") % {"section": key}))
             elif not isinstance(text, str):
-                errors.append(FieldError(field, "must be a string"))
+                errors.append(FieldError(field, gettext("must be a string")))
             elif reason := forbidden_character(text):
-                errors.append(FieldError(field, reason))
+                errors.append(FieldError(field, fault_text(reason)))
             elif len(text) > MAX_GUIDE_TEXT:
-                errors.append(FieldError(field, f"is longer than {MAX_GUIDE_TEXT} characters"))
+                errors.append(FieldError(field, gettext("is longer than %(n)s characters") % {"n": MAX_GUIDE_TEXT}))
             elif text:
                 cleaned.setdefault(key, {})[entry] = text
     if errors:
-        raise InvalidInput("invalid label guide", errors=errors)
+        raise InvalidInput(gettext("invalid label guide"), errors=errors)
     return cleaned

@@ -50,7 +50,9 @@ class AccessErrorPageMiddleware:
             resolve(request.path_info)
         except Resolver404:
             if request.path_info.startswith("/api/"):
-                return _refusal(404, None, "Not found.")
+                from django.utils.translation import gettext
+
+                return _refusal(404, None, gettext("Not found."))
             return page_not_found(request) if self.product_pages() else None
         return None
 
@@ -122,9 +124,21 @@ class RequestLimitsMiddleware:
 
     @staticmethod
     def refusal(request):
+        from django.utils import translation
+
+        # Before LocaleMiddleware: the refusal is said in the language the request asks for.
+        with translation.override(translation.get_language_from_request(request)):
+            return RequestLimitsMiddleware._refusal_in_language(request)
+
+    @staticmethod
+    def _refusal_in_language(request):
+        from dataclasses import replace
+
         from django.conf import settings
+        from django.utils.translation import gettext
 
         from annotation.metrics.text import forbidden_character
+        from annotation.wording import fault_text
 
         limit = settings.MASHOV_MAX_BODY_BYTES
         if request.content_type == "multipart/form-data":
@@ -132,19 +146,19 @@ class RequestLimitsMiddleware:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return _refusal(400, "Content-Length", "must be a whole number of bytes")
+            return _refusal(400, "Content-Length", gettext("must be a whole number of bytes"))
         if length > limit:
-            return _refusal(413, "body", f"the body is larger than {limit} bytes")
+            return _refusal(413, "body", gettext("the body is larger than %(n)s bytes") % {"n": limit})
         if forbidden_character(request.path_info):
-            return _refusal(404, None, "Not found.")
+            return _refusal(404, None, gettext("Not found."))
         for name, values in request.GET.lists():
             reason = forbidden_character(name)
             if reason:
-                return _refusal(400, "<parameter name>", reason.replace("position", "name position"))
+                return _refusal(400, "<parameter name>", fault_text(replace(reason, in_key=True)))
             for value in values:
                 reason = forbidden_character(value)
                 if reason:
-                    return _refusal(400, name, reason)
+                    return _refusal(400, name, fault_text(reason))
         return None
 
 

@@ -8,13 +8,14 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext
 
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control, forbidden_character
+from annotation.wording import fault_text
 
 
 @dataclass(frozen=True)
@@ -50,41 +51,11 @@ def clean_comment(comment, errors: list[FieldError]) -> str:
         return ""
     if not isinstance(comment, str):
         errors.append(FieldError("comment", gettext("must be a string")))
-    elif forbidden_character(comment):
-        errors.append(FieldError("comment", forbidden_character(comment)))
+    elif fault := forbidden_character(comment):
+        errors.append(FieldError("comment", fault_text(fault)))
     elif len(comment) > MAX_COMMENT_LENGTH:
         errors.append(FieldError("comment", gettext("is longer than %(n)s characters") % {"n": MAX_COMMENT_LENGTH}))
     return comment
-
-
-_REASONS = (
-    (
-        re.compile(r"contains a NUL character at position (?P<position>\d+)"),
-        gettext_noop("contains a NUL character at position %(position)s"),
-    ),
-    (
-        re.compile(r"contains a lone surrogate \((?P<code>U\+[0-9A-F]+)\) at position (?P<position>\d+)"),
-        gettext_noop("contains a lone surrogate (%(code)s) at position %(position)s"),
-    ),
-    (
-        re.compile(r"contains the bidi control (?P<code>U\+[0-9A-F]+) at position (?P<position>\d+)"),
-        gettext_noop("contains the bidi control %(code)s at position %(position)s"),
-    ),
-)
-
-
-@overload
-def reason_text(reason: str) -> str: ...
-@overload
-def reason_text(reason: None) -> None: ...
-def reason_text(reason: str | None) -> str | None:
-    """A reason from annotation.metrics.text (pure Python, in English) in the interface's
-    language: the metrics say why a text cannot be stored, the person reads it here."""
-    for pattern, message in _REASONS if reason else ():
-        found = pattern.fullmatch(reason)
-        if found:
-            return gettext(message) % found.groupdict()
-    return reason
 
 
 def require_text(
@@ -104,12 +75,12 @@ def require_text(
         return ""
     reason = forbidden_character(value)
     if reason:
-        problems.add(name, reason_text(reason))
+        problems.add(name, fault_text(reason))
         return ""
     if identifier:
         reason = bidi_control(value)
         if reason:
-            problems.add(name, reason_text(reason))
+            problems.add(name, fault_text(reason))
             return ""
         if len(value) > 200:
             problems.add(name, gettext("is longer than %(n)s characters") % {"n": 200})

@@ -2,7 +2,9 @@
 
 from collections.abc import Iterable
 
-from django.utils.translation import pgettext
+from django.utils.translation import gettext, pgettext
+
+from annotation.metrics.text import BIDI_CONTROL, NUL, SURROGATE, TextFault
 
 
 def join_list(items: Iterable) -> str:
@@ -16,3 +18,31 @@ def join_clauses(clauses: Iterable) -> str:
     """Clauses (the problems of one form) joined with the active language's semicolon
     ("؛ " in Persian)."""
     return pgettext("clause separator", "; ").join(str(clause) for clause in clauses)
+
+
+def fault_text(fault: TextFault) -> str:
+    """A text fault of annotation.metrics.text (what is wrong, which character, where) as a
+    sentence in the interface's language, said of the field it sits beside. The position is
+    written in ASCII digits; a Persian page shows it in its own (static/annotation/digits.js)."""
+    facts = {"position": fault.position, "code": fault.code}
+    if fault.what == NUL:
+        message = (
+            gettext("contains a NUL character at key position %(position)s")
+            if fault.in_key
+            else gettext("contains a NUL character at position %(position)s")
+        )
+    elif fault.what == SURROGATE:
+        message = (
+            gettext("contains a lone surrogate (%(code)s) at key position %(position)s")
+            if fault.in_key
+            else gettext("contains a lone surrogate (%(code)s) at position %(position)s")
+        )
+    elif fault.what == BIDI_CONTROL:
+        message = (
+            gettext("contains the bidi control %(code)s at key position %(position)s")
+            if fault.in_key
+            else gettext("contains the bidi control %(code)s at position %(position)s")
+        )
+    else:
+        message = gettext("is not a finite number")
+    return message % facts

@@ -14,8 +14,10 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext
 
 from annotation.errors import InvalidInput, KindNotInstalled
+from annotation.wording import join_list
 
 from .base import Kind
 
@@ -68,8 +70,20 @@ def installed_kinds() -> list[Kind]:
 
 def kind_for_new_project(name) -> Kind:
     if not isinstance(name, str) or name not in _kinds():
-        raise InvalidInput(f"must be one of {', '.join(_kinds())}", field="kind")
+        # Named as people know them; the codes are in the kind select and the API's schema.
+        raise InvalidInput(
+            gettext("is not a kind this site offers; it offers: %(kinds)s")
+            % {"kinds": join_list(str(kind.short_title) for kind in _kinds().values())},
+            field="kind",
+        )
     return get_kind(name)
+
+
+def kind_title(name: str) -> str:
+    """A kind's name for people (its `short_title`) in messages; a kind that is not installed
+    is named by its code, the only name it has here."""
+    kind = _kinds().get(name)
+    return str(kind.short_title) if kind is not None else name
 
 
 def installed_kind(name: str) -> Kind | None:

@@ -6,6 +6,7 @@ Stored text is never normalised. `fold_for_matching` exists only for comparisons
 import math
 import re
 import unicodedata
+from dataclasses import dataclass, replace
 
 # Bidi embedding/override (U+202A-U+202E) and isolate (U+2066-U+2069) controls. LRM/RLM
 # (U+200E/U+200F) and ZWNJ (U+200C) are ordinary in Hebrew and Persian and are not here.
@@ -20,29 +21,67 @@ _DIGITS_TO_ASCII = str.maketrans(
 )
 
 
-def forbidden_character(text: str) -> str | None:
+@dataclass(frozen=True)
+class TextFault:
+    """Why a text cannot be stored or cannot name anything, as facts and not as words: `what`
+    (NUL, SURROGATE, BIDI_CONTROL or NOT_FINITE), the character's code point (`code`, e.g.
+    "U+202E"), its `position` in code points from 0, and `in_key` when it sits in an object
+    key rather than a value. The metrics stay free of Django, so the sentence a person reads
+    is built where the fault reaches them, in their language (annotation.wording.fault_text);
+    str() is the English sentence, for logs and the command line.
+
+    >>> str(TextFault(NUL, 3))
+    'contains a NUL character at position 3'
+    """
+
+    what: str
+    position: int = 0
+    code: str = ""
+    in_key: bool = False
+
+    def __str__(self) -> str:
+        where = f"at key position {self.position}" if self.in_key else f"at position {self.position}"
+        if self.what == NUL:
+            return f"contains a NUL character {where}"
+        if self.what == SURROGATE:
+            return f"contains a lone surrogate ({self.code}) {where}"
+        if self.what == BIDI_CONTROL:
+            return f"contains the bidi control {self.code} {where}"
+        return "is not a finite number"
+
+
+NUL, SURROGATE, BIDI_CONTROL, NOT_FINITE = "nul", "surrogate", "bidi_control", "not_finite"
+
+
+def _code_point(char: str) -> str:
+    return f"U+{ord(char):04X}"
+
+
+def forbidden_character(text: str) -> TextFault | None:
     """Why `text` cannot be stored, or None. NUL is refused by PostgreSQL text columns and a
     lone surrogate cannot be encoded as UTF-8, so both are refused at the door.
 
     >>> forbidden_character("שלום")
     >>> forbidden_character("a\\x00b")
-    'contains a NUL character at position 1'
+    TextFault(what='nul', position=1, code='U+0000', in_key=False)
     """
     found = _FORBIDDEN.search(text)  # one C-speed scan: imports check every string
     if found is None:
         return None
-    index, char = found.start(), found.group()
-    if char == "\x00":
-        return f"contains a NUL character at position {index}"
-    return f"contains a lone surrogate (U+{ord(char):04X}) at position {index}"
+    char = found.group()
+    return TextFault(NUL if char == "\x00" else SURROGATE, found.start(), _code_point(char))
 
 
-def bidi_control(text: str) -> str | None:
-    """The first bidi embedding/override/isolate control in `text`, described, or None.
-    Identifiers (usernames, labels, slugs, titles) that carry one are refused."""
+def bidi_control(text: str) -> TextFault | None:
+    """The first bidi embedding/override/isolate control in `text` and where it is, or None.
+    Identifiers (usernames, labels, slugs, titles) that carry one are refused.
+
+    >>> str(bidi_control("ab\\u202ec"))
+    'contains the bidi control U+202E at position 2'
+    """
     for index, char in enumerate(text):
         if char in BIDI_CONTROLS:
-            return f"contains the bidi control U+{ord(char):04X} at position {index}"
+            return TextFault(BIDI_CONTROL, index, _code_point(char))
     return None
 
 
@@ -67,27 +106,29 @@ def fold_for_matching(text: str, *, persian_letters: bool = False) -> str:
     return folded
 
 
-def first_forbidden_string(value, path: str = "") -> tuple[str, str] | None:
+def first_forbidden_string(value, path: str = "") -> tuple[str, TextFault] | None:
     """The first string (key or value) inside a JSON-like structure that cannot be stored,
-    as (field path, reason), or None; likewise a NaN or infinite float, which jsonb refuses.
-    A bad key is reported as `<key>` under its parent, since the key itself cannot be
-    echoed back.
+    as (field path, fault), or None; likewise a NaN or infinite float, which jsonb refuses.
+    A bad key is reported as `<key>` under its parent (`in_key`), since the key itself
+    cannot be echoed back.
 
-    >>> first_forbidden_string({"a": ["ok", "x\\x00"]})
+    >>> path, fault = first_forbidden_string({"a": ["ok", "x\\x00"]})
+    >>> path, str(fault)
     ('a[1]', 'contains a NUL character at position 1')
-    >>> first_forbidden_string({"extra": {"score": float("nan")}})
+    >>> path, fault = first_forbidden_string({"extra": {"score": float("nan")}})
+    >>> path, str(fault)
     ('extra.score', 'is not a finite number')
     """
     if isinstance(value, float) and not math.isfinite(value):
-        return (path, "is not a finite number")
+        return (path, TextFault(NOT_FINITE))
     if isinstance(value, str):
-        reason = forbidden_character(value)
-        return (path, reason) if reason else None
+        fault = forbidden_character(value)
+        return (path, fault) if fault else None
     if isinstance(value, dict):
         for key, inner in value.items():
-            key_reason = forbidden_character(key) if isinstance(key, str) else None
-            if key_reason:
-                return (f"{path}.<key>" if path else "<key>", key_reason.replace("position", "key position"))
+            key_fault = forbidden_character(key) if isinstance(key, str) else None
+            if key_fault:
+                return (f"{path}.<key>" if path else "<key>", replace(key_fault, in_key=True))
             found = first_forbidden_string(inner, f"{path}.{key}" if path else str(key))
             if found:
                 return found

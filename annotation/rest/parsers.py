@@ -1,11 +1,15 @@
 """Strict request parsers: bodies PostgreSQL can store, or a 400 naming the field."""
 
+from dataclasses import replace
+
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 
 from annotation import safe_json
 from annotation.errors import InvalidInput, PayloadTooLarge
 from annotation.metrics.text import first_forbidden_string, forbidden_character
+from annotation.wording import fault_text
 
 
 class StrictJSONParser(JSONParser):
@@ -19,16 +23,16 @@ class StrictJSONParser(JSONParser):
         # the limit catches a body that arrives without one.
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            raise PayloadTooLarge(f"the body is larger than {limit} bytes", field="body")
+            raise PayloadTooLarge(_("the body is larger than %(n)s bytes") % {"n": limit}, field="body")
         try:
             data = safe_json.loads(raw.decode("utf-8")) if raw else {}
         except UnicodeDecodeError:
-            raise InvalidInput("is not valid UTF-8", field="body") from None
+            raise InvalidInput(_("is not valid UTF-8"), field="body") from None
         except ValueError as exc:
             raise InvalidInput(str(exc), field="body") from None
         found = first_forbidden_string(data, "")
         if found:
-            raise InvalidInput(found[1], field=found[0] or "body")
+            raise InvalidInput(fault_text(found[1]), field=found[0] or "body")
         return data
 
 
@@ -40,11 +44,11 @@ def refuse_forbidden_form_fields(fields) -> None:
     for name in fields:
         reason = forbidden_character(name)
         if reason:
-            raise InvalidInput(reason.replace("position", "key position"), field="<key>")
+            raise InvalidInput(fault_text(replace(reason, in_key=True)), field="<key>")
         for value in fields.getlist(name):
             reason = forbidden_character(value) if isinstance(value, str) else None
             if reason:
-                raise InvalidInput(reason, field=name)
+                raise InvalidInput(fault_text(reason), field=name)
 
 
 class StrictFormParser(FormParser):
@@ -65,5 +69,5 @@ class StrictMultiPartParser(MultiPartParser):
 def body_of(request) -> dict:
     """The parsed body, which must be a JSON object (a 400 naming `body` otherwise)."""
     if not isinstance(request.data, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+        raise InvalidInput(_("the body must be a JSON object"), field="body")
     return request.data

@@ -2,10 +2,12 @@
 
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
 from annotation.errors import InvalidInput
 from annotation.models import AuditEntry, Project
 from annotation.services.audit import ACTIONS, audit_entries_for_project
+from annotation.wording import join_list
 
 
 def audit_log_for_project(project: Project, *, action=None, actor=None) -> QuerySet[AuditEntry]:
@@ -13,7 +15,7 @@ def audit_log_for_project(project: Project, *, action=None, actor=None) -> Query
     username; one who did nothing here, or no such user, gives no entries) narrow them.
     Empty strings mean no filter. An unknown action is a 400 naming `action`."""
     if action and action not in ACTIONS:
-        raise InvalidInput(f"must be one of {', '.join(ACTIONS)}", field="action")
+        raise InvalidInput(gettext("must be one of %(choices)s") % {"choices": join_list(ACTIONS)}, field="action")
     actor_id = None
     if actor:
         actor_id = get_user_model().objects.filter(username=actor).values_list("pk", flat=True).first() or 0

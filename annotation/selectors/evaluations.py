@@ -4,6 +4,7 @@ comparison of two (docs/api.md "Dataset release")."""
 from __future__ import annotations
 
 import numpy as np
+from django.utils.translation import gettext
 
 from annotation.access import access_evaluation_for_staff, access_project_for_staff
 from annotation.errors import Conflict, InvalidInput
@@ -13,6 +14,7 @@ from annotation.models import Evaluation, Job
 from annotation.release.evaluation_figures import nest, per_item_unpack, plain
 from annotation.release.evaluation_scorers import scorer_for
 from annotation.release.predictions import ALL_SPLITS
+from annotation.wording import join_list
 
 
 def evaluation_summary(evaluation: Evaluation) -> dict:
@@ -56,17 +58,17 @@ def evaluation_slices(evaluation: Evaluation, attribute) -> dict:
     (annotation/metrics/slices.py). Items without the attribute form the slice "". 400
     naming `slice` for an attribute no scored item has; 409 before the figures exist."""
     if not isinstance(attribute, str) or not attribute.strip() or len(attribute) > MAX_SLICE_LENGTH:
-        raise InvalidInput("must name an item attribute: split, source or a field of the items' extra", field="slice")
-    if evaluation.per_item is None:
-        raise Conflict(
-            f"evaluation {evaluation.pk} is {evaluation.status}: it has no figures to slice yet", field="slice"
+        raise InvalidInput(
+            gettext("must name an item attribute: split, source or a field of the items' extra"), field="slice"
         )
+    if evaluation.per_item is None:
+        raise Conflict(gettext("evaluation %(id)s has no figures to slice yet") % {"id": evaluation.pk}, field="slice")
     scorer = scorer_for(evaluation.project).configure(evaluation_options(evaluation))
     keys, arrays = per_item_unpack(evaluation.per_item)
     attributes = scorer.slice_attributes(evaluation.project, keys)
     known = {"split", "source"}.union(*attributes)
     if attribute not in known:
-        raise InvalidInput(f"must be one of: {', '.join(sorted(known))}", field="slice")
+        raise InvalidInput(gettext("must be one of %(choices)s") % {"choices": join_list(sorted(known))}, field="slice")
     statistic = scorer.statistic(arrays)
     names = [name for name in statistic(np.arange(len(keys))[None, :]) if "." not in name]
     return slice_figures(statistic, [row.get(attribute, "") for row in attributes], names)
@@ -98,7 +100,7 @@ def evaluation_options(evaluation: Evaluation) -> dict:
 def _evaluation_id(value, field: str) -> int:
     if isinstance(value, str) and value.isdigit() and len(value) <= 18:
         return int(value)
-    raise InvalidInput("must be the id of an evaluation of this project", field=field)
+    raise InvalidInput(gettext("must be the id of an evaluation of this project"), field=field)
 
 
 def evaluation_compare(*, user, slug: str, a, b) -> dict:
@@ -111,22 +113,22 @@ def evaluation_compare(*, user, slug: str, a, b) -> dict:
     for field, pk in ids.items():
         evaluation = Evaluation.objects.select_related("job").filter(project=project, pk=pk).first()
         if evaluation is None:
-            raise InvalidInput("must be the id of an evaluation of this project", field=field)
+            raise InvalidInput(gettext("must be the id of an evaluation of this project"), field=field)
         found[field] = evaluation
     for field, evaluation in found.items():
         if evaluation.per_item is None:
             raise Conflict(
-                f"evaluation {evaluation.pk} is {evaluation.status}: it has no figures to compare yet", field=field
+                gettext("evaluation %(id)s has no figures to compare yet") % {"id": evaluation.pk}, field=field
             )
     if found["a"].split != found["b"].split:
-        raise InvalidInput("a and b were scored on different splits", field="b")
+        raise InvalidInput(gettext("a and b were scored on different splits"), field="b")
     scorer = scorer_for(project)
     keys_a, arrays_a = per_item_unpack(found["a"].per_item)
     keys_b, arrays_b = per_item_unpack(found["b"].per_item)
     position_b = {key: i for i, key in enumerate(keys_b)}
     common = [(i, position_b[key]) for i, key in enumerate(keys_a) if key in position_b]
     if not common:
-        raise InvalidInput("a and b share no items", field="b")
+        raise InvalidInput(gettext("a and b share no items"), field="b")
     take_a = np.array([i for i, _ in common], dtype=np.int64)
     take_b = np.array([j for _, j in common], dtype=np.int64)
     statistic_a = scorer.statistic({name: array[take_a] for name, array in arrays_a.items()})

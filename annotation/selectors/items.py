@@ -30,7 +30,7 @@ def item_preview_after(project: Project, after) -> Item | None:
     try:
         after_id = int(after)
     except (TypeError, ValueError):
-        raise InvalidInput("must be an item id", field="after") from None
+        raise InvalidInput(gettext("must be an item id"), field="after") from None
     current = items.filter(pk=after_id).values_list("position", "id").first()
     if current is None:
         return items.first()
@@ -144,7 +144,7 @@ def items_for_browser(project: Project, params, choices: BrowserChoices):
         if len(query) > MAX_SEARCH:
             raise InvalidInput(gettext("is longer than %(n)s characters") % {"n": MAX_SEARCH}, field="q")
         if "\x00" in query:
-            raise InvalidInput("contains a NUL character", field="q")
+            raise InvalidInput(gettext("contains a NUL character"), field="q")
         # The payload's JSON text holds the text as stored, or \u-escaped where the database
         # keeps the encoder's ASCII form (SQLite): search for both spellings.
         spellings = {query, json.dumps(query)[1:-1], json.dumps(query, ensure_ascii=False)[1:-1]}
@@ -188,7 +188,7 @@ def _cursor(query, name: str) -> tuple[int, int] | None:
         return None
     position, dot, pk = value.partition(".")
     if not (dot and position.isdigit() and pk.isdigit()):
-        raise InvalidInput("must be <position>.<id> of an item", field=name)
+        raise InvalidInput(gettext("must be <position>.<id> of an item"), field=name)
     return int(position), int(pk)
 
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
-from annotation.kinds.registry import available_kinds, get_kind
+from annotation.kinds.registry import available_kinds, get_kind, kind_title
 from annotation.metrics.agreement import alpha, bootstrap_ci
 from annotation.models import AgreementReport, Job
 from annotation.services.jobs import job_create
@@ -104,7 +105,10 @@ def agreement_request(*, user, slug: str) -> Job:
     that compute no agreement are refused (400)."""
     project = access_project_for_supervisor(user, slug)
     if not get_kind(project.kind).computes_agreement:
-        raise InvalidInput(f"no agreement is computed for {project.kind} projects", field="kind")
+        raise InvalidInput(
+            _("no agreement is computed for projects of the kind “%(kind)s”") % {"kind": kind_title(project.kind)},
+            field="kind",
+        )
     return job_create(kind=JOB_TYPE, project=project, user=user)
 
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext as _
 
 from annotation.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, PermissionDenied
@@ -23,9 +24,9 @@ from annotation.services.decisions import round_decided
 # that a page saving it on every pause costs the database nothing to speak of.
 DRAFT_MAX_BYTES = 64 * 1024
 
-CLAIM_CLOSED = "The claim is no longer open: it was submitted, skipped or has expired."
-CLAIM_GIVEN_AWAY = "The claim lapsed while the page was idle and the item was given to others."
-ROUND_DECIDED = (
+CLAIM_CLOSED = gettext_noop("The claim is no longer open: it was submitted, skipped or has expired.")
+CLAIM_GIVEN_AWAY = gettext_noop("The claim lapsed while the page was idle and the item was given to others.")
+ROUND_DECIDED = gettext_noop(
     "This item's round is decided: the annotation can no longer be changed (a supervisor may reopen the item)."
 )
 
@@ -70,7 +71,7 @@ def assignment_draft_get(*, user, assignment_id: int):
         if not is_open and assignment.draft is not None:
             Assignment.objects.filter(pk=assignment.pk).update(draft=None)
     if not is_open:
-        raise Conflict(CLAIM_CLOSED, field="assignment")
+        raise Conflict(gettext(CLAIM_CLOSED), field="assignment")
     return assignment.draft
 
 
@@ -90,7 +91,7 @@ def _renew_or_refuse(assignment: Assignment, now, *, full: bool) -> None:
         and item.round == assignment.round
         and assignment.claimed_at + timedelta(seconds=settings["claim_ttl"]) > now
     )
-    raise Conflict(_(CLAIM_GIVEN_AWAY) if lapsed_idle else CLAIM_CLOSED, field="assignment")
+    raise Conflict(gettext(CLAIM_GIVEN_AWAY if lapsed_idle else CLAIM_CLOSED), field="assignment")
 
 
 def assignment_heartbeat(*, user, assignment_id: int) -> Assignment:
@@ -113,9 +114,9 @@ def assignment_draft_save(*, user, assignment_id: int, value) -> dict | None:
     progress is not given away while its author is at lunch); an empty one (null, or an
     object of empty values) renews the claim for an idle period only. A claim that lapsed idle comes back as with a heartbeat."""
     if value is not None and not isinstance(value, dict):
-        raise InvalidInput("must be an object or null", field="value")
+        raise InvalidInput(gettext("must be an object or null"), field="value")
     if value is not None and len(json.dumps(value, ensure_ascii=False).encode("utf-8")) > DRAFT_MAX_BYTES:
-        raise PayloadTooLarge(f"a draft is at most {DRAFT_MAX_BYTES} bytes of JSON", field="value")
+        raise PayloadTooLarge(gettext("a draft is at most %(n)s bytes of JSON") % {"n": DRAFT_MAX_BYTES}, field="value")
     now = timezone.now()
     with transaction.atomic():
         assignment = _own_claim_locked(user, assignment_id)
@@ -134,7 +135,7 @@ def assignment_skip(*, user, assignment_id: int) -> None:
     with transaction.atomic():
         assignment = _own_claim_locked(user, assignment_id)
         if assignment.status == Assignment.Status.SUBMITTED:
-            raise Conflict("This assignment was already submitted.", field="assignment")
+            raise Conflict(gettext("This assignment was already submitted."), field="assignment")
         if assignment.status == Assignment.Status.CLAIMED:
             Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SKIPPED, draft=None)
 
@@ -170,12 +171,12 @@ def annotation_edit(*, user, annotation_id: int, value) -> Annotation:
         kind = get_kind(item.project.kind)
         cleaned = kind.clean_value(value, item)
         if not kind.editable_annotations:
-            raise Conflict("Answers of this kind cannot be changed once submitted.", field="annotation")
+            raise Conflict(gettext("Answers of this kind cannot be changed once submitted."), field="annotation")
         reviewed = Review.objects.filter(annotation=annotation).exists()
         if reviewed:
-            raise Conflict("This annotation was reviewed: it can no longer be changed.", field="annotation")
+            raise Conflict(gettext("This annotation was reviewed: it can no longer be changed."), field="annotation")
         if not annotation_editable(annotation, item, reviewed=False):
-            raise Conflict(ROUND_DECIDED, field="annotation")
+            raise Conflict(gettext(ROUND_DECIDED), field="annotation")
         annotation.value = cleaned
         annotation.edited_at = timezone.now()
         annotation.save(update_fields=["value", "edited_at"])

@@ -14,6 +14,7 @@ from datetime import timedelta
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from annotation.access import access_membership_for_annotator
@@ -189,17 +190,17 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
             if member_status is None or member_status == Membership.Status.DISQUALIFIED:
                 raise PermissionDenied(_("You no longer annotate in this project."))
             if assignment.status == Assignment.Status.SUBMITTED:
-                raise Conflict("This assignment was already submitted.", field="assignment")
+                raise Conflict(gettext("This assignment was already submitted."), field="assignment")
             if assignment.status == Assignment.Status.SKIPPED:
-                raise Conflict("This assignment was skipped.", field="assignment")
+                raise Conflict(gettext("This assignment was skipped."), field="assignment")
             if item.status != Item.Status.OPEN or item.round != assignment.round:
-                raise Conflict("This item no longer takes annotations.", field="assignment")
+                raise Conflict(gettext("This item no longer takes annotations."), field="assignment")
             needed = kind.votes_needed(item, settings)
             if assignment.status == Assignment.Status.EXPIRED or assignment.expires_at <= now:
                 if Annotation.objects.filter(item=item, annotator=user, round=item.round).exists():
-                    raise Conflict("You already labeled this item in this round.", field="assignment")
+                    raise Conflict(gettext("You already labeled this item in this round."), field="assignment")
                 if live_count(item.pk, item.round, now) >= needed:
-                    raise Conflict("The claim expired and the item was given to others.", field="assignment")
+                    raise Conflict(gettext("The claim expired and the item was given to others."), field="assignment")
             # A member on trial (new, or moved back to trial from the quality page) has all
             # their work reviewed, in every kind; a kind may ask for more (qa samples the
             # work of trusted members in its after_submit).
@@ -221,7 +222,7 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                     _round_close(item, kind, settings)
     except IntegrityError:
         # The unique (item, annotator, round) key caught a double label the checks above missed.
-        raise Conflict("You already labeled this item in this round.", field="assignment") from None
+        raise Conflict(gettext("You already labeled this item in this round."), field="assignment") from None
     return annotation
 
 

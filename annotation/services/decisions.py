@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from django.db import transaction
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from annotation.errors import Conflict, FieldError, InvalidInput
@@ -416,7 +417,7 @@ def item_reopen_by_supervisor(*, user, item: Item, reason) -> Decision:
     if errors:
         raise InvalidInput(errors[0].message, field="reason")
     if not reason.strip():
-        raise InvalidInput("say why the item is reopened", field="reason")
+        raise InvalidInput(gettext("say why the item is reopened"), field="reason")
     with transaction.atomic():
         item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
         if not round_decided(item):

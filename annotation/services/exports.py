@@ -32,15 +32,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import ExportFacts, ExportSplits, Kind
-from annotation.kinds.registry import get_kind
+from annotation.kinds.registry import get_kind, kind_title
 from annotation.models import Item, Project
 from annotation.replica import stream_from_replica
 from annotation.rows import csv_neutralise, delimited_line
 from annotation.selectors import exports as export_reads
 from annotation.selectors.exports import chunked, chunks_with_facts, export_items_queryset
+from annotation.wording import join_list
 
 # `all` exports every item whatever its status; the others name Item.Status values.
 EXPORT_STATUSES = ("accepted", "removed", "needs_revision", "open", "complete", "deciding", "all")
@@ -87,16 +89,24 @@ def export_prepare(
     streamed = fmt in kind.streamed_formats
     if fmt not in kind.export_formats and not streamed:
         known = (*kind.export_formats, *kind.streamed_formats)
-        errors.append(FieldError("format", f"must be one of {', '.join(known)} for {kind.name}"))
+        errors.append(
+            FieldError(
+                "format",
+                gettext("must be one of %(choices)s for projects of the kind “%(kind)s”")
+                % {"choices": join_list(known), "kind": kind_title(kind.name)},
+            )
+        )
     if status not in EXPORT_STATUSES:
-        errors.append(FieldError("status", f"must be one of {', '.join(EXPORT_STATUSES)}"))
+        errors.append(
+            FieldError("status", gettext("must be one of %(choices)s") % {"choices": join_list(EXPORT_STATUSES)})
+        )
     with_history = history in ("1", "true")
     if history not in (None, "", "0", "false", "1", "true"):
-        errors.append(FieldError("history", "must be 1 or 0"))
+        errors.append(FieldError("history", gettext("must be 1 or 0")))
     elif with_history and fmt != "jsonl":
-        errors.append(FieldError("history", "is available for the jsonl format only"))
+        errors.append(FieldError("history", gettext("is available for the jsonl format only")))
     if errors or fmt is None:  # a missing format is among the errors
-        raise InvalidInput("invalid export parameters", errors=errors)
+        raise InvalidInput(gettext("invalid export parameters"), errors=errors)
     if streamed:
         # A whole document the kind writes itself (SQuAD JSON is not a table of rows).
         options = {"content_type": "application/json; charset=utf-8", "extension": "json"}

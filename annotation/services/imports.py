@@ -29,14 +29,14 @@ from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
 from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
 from annotation.models import Item, Job, Project
-from annotation.rows import ItemRow, csv_restore, read_csv_records, read_jsonl_records, reason_text
+from annotation.rows import ItemRow, csv_restore, read_csv_records, read_jsonl_records
 from annotation.selectors.names import AUTHOR_PSEUDONYM, is_pseudonym
 from annotation.services.audit import audit_record
 from annotation.services.decisions import imported_decisions_record, imported_outcome
 from annotation.services.jobs import job_create, job_set_progress
 from annotation.services.priorities import item_priorities_refresh
 from annotation.services.webhooks import webhook_event_on_commit
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 MAX_LISTED_ERRORS = 1000
 BATCH_SIZE = 2000
@@ -97,7 +97,7 @@ def import_options_clean(split, labels_final) -> ImportOptions:
         raise InvalidInput(_("must be a string"), field="split")
     reason = forbidden_character(split) or bidi_control(split)
     if reason:
-        raise InvalidInput(reason, field="split")
+        raise InvalidInput(fault_text(reason), field="split")
     if len(split) > SPLIT_LENGTH or split != split.strip():
         raise InvalidInput(
             _("must be at most %(n)s characters, without spaces around") % {"n": SPLIT_LENGTH}, field="split"
@@ -266,7 +266,7 @@ def validate_rows(
             continue
         found = first_forbidden_string(record)
         if found:
-            errors.append(FieldError(found[0] or None, reason_text(found[1]), number))
+            errors.append(FieldError(found[0] or None, fault_text(found[1]), number))
             continue
         row, row_errors = kind.parse_record(record, number)
         if row_errors:

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from annotation.access import access_project_for_supervisor, can_manage_users, is_admin, project_ids_supervised_by
@@ -17,7 +18,7 @@ from annotation.models import LANGUAGES, AccountInvitation, Annotation, Assignme
 from annotation.services import users
 from annotation.services.audit import audit_record
 from annotation.services.priorities import item_priorities_refresh, order_of
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 
@@ -31,7 +32,7 @@ def _text(value, field: str, *, max_length: int, required: bool = True, identifi
         raise InvalidInput(_("must be text"), field=field)
     reason = forbidden_character(value) or (bidi_control(value) if identifier else None)
     if reason:
-        raise InvalidInput(reason, field=field)
+        raise InvalidInput(fault_text(reason), field=field)
     if len(value) > max_length:
         raise InvalidInput(_("is longer than %(n)s characters") % {"n": max_length}, field=field)
     return value
@@ -65,7 +66,7 @@ def user_create_by_operator(*, username, password, email=None, is_staff=False):
         with transaction.atomic():
             user = User.objects.create_user(username=username, password=password, email=email, is_staff=is_staff)
     except IntegrityError:
-        raise Conflict("a user with this username already exists", field="username") from None
+        raise Conflict(gettext("a user with this username already exists"), field="username") from None
     return user
 
 
@@ -102,7 +103,7 @@ def project_create(*, actor, slug, name, kind, language, settings=None, guidelin
             audit_record(actor=actor, action="project_create", project=project, target=f"project:{slug}",
                          after={"kind": workflow.name, "language": language, "settings": cleaned_settings})  # fmt: skip
     except IntegrityError:
-        raise Conflict("a project with this slug already exists", field="slug") from None
+        raise Conflict(gettext("a project with this slug already exists"), field="slug") from None
     return project
 
 
@@ -110,16 +111,18 @@ def membership_add(*, actor, slug: str, username, role, status=Membership.Status
     project = access_project_for_supervisor(actor, slug)
     errors = []
     if role not in Membership.Role.values:
-        errors.append(FieldError("role", f"must be one of {', '.join(Membership.Role.values)}"))
+        errors.append(
+            FieldError("role", gettext("must be one of %(choices)s") % {"choices": join_list(Membership.Role.values)})
+        )
     if status not in (Membership.Status.TRIAL, Membership.Status.ACTIVE):
-        errors.append(FieldError("status", "must be trial or active"))
+        errors.append(FieldError("status", gettext("must be trial or active")))
     if not isinstance(trusted, bool):
-        errors.append(FieldError("trusted", "must be true or false"))
+        errors.append(FieldError("trusted", gettext("must be true or false")))
     user = get_user_model().objects.filter(username=username).first() if isinstance(username, str) else None
     if user is None:
-        errors.append(FieldError("username", "no such user"))
+        errors.append(FieldError("username", gettext("no such user")))
     if errors or user is None:
-        raise InvalidInput("invalid member", errors=errors)
+        raise InvalidInput(gettext("invalid member"), errors=errors)
     try:
         with transaction.atomic():
             membership = Membership.objects.create(
@@ -129,7 +132,7 @@ def membership_add(*, actor, slug: str, username, role, status=Membership.Status
                          after=_member_fields(membership))  # fmt: skip
             return membership
     except IntegrityError:
-        raise Conflict("this user is already a member of the project", field="username") from None
+        raise Conflict(gettext("this user is already a member of the project"), field="username") from None
 
 
 MEMBER_FIELDS = ("role", "status", "trusted", "adjudicator")
@@ -153,9 +156,11 @@ def _check_standing_change(actor, project: Project, membership: Membership, befo
         return
     field = touched[0]
     if membership.user_id == project.owner_id:
-        raise InvalidInput("the project's owner stays an active supervisor; hand the project on first", field=field)
+        raise InvalidInput(
+            gettext("the project's owner stays an active supervisor; hand the project on first"), field=field
+        )
     if membership.user_id == actor.pk and "status" in touched:
-        raise InvalidInput("you cannot change your own status", field="status")
+        raise InvalidInput(gettext("you cannot change your own status"), field="status")
     if before["role"] == Membership.Role.SUPERVISOR and not owns(actor, project):
         raise PermissionDenied(_("Only the project's owner or an admin changes another supervisor's role or status."))
 
@@ -170,25 +175,32 @@ def membership_update(*, actor, slug: str, username: str, changes: dict) -> Memb
         raise NotFound()
     unknown = set(changes) - set(MEMBER_FIELDS)
     if unknown:
-        raise InvalidInput(f"cannot be changed here: {', '.join(sorted(unknown))}", field=sorted(unknown)[0])
+        raise InvalidInput(
+            gettext("cannot be changed here: %(fields)s") % {"fields": join_list(sorted(unknown))},
+            field=sorted(unknown)[0],
+        )
     before = _member_fields(membership)
     if "status" in changes:
         if changes["status"] not in Membership.Status.values:
-            raise InvalidInput(f"must be one of {', '.join(Membership.Status.values)}", field="status")
+            raise InvalidInput(
+                gettext("must be one of %(choices)s") % {"choices": join_list(Membership.Status.values)}, field="status"
+            )
         membership.status = changes["status"]
     if "trusted" in changes:
         if not isinstance(changes["trusted"], bool):
-            raise InvalidInput("must be true or false", field="trusted")
+            raise InvalidInput(gettext("must be true or false"), field="trusted")
         membership.trusted = changes["trusted"]
     if "adjudicator" in changes:
         if not isinstance(changes["adjudicator"], bool):
-            raise InvalidInput("must be true or false", field="adjudicator")
+            raise InvalidInput(gettext("must be true or false"), field="adjudicator")
         membership.adjudicator = changes["adjudicator"]
     if "role" in changes:
         if changes["role"] not in Membership.Role.values:
-            raise InvalidInput(f"must be one of {', '.join(Membership.Role.values)}", field="role")
+            raise InvalidInput(
+                gettext("must be one of %(choices)s") % {"choices": join_list(Membership.Role.values)}, field="role"
+            )
         if membership.user_id == actor.pk and changes["role"] != Membership.Role.SUPERVISOR:
-            raise InvalidInput("you cannot remove your own supervisor role", field="role")
+            raise InvalidInput(gettext("you cannot remove your own supervisor role"), field="role")
     _check_standing_change(actor, project, membership, before, changes)
     if "role" in changes:
         membership.role = changes["role"]
@@ -234,10 +246,13 @@ def project_update(*, actor, slug: str, changes) -> Project:
     fields before and after (a settings change), and an owner transfer on its own."""
     project = access_project_for_supervisor(actor, slug)
     if not isinstance(changes, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+        raise InvalidInput(gettext("the body must be a JSON object"), field="body")
     unknown = sorted(set(changes) - set(PROJECT_EDITABLE))
     if unknown:
-        raise InvalidInput(f"cannot be changed here; editable: {', '.join(PROJECT_EDITABLE)}", field=unknown[0])
+        raise InvalidInput(
+            gettext("cannot be changed here; editable: %(fields)s") % {"fields": join_list(PROJECT_EDITABLE)},
+            field=unknown[0],
+        )
     kind = get_kind(project.kind)
     with transaction.atomic():
         project = Project.objects.select_for_update(of=("self",)).select_related("owner").get(pk=project.pk)
@@ -252,7 +267,7 @@ def project_update(*, actor, slug: str, changes) -> Project:
         if "settings" in changes:
             given = changes["settings"]
             if not isinstance(given, dict):
-                raise InvalidInput("must be an object", field="settings")
+                raise InvalidInput(gettext("must be an object"), field="settings")
             before = kind.project_settings(project)
             # Keys a kind no longer has (stored before it dropped them) are left behind.
             stored = {key: value for key, value in project.settings.items() if key in kind.settings_for({})}
@@ -261,7 +276,7 @@ def project_update(*, actor, slug: str, changes) -> Project:
                 kind.authorize_settings(after, actor)
                 errors = kind.settings_change_errors(before, after, running=project_has_running_rounds(project))
                 if errors:
-                    raise InvalidInput("these settings cannot change now", errors=errors)
+                    raise InvalidInput(gettext("these settings cannot change now"), errors=errors)
             project.settings = after
             if after != before:
                 kind.after_settings_change(project, before, after)
@@ -305,7 +320,7 @@ def project_owner_clean(actor, project: Project, username):
     if not owns(actor, project):
         raise PermissionDenied(_("Only the project's owner or an admin hands the project on."))
     if not isinstance(username, str) or not username:
-        raise InvalidInput("must be the username of an active supervisor of the project", field="owner")
+        raise InvalidInput(gettext("must be the username of an active supervisor of the project"), field="owner")
     membership = (
         Membership.objects.filter(
             project=project, user__username=username, role=Membership.Role.SUPERVISOR, status=Membership.Status.ACTIVE
@@ -314,7 +329,7 @@ def project_owner_clean(actor, project: Project, username):
         .first()
     )
     if membership is None:
-        raise InvalidInput("must be the username of an active supervisor of the project", field="owner")
+        raise InvalidInput(gettext("must be the username of an active supervisor of the project"), field="owner")
     return membership.user
 
 

@@ -20,6 +20,7 @@ from annotation.metrics.text import BIDI_CONTROLS, forbidden_character
 from annotation.models import Item, ItemRevision
 from annotation.rows import clean_comment
 from annotation.services.audit import audit_record
+from annotation.wording import fault_text
 
 # Longest text an edit may store: far above any sentence pair of the seeds (LCHAIM's long
 # premises run to a few thousand characters).
@@ -60,7 +61,7 @@ def _check_body(body, fields: tuple[str, ...]) -> tuple[dict[str, str], str]:
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput(_("must be a non-empty string"), field=field)
         if problem := forbidden_character(text):
-            raise InvalidInput(problem, field=field)
+            raise InvalidInput(fault_text(problem), field=field)
         if len(text) > MAX_EDITED_TEXT_LENGTH:
             raise InvalidInput(_("is longer than %(n)s characters") % {"n": MAX_EDITED_TEXT_LENGTH}, field=field)
     return changes, reason

@@ -10,6 +10,7 @@ from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import ValidationError
 from django.core.validators import EmailValidator
 from django.db.models.functions import Length
+from django.utils.translation import gettext
 from rest_framework.authtoken.models import Token
 
 from annotation.errors import Conflict, InvalidInput
@@ -29,15 +30,17 @@ def username_clean(username: str, *, user_pk: int | None = None) -> str:
     User = get_user_model()
     username = User.normalize_username(username)
     if not USERNAME_RE.match(username):
-        raise InvalidInput("may contain only letters, digits and . @ + - _", field="username")
+        raise InvalidInput(gettext("may contain only letters, digits and . @ + - _"), field="username")
     others = User.objects.exclude(pk=user_pk) if user_pk is not None else User.objects.all()
     same_length = others.annotate(length=Length("username")).filter(length=len(username))
     for existing in same_length.values_list("username", flat=True).iterator():
         if existing.casefold() == username.casefold():
-            raise Conflict("a user with this username already exists", field="username")
+            raise Conflict(gettext("a user with this username already exists"), field="username")
         if imitates_across_scripts(username, existing):
             raise InvalidInput(
-                f'looks like the existing username "{existing}" written in other letters', field="username"
+                gettext("looks like the existing username “%(existing)s” written in other letters")
+                % {"existing": existing},
+                field="username",
             )
     return username
 
@@ -48,7 +51,7 @@ def email_clean(email: str) -> str:
         try:
             EmailValidator()(email)
         except ValidationError:
-            raise InvalidInput("is not a valid email address", field="email") from None
+            raise InvalidInput(gettext("is not a valid email address"), field="email") from None
     return email
 
 

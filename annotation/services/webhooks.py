@@ -36,11 +36,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.errors import InvalidInput, NotFound
 from annotation.models import Decision, Project, Webhook, WebhookDelivery
 from annotation.services.audit import audit_record
 from annotation.services.tasks_queue import enqueue_rollback_unsafe
+from annotation.wording import join_list
 
 EVENTS = ("item.decided", "round.closed", "import.done", "release.made")
 SIGNATURE_HEADER = "X-Mashov-Signature"
@@ -102,29 +104,31 @@ def webhook_target(url: object) -> tuple[str, str, int, str, str]:
     """Check `url` and resolve its host: (scheme, host, port, path with query, checked
     address). Raises InvalidInput naming `url` with the reason."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL_LENGTH:
-        raise InvalidInput(f"must be an https URL of at most {MAX_URL_LENGTH} characters", field="url")
+        raise InvalidInput(
+            gettext("must be an https URL of at most %(n)s characters") % {"n": MAX_URL_LENGTH}, field="url"
+        )
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        raise InvalidInput("is not a valid URL", field="url") from None
+        raise InvalidInput(gettext("is not a valid URL"), field="url") from None
     host = parts.hostname
     if parts.scheme not in ("https", "http") or not host:
-        raise InvalidInput("must be an https URL", field="url")
+        raise InvalidInput(gettext("must be an https URL"), field="url")
     if parts.username or parts.password:
-        raise InvalidInput("must not carry a user name or password", field="url")
+        raise InvalidInput(gettext("must not carry a user name or password"), field="url")
     port = port or (443 if parts.scheme == "https" else 80)
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        raise InvalidInput("names a host that does not resolve", field="url") from None
+        raise InvalidInput(gettext("names a host that does not resolve"), field="url") from None
     addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
     for address in addresses:
         reason = _address_refusal(address)
         if reason:
             raise InvalidInput(f"{reason} ({address}); allow it in MASHOV_WEBHOOK_ALLOWED_NETWORKS", field="url")
     if parts.scheme == "http" and not all(address.is_loopback for address in addresses):
-        raise InvalidInput("must be https (plain http only to a loopback address)", field="url")
+        raise InvalidInput(gettext("must be https (plain http only to a loopback address)"), field="url")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return parts.scheme, host, port, path, str(addresses[0])
 
@@ -134,10 +138,16 @@ def webhook_target(url: object) -> tuple[str, str, int, str, str]:
 
 def _clean_events(events) -> list[str]:
     if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
-        raise InvalidInput(f"must be a non-empty list of: {', '.join(EVENTS)}", field="events")
+        raise InvalidInput(
+            gettext("must be a non-empty list of: %(choices)s") % {"choices": join_list(EVENTS)}, field="events"
+        )
     unknown = [e for e in events if e not in EVENTS]
     if unknown:
-        raise InvalidInput(f"unknown event(s) {', '.join(unknown)}; known: {', '.join(EVENTS)}", field="events")
+        raise InvalidInput(
+            gettext("unknown event(s) %(unknown)s; known: %(known)s")
+            % {"unknown": join_list(unknown), "known": join_list(EVENTS)},
+            field="events",
+        )
     return [e for e in EVENTS if e in events]
 
 
@@ -145,7 +155,11 @@ def webhook_create(*, user, project: Project, body: dict) -> tuple[Webhook, str]
     """Register an endpoint; returns it with its signing secret (shown to the caller once)."""
     unknown = set(body) - {"url", "events"}
     if unknown:
-        raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}; known: events, url", field="body")
+        raise InvalidInput(
+            gettext("unknown field(s): %(unknown)s; known: %(known)s")
+            % {"unknown": join_list(sorted(unknown)), "known": "events, url"},
+            field="body",
+        )
     errors = []
     url = body.get("url")
     try:
@@ -157,11 +171,13 @@ def webhook_create(*, user, project: Project, body: dict) -> tuple[Webhook, str]
     except InvalidInput as exc:
         errors.extend(exc.errors)
     if errors or not isinstance(url, str):  # a URL that is not text is among the errors
-        raise InvalidInput("invalid webhook", errors=errors)
+        raise InvalidInput(gettext("invalid webhook"), errors=errors)
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
         if Webhook.objects.filter(project=project).count() >= MAX_WEBHOOKS_PER_PROJECT:
-            raise InvalidInput(f"a project has at most {MAX_WEBHOOKS_PER_PROJECT} webhooks", field="url")
+            raise InvalidInput(
+                gettext("a project has at most %(n)s webhooks") % {"n": MAX_WEBHOOKS_PER_PROJECT}, field="url"
+            )
         secret = secrets.token_hex(32)
         webhook = Webhook.objects.create(project=project, url=url, events=events, secret=secret, created_by=user)
         audit_record(

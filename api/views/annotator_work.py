@@ -1,6 +1,7 @@
 """docs/api.md "Annotator comfort and the supervisor console": an annotator's drafts, skips and changes to their own answers.
 Thin: parse, call one service (annotation/services/annotator_work.py), render."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -72,9 +73,11 @@ def value_of(request):
     data = body_of(request)
     unknown = set(data) - {"value"}
     if unknown:
-        raise InvalidInput("unknown field; expected value", field=sorted(map(str, unknown))[0])
+        raise InvalidInput(
+            gettext("unknown field(s); expected %(fields)s") % {"fields": "value"}, field=sorted(map(str, unknown))[0]
+        )
     if "value" not in data:
-        raise InvalidInput("is required", field="value")
+        raise InvalidInput(gettext("is required"), field="value")
     return data["value"]
 
 

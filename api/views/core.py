@@ -5,6 +5,7 @@ from collections import Counter
 
 from django.conf import settings
 from django.contrib.auth import authenticate
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, status
 from rest_framework.permissions import AllowAny
@@ -29,6 +30,7 @@ from annotation.services import assignments as assignment_services
 from annotation.services import imports as import_services
 from annotation.services import projects as project_services
 from annotation.services import users as user_services
+from annotation.wording import join_list
 from api import serializers as s
 
 
@@ -44,12 +46,12 @@ class TokenView(APIView):
         data = body_of(request)
         username, password = data.get("username"), data.get("password")
         if not isinstance(username, str) or not isinstance(password, str):
-            raise InvalidInput("username and password are required", field="username")
+            raise InvalidInput(gettext("username and password are required"), field="username")
         user = authenticate(request, username=username, password=password)
         if user is None and (wait := throttle.refused_for(request)) is not None:
             raise exceptions.Throttled(wait=wait)
         if user is None:
-            raise InvalidInput("unknown username or wrong password", field="password")
+            raise InvalidInput(gettext("unknown username or wrong password"), field="password")
         return Response({"token": user_services.user_token_issue(user=user, request=request)})
 
 
@@ -221,10 +223,12 @@ class ImportView(APIView):
         project = access.access_project_for_supervisor(request.user, slug)
         upload = request.FILES.get("file")
         if upload is None:
-            raise InvalidInput("a file is required", field="file")
+            raise InvalidInput(gettext("a file is required"), field="file")
         fmt = request.data.get("format") or ""
         if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
-            raise PayloadTooLarge(f"the file is larger than {settings.MASHOV_MAX_IMPORT_BYTES} bytes", field="file")
+            raise PayloadTooLarge(
+                gettext("the file is larger than %(n)s bytes") % {"n": settings.MASHOV_MAX_IMPORT_BYTES}, field="file"
+            )
         options = import_services.import_options_clean(request.data.get("split"), request.data.get("labels_final"))
         result = import_services.items_import(
             project=project, data=upload.read(), fmt=fmt, filename=upload.name or "", user=request.user, options=options
@@ -255,7 +259,9 @@ class ItemListView(generics.ListAPIView):
         params = self.request.query_params
         if params.get("status"):
             if params["status"] not in Item.Status.values:
-                raise InvalidInput(f"must be one of {', '.join(Item.Status.values)}", field="status")
+                raise InvalidInput(
+                    gettext("must be one of %(choices)s") % {"choices": join_list(Item.Status.values)}, field="status"
+                )
             items = items.filter(status=params["status"])
         for name in ("split", "group"):
             if params.get(name) is not None:
@@ -325,7 +331,7 @@ class SubmitView(APIView):
     def post(self, request, assignment_id):
         data = body_of(request)
         if "value" not in data:
-            raise InvalidInput("is required", field="value")
+            raise InvalidInput(gettext("is required"), field="value")
         annotation = assignment_services.annotation_submit(
             user=request.user, assignment_id=assignment_id, value=data["value"]
         )

@@ -1,6 +1,7 @@
 """Dataset release, curation (docs/api.md "Dataset release"): near-duplicates, leak-free splits,
 the leak check. Thin: parse, call annotation.release, answer."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -13,6 +14,7 @@ from annotation.rest.idempotency import idempotent_write
 from annotation.rest.parsers import StrictJSONParser, body_of
 from annotation.rest.schema import ERRORS, IDEMPOTENCY_KEY
 from annotation.rest.serializers import ErrorsSerializer
+from annotation.wording import join_list
 
 JobStarted = inline_serializer("CurationJobStarted", {"job": serializers.IntegerField()})
 CONFLICT = {409: ErrorsSerializer}
@@ -116,7 +118,9 @@ class DuplicateDecisionView(APIView):
         data = body_of(request)
         unknown = set(data) - {"decision"}
         if unknown:
-            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
+            raise InvalidInput(
+                gettext("unknown field(s): %(fields)s") % {"fields": join_list(sorted(unknown))}, field="body"
+            )
         pair = duplicates.duplicate_decide(user=request.user, slug=slug, pair_id=pair_id, decision=data.get("decision"))
         return Response(DuplicatePairSerializer(pair).data)
 
@@ -151,7 +155,9 @@ class DuplicatesRestoreView(APIView):
         data = body_of(request)
         unknown = set(data) - {"items"}
         if unknown:
-            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
+            raise InvalidInput(
+                gettext("unknown field(s): %(fields)s") % {"fields": join_list(sorted(unknown))}, field="body"
+            )
         return Response(duplicates.duplicates_restore(user=request.user, slug=slug, item_ids=data.get("items")))
 
 

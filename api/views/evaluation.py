@@ -2,6 +2,7 @@
 Each view parses, calls annotation.release.evaluation (writes) or
 annotation.selectors.evaluations (reads), renders."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -114,7 +115,7 @@ class EvaluationListView(APIView):
         if upload is None:
             # Who may evaluate is checked before what was sent.
             access.access_project_for_supervisor(request.user, slug)
-            raise InvalidInput("a predictions file is required", field="file")
+            raise InvalidInput(gettext("a predictions file is required"), field="file")
         evaluation = evaluations.evaluation_request(
             user=request.user,
             slug=slug,

@@ -3,6 +3,7 @@ list the sets, ask the built-in model to train. Each view parses, calls
 annotation.release.prediction_sets or annotation.release.baseline_model (writes) or
 annotation.selectors.predictions (reads), renders."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -61,7 +62,7 @@ class PredictionSetListView(APIView):
         if upload is None:
             # Who may upload is checked before what was sent.
             access.access_project_for_supervisor(request.user, slug)
-            raise InvalidInput("a predictions file is required", field="file")
+            raise InvalidInput(gettext("a predictions file is required"), field="file")
         stored = prediction_sets.prediction_set_upload(
             user=request.user, slug=slug, data=upload.read(), filename=upload.name or "", name=request.data.get("name")
         )

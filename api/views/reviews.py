@@ -1,6 +1,7 @@
 """Review and feedback (docs/api.md "Review and feedback"; HeQ §3.3-3.4): pending reviews,
 grading, and each user's feedback inbox. Thin: parse, call one service, render."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -152,7 +153,10 @@ class ReviewView(APIView):
         data = body_of(request)
         unknown = set(data) - {"grade", "comment", "question"}
         if unknown:
-            raise InvalidInput("unknown field; expected grade, comment, question", field=sorted(map(str, unknown))[0])
+            raise InvalidInput(
+                gettext("unknown field(s); expected %(fields)s") % {"fields": "grade, comment, question"},
+                field=sorted(map(str, unknown))[0],
+            )
         review, created = reviews.review_create(
             user=request.user,
             annotation_id=annotation_id,

@@ -44,6 +44,8 @@ PAGES = [
     ("coherence", "supervisor", f"/p/{PHRASE}/coherence/", 200),
     ("summaries", "supervisor", f"/p/{SUM}/summaries/", 200),
     ("quality", "supervisor", f"/p/{QA}/quality/", 200),
+    # The final audit with a drawn sample (`world`), so the marks form of each question shows.
+    ("question-audit", "supervisor", f"/p/{QA}/question-audit/", 200),
     # The supervisor console, annotator quality and adjudication, the release stage.
     ("console-new-project", "supervisor", "/console/projects/new/", 200),
     ("console-users", "supervisor", "/console/users/", 200),
@@ -85,7 +87,13 @@ def _server_error_html(language: str) -> str:
 
 @pytest.fixture
 def world(transactional_db, live_server):
-    return {"url": live_server.url, "world": build_world(text)}
+    from annotation.kinds.qa.audit import audit_sample_draw
+
+    built = build_world(text)
+    # The question project's final audit has its sample drawn, as a supervisor leaves it
+    # between two marks: the page then shows every sampled question with its marks form.
+    audit_sample_draw(user=built.users["supervisor"], slug=QA, per_source=5, seed=1)
+    return {"url": live_server.url, "world": built}
 
 
 class RolePages:

@@ -1,6 +1,7 @@
 """The stratified sample of LCHAIM's two kinds (LCHAIM §2.2, §3.2): which items go to the
 raters or testers. Thin: parse, call one service, render."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -11,6 +12,7 @@ from annotation.errors import InvalidInput
 from annotation.kinds.translation.sampling import STRATUM_FIELDS, items_sample
 from annotation.rest.parsers import StrictJSONParser, body_of
 from annotation.rest.schema import ERRORS
+from annotation.wording import join_list
 
 SampleRequest = inline_serializer(
     "SampleRequest",
@@ -53,7 +55,9 @@ class SampleView(APIView):
         data = body_of(request)
         unknown = set(data) - {"n", "stratum", "seed"}
         if unknown:
-            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}", field="body")
+            raise InvalidInput(
+                gettext("unknown field(s): %(fields)s") % {"fields": join_list(sorted(unknown))}, field="body"
+            )
         result = items_sample(
             project=project, user=request.user, n=data.get("n"), stratum=data.get("stratum"), seed=data.get("seed")
         )

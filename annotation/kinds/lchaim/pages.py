@@ -26,6 +26,7 @@ from annotation.models import Item
 from annotation.selectors.names import names_for_viewer
 from annotation.services.exports import UTF8_BOM, csv_neutralise
 from annotation.views.dashboard import recompute_context
+from annotation.wording import join_clauses
 
 KINDS = ("translation_rating", "label_test")
 
@@ -123,7 +124,12 @@ def lchaim_sample(request, slug):
     except (NotFound, PermissionDenied):
         raise  # the 404 or 403 page (AccessErrorPageMiddleware), as every page answers a refusal
     except ApplicationError as exc:
-        messages.error(request, "; ".join((f"{e.field}: " if e.field else "") + e.message for e in exc.errors))
+        # Each problem named by its field's label on the form, not by the field's code.
+        labels = {"n": _("Items"), "stratum": _("Stratum"), "seed": _("Seed (optional)")}
+        messages.error(
+            request,
+            join_clauses(f"{labels[e.field]}: {e.message}" if e.field in labels else e.message for e in exc.errors),
+        )
         return redirect("lchaim-results", slug=slug)
     messages.success(
         request,

@@ -11,7 +11,7 @@ from annotation.kinds.registry import get_kind
 from annotation.metrics.text import forbidden_character
 from annotation.models import Annotation, Item, ItemRevision
 from annotation.services.decisions import REVISION, WITHDRAWN, curation_removals_record, item_new_round
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 from .authors import access_project_for_author
 
@@ -55,7 +55,7 @@ def _clean_text(value, field: str) -> str:
         raise InvalidInput(gettext("must be a non-empty string"), field=field)
     reason = forbidden_character(value)
     if reason:
-        raise InvalidInput(reason, field=field)
+        raise InvalidInput(fault_text(reason), field=field)
     return value
 
 

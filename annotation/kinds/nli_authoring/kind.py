@@ -57,8 +57,8 @@ from annotation.errors import FieldError, InvalidInput, NotFound
 from annotation.kinds.base import Kind
 from annotation.kinds.settings import between
 from annotation.metrics.text import forbidden_character
-from annotation.rows import ItemRow, RowProblems, reason_text, require_text
-from annotation.wording import join_list
+from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.wording import fault_text, join_list
 
 from .guide import AUTHORING_GUIDE
 
@@ -145,8 +145,8 @@ class NliAuthoringKind(Kind):
             for index, choice in enumerate(choices):
                 if not isinstance(choice, str) or not choice.strip():
                     problems.add(f"choices[{index}]", gettext("must be a non-empty string"))
-                elif forbidden_character(choice):
-                    problems.add(f"choices[{index}]", reason_text(forbidden_character(choice)))
+                elif fault := forbidden_character(choice):
+                    problems.add(f"choices[{index}]", fault_text(fault))
         answer_index = record.get("answer_index")
         if isinstance(answer_index, str) and answer_index.isascii() and answer_index.isdigit():
             answer_index = int(answer_index)  # CSV cells are text
@@ -199,7 +199,7 @@ class NliAuthoringKind(Kind):
             reason = forbidden_character(key)
             if reason:
                 # Never echo a key that cannot be encoded back (a lone surrogate would 500).
-                errors.append(FieldError("value", gettext("a key %(reason)s") % {"reason": reason}))
+                errors.append(FieldError("value", gettext("a key %(reason)s") % {"reason": fault_text(reason)}))
             else:
                 errors.append(
                     FieldError(
@@ -217,8 +217,8 @@ class NliAuthoringKind(Kind):
                 errors.append(FieldError(field, gettext("must be a string")))
             elif not text.strip():
                 errors.append(FieldError(field, gettext("must not be empty")))
-            elif forbidden_character(text):
-                errors.append(FieldError(field, forbidden_character(text)))
+            elif fault := forbidden_character(text):
+                errors.append(FieldError(field, fault_text(fault)))
             elif len(text) > MAX_TEXT_LENGTH:
                 errors.append(FieldError(field, gettext("is longer than %(n)s characters") % {"n": MAX_TEXT_LENGTH}))
         sources = {}
@@ -262,12 +262,14 @@ class NliAuthoringKind(Kind):
             if unlike is not None:
                 warnings.append({
                     "field": f"value.{name}", "code": "length",
-                    "message": f"is much shorter or longer than the {unlike} hypothesis; FarsTail asks for a similar length",
+                    "message": gettext(
+                        "is much shorter or longer than the %(other)s hypothesis; FarsTail asks for a similar length"
+                    ) % {"other": gettext(unlike)},
                 })  # fmt: skip
         if entailment and contradiction and (entailment in contradiction or contradiction in entailment):
             warnings.append({
                 "field": "value.contradiction", "code": "copy",
-                "message": "copies the entailment hypothesis; use other structure and words",
+                "message": gettext("copies the entailment hypothesis; use other structure and words"),
             })  # fmt: skip
         return warnings
 

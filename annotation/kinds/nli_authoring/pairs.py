@@ -4,6 +4,7 @@ of the k-of-n votes, FarsTail §3.1)."""
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils.translation import gettext
 
 from annotation.errors import Conflict
 from annotation.rows import store_extra
@@ -91,7 +92,7 @@ def linked_relabel_project(project, settings: dict):
 
     if relabel_link_problem(project, settings) is not None:
         raise Conflict(
-            "this project is not accepting new pairs at the moment; its supervisors have been told why",
+            gettext("this project is not accepting new pairs at the moment; its supervisors have been told why"),
             field="relabel_project",
         )
     return Project.objects.get(slug=settings["relabel_project"])

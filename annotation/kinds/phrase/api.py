@@ -5,6 +5,7 @@ PhrasIS files have none, so the PhrasIS layout has its own path here."""
 
 from django.http import StreamingHttpResponse
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
@@ -12,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotation import access
 from annotation.errors import InvalidInput
+from annotation.kinds.registry import kind_title
 from annotation.rest.negotiation import JsonErrorsNegotiation
 from annotation.rest.schema import ERRORS
 from annotation.services.exports import EXPORT_STATUSES
@@ -50,7 +52,10 @@ class PhrasisExportView(APIView):
     def get(self, request, slug):
         project = access.access_project_for_staff(request.user, slug)
         if project.kind != "phrase_pair":
-            raise InvalidInput("the PhrasIS layout is for phrase_pair projects", field="format")
+            raise InvalidInput(
+                _("the PhrasIS layout is for projects of the kind “%(kind)s”") % {"kind": kind_title("phrase_pair")},
+                field="format",
+            )
         params = request.query_params
         items = phrasis_export_prepare(
             project, file=params.get("file"), status=params.get("status"), split=params.get("split")

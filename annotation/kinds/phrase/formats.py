@@ -19,6 +19,7 @@ from django.utils.translation import gettext
 
 from annotation.errors import InvalidInput
 from annotation.rows import delimited_line, read_csv_lines
+from annotation.wording import join_list
 
 from .labels import LABEL_TO_CODE, canonical_label
 
@@ -139,7 +140,9 @@ def phrasis_export_prepare(project, *, file: str | None = None, status: str | No
 
     status = status or "all"
     if status not in EXPORT_STATUSES:
-        raise InvalidInput(f"must be one of {', '.join(EXPORT_STATUSES)}", field="status")
+        raise InvalidInput(
+            gettext("must be one of %(choices)s") % {"choices": join_list(EXPORT_STATUSES)}, field="status"
+        )
     items = Item.objects.filter(project=project, probe_of__isnull=True)
     if status != "all":
         items = items.filter(status=status)

@@ -234,13 +234,15 @@ class PhrasePairKind(Kind):
 
     def clean_value(self, value: Any, item) -> dict:
         if not isinstance(value, dict):
-            raise InvalidInput('must be an object like {"label": "EQUIVALENT"}', field="value")
+            raise InvalidInput(gettext("must be an object holding the chosen label"), field="value")
         unknown = set(value) - {"label"}
         if unknown:
-            raise InvalidInput("unknown field(s); expected only label", field="value")
+            raise InvalidInput(gettext("holds fields other than the label"), field="value")
         label = value.get("label")
         if label not in LABELS:
-            raise InvalidInput(f"must be one of {', '.join(LABELS)}", field="value.label")
+            raise InvalidInput(
+                gettext("must be one of %(choices)s") % {"choices": join_list(LABELS)}, field="value.label"
+            )
         return {"label": label}
 
     def round_rule_decision(self, item, labels: list, settings: dict) -> tuple[str, str | None]:

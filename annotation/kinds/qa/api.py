@@ -4,6 +4,8 @@ call one service, render."""
 
 from django.http import StreamingHttpResponse
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -132,7 +134,8 @@ class ValidationSubmitView(APIView):
         unknown = set(data) - {"annotation", "question", "item", "question_key", "answerable", "answer"}
         if unknown:
             raise InvalidInput(
-                "unknown field; expected annotation, question, item, question_key, answerable, answer",
+                gettext("unknown field(s); expected %(fields)s")
+                % {"fields": "annotation, question, item, question_key, answerable, answer"},
                 field=sorted(map(str, unknown))[0],
             )
         validation = validation_services.validation_submit(
@@ -177,12 +180,12 @@ class QuestionExportView(APIView):
     def get(self, request, slug):
         project = access.access_project_for_staff(request.user, slug)
         if project.kind != "qa_authoring":
-            raise InvalidInput("only qa_authoring projects have questions to export", field="slug")
+            raise InvalidInput(_("projects of this kind have no questions to export"), field="slug")
         params = request.query_params
         fmt = params.get("format")
         flag = params.get("include_rejected", "false")
         if flag not in ("true", "false", "1", "0"):
-            raise InvalidInput("must be true or false", field="include_rejected")
+            raise InvalidInput(_("must be true or false"), field="include_rejected")
         stream = export_questions_stream(
             project, fmt=fmt, split=params.get("split") or None, include_rejected=flag in ("true", "1")
         )
@@ -235,7 +238,10 @@ class QuestionAuditView(APIView):
         data = body_of(request)
         unknown = set(data) - {"per_source", "seed"}
         if unknown:
-            raise InvalidInput("unknown field; expected per_source, seed", field=sorted(map(str, unknown))[0])
+            raise InvalidInput(
+                _("unknown field(s); expected %(fields)s") % {"fields": "per_source, seed"},
+                field=sorted(map(str, unknown))[0],
+            )
         drawn = audit_services.audit_sample_draw(
             user=request.user, slug=slug, per_source=data.get("per_source"), seed=data.get("seed")
         )
@@ -255,7 +261,8 @@ class QuestionAuditMarkView(APIView):
         unknown = set(data) - {"question_correct", "span_correct"}
         if unknown:
             raise InvalidInput(
-                "unknown field; expected question_correct, span_correct", field=sorted(map(str, unknown))[0]
+                _("unknown field(s); expected %(fields)s") % {"fields": "question_correct, span_correct"},
+                field=sorted(map(str, unknown))[0],
             )
         entry = audit_services.audit_mark(
             user=request.user,

@@ -16,6 +16,7 @@ from collections import defaultdict
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation import access
 from annotation.errors import Conflict, InvalidInput, NotFound
@@ -33,13 +34,15 @@ MAX_SEED = 2**62
 def _audit_project(user, slug: str):
     project = access.access_project_for_supervisor(user, slug)
     if project.kind not in QUESTION_KINDS:
-        raise InvalidInput(f"{project.kind} projects have no questions to audit", field="slug")
+        raise InvalidInput(_("projects of this kind have no questions to audit"), field="slug")
     return project
 
 
 def _whole_number(value, field: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"must be a whole number from {low} to {high}", field=field)
+        raise InvalidInput(
+            _("must be a whole number from %(low)s to %(high)s") % {"low": low, "high": high}, field=field
+        )
     return value
 
 
@@ -106,8 +109,10 @@ def audit_sample_draw(*, user, slug: str, per_source, seed) -> dict:
         if {_audit_key(row) for row in rows} != set(map(_audit_key, drawn)) or drawn.exclude(seed=seed).exists():
             if drawn.filter(question_correct__isnull=False).exists():
                 raise Conflict(
-                    "the audit sample is fixed once a question of it is marked; a new draw would change what "
-                    "the marks describe",
+                    _(
+                        "the audit sample is fixed once a question of it is marked; a new draw would change what "
+                        "the marks describe"
+                    ),
                     field="seed",
                 )
             drawn.delete()
@@ -127,15 +132,15 @@ def audit_mark(*, user, slug: str, audit_id: int, question_correct, span_correct
     both the old and the new are in the audit log."""
     project = _audit_project(user, slug)
     if not isinstance(question_correct, bool):
-        raise InvalidInput("must be true or false", field="question_correct")
+        raise InvalidInput(_("must be true or false"), field="question_correct")
     if span_correct is not None and not isinstance(span_correct, bool):
-        raise InvalidInput("must be true, false or null", field="span_correct")
+        raise InvalidInput(_("must be true, false or null"), field="span_correct")
     if isinstance(audit_id, bool) or not isinstance(audit_id, int):
-        raise NotFound("No such question in this project's audit sample.")
+        raise NotFound(_("No such question in this project's audit sample."))
     with transaction.atomic():
         entry = QuestionAudit.objects.select_for_update().filter(project=project, pk=audit_id).first()
         if entry is None:
-            raise NotFound("No such question in this project's audit sample.")
+            raise NotFound(_("No such question in this project's audit sample."))
         before = {"question_correct": entry.question_correct, "span_correct": entry.span_correct}
         entry.question_correct, entry.span_correct = question_correct, span_correct
         entry.auditor, entry.audited_at = user, timezone.now()

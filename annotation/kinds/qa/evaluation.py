@@ -9,6 +9,7 @@ as annotation.metrics.spans scores None; matching folds letters as the project's
 `fold_letter_variants` says."""
 
 import numpy as np
+from django.utils.translation import gettext
 
 from annotation.errors import FieldError
 from annotation.kinds.base import EvaluationScorer, item_slice_attributes
@@ -59,7 +60,11 @@ class QaScorer(EvaluationScorer):
         if not isinstance(answer, str):
             shown = "missing" if answer is None else f"a {type(answer).__name__}"
             return None, [
-                FieldError("prediction", f'must be the answer text, a string ("" for no answer), not {shown}', row)
+                FieldError(
+                    "prediction",
+                    gettext('must be the answer text, a string ("" for no answer), not %(shown)s') % {"shown": shown},
+                    row,
+                )
             ]
         return (answer or None), []
 

@@ -47,7 +47,7 @@ from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.offsets import span_matches
 from annotation.metrics.text import bidi_control
 from annotation.rows import RowProblems, read_jsonl_objects
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 from .questions import SPLITS, item_split, project_article_splits, questions_of
 
@@ -298,8 +298,8 @@ def check_existing_question(question: Any, context: str, path: str, problems: Ro
     qid = question.get("id")
     if not isinstance(qid, str) or not qid:
         problems.add(f"{path}.id", _("must be a non-empty string"))
-    elif bidi_control(qid):
-        problems.add(f"{path}.id", bidi_control(qid))
+    elif fault := bidi_control(qid):
+        problems.add(f"{path}.id", fault_text(fault))
     elif len(qid) > MAX_QUESTION_ID_LENGTH:
         problems.add(f"{path}.id", _("is longer than %(n)s characters") % {"n": MAX_QUESTION_ID_LENGTH})
     elif qid in seen:
@@ -332,8 +332,10 @@ def check_existing_question(question: Any, context: str, path: str, problems: Ro
             _check_span(answer, context, f"{path}.wrong_answers[{index}]", problems)
     for label in ("question quality", "WH Question"):
         value = question.get(label)
-        if value is not None and (not isinstance(value, str) or bidi_control(value)):
-            problems.add(f"{path}.{label}", bidi_control(value) if isinstance(value, str) else _("must be a string"))
+        if value is not None and not isinstance(value, str):
+            problems.add(f"{path}.{label}", _("must be a string"))
+        elif value is not None and (fault := bidi_control(value)):
+            problems.add(f"{path}.{label}", fault_text(fault))
 
 
 def ordered_question(question: dict) -> dict:

@@ -31,7 +31,7 @@ from annotation.kinds.base import Kind, ProjectLink, ReleaseFile, release_texts_
 from annotation.kinds.settings import SEED_RANGE, between, check_range
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, require_text
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 from .formats import (
     MAX_CONTEXT_LENGTH,
@@ -192,19 +192,21 @@ class QaAuthoringKind(Kind):
         common = self.common_fields(record, problems)
         title = require_text(record, "title", problems, required=False, identifier=True)
         if "title" in record and record["title"] is not None and not isinstance(record["title"], str):
-            problems.add("title", "must be a string")
+            problems.add("title", gettext("must be a string"))
         context = require_text(record, "context", problems)
         if context and not context.strip():
-            problems.add("context", "is blank")
+            problems.add("context", gettext("is blank"))
         if len(context) > MAX_CONTEXT_LENGTH:
-            problems.add("context", f"is longer than {MAX_CONTEXT_LENGTH} characters")
+            problems.add("context", gettext("is longer than %(n)s characters") % {"n": MAX_CONTEXT_LENGTH})
         source = record.get("source")
-        if source is not None and (not isinstance(source, str) or bidi_control(source)):
-            problems.add("source", bidi_control(source) if isinstance(source, str) else "must be a string")
+        if source is not None and not isinstance(source, str):
+            problems.add("source", gettext("must be a string"))
+        elif source is not None and (fault := bidi_control(source)):
+            problems.add("source", fault_text(fault))
         # The paragraph export writes the file's questions as `existing_questions`.
         questions = record.get("questions", record.get(PARAGRAPH_QUESTIONS_EXPORTED)) or []
         if not isinstance(questions, list):
-            problems.add("questions", "must be a list")
+            problems.add("questions", gettext("must be a list"))
             questions = []
         seen: set = set()
         if context:
@@ -212,12 +214,12 @@ class QaAuthoringKind(Kind):
                 check_existing_question(question, context, f"questions[{index}]", problems, seen)
         for name in ("paragraph_extra", "article_extra"):
             if record.get(name) is not None and not isinstance(record[name], dict):
-                problems.add(name, "must be an object")
+                problems.add(name, gettext("must be an object"))
         article_index = record.get("article_index")
         if article_index is not None and (
             not isinstance(article_index, int) or isinstance(article_index, bool) or article_index < 0
         ):
-            problems.add("article_index", "must be a non-negative integer")
+            problems.add("article_index", gettext("must be a non-negative integer"))
         if problems.errors:
             return None, problems.errors
         payload: dict = {"context": context, "title": title}

@@ -16,6 +16,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.morphology import trim_end
 from annotation.metrics.offsets import span_edge_problem, span_matches
 from annotation.metrics.text import forbidden_character
+from annotation.wording import fault_text
 
 GRADES = ("rejected", "verified", "good", "gold")
 GRADE_SCORE = {grade: index for index, grade in enumerate(GRADES)}
@@ -165,8 +166,8 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
             errors.append(FieldError(f"{path}.question", _("is required (a string)")))
         elif not text.strip():
             errors.append(FieldError(f"{path}.question", _("must not be empty")))
-        elif forbidden_character(text):
-            errors.append(FieldError(f"{path}.question", forbidden_character(text)))
+        elif fault := forbidden_character(text):
+            errors.append(FieldError(f"{path}.question", fault_text(fault)))
         elif len(text) > MAX_QUESTION_LENGTH:
             errors.append(
                 FieldError(f"{path}.question", _("is longer than %(n)s characters") % {"n": MAX_QUESTION_LENGTH})
@@ -190,8 +191,8 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
                 errors.append(FieldError(f"{path}.answer.start", _("must be an integer (code points)")))
             elif not isinstance(span, str) or not span:
                 errors.append(FieldError(f"{path}.answer.text", _("must be a non-empty string")))
-            elif forbidden_character(span):
-                errors.append(FieldError(f"{path}.answer.text", forbidden_character(span)))
+            elif fault := forbidden_character(span):
+                errors.append(FieldError(f"{path}.answer.text", fault_text(fault)))
             elif not 0 <= start < len(context) or start + len(span) > len(context):
                 errors.append(
                     FieldError(

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from annotation import access
 from annotation.errors import InvalidInput
+from annotation.kinds.registry import kind_title
 from annotation.kinds.summary.measures import KIND, summary_measures_request
 from annotation.models import Item
 from annotation.rest.idempotency import idempotent_write
@@ -71,7 +72,7 @@ class IntrinsicView(generics.ListAPIView):
         if project.kind != KIND:
             raise InvalidInput(
                 gettext("intrinsic measures exist for %(kind)s projects, not %(other)s")
-                % {"kind": KIND, "other": project.kind},
+                % {"kind": kind_title(KIND), "other": kind_title(project.kind)},
                 field="kind",
             )
         return (

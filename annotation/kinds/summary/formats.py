@@ -9,8 +9,8 @@ from typing import Any
 from django.utils.translation import gettext
 
 from annotation.metrics.text import bidi_control, forbidden_character
-from annotation.rows import ItemRow, RowProblems, reason_text, require_text
-from annotation.wording import join_list
+from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.wording import fault_text, join_list
 
 from .ratings import CRITERIA, stored_ratings
 
@@ -98,7 +98,7 @@ def _parse_summary(summary: Any, prefix: str, problems: RowProblems) -> dict | N
                         f"{prefix}.scores",
                         gettext("a score name: %(reason)s")
                         % {
-                            "reason": reason_text(reason)
+                            "reason": (fault_text(reason) if reason else None)
                             or gettext("must be 1 to %(n)s characters") % {"n": MAX_TAG_LENGTH}
                         },
                     )

@@ -71,7 +71,7 @@ from annotation.kinds.summary.ratings import (
 )
 from annotation.metrics.text import bidi_control, forbidden_character
 from annotation.rows import ItemRow, RowProblems
-from annotation.wording import join_list
+from annotation.wording import fault_text, join_list
 
 MAX_TAGS = 40
 # The system name a HeSum-style import gives the dataset's own summary.
@@ -174,8 +174,8 @@ class SummaryRatingKind(RatingKind):
             field = f"settings.error_tags[{index}]"
             if not isinstance(tag, str) or not tag:
                 errors.append(FieldError(field, gettext("must be a non-empty string")))
-            elif bidi_control(tag) or forbidden_character(tag):
-                errors.append(FieldError(field, bidi_control(tag) or forbidden_character(tag)))
+            elif fault := bidi_control(tag) or forbidden_character(tag):
+                errors.append(FieldError(field, fault_text(fault)))
             elif len(tag) > MAX_TAG_LENGTH or not _TAG_RE.match(tag):
                 errors.append(
                     FieldError(
@@ -378,5 +378,5 @@ def _key_error(parent: str, key: Any, message: str) -> FieldError:
     reason = forbidden_character(key) if isinstance(key, str) else None
     if reason:
         # Never echo a key that cannot be encoded back (a lone surrogate would 500).
-        return FieldError(parent, gettext("a key %(reason)s") % {"reason": reason})
+        return FieldError(parent, gettext("a key %(reason)s") % {"reason": fault_text(reason)})
     return FieldError(f"{parent}.{key}", message)

@@ -27,6 +27,7 @@ from django.utils.translation import gettext
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
+from annotation.kinds.registry import kind_title
 from annotation.metrics.summary import BertScorer, RougeScorer, TextProfile, compression_ratio, novel_ngrams, redundancy
 from annotation.models import Item, Job
 from annotation.selectors.figures import stored_figures
@@ -106,7 +107,7 @@ def summary_measures_request(*, user, slug: str, remeasure: bool = False) -> Job
     if project.kind != KIND:
         raise InvalidInput(
             gettext("intrinsic measures are computed for %(kind)s projects, not %(other)s")
-            % {"kind": KIND, "other": project.kind},
+            % {"kind": kind_title(KIND), "other": kind_title(project.kind)},
             field="kind",
         )
     with transaction.atomic():

@@ -149,7 +149,7 @@ def test_raters_may_not_sample_and_the_form_page_works(setup, client):
     client.post("/p/mt/lchaim/sample/", {"n": "", "stratum": "split", "seed": "3"})
     assert len(sampled(setup["project"])) == 200
     bad = client.post("/p/mt/lchaim/sample/", {"n": "abc"}, follow=True)
-    assert "n: must be an integer" in bad.content.decode()
+    assert "Items: must be an integer" in bad.content.decode()  # the field by its label
     assert len(sampled(setup["project"])) == 200
 
 

@@ -37,6 +37,20 @@ def forbidden_character(text: str) -> str | None:
     return f"contains a lone surrogate (U+{ord(char):04X}) at position {index}"
 
 
+def may_hold_unstorable_text(data: bytes | str) -> bool:
+    """Whether a string parsed from a UTF-8 file's JSON or CSV may hold a NUL or a lone
+    surrogate: only through a NUL character or a JSON \\u escape (valid UTF-8 encodes no
+    surrogate). When not, checking every parsed string (`first_forbidden_string`) finds
+    nothing. Two substring searches over the whole file.
+
+    >>> may_hold_unstorable_text(b'{"a": "\\\\u0000"}'), may_hold_unstorable_text('{"a": "שלום"}')
+    (True, False)
+    """
+    if isinstance(data, str):
+        return "\x00" in data or "\\u" in data
+    return b"\x00" in data or b"\\u" in data
+
+
 def bidi_control(text: str) -> str | None:
     """The first bidi embedding/override/isolate control in `text`, described, or None.
     Identifiers (usernames, labels, slugs, titles) that carry one are refused."""

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import EvaluationScorer
-from annotation.metrics.text import first_forbidden_string
+from annotation.metrics.text import first_forbidden_string, may_hold_unstorable_text
 from annotation.models import Project
 from annotation.rows import read_csv_records, read_jsonl_records
 from annotation.services.imports import decode_upload
@@ -142,12 +142,6 @@ def read_predictions(
     if fmt == "csv":
         return _csv_records(text, scorer, columns)
     return _jsonl_records(text)
-
-
-def may_hold_unstorable_text(data: bytes) -> bool:
-    """Whether a parsed string of the file may hold a NUL or a lone surrogate: only through a
-    NUL byte or a JSON \\u escape (valid UTF-8 encodes no surrogate)."""
-    return b"\x00" in data or b"\\u" in data
 
 
 def _record_id(record: dict, row: int) -> tuple[str | None, FieldError | None]:

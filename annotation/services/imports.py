@@ -27,7 +27,12 @@ from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
 from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
-from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
+from annotation.metrics.text import (
+    bidi_control,
+    first_forbidden_string,
+    forbidden_character,
+    may_hold_unstorable_text,
+)
 from annotation.models import Item, Job, Project
 from annotation.rows import ItemRow, csv_restore, read_csv_records, read_jsonl_records, reason_text
 from annotation.selectors.names import AUTHOR_PSEUDONYM, is_pseudonym
@@ -36,6 +41,7 @@ from annotation.services.decisions import imported_decisions_record, imported_ou
 from annotation.services.jobs import job_create, job_set_progress
 from annotation.services.priorities import item_priorities_refresh
 from annotation.services.webhooks import webhook_event_on_commit
+from annotation.sql import column_in
 from annotation.wording import join_list
 
 MAX_LISTED_ERRORS = 1000
@@ -252,8 +258,11 @@ def _format_refused(kind: Kind) -> str:
 
 
 def validate_rows(
-    project: Project, kind: Kind, records: Iterable[tuple[int, dict]]
+    project: Project, kind: Kind, records: Iterable[tuple[int, dict]], *, check_strings: bool = True
 ) -> tuple[list[ItemRow], list[FieldError]]:
+    """The valid rows and every bad row's errors. `check_strings=False` skips looking for
+    NUL and lone surrogates in every string of every record: right only when the file
+    cannot hold them (`strings_to_check`)."""
     rows: list[ItemRow] = []
     errors: list[FieldError] = []
     first_row_of: dict[str, int] = {}
@@ -264,7 +273,7 @@ def validate_rows(
             else:
                 errors.append(FieldError(None, record["_error"], number))  # the row is named by `row`
             continue
-        found = first_forbidden_string(record)
+        found = first_forbidden_string(record) if check_strings else None
         if found:
             errors.append(FieldError(found[0] or None, reason_text(found[1]), number))
             continue
@@ -288,6 +297,14 @@ def validate_rows(
     if not rows and not errors:
         errors.append(FieldError("file", _("contains no rows")))
     return rows, errors
+
+
+def strings_to_check(fmt: str, text: str) -> bool:
+    """Whether the records read from `text` need every string checked for NUL and lone
+    surrogates: JSONL and CSV records hold only the file's own text and what its JSON
+    escapes give, so a file with neither a NUL nor a `\\u` escape needs no check. A kind's
+    own format may build its records otherwise, and is always checked."""
+    return fmt not in ("jsonl", "csv") or may_hold_unstorable_text(text)
 
 
 def hold_out(project: Project, kind: Kind, rows: list[ItemRow]) -> tuple[list[ItemRow], list[HeldOut]]:
@@ -336,7 +353,8 @@ def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[I
     existing = {}
     ids = [row.external_id for row in rows]
     for start in range(0, len(ids), BATCH_SIZE):
-        for item in Item.objects.filter(project=project, external_id__in=ids[start : start + BATCH_SIZE]).only(
+        batch = ids[start : start + BATCH_SIZE]
+        for item in Item.objects.filter(column_in(Item, "external_id", batch), project=project).only(
             "external_id", "payload", "reference_label", "group", "split"
         ):
             existing[item.external_id] = item
@@ -514,7 +532,10 @@ def items_import(
                          after={"format": fmt, "filename": filename, "job": job.pk})  # fmt: skip
         return ImportResult(created=0, skipped=0, job=job.pk)
     rows, errors = validate_rows(
-        project, kind, read_records(kind, fmt, text, filename, kind.settings_for(project.settings))
+        project,
+        kind,
+        read_records(kind, fmt, text, filename, kind.settings_for(project.settings)),
+        check_strings=strings_to_check(fmt, text),
     )
     rows, option_errors = apply_import_options(rows, options, filename)
     errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)
@@ -541,7 +562,7 @@ def items_import_job(job: Job) -> dict:
         records = read_records(
             kind, job.params["format"], text, job.params.get("filename", ""), kind.settings_for(project.settings)
         )
-        rows, errors = validate_rows(project, kind, records)
+        rows, errors = validate_rows(project, kind, records, check_strings=strings_to_check(job.params["format"], text))
         options = import_options_clean(job.params.get("split", ""), job.params.get("labels_final", False))
         rows, option_errors = apply_import_options(rows, options, job.params.get("filename", ""))
         errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)

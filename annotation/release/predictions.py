@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import EvaluationScorer
-from annotation.metrics.text import first_forbidden_string, may_hold_unstorable_text
+from annotation.metrics.text import first_forbidden_string
 from annotation.models import Project
 from annotation.rows import read_csv_records, read_jsonl_records
 from annotation.services.imports import decode_upload

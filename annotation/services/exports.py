@@ -29,8 +29,8 @@ import io
 import json
 import re
 from collections.abc import Iterable, Iterator
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 
 from django.db.models import QuerySet
 

@@ -394,12 +394,16 @@ def _copy_column(field, now):
         def text(value) -> str:
             if value is None:
                 return "\\N"
+            # JSON text holds no raw TAB, LF or CR (the encoder escapes them): of COPY's
+            # special characters only the backslash, doubled.
             value = encode(value)
-            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+            return value.replace("\\", "\\\\") if "\\" in value else value
 
     else:
 
         def text(value) -> str:
+            if type(value) is str:
+                return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
             if value is None:
                 return "\\N"
             if value is True or value is False:
@@ -424,6 +428,23 @@ def copy_available() -> bool:
     return connection.vendor == "postgresql"
 
 
+def _copy_template(fields, columns, row: dict) -> tuple[str, list]:
+    """A COPY line's template for rows with the keys of `row` (str.format's), and for each
+    of its places the key to read and the text function; a callable default (the
+    shuffle key's draw) is a place whose key no row has, drawn anew for every row."""
+    parts, places = [], []
+    for field, (name, shared, text) in zip(fields, columns):
+        if name not in row and shared is not None:
+            parts.append(shared.replace("{", "{{").replace("}", "}}"))
+            continue
+        parts.append("{}")
+        if name in row:
+            places.append((name, text))
+        else:
+            places.append((None, lambda _absent, text=text, default=field.get_default: text(default())))
+    return "\t".join(parts), places
+
+
 def items_copy(rows: list[dict]) -> None:
     """Insert new items, each given as {attname: value} with the model's defaults (and
     auto_now_add) filling the other columns, with PostgreSQL's COPY (bulk_create on other
@@ -435,15 +456,17 @@ def items_copy(rows: list[dict]) -> None:
     fields = [field for field in Item._meta.concrete_fields if not field.primary_key]
     now = timezone.now()
     columns = [_copy_column(field, now) for field in fields]
-    defaults = {field.attname: field for field in fields}
+    templates: dict[tuple, tuple[str, list]] = {}
     lines = []
     for row in rows:
-        lines.append(
-            "\t".join(
-                text(row[name]) if name in row else shared if shared is not None else text(defaults[name].get_default())
-                for name, shared, text in columns
-            )
-        )
+        # Rows given with the same columns share one line template, the shared defaults'
+        # text written into it once.
+        keys = tuple(row)
+        template = templates.get(keys)
+        if template is None:
+            template = templates[keys] = _copy_template(fields, columns, row)
+        get = row.get
+        lines.append(template[0].format(*[text(get(name)) for name, text in template[1]]))
     lines.append("")
     buffer = io.StringIO("\n".join(lines))
     names = ", ".join(connection.ops.quote_name(field.column) for field in fields)

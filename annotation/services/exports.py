@@ -211,6 +211,7 @@ def _object_without_empty(value: dict) -> dict:
     # members are text and numbers); a new object from the first member that is.
     kept = None
     for index, (key, inner) in enumerate(value.items()):
+        new: dict | list
         if isinstance(inner, dict):
             new = _object_without_empty(inner) if inner else inner
             changed = not new or new is not inner

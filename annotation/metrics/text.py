@@ -72,6 +72,20 @@ def forbidden_character(text: str) -> TextFault | None:
     return TextFault(NUL if char == "\x00" else SURROGATE, found.start(), _code_point(char))
 
 
+def may_hold_unstorable_text(data: bytes | str) -> bool:
+    """Whether a string parsed from a UTF-8 file's JSON or CSV may hold a NUL or a lone
+    surrogate: only through a NUL character or a JSON \\u escape (valid UTF-8 encodes no
+    surrogate). When not, checking every parsed string (`first_forbidden_string`) finds
+    nothing. Two substring searches over the whole file.
+
+    >>> may_hold_unstorable_text(b'{"a": "\\\\u0000"}'), may_hold_unstorable_text('{"a": "שלום"}')
+    (True, False)
+    """
+    if isinstance(data, str):
+        return "\x00" in data or "\\u" in data
+    return b"\x00" in data or b"\\u" in data
+
+
 def bidi_control(text: str) -> TextFault | None:
     """The first bidi embedding/override/isolate control in `text` and where it is, or None.
     Identifiers (usernames, labels, slugs, titles) that carry one are refused.

@@ -22,7 +22,9 @@ class Item(models.Model):
         NEEDS_REVISION = "needs_revision", _("needs revision")
         REMOVED = "removed", _("removed")
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: every index of the table begins with the project (the unique
+    # external id first), and an import's COPY keeps each index up to date row by row.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
     external_id = models.CharField(max_length=200)
     # The kind's payload, stored exactly as imported (docs/text.md "Storing text").
     payload = models.JSONField()
@@ -43,12 +45,21 @@ class Item(models.Model):
     # asked for more than the project's overlap_min (null: overlap_min, or the fixed count
     # while the feature is off). Reset by a new round.
     votes_target = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The author and probe indexes (Meta) hold only the rows that have one: most items have
+    # neither, and an index of NULLs costs every imported row an entry no lookup reads.
     author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="authored_items"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="authored_items",
+        db_index=False,
     )
     # A reversed copy of another item, mixed in as a coherence probe (phrase pairs): never
     # exported as gold, never counted in agreement.
-    probe_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="probes")
+    probe_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="probes", db_index=False
+    )
     # Only items in the sample go to annotators (stratified sampling, LCHAIM §2.2).
     in_sample = models.BooleanField(default=True)
     # Figures computed on the worker (similarities, intrinsic measures) and flags raised by
@@ -71,6 +82,8 @@ class Item(models.Model):
             models.Index(fields=["project", "status", "priority", "shuffle_key"], name="item_priority_idx"),
             # Source order: the item browser's keyset pages and the exports' stream.
             models.Index(fields=["project", "position", "id"], name="item_source_order_idx"),
+            models.Index(fields=["author"], name="item_author_idx", condition=models.Q(author__isnull=False)),
+            models.Index(fields=["probe_of"], name="item_probe_of_idx", condition=models.Q(probe_of__isnull=False)),
         ]
         ordering = ["project_id", "position", "id"]
 

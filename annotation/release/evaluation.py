@@ -37,14 +37,13 @@ from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, InvalidInput
 from annotation.kinds.base import EvaluationScorer
 from annotation.metrics import evaluation as metrics
-from annotation.metrics.text import bidi_control, forbidden_character
+from annotation.metrics.text import bidi_control, forbidden_character, may_hold_unstorable_text
 from annotation.models import Evaluation, Job, Project
 from annotation.release.curation_jobs import release_run_audit
 from annotation.release.evaluation_figures import merge, nest, per_item_pack, plain
 from annotation.release.evaluation_scorers import scorer_for
 from annotation.release.predictions import (
     gold_for,
-    may_hold_unstorable_text,
     read_predictions,
     split_label,
     split_of,

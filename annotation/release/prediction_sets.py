@@ -23,11 +23,12 @@ from django.utils.translation import gettext as _
 from annotation.access import access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.registry import kind_title
+from annotation.metrics.text import may_hold_unstorable_text
 from annotation.metrics.uncertainty import margin_of
 from annotation.models import Item, Prediction, PredictionSet, Project
 from annotation.release.evaluation import clean_name
 from annotation.release.evaluation_scorers import ClassificationScorer, scorer_for
-from annotation.release.predictions import may_hold_unstorable_text, read_predictions, validate_predictions
+from annotation.release.predictions import read_predictions, validate_predictions
 from annotation.services.priorities import item_priorities_refresh
 
 # Probabilities of one prediction may miss 1 by this much (rounding in the file).

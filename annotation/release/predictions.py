@@ -144,12 +144,6 @@ def read_predictions(
     return _jsonl_records(text)
 
 
-def may_hold_unstorable_text(data: bytes) -> bool:
-    """Whether a parsed string of the file may hold a NUL or a lone surrogate: only through a
-    NUL byte or a JSON \\u escape (valid UTF-8 encodes no surrogate)."""
-    return b"\x00" in data or b"\\u" in data
-
-
 def _record_id(record: dict, row: int) -> tuple[str | None, FieldError | None]:
     value = record.get("id")
     if isinstance(value, int) and not isinstance(value, bool):

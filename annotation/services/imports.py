@@ -27,7 +27,12 @@ from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
 from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
-from annotation.metrics.text import bidi_control, first_forbidden_string, forbidden_character
+from annotation.metrics.text import (
+    bidi_control,
+    first_forbidden_string,
+    forbidden_character,
+    may_hold_unstorable_text,
+)
 from annotation.models import Item, Job, Project
 from annotation.rows import ItemRow, csv_restore, read_csv_records, read_jsonl_records
 from annotation.selectors.names import AUTHOR_PSEUDONYM, is_pseudonym
@@ -36,6 +41,7 @@ from annotation.services.decisions import imported_decisions_record, imported_ou
 from annotation.services.jobs import job_create, job_set_progress
 from annotation.services.priorities import item_priorities_refresh
 from annotation.services.webhooks import webhook_event_on_commit
+from annotation.sql import column_in
 from annotation.wording import fault_text, join_list
 
 MAX_LISTED_ERRORS = 1000
@@ -252,8 +258,11 @@ def _format_refused(kind: Kind) -> str:
 
 
 def validate_rows(
-    project: Project, kind: Kind, records: Iterable[tuple[int, dict]]
+    project: Project, kind: Kind, records: Iterable[tuple[int, dict]], *, check_strings: bool = True
 ) -> tuple[list[ItemRow], list[FieldError]]:
+    """The valid rows and every bad row's errors. `check_strings=False` skips looking for
+    NUL and lone surrogates in every string of every record: right only when the file
+    cannot hold them (`strings_to_check`)."""
     rows: list[ItemRow] = []
     errors: list[FieldError] = []
     first_row_of: dict[str, int] = {}
@@ -264,7 +273,7 @@ def validate_rows(
             else:
                 errors.append(FieldError(None, record["_error"], number))  # the row is named by `row`
             continue
-        found = first_forbidden_string(record)
+        found = first_forbidden_string(record) if check_strings else None
         if found:
             errors.append(FieldError(found[0] or None, fault_text(found[1]), number))
             continue
@@ -288,6 +297,14 @@ def validate_rows(
     if not rows and not errors:
         errors.append(FieldError("file", _("contains no rows")))
     return rows, errors
+
+
+def strings_to_check(fmt: str, text: str) -> bool:
+    """Whether the records read from `text` need every string checked for NUL and lone
+    surrogates: JSONL and CSV records hold only the file's own text and what its JSON
+    escapes give, so a file with neither a NUL nor a `\\u` escape needs no check. A kind's
+    own format may build its records otherwise, and is always checked."""
+    return fmt not in ("jsonl", "csv") or may_hold_unstorable_text(text)
 
 
 def hold_out(project: Project, kind: Kind, rows: list[ItemRow]) -> tuple[list[ItemRow], list[HeldOut]]:
@@ -336,7 +353,8 @@ def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[I
     existing = {}
     ids = [row.external_id for row in rows]
     for start in range(0, len(ids), BATCH_SIZE):
-        for item in Item.objects.filter(project=project, external_id__in=ids[start : start + BATCH_SIZE]).only(
+        batch = ids[start : start + BATCH_SIZE]
+        for item in Item.objects.filter(column_in(Item, "external_id", batch), project=project).only(
             "external_id", "payload", "reference_label", "group", "split"
         ):
             existing[item.external_id] = item
@@ -376,12 +394,16 @@ def _copy_column(field, now):
         def text(value) -> str:
             if value is None:
                 return "\\N"
+            # JSON text holds no raw TAB, LF or CR (the encoder escapes them): of COPY's
+            # special characters only the backslash, doubled.
             value = encode(value)
-            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+            return value.replace("\\", "\\\\") if "\\" in value else value
 
     else:
 
         def text(value) -> str:
+            if type(value) is str:
+                return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
             if value is None:
                 return "\\N"
             if value is True or value is False:
@@ -406,6 +428,23 @@ def copy_available() -> bool:
     return connection.vendor == "postgresql"
 
 
+def _copy_template(fields, columns, row: dict) -> tuple[str, list]:
+    """A COPY line's template for rows with the keys of `row` (str.format's), and for each
+    of its places the key to read and the text function; a callable default (the
+    shuffle key's draw) is a place whose key no row has, drawn anew for every row."""
+    parts, places = [], []
+    for field, (name, shared, text) in zip(fields, columns):
+        if name not in row and shared is not None:
+            parts.append(shared.replace("{", "{{").replace("}", "}}"))
+            continue
+        parts.append("{}")
+        if name in row:
+            places.append((name, text))
+        else:
+            places.append((None, lambda _absent, text=text, default=field.get_default: text(default())))
+    return "\t".join(parts), places
+
+
 def items_copy(rows: list[dict]) -> None:
     """Insert new items, each given as {attname: value} with the model's defaults (and
     auto_now_add) filling the other columns, with PostgreSQL's COPY (bulk_create on other
@@ -417,15 +456,17 @@ def items_copy(rows: list[dict]) -> None:
     fields = [field for field in Item._meta.concrete_fields if not field.primary_key]
     now = timezone.now()
     columns = [_copy_column(field, now) for field in fields]
-    defaults = {field.attname: field for field in fields}
+    templates: dict[tuple, tuple[str, list]] = {}
     lines = []
     for row in rows:
-        lines.append(
-            "\t".join(
-                text(row[name]) if name in row else shared if shared is not None else text(defaults[name].get_default())
-                for name, shared, text in columns
-            )
-        )
+        # Rows given with the same columns share one line template, the shared defaults'
+        # text written into it once.
+        keys = tuple(row)
+        template = templates.get(keys)
+        if template is None:
+            template = templates[keys] = _copy_template(fields, columns, row)
+        get = row.get
+        lines.append(template[0].format(*[text(get(name)) for name, text in template[1]]))
     lines.append("")
     buffer = io.StringIO("\n".join(lines))
     names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
@@ -514,7 +555,10 @@ def items_import(
                          after={"format": fmt, "filename": filename, "job": job.pk})  # fmt: skip
         return ImportResult(created=0, skipped=0, job=job.pk)
     rows, errors = validate_rows(
-        project, kind, read_records(kind, fmt, text, filename, kind.settings_for(project.settings))
+        project,
+        kind,
+        read_records(kind, fmt, text, filename, kind.settings_for(project.settings)),
+        check_strings=strings_to_check(fmt, text),
     )
     rows, option_errors = apply_import_options(rows, options, filename)
     errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)
@@ -541,7 +585,7 @@ def items_import_job(job: Job) -> dict:
         records = read_records(
             kind, job.params["format"], text, job.params.get("filename", ""), kind.settings_for(project.settings)
         )
-        rows, errors = validate_rows(project, kind, records)
+        rows, errors = validate_rows(project, kind, records, check_strings=strings_to_check(job.params["format"], text))
         options = import_options_clean(job.params.get("split", ""), job.params.get("labels_final", False))
         rows, option_errors = apply_import_options(rows, options, job.params.get("filename", ""))
         errors = sorted([*errors, *option_errors], key=lambda e: e.row or 0)

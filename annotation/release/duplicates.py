@@ -133,7 +133,10 @@ def items_left_out_of_search(project) -> int:
     return (
         # isnull on the key, not exclude(has_key): an item without `computed` must count.
         Item.objects.filter(
-            project=project, probe_of__isnull=True, status=Item.Status.REMOVED, computed__duplicate__removed__isnull=True
+            project=project,
+            probe_of__isnull=True,
+            status=Item.Status.REMOVED,
+            computed__duplicate__removed__isnull=True,
         ).count()
     )
 

@@ -307,6 +307,7 @@ class QaAuthoringKind(Kind):
     # GET /api/projects/{slug}/questions/export/): a SQuAD document is not a table, so the
     # generic export (`?format=squad`) delegates to `export_stream` instead of its row writers.
     streamed_formats = ("squad",)
+    export_pages = ((_("questions, one a line"), "api-question-export", "format=jsonl"),)
 
     def export_stream(self, spec) -> Iterator[bytes]:
         return export_questions_stream(spec.project, fmt=spec.fmt, split=spec.split)

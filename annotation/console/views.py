@@ -5,6 +5,7 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.formats import number_format
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -132,10 +133,16 @@ def _require_manager(user) -> None:
         raise PermissionDenied(_("Only supervisors and admins manage projects and users."))
 
 
-def export_formats_of(kind) -> tuple[str, ...]:
-    """Every format the kind exports: the table formats and the streamed ones (the squad
-    file of question projects, which alone carries the question ids a leaderboard keys on)."""
-    return (*kind.export_formats, *(f for f in kind.streamed_formats if f not in kind.export_formats))
+def export_links_of(kind, slug: str) -> list[tuple[str, str]]:
+    """(button text, address) of every export the kind has: the table formats and the
+    streamed ones (the squad file of question projects, which alone carries the question ids
+    a leaderboard keys on) through the common export, every item whatever its status, then
+    the kind's own (`export_pages`: PhrasIS's files, one question a line, the ratings)."""
+    formats = (*kind.export_formats, *(f for f in kind.streamed_formats if f not in kind.export_formats))
+    links = [(fmt, f"/api/projects/{slug}/export/?format={fmt}&status=all") for fmt in formats]
+    for title, name, query in kind.export_pages:
+        links.append((str(title), reverse(name, kwargs={"slug": slug}) + (f"?{query}" if query else "")))
+    return links
 
 
 def _form_config() -> dict:
@@ -230,7 +237,7 @@ def items(request, slug):
         "params": params,
         "page": page,
         "error": error,
-        "export_formats": export_formats_of(kind),
+        "export_links": export_links_of(kind, project.slug),
         "query_string": _query_without_page(request),
         "is_supervisor": names,
         "prediction_set": prediction_set,
@@ -264,7 +271,7 @@ def item_detail(request, slug, item_id):
         "history": history,
         "author": annotator_label(project, item.author, names=names) if item.author_id else "",
         "is_supervisor": names,
-        "export_formats": export_formats_of(get_kind(project.kind)),
+        "export_links": export_links_of(get_kind(project.kind), project.slug),
         "decisions": decisions,
         "prediction_set": prediction_set,
         "prediction": predictions.get(item.pk),

@@ -543,6 +543,10 @@ class KindFormats:
     # Formats the kind writes as one document through `export_stream(spec)` (SQuAD JSON).
     streamed_formats: tuple[str, ...] = ()
 
+    # Exports the kind writes through its own address, offered beside the common ones on the
+    # item browser: (what the button says, the route's name under /api/, its query string).
+    export_pages: tuple[tuple[Any, str, str], ...] = ()
+
     def export_stream(self, spec):
         raise NotImplementedError
 

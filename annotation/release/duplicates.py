@@ -126,6 +126,21 @@ def duplicates_compute_job(job: Job) -> dict:
     return result
 
 
+def items_left_out_of_search(project) -> int:
+    """How many items the search does not compare: those removed for another reason than a
+    near-duplicate (withdrawn, filtered, or removed before), probes aside. A copy of one of
+    them is not found, and the release page says so."""
+    return (
+        # isnull on the key, not exclude(has_key): an item without `computed` must count.
+        Item.objects.filter(
+            project=project,
+            probe_of__isnull=True,
+            status=Item.Status.REMOVED,
+            computed__duplicate__removed__isnull=True,
+        ).count()
+    )
+
+
 def duplicate_pairs_for_project(*, user, slug: str, decision: str | None = None):
     """The project's pairs (supervisors and reviewers), in the order of their first item;
     `decision` filters: "keep", "remove" or "none" (undecided)."""

@@ -2,7 +2,8 @@
 TAB, quotes, formula-like cells (`=1+1`, `@SUM(1)`, after spaces, NBSP, RLM/LRM/ZWNJ or as
 fullwidth `＝`) and bidi controls. For every kind and every format it exports —
 `nli_relabel` and `label_test`: jsonl, csv, farstail; `phrase_pair`: jsonl, csv, phrasis;
-`qa_authoring`: jsonl, csv, squad and the per-question JSONL (imported as `questions`); `translation_rating`, `summary_rating`, `nli_authoring`:
+`qa_authoring`: jsonl, csv (its questions as JSON), squad and the per-question JSONL (imported as `questions`);
+`translation_rating`, `summary_rating`, `nli_authoring`:
 jsonl, csv — the items go in through a JSONL import (authoring), are rated where the kind
 rates (so that the export carries its figures), go out through the export and in again
 through the import of that format, into a fresh project: the same items (texts, labels,
@@ -344,7 +345,7 @@ def question_paragraphs(contexts: list[tuple[str, str, str]], bare: tuple[bool, 
     return rows
 
 
-@pytest.mark.parametrize("fmt", ["jsonl", "squad", "questions"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "squad", "questions"])
 @settings(**SETTINGS)
 @given(
     contexts=st.lists(st.tuples(words, st.sampled_from(["אבג", "x y", "۱۲"]), words), min_size=1, max_size=3),

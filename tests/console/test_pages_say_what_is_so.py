@@ -63,3 +63,19 @@ def test_the_release_page_says_the_last_search_found_nothing(client, nli):
     assert "Run the search to find them." not in html
     assert f"The last search (job #{job.pk}) found no pairs above its threshold." in html
     assert "No pairs with this decision." in client.get("/p/say-nli/release/?decision=keep").content.decode()
+
+
+def test_the_release_page_says_removed_items_are_left_out_of_the_search(client, nli):
+    from annotation.models import Item
+    from annotation.services.decisions import WITHDRAWN, curation_removals_record
+
+    client.force_login(nli["admin"])
+    assert 'id="search-leaves-out"' not in client.get("/p/say-nli/release/").content.decode()
+    # An item removed for another reason than a near-duplicate: the search does not compare
+    # it, so a copy of it is not found, and the page says so.
+    curation_removals_record([Item.objects.get(external_id="s0")], method=WITHDRAWN, reasons={}, user=nli["admin"])
+    html = client.get("/p/say-nli/release/").content.decode()
+    assert "1 item removed for another reason is left out of the search: copies of it are not found." in html
+    client.cookies["django_language"] = "he"
+    html = client.get("/p/say-nli/release/", HTTP_ACCEPT_LANGUAGE="he").content.decode()
+    assert "פריט אחד שהוסר מסיבה אחרת אינו נכלל בחיפוש" in html

@@ -1,7 +1,8 @@
 """The settings forms' typed controls in a real browser (Debian chromium through Playwright),
 Persian interface: a choice is a select of named options, a list a set of checkboxes,
 rules per source a table of number boxes, a setting that may be unset an empty number box;
-the rarely changed ones are folded away. What they send is what the API stores. A new
+the rarely changed ones are folded away; numbers say their unit and help texts are isolated.
+What they send is what the API stores. A new
 project's defaults that depend on its language follow the language chosen, and the language
 field starts at the interface's language."""
 
@@ -50,6 +51,18 @@ def test_typed_controls_store_what_they_show(world, page):
     assert project.settings["pool_rules"]["geektime"]["max_chars"] is None  # an empty box stays unset
 
     page.goto(f"{base}/console/p/fa-nli/settings/")
+    # A number says its unit, in Persian; a help text that mixes directions is isolated so
+    # its punctuation stays in place.
+    from django.utils import translation
+
+    with translation.override("fa"):
+        seconds = str(translation.gettext("seconds"))
+    page.click(".rare-settings summary")
+    assert page.locator('[data-setting="claim_ttl"] .unit').inner_text() == seconds != "seconds"
+    helps = page.locator(".setting .hint > bdi")
+    assert helps.count() > 5
+    assert set(helps.evaluate_all("(all) => all.map((el) => getComputedStyle(el).unicodeBidi)")) == {"isolate"}
+    page.click(".rare-settings summary")
     options = page.locator("#s-aggregation option")
     assert options.count() == 4 and "k_of_n" not in options.all_inner_texts()[0]
     page.select_option("#s-aggregation", "majority")

@@ -59,3 +59,32 @@ def test_the_item_browser_offers_every_export_format_of_the_kind(client, django_
     for fmt in ("jsonl", "csv", "squad"):
         assert f"export/?format={fmt}&amp;status=all" in html
     assert client.get("/api/projects/fmt-qa/export/?format=squad&status=all").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("kind", "own"),
+    [
+        ("phrase_pair", ["/export/phrasis/"]),
+        ("qa_authoring", ["/questions/export/?format=jsonl"]),
+        (
+            "translation_rating",
+            ["/ratings-export/?format=jsonl&amp;status=all", "/ratings-export/?format=csv&amp;status=all"],
+        ),
+    ],
+)
+def test_the_item_browser_offers_the_kinds_own_exports_too(client, django_user_model, kind, own):
+    """Exports a kind writes through its own address (PhrasIS's files, one question a line,
+    the translation ratings) are offered beside the common ones on the item browser, and
+    each answers."""
+    from annotation.services.imports import items_import
+    from annotation.services.projects import project_create
+
+    admin = django_user_model.objects.create_user(username="own-admin", password="own-pass-123", is_staff=True)
+    slug = f"own-{kind.replace('_', '-')}"
+    project_create(actor=admin, slug=slug, name="ייצוא", kind=kind, language="he")
+    client.force_login(admin)
+    html = client.get(f"/console/p/{slug}/items/").content.decode()
+    for path in own:
+        href = f"/api/projects/{slug}{path}"
+        assert f'href="{href}"' in html, href
+        assert client.get(href.replace("&amp;", "&")).status_code == 200, href

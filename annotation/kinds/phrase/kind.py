@@ -70,6 +70,7 @@ class PhrasePairKind(Kind):
     extra_formats = ("phrasis",)
     # The CSV export writes these as JSON; the CSV import reads them back.
     csv_json_fields = ("phrasis", "extra")
+    export_pages = ((_("PhrasIS (TSV)"), "api-export-phrasis", ""),)
     labels = LABELS
     # probe_seed: with the project's secret, keys the probe draws (kinds.base.keyed_draw);
     # another seed draws anew. probe_labels: the annotator's labels whose pairs are

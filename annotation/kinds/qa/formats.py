@@ -12,7 +12,7 @@ Import formats
   in the file are kept in the payload as existing questions, exactly as given, and exported
   again.
 - `jsonl` / `csv`: `id, context, title?, group?, split?, questions?` (questions in the v1.1
-  convention; JSONL only).
+  convention; a CSV cell holds them as JSON, as the paragraph CSV export writes them).
 - `questions`: the per-question JSONL export read back (`read_questions`), one paragraph per
   `paragraph` id with its questions; squad_v2-shaped answers become spans again.
 - `articles` (the pool builder, HeQ §3.2): JSONL `{"title", "text", "source"?}` of whole

@@ -71,6 +71,11 @@ class QaAuthoringKind(Kind):
     }
     template = "qa/annotate.html"
     extra_formats = ("squad", "articles", "questions")
+    # The paragraph CSV carries the questions and their answers as JSON cells, the file's
+    # and the authored ones, so a spreadsheet reader sees them and the import reads them back.
+    csv_json_fields = (
+        PARAGRAPH_QUESTIONS_EXPORTED, "questions", "authored", "article_index", "paragraph_extra", "article_extra",
+    )  # fmt: skip
     format_titles = {
         "articles": _("whole articles (the paragraph pool)"),
         "questions": _("questions, one a line (the per-question export)"),
@@ -228,7 +233,8 @@ class QaAuthoringKind(Kind):
         if article_index is not None:
             payload["article_index"] = article_index
         for name in ("source", "paragraph_extra", "article_extra"):
-            if record.get(name) not in (None, {}):
+            # An empty cell (a CSV's source) is no source.
+            if record.get(name) not in (None, {}, ""):
                 payload[name] = record[name]
         if not common["group"]:
             common["group"] = title
@@ -303,6 +309,7 @@ class QaAuthoringKind(Kind):
     # GET /api/projects/{slug}/questions/export/): a SQuAD document is not a table, so the
     # generic export (`?format=squad`) delegates to `export_stream` instead of its row writers.
     streamed_formats = ("squad",)
+    export_pages = ((_("questions, one a line"), "api-question-export", "format=jsonl"),)
 
     def export_stream(self, spec) -> Iterator[bytes]:
         return export_questions_stream(spec.project, fmt=spec.fmt, split=spec.split)
@@ -344,7 +351,10 @@ class QaAuthoringKind(Kind):
         }
 
     def export_csv_columns(self) -> tuple[str, ...]:
-        return ("id", "title", "context", "source", "group", "split", "status", "annotators")
+        return (
+            "id", "title", "context", "source", "article_index", "paragraph_extra", "article_extra", "group",
+            "split", "status", PARAGRAPH_QUESTIONS_EXPORTED, "authored", "annotators",
+        )  # fmt: skip
 
     # --- pages and review ------------------------------------------------------------
 

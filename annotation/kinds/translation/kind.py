@@ -157,6 +157,10 @@ class TranslationRatingKind(RatingKind):
 
     staff_only_settings = ("released_system",)
     csv_json_fields = ("source", "candidates")
+    export_pages = (
+        (_("ratings (jsonl)"), "api-ratings-export", "format=jsonl&status=all"),
+        (_("ratings (csv)"), "api-ratings-export", "format=csv&status=all"),
+    )
     computes_agreement = True
     urls = ("annotation.kinds.translation.urls", "annotation.kinds.lchaim.urls")
     job_handlers = {"back_translation": "annotation.kinds.translation.back_translation.back_translation_compute_job"}

@@ -27,8 +27,9 @@ def release(request, slug):
     if kind.release_split_shares is None:
         raise Http404("This project's kind has no release stage.")
     with_pairs = pair_kind(kind)
-    pairs = None
+    pairs, left_out = None, 0
     if with_pairs:
+        left_out = duplicates.items_left_out_of_search(project)
         decision = request.GET.get("decision") or None
         if decision not in (None, "keep", "remove", "none"):
             decision = None
@@ -53,6 +54,7 @@ def release(request, slug):
             "project": project,
             "with_pairs": with_pairs,
             "pairs": pairs,
+            "left_out": left_out,
             "split_report": split_report,
             "split_rows": [
                 {"name": name, "share": share, "count": split_report.get("counts", {}).get(name, 0)}

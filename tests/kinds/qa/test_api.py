@@ -9,6 +9,7 @@
 - Export: squad/jsonl, rejected questions left out unless asked, 90/5/5 splits by article,
   validators' spans as extra answers; the report's HeQ sections."""
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -800,7 +801,14 @@ def test_generic_export_carries_paragraphs_with_their_questions(qa):
     assert record["authored"][0]["annotator"] != "a1"
     csv_response = sup.get("/api/projects/heq/export/?format=csv")
     assert csv_response.status_code == 200
-    assert PARAGRAPH in b"".join(csv_response.streaming_content).decode("utf-8")
+    [row] = csv.DictReader(io.StringIO(b"".join(csv_response.streaming_content).decode("utf-8-sig")))
+    assert row["context"] == PARAGRAPH
+    # The questions and their answers are in the CSV too (JSON cells, as the JSONL has them).
+    authored = json.loads(row["authored"])
+    assert authored == record["authored"]
+    assert [q["question"] for q in authored[0]["questions"]][0] == "באיזו עיר נוסדה Mobileye?"
+    assert authored[0]["questions"][0]["answer"] == {"start": START, "text": JERUSALEM}
+    assert json.loads(row["existing_questions"]) == []
 
 
 def test_sample_export_gains_only_the_validators_extra_spans(sample_project):

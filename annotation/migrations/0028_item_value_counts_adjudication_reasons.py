@@ -35,35 +35,52 @@ def reasons_to_rows(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0027_item_figures_disagree'),
+        ("annotation", "0027_item_figures_disagree"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AdjudicationReason',
+            name="AdjudicationReason",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('item_id', models.BigIntegerField()),
-                ('reasons', models.JSONField()),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='adjudication_reasons', to='annotation.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("item_id", models.BigIntegerField()),
+                ("reasons", models.JSONField()),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="adjudication_reasons",
+                        to="annotation.project",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('project', 'item_id'), name='adjudication_reason_unique_item')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("project", "item_id"), name="adjudication_reason_unique_item")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ItemValueCount',
+            name="ItemValueCount",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=8)),
-                ('value', models.TextField()),
-                ('items', models.PositiveIntegerField()),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='item_value_counts', to='annotation.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=8)),
+                ("value", models.TextField()),
+                ("items", models.PositiveIntegerField()),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="item_value_counts",
+                        to="annotation.project",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('project', 'name', 'value'), name='item_value_count_unique')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("project", "name", "value"), name="item_value_count_unique")
+                ],
             },
         ),
         migrations.RunPython(code_point_index, no_code_point_index),

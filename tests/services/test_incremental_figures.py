@@ -131,7 +131,9 @@ def with_values(rows) -> None:
 changes_strategy = st.lists(
     st.tuples(
         st.integers(0, 59),
-        st.sampled_from(["vote", "reopen", "close", "fail", "adjudicate", "gold", "slow", "values", "create", "delete"]),
+        st.sampled_from(
+            ["vote", "reopen", "close", "fail", "adjudicate", "gold", "slow", "values", "create", "delete"]
+        ),
         st.sampled_from(LABELS),
     ),
     min_size=1,
@@ -215,9 +217,7 @@ def test_an_incremental_figures_run_costs_the_same_statements_for_3_and_300_chan
         untouched = dict(ItemFigures.objects.filter(project=project).values_list("item_id", "id"))
         reasons = dict(AdjudicationReason.objects.filter(project=project).values_list("item_id", "id"))
         actions = ("vote", "fail", "values")
-        changed = apply(
-            project, rows, people, [(offset + i, actions[i % 3], LABELS[i % 3]) for i in range(size)]
-        )
+        changed = apply(project, rows, people, [(offset + i, actions[i % 3], LABELS[i % 3]) for i in range(size)])
         assert len(changed) == size
         with CaptureQueriesContext(connection) as captured:
             project_figures_store(project, sorted(changed))

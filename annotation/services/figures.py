@@ -105,9 +105,7 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
         sums = None if item_ids is None else stored_figures(project, FIGURE_SUMS)
         if sums is not None and not {"comparison", VALUES_THROUGH} <= set(sums):
             sums = None  # stored before the sums held all they hold now: read every item
-        incoherent = (
-            {original for original, *_rest in kind.incoherent_probes(project)} if labels else set()
-        )
+        incoherent = {original for original, *_rest in kind.incoherent_probes(project)} if labels else set()
         if sums is None:
             sums = _sums_of_every_item(project, kind, labels, incoherent)
         else:

@@ -266,3 +266,60 @@ def test_the_figures_job_runs_with_the_aggregation_and_pages_read_them(make_user
     shown = annotator_quality_for_project(project)
     assert sum(row["items"] for row in shown) == Assignment.objects.filter(project=project, status="submitted").count()
     assert {row["annotator"] for row in shown if row["items"]} == {person.username for person in people}
+
+
+def test_incoherent_probes_make_their_originals_wait_when_only_the_probe_changed(make_user):
+    """A vote on a reversed-pair probe makes its original incoherent, or coherent again: the
+    run given only the probe's id rewrites the original's reasons too, and leaves what a run
+    over every item and the per-request queue give. Random votes, several runs."""
+    from annotation.kinds.registry import get_kind
+    from annotation.models import Item, Membership
+    from annotation.selectors.annotator_quality import queue_reasons_compute
+    from annotation.services.figures import project_figures_store
+    from annotation.services.projects import project_create
+
+    rng = random.Random(11)
+    labels = ("FORWARD", "BACKWARD", "EQUIVALENT")
+    sup = make_user("probe-sup", staff=True)
+    project = project_create(
+        actor=sup, slug="probe-figures", name="probes", kind="phrase_pair", language="en",
+        settings={"probe_rate": 0.0},
+    )  # fmt: skip
+    people = [make_user(f"probe-a{index}") for index in range(3)]
+    Membership.objects.bulk_create(
+        Membership(project=project, user=user, role="annotator", status="active") for user in people
+    )
+    originals = [
+        Item.objects.create(project=project, external_id=f"p{i}", payload={"left": f"a{i}", "right": f"b{i}"},
+                            position=i, status="complete")
+        for i in range(24)
+    ]  # fmt: skip
+    probes = [
+        Item.objects.create(project=project, external_id=f"p{i}~rev", payload={"left": f"b{i}", "right": f"a{i}"},
+                            probe_of=originals[i], position=100 + i, status="complete")
+        for i in range(8)
+    ]  # fmt: skip
+    for item in originals:
+        for person in people:
+            vote(project, item, person, rng.choice(labels))
+    for probe in probes:  # one annotator's reversal each: its coherence flips with that one vote
+        vote(project, probe, people[0], rng.choice(labels))
+    kind = get_kind(project.kind)
+    project_figures_store(project)
+    assert stored(project)["reasons"] == queue_reasons_compute(project, kind)
+    flips = 0
+    for _run in range(4):
+        before = {item_id for item_id, why in stored(project)["reasons"].items() if "incoherent_probe" in why}
+        changed = set()
+        for _vote in range(3):
+            probe = rng.choice(probes)
+            vote(project, probe, people[0], rng.choice(labels))
+            changed.add(probe.pk)
+        project_figures_store(project, sorted(changed))
+        incremental = stored(project)
+        assert incremental["reasons"] == queue_reasons_compute(project, kind)
+        project_figures_store(project)
+        assert stored(project) == incremental
+        after = {item_id for item_id, why in incremental["reasons"].items() if "incoherent_probe" in why}
+        flips += len(before ^ after)
+    assert flips  # some original's incoherence came or went with its probe's vote alone

@@ -13,7 +13,9 @@ An item's record (JSON, as stored per item):
 - `r`: why it waits for an adjudicator besides an incoherent probe ("failed",
   "methods_disagree"; annotation.selectors.annotator_quality);
 - `m`, `x`, `e`: its share of the methods' comparison (`comparison_apply`), on an item
-  with an aggregate of its current round only.
+  with an aggregate of its current round only;
+- `i`: [split, group, round, flags] of the item, its share of the values the item
+  browser's filters offer (`value_counts_apply`); every item of the project has one.
 
 The sums:
 - `durations`: {annotator: {duration key: claims}};
@@ -29,7 +31,8 @@ The sums:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -220,3 +223,43 @@ def comparison_report(comparison: dict, chosen: str, methods: Sequence[str], *, 
                 "accuracy_decided": correct / decided if decided else None,
             }
     return report
+
+
+# The values the item browser's filters offer (selectors.items.item_values_compute) as
+# counts of items per (name, value): a value is offered while some item holds it.
+VALUE_NAMES = ("split", "group", "round", "flag")
+
+
+def item_value_share(split: str, group: str, round_: int, flags) -> list:
+    """An item's `i`: what it adds to the filter values (flags: its distinct strings)."""
+    held = sorted({flag for flag in flags if isinstance(flag, str)}) if isinstance(flags, list) else []
+    return [split, group, round_, held]
+
+
+def value_counts_apply(counts: Counter, record: dict | None, sign: int) -> None:
+    """Add (sign 1) or take out (sign -1) one item's filter values to {(name, value): items}."""
+    share = (record or {}).get("i")
+    if not share:
+        return
+    split, group, round_, flags = share
+    if split:
+        counts[("split", split)] += sign
+    if group:
+        counts[("group", group)] += sign
+    counts[("round", str(round_))] += sign
+    for flag in flags:
+        counts[("flag", flag)] += sign
+
+
+def item_values_from_counts(held: Iterable[tuple[str, str]], groups: Iterable[str]) -> dict:
+    """The filter values as selectors.items.item_values_compute gives them, from the
+    (name, value) pairs some item holds (groups aside) and the groups offered, in order."""
+    values: dict[str, list] = {name: [] for name in VALUE_NAMES}
+    for name, value in held:
+        values[name].append(int(value) if name == "round" else value)
+    return {
+        "splits": sorted(values["split"]),
+        "groups": list(groups),
+        "rounds": sorted(values["round"]),
+        "flags": sorted(values["flag"]),
+    }

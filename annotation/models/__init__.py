@@ -1,5 +1,13 @@
 from .adjudication import Adjudication, QueueSighting
-from .aggregation import AggregationChange, AnnotatorCompetence, ItemAggregate, ItemFigures, ProjectFigures
+from .aggregation import (
+    AdjudicationReason,
+    AggregationChange,
+    AnnotatorCompetence,
+    ItemAggregate,
+    ItemFigures,
+    ItemValueCount,
+    ProjectFigures,
+)
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .audit import AuditEntry
 from .curation import CurationRun, DuplicatePair
@@ -21,6 +29,8 @@ __all__ = [
     "AnnotatorCompetence",
     "ItemAggregate",
     "ItemFigures",
+    "ItemValueCount",
+    "AdjudicationReason",
     "AgreementReport",
     "ConsensusOutcome",
     "Feedback",

@@ -104,3 +104,38 @@ class ItemFigures(models.Model):
             # methods' comparison lists first by position: a few of a project's items.
             models.Index(fields=["project"], condition=Q(value__contains={"x": 1}), name="item_figures_disagree"),
         ]
+
+
+class ItemValueCount(models.Model):
+    """How many of a project's items hold one value of the item browser's filters (`name`:
+    split, group, round or flag), kept by the stored figures' runs from the items' shares
+    (ItemFigures), so that a run costs the changed items' values, not the project's
+    (annotation.services.figures). A value no item holds keeps no row."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="item_value_counts")
+    name = models.CharField(max_length=8)
+    value = models.TextField()
+    items = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name", "value"], name="item_value_count_unique"),
+        ]
+
+
+class AdjudicationReason(models.Model):
+    """Why one item of a large project waits for an adjudicator ("failed",
+    "methods_disagree", "incoherent_probe"), as its project's last stored figures' run
+    found — adjudicated items included: the queue takes them out when read. A row per
+    waiting item, so that a run rewrites only the changed items' reasons
+    (annotation.services.figures)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="adjudication_reasons")
+    # No foreign key: like ItemFigures, rewritten by the run that reads the item's change.
+    item_id = models.BigIntegerField()
+    reasons = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "item_id"], name="adjudication_reason_unique_item"),
+        ]

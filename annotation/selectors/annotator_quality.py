@@ -28,6 +28,7 @@ from annotation.metrics.annotator_quality import suggestion_figures
 from annotation.metrics.figures import adjudication_agreement, annotator_figures, annotators_figures
 from annotation.models import (
     Adjudication,
+    AdjudicationReason,
     Annotation,
     AnnotatorCompetence,
     ConsensusOutcome,
@@ -205,12 +206,12 @@ def _queue_reasons(project, kind) -> dict[int, list[str]]:
     """{item id: why it waits}, over items nobody adjudicated: computed on a small project,
     as the worker stored them on a large one. Two queries and, on a small project, the
     kind's probe read."""
-    from annotation.selectors.figures import ADJUDICATION_REASONS, figures_are_live, stored_figures
+    from annotation.selectors.figures import figures_are_live
 
     if figures_are_live(project):
         reasons = queue_reasons_compute(project, kind)
     else:
-        reasons = {int(item_id): why for item_id, why in (stored_figures(project, ADJUDICATION_REASONS) or {}).items()}
+        reasons = dict(AdjudicationReason.objects.filter(project=project).values_list("item_id", "reasons"))
     adjudicated = set(
         Adjudication.objects.filter(item__project=project, round=F("item__round")).values_list("item_id", flat=True)
     )

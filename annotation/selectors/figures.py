@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db.models.fields.json import KT
 
 from annotation.metrics.annotator_quality import duration_key, plurality
-from annotation.metrics.figures import empty_sums, sums_apply
+from annotation.metrics.figures import empty_sums, item_value_share, sums_apply
 from annotation.models import (
     Adjudication,
     Annotation,
@@ -26,7 +26,6 @@ from annotation.sql import column_in
 
 ANNOTATOR_QUALITY = "annotator_quality"
 REPORT_SECTIONS = "report_sections"
-ADJUDICATION_REASONS = "adjudication_reasons"
 ADJUDICATION_AGREEMENT = "adjudication_agreement"
 ITEM_VALUES = "item_values"
 # The aggregation job's own bookkeeping: when it last read the whole project, how many items
@@ -57,9 +56,9 @@ FIGURE_SUMS = "figure_sums"
 RECORD_CHUNK = 5_000
 
 
-def project_item_ids(project: Project, chunk: int = RECORD_CHUNK):
-    """The project's item ids in chunks, by keyset on the primary key (no OFFSET)."""
-    last = 0
+def project_item_ids(project: Project, chunk: int = RECORD_CHUNK, *, after: int = 0):
+    """The project's item ids (above `after`) in chunks, by keyset on the primary key (no OFFSET)."""
+    last = after
     while True:
         ids = list(
             Item.objects.filter(project=project, pk__gt=last).order_by("pk").values_list("pk", flat=True)[:chunk]
@@ -71,16 +70,17 @@ def project_item_ids(project: Project, chunk: int = RECORD_CHUNK):
 
 
 def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict | None]:
-    """{item id: its record (annotation.metrics.figures), None for an item that adds
-    nothing — a deleted item, one without claims, votes, adjudication or reasons}; a
-    reversed-pair probe adds only its adjudication, reasons and aggregates. Seven
+    """{item id: its record (annotation.metrics.figures), None for a deleted item}; an item
+    without claims, votes, adjudication or reasons adds its filter values only (`i`), and
+    a reversed-pair probe only those, its adjudication, reasons and aggregates. Seven
     queries, whatever the number of ids (one array parameter each)."""
     records: dict[int, dict | None] = dict.fromkeys(item_ids)
-    items, probes = {}, set()
-    for pk, round_, gold_label, reference, probe_of in Item.objects.filter(
+    items, probes, values = {}, set(), {}
+    for pk, round_, gold_label, reference, probe_of, split, group, flags in Item.objects.filter(
         column_in(Item, "id", item_ids), project=project
-    ).values_list("pk", "round", "gold_label", "reference_label", "probe_of_id"):
+    ).values_list("pk", "round", "gold_label", "reference_label", "probe_of_id", "split", "group", "flags"):
         items[pk] = (round_, gold_label, reference)
+        values[pk] = item_value_share(split, group, round_, flags)
         if probe_of is not None:
             probes.add(pk)  # not an item of the dataset: its reasons and adjudication only
     if not items:
@@ -145,6 +145,7 @@ def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict 
         if not (
             durations.get(item_id) or votes.get(item_id) or item_id in adjudicated or reasons.get(item_id) or methods
         ):
+            records[item_id] = {"i": values[item_id]}
             continue
         cast = [label for _annotator, label in votes.get(item_id, ())]
         consensus = adjudicated.get(item_id) or gold_label or (plurality(cast) if len(cast) >= 2 else None)
@@ -156,6 +157,7 @@ def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict 
             "g": gold if gold in labels else None,
             "a": int(item_id in adjudicated),
             "r": reasons.get(item_id, []),
+            "i": values[item_id],
         }
         if methods:
             given = {label for label in methods.values() if label is not None}

@@ -62,10 +62,14 @@ class BrowserChoices:
     stored: bool = False
 
 
+# The groups the item browser's filter offers: the first, in code-point order.
+GROUPS_OFFERED = 500
+
+
 def item_values_compute(project: Project) -> dict:
-    """The splits, groups (the first 500), rounds and flags the project's items hold.
-    Four scans of its items: per request on a small project, else on the worker
-    (services.figures)."""
+    """The splits, groups (the first GROUPS_OFFERED), rounds and flags the project's items
+    hold. Four scans of its items: per request on a small project; a large one reads what
+    the worker keeps item by item (services.figures)."""
     items = Item.objects.filter(project=project).order_by()
     flags = sorted(
         {
@@ -78,7 +82,7 @@ def item_values_compute(project: Project) -> dict:
     )
     return {
         "splits": sorted(s for s in items.values_list("split", flat=True).distinct() if s),
-        "groups": sorted(g for g in items.values_list("group", flat=True).distinct() if g)[:500],
+        "groups": sorted(g for g in items.values_list("group", flat=True).distinct() if g)[:GROUPS_OFFERED],
         "rounds": sorted(items.values_list("round", flat=True).distinct()),
         "flags": flags,
     }

@@ -30,9 +30,10 @@ project costs seconds per 100,000 items, so a project of MASHOV_AGGREGATION_INCR
   re-estimated by a full run once MASHOV_AGGREGATION_FULL_SHARE (10 %) of the items changed
   since it, or it is MASHOV_AGGREGATION_FULL_SECONDS (an hour) old, at the next run; a
   change that names no item, and a project without a full run yet, also run in full.
-Runs of one project never overlap (a PostgreSQL advisory lock), and a run deletes the
-changes it read only after its writes and decisions, so a run that stopped halfway leaves
-them to the next one.
+Runs of one project never overlap (a PostgreSQL advisory lock: a job that finds it held
+ends at once and leaves its changes to the sweep; `_one_run_at_a_time`), and a run deletes
+the changes it read only after its writes and decisions, so a run that stopped halfway
+leaves them to the next one.
 
 How gold follows. Gold is written only through the decision ledger (services.decisions).
 The project's `aggregation` setting chooses the method. k-of-n and majority are rules of
@@ -55,6 +56,7 @@ import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from datetime import timedelta
+from itertools import islice
 from typing import Any, Iterable
 
 from django.conf import settings as django_settings
@@ -207,13 +209,23 @@ def aggregation_sweep(limit: int = 100) -> int:
 
 
 def aggregation_compute_job(job: Job) -> dict:
+    """The worker's job. While another run of the project holds its lock (a job the
+    debounce let start while a long run went on), it ends at once without reading
+    anything: waiting would hold a worker process for the other run's length, and the
+    changes it was asked for stay recorded and counted, so the sweep queues a run for them
+    once the other one is done."""
     from annotation.services.jobs import job_set_progress
 
     project = job.project
     assert project is not None  # aggregation jobs are made for a project (aggregation_request)
-    result = aggregation_compute_for_project(project, job=job, progress=lambda share: job_set_progress(job.pk, share))
-    if "full" not in result:  # a kind without labels: no run stored its figures
-        project_figures_store(project)  # what the supervisor's pages of a large project read
+    with _one_run_at_a_time(project.pk, wait=False) as running:
+        if not running:
+            return {"skipped": "another aggregation of the project is running"}
+        result = aggregation_compute_for_project(
+            project, job=job, progress=lambda share: job_set_progress(job.pk, share)
+        )
+        if "full" not in result:  # a kind without labels: no run stored its figures
+            project_figures_store(project)  # what the supervisor's pages of a large project read
     return result
 
 
@@ -262,17 +274,25 @@ def aggregation_compute_for_project(
 
 
 @contextmanager
-def _one_run_at_a_time(project_id: int):
+def _one_run_at_a_time(project_id: int, *, wait: bool = True):
     """Hold the project's aggregation lock for the run (a PostgreSQL session advisory
-    lock; a second run of the same project waits for the first, then reads what it left).
-    Without PostgreSQL (the embedded default runs jobs one at a time in-process) a no-op."""
+    lock, taken again by the same session at no cost); yields whether it is held. `wait`:
+    a second run of the same project waits for the first, then reads what it left;
+    without, it yields False at once while another session holds it. Without PostgreSQL
+    (the embedded default runs jobs one at a time in-process) a no-op that yields True."""
     if connection.vendor != "postgresql":
-        yield
+        yield True
         return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
+        if wait:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
+        else:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
+            if not cursor.fetchone()[0]:
+                yield False
+                return
     try:
-        yield
+        yield True
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_NAMESPACE, project_id])
@@ -495,24 +515,26 @@ def _median_competence(stored: dict) -> float:
 def _write_aggregates(
     results: dict, items: dict[int, tuple[int, str]], closed: set[int], contributions: dict, now
 ) -> None:
-    rows = []
-    for method, result in results.items():
-        given = contributions.get(method, {})
-        for item_id, (label, confidence) in result.items.items():
-            if item_id in closed:
-                rows.append(
-                    ItemAggregate(
+    def rows():
+        for method, result in results.items():
+            given = contributions.get(method, {})
+            for item_id, (label, confidence) in result.items.items():
+                if item_id in closed:
+                    yield ItemAggregate(
                         item_id=item_id, round=items[item_id][0], method=method, label=label or "",
                         confidence=confidence, contributions=given.get(item_id, []), computed_at=now,
-                    )
-                )  # fmt: skip
-    ItemAggregate.objects.bulk_create(
-        rows,
-        batch_size=WRITE_BATCH,
-        update_conflicts=True,
-        unique_fields=["item", "method"],
-        update_fields=["round", "label", "confidence", "contributions", "computed_at"],
-    )
+                    )  # fmt: skip
+
+    # A batch of model instances at a time: the rows of every item and method at once (four
+    # per item) were the run's largest use of memory.
+    pending = rows()
+    while batch := list(islice(pending, WRITE_BATCH)):
+        ItemAggregate.objects.bulk_create(
+            batch,
+            update_conflicts=True,
+            unique_fields=["item", "method"],
+            update_fields=["round", "label", "confidence", "contributions", "computed_at"],
+        )
 
 
 def _write_competences(project: Project, results: dict, counts: dict, now) -> None:
@@ -591,11 +613,16 @@ def decide_by_chosen_method(
     if not statuses:
         return counts
     target = confidence_target(settings)
-    tallies = _vote_tallies(votes)
     candidates = Item.objects.filter(project=project, probe_of__isnull=True, status__in=statuses)
     if item_ids is not None:
         candidates = candidates.filter(column_in(Item, "id", item_ids))
-    candidate_ids = list(candidates.order_by("pk").values_list("pk", flat=True))
+    candidate_ids, deciding = [], set()
+    for pk, status in candidates.order_by("pk").values_list("pk", "status").iterator(chunk_size=WRITE_BATCH):
+        candidate_ids.append(pk)
+        if status == Item.Status.DECIDING:
+            deciding.add(pk)
+    # The votes by label of the rounds this run may decide only (their outcomes record them).
+    tallies = _vote_tallies([vote for vote in votes if vote[0] in deciding]) if deciding else {}
     for start in range(0, len(candidate_ids), WRITE_BATCH):
         with transaction.atomic():
             rows = list(

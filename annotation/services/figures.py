@@ -15,16 +15,27 @@ aggregation job passes the items its run read — takes their old shares out of 
 adds their new ones, and computes the figures from the sums, so its cost follows the
 changed items, not the project; the sums are integers, so the figures are exactly those a
 run over every item gives. A run without item ids (the first, or after a change that
-names no item) reads every item, in chunks. The methods' comparison of the kind's report
-(selectors.aggregation.aggregation_report_for_project) is such a sum too: the items'
-shares hold their current-round aggregates, and the report is computed from the kept
-counts, its listed disagreements read by a partial index. Read whole on every run, since
-they are not sums over items: the rest of the kind's report sections, the reversed-pair
-probes (coherence and incoherent probes: probes are a small share of the items), the
-filter values (four index scans in the database) and the stored adjudication reasons
-(one row, as large as the queue). A claim submitted in a round still open is counted in
-`items` and `seconds_median` when its item's round closes (or at the next run over every
-item); the figures of a small project, computed per request, count it at once.
+names no item) reads every item, in chunks. The same shares keep, item by item:
+- the methods' comparison of the kind's report
+  (selectors.aggregation.aggregation_report_for_project): the items' shares hold their
+  current-round aggregates, and the report is computed from the kept counts, its listed
+  disagreements read by a partial index;
+- the item browser's filter values: how many items hold each split, group, round and flag
+  (ItemValueCount, updated by the changed items' old and new values); the values offered
+  are read from those rows, the first groups by an index in code-point order. Items are
+  created without a change that names them (imports, authored pairs, probes), so a run
+  also reads the items above the highest id the last run counted;
+- the adjudication queue's reasons, a row per waiting item (AdjudicationReason): a run
+  rewrites the rows of the items it read. An incoherent probe makes its original wait:
+  the probes are read whole on every run (a small share of the items), and the originals
+  whose incoherence came or went since the last run are read with the changed items.
+Read whole on every run, since they are not sums over items: the rest of the kind's report
+sections and the reversed-pair probes (coherence and incoherent probes). A claim submitted
+in a round still open is counted in `items` and `seconds_median` when its item's round
+closes (or at the next run over every item); the figures of a small project, computed per
+request, count it at once. An item created in a transaction that commits after a run
+counted a higher id of the same project is counted by the next run over every item (the
+aggregation's full runs, at least hourly).
 
 Stored, by name:
 - `annotator_quality`: {annotator id: the per-annotator figures that need every vote —
@@ -32,23 +43,31 @@ Stored, by name:
   (annotation.selectors.annotator_quality);
 - `report_sections`: the kind's own report figures (`Kind.report_sections`), the alpha
   reports left out: those are read live from their own table;
-- `adjudication_reasons`: {item id: why it waits} before adjudications are taken out;
 - `adjudication_agreement`: agreement with and without the adjudicated items;
 - `item_values`: the splits, groups, rounds and flags the item browser's filters offer."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import F
+from django.db.models.functions import Collate
 from django.utils import timezone
 
-from annotation.metrics.figures import adjudication_agreement, annotators_figures, empty_sums, sums_apply
-from annotation.models import ItemFigures, Project, ProjectFigures
+from annotation.metrics.figures import (
+    adjudication_agreement,
+    annotators_figures,
+    empty_sums,
+    item_values_from_counts,
+    sums_apply,
+    value_counts_apply,
+)
+from annotation.models import AdjudicationReason, ItemFigures, ItemValueCount, Project, ProjectFigures
 from annotation.selectors.figures import (
     ADJUDICATION_AGREEMENT,
-    ADJUDICATION_REASONS,
     ANNOTATOR_QUALITY,
     FIGURE_SUMS,
     ITEM_VALUES,
@@ -61,6 +80,10 @@ from annotation.selectors.figures import (
 from annotation.sql import column_in
 
 INCOHERENT = "incoherent_probe"
+# Kept in the sums: the highest item id a run counted (items above it are new), and the
+# originals of incoherent probes as the last run found them.
+VALUES_THROUGH = "values_through"
+INCOHERENT_ORIGINALS = "incoherent"
 
 
 def _json(value):
@@ -70,29 +93,28 @@ def _json(value):
 
 def project_figures_store(project: Project, item_ids=None) -> list[str]:
     """Compute and upsert the project's stored figures (module docstring); the names
-    written. `item_ids`: the items whose votes, round, status, claims or decisions changed
-    since the last run (None: read every item). Runs on the worker, after the aggregation
-    job's own writes and under its lock (runs of one project never overlap)."""
+    written. `item_ids`: the items whose votes, round, status, claims, decisions or filter
+    values changed since the last run (None: read every item). Runs on the worker, after
+    the aggregation job's own writes and under its lock (runs of one project never overlap)."""
     from annotation.kinds.registry import get_kind
-    from annotation.selectors.items import item_values_compute
 
     kind = get_kind(project.kind)
     labels = tuple(kind.labels)
     now = timezone.now()
     with transaction.atomic():
         sums = None if item_ids is None else stored_figures(project, FIGURE_SUMS)
-        if sums is not None and "comparison" not in sums:
-            sums = None  # stored before the sums held the methods' comparison: read every item
-        reasons: dict[int, list[str]] | None = None
+        if sums is not None and not {"comparison", VALUES_THROUGH} <= set(sums):
+            sums = None  # stored before the sums held all they hold now: read every item
+        incoherent = {original for original, *_rest in kind.incoherent_probes(project)} if labels else set()
         if sums is None:
-            sums, reasons = _sums_of_every_item(project, kind, labels)
+            sums = _sums_of_every_item(project, kind, labels, incoherent)
         else:
-            reasons = _sums_update(project, kind, labels, sums, sorted(set(item_ids)))
+            _sums_update(project, kind, labels, sums, item_ids, incoherent)
         coherence = kind.annotator_coherence(project)
         figures = {
             FIGURE_SUMS: sums,
             ANNOTATOR_QUALITY: annotators_figures(sums, coherence, labels),
-            ITEM_VALUES: item_values_compute(project),
+            ITEM_VALUES: item_values_stored(project),
         }
         # The methods' comparison, a sum over items, from the sums just brought up to date
         # (selectors.aggregation.aggregation_report_for_project reads it there).
@@ -105,58 +127,113 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
             sections["agreement"] = None  # read live (AgreementReport)
         figures[REPORT_SECTIONS] = sections
         if labels:
-            for original in sorted({original for original, *_rest in kind.incoherent_probes(project)}):
-                reasons.setdefault(original, []).append(INCOHERENT)
-            figures[ADJUDICATION_REASONS] = reasons
             figures[ADJUDICATION_AGREEMENT] = adjudication_agreement(sums, labels)
         for name, value in figures.items():
             project_figure_store(project, name, value, now=now)
     return [name for name in figures if name != FIGURE_SUMS]
 
 
-def _sums_of_every_item(project: Project, kind, labels) -> tuple[dict, dict[int, list[str]]]:
-    """The sums and the adjudication reasons (incoherent probes aside) over every item, each
-    item's share stored anew."""
+def _sums_of_every_item(project: Project, kind, labels, incoherent: set[int]) -> dict:
+    """The sums over every item, each item's share, filter values and reasons stored anew."""
     sums = empty_sums()
-    reasons: dict[int, list[str]] = {}
-    ItemFigures.objects.filter(project=project).delete()
+    for model in (ItemFigures, ItemValueCount, AdjudicationReason):
+        model.objects.filter(project=project).delete()
+    through = 0
     for ids in project_item_ids(project, RECORD_CHUNK):
-        records = item_records(project, kind, ids)
-        _store_records(project, records, sums, labels, reasons)
-    return sums, reasons
+        _replace_shares(project, kind, labels, sums, ids, incoherent, old=False)
+        through = ids[-1]
+    sums[VALUES_THROUGH] = through
+    sums[INCOHERENT_ORIGINALS] = sorted(incoherent)
+    return sums
 
 
-def _sums_update(project: Project, kind, labels, sums: dict, item_ids: list[int]) -> dict[int, list[str]]:
-    """Take the changed items' stored shares out of `sums` (in place), add their new ones;
-    the adjudication reasons as stored, the changed items' replaced."""
-    stored = {int(item_id): why for item_id, why in (stored_figures(project, ADJUDICATION_REASONS) or {}).items()}
-    reasons = {}
-    for item_id, why in stored.items():
-        why = [reason for reason in why if reason != INCOHERENT]
-        if why:
-            reasons[item_id] = why
-    for start in range(0, len(item_ids), RECORD_CHUNK):
-        ids = item_ids[start : start + RECORD_CHUNK]
-        old = ItemFigures.objects.filter(column_in(ItemFigures, "item_id", ids), project=project)
-        for record in old.values_list("value", flat=True):
+def _sums_update(project: Project, kind, labels, sums: dict, item_ids, incoherent: set[int]) -> None:
+    """Bring `sums` (in place), the shares, filter values and reasons up to date for the
+    changed items, the originals whose incoherence came or went, and the items created
+    since the last run."""
+    came_or_went = incoherent ^ set(sums[INCOHERENT_ORIGINALS])
+    ids = sorted(set(item_ids) | came_or_went)
+    for start in range(0, len(ids), RECORD_CHUNK):
+        _replace_shares(project, kind, labels, sums, ids[start : start + RECORD_CHUNK], incoherent)
+    read = set(ids)
+    through = int(sums[VALUES_THROUGH])
+    for new in project_item_ids(project, RECORD_CHUNK, after=through):
+        _replace_shares(project, kind, labels, sums, [pk for pk in new if pk not in read], incoherent)
+        through = new[-1]
+    sums[VALUES_THROUGH] = max([through, *ids[-1:]])
+    sums[INCOHERENT_ORIGINALS] = sorted(incoherent)
+
+
+def _replace_shares(project: Project, kind, labels, sums: dict, ids: list[int], incoherent, *, old=True) -> None:
+    """Take the items' stored shares out of `sums` and the filter values (`old`: a run over
+    every item has none to take out), and put their new ones in, with their reasons."""
+    if not ids:
+        return
+    counts: Counter = Counter()
+    if old:
+        stored = ItemFigures.objects.filter(column_in(ItemFigures, "item_id", ids), project=project)
+        for record in stored.values_list("value", flat=True):
             sums_apply(sums, record, -1, labels)
-        old.delete()
-        for item_id in ids:
-            reasons.pop(item_id, None)
-        _store_records(project, item_records(project, kind, ids), sums, labels, reasons)
-    return reasons
-
-
-def _store_records(project: Project, records: dict, sums: dict, labels, reasons: dict) -> None:
-    rows = []
-    for item_id, record in records.items():
+            value_counts_apply(counts, record, -1)
+        stored.delete()
+        AdjudicationReason.objects.filter(column_in(AdjudicationReason, "item_id", ids), project=project).delete()
+    shares, reasons = [], []
+    for item_id, record in item_records(project, kind, ids).items():
         if record is None:
-            continue
+            continue  # deleted
         sums_apply(sums, record, 1, labels)
-        if record["r"]:
-            reasons[item_id] = list(record["r"])
-        rows.append(ItemFigures(project=project, item_id=item_id, value=record))
-    ItemFigures.objects.bulk_create(rows, batch_size=RECORD_CHUNK)
+        value_counts_apply(counts, record, 1)
+        shares.append(ItemFigures(project=project, item_id=item_id, value=record))
+        why = list(record.get("r", ())) + ([INCOHERENT] if item_id in incoherent else [])
+        if why:
+            reasons.append(AdjudicationReason(project=project, item_id=item_id, reasons=why))
+    ItemFigures.objects.bulk_create(shares, batch_size=RECORD_CHUNK)
+    AdjudicationReason.objects.bulk_create(reasons, batch_size=RECORD_CHUNK)
+    _value_counts_add(project, counts)
+
+
+def _value_counts_add(project: Project, counts: Counter) -> None:
+    """Add {(name, value): items} to the project's ItemValueCount rows; a value left held by
+    no item loses its row. Two statements, three when a value went."""
+    counts = Counter({key: n for key, n in counts.items() if n})
+    if not counts:
+        return
+    rows = {
+        (name, value): (pk, items)
+        for pk, name, value, items in ItemValueCount.objects.filter(
+            column_in(ItemValueCount, "value", sorted({value for _name, value in counts})), project=project
+        ).values_list("pk", "name", "value", "items")
+    }
+    kept, gone = [], []
+    for (name, value), n in counts.items():
+        pk, items = rows.get((name, value), (None, 0))
+        if items + n > 0:
+            kept.append(ItemValueCount(project=project, name=name, value=value, items=items + n))
+        elif pk is not None:
+            gone.append(pk)
+    ItemValueCount.objects.bulk_create(
+        kept, batch_size=RECORD_CHUNK, update_conflicts=True, unique_fields=["project", "name", "value"],
+        update_fields=["items"],
+    )  # fmt: skip
+    if gone:
+        ItemValueCount.objects.filter(pk__in=gone).delete()
+
+
+def item_values_stored(project: Project) -> dict:
+    """The filter values (selectors.items.item_values_compute) from the kept counts: two
+    index reads, the splits, rounds and flags held and the first groups."""
+    from annotation.selectors.items import GROUPS_OFFERED
+
+    # Python's order of strings is by code point: PostgreSQL's "C" collation (its index,
+    # migration 0028) on PostgreSQL, SQLite's default elsewhere.
+    order = Collate(F("value"), "C") if connection.vendor == "postgresql" else F("value")
+    held = ItemValueCount.objects.filter(project=project, name__in=("split", "round", "flag"))
+    groups = (
+        ItemValueCount.objects.filter(project=project, name="group")
+        .order_by(order)
+        .values_list("value", flat=True)[:GROUPS_OFFERED]
+    )
+    return item_values_from_counts(held.values_list("name", "value"), groups)
 
 
 def project_figure_store(project: Project, name: str, value, *, now=None) -> None:

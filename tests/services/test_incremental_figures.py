@@ -1,8 +1,10 @@
 """The supervisor's stored figures of a large project follow the items that changed: after
 random changes (votes cast and edited, rounds reopened, closed, failed, adjudicated, gold
-decided, claims of other durations), the aggregation job's incremental run leaves exactly
-the figures a run over every item stores, and the figures a small project computes per
-request. The run reads and writes the changed items' shares only."""
+decided, claims of other durations, splits, groups and flags edited, items created without
+a change that names them, items deleted), the aggregation job's incremental run leaves
+exactly the figures a run over every item stores — the filter values and the adjudication
+reasons included — and the figures a small project computes per request. The run reads
+and writes the changed items' shares only."""
 
 import random
 from datetime import timedelta
@@ -20,27 +22,50 @@ from tests.services.test_incremental_aggregation import apply as apply_aggregati
 
 pytestmark = pytest.mark.django_db
 
-STORED = ("annotator_quality", "adjudication_reasons", "adjudication_agreement", "figure_sums", "report_sections")
+STORED = ("annotator_quality", "item_values", "adjudication_agreement", "figure_sums", "report_sections")
+SPLITS = ("", "train", "dev", "test")
+GROUPS = ("", "g1", "g2", "ג3", "G4")
+FLAGS = ("hard", "קשה", "x")
 
 
 @pytest.fixture(autouse=True)
-def small_thresholds(settings):
+def small_thresholds(settings, monkeypatch):
     settings.MASHOV_AGGREGATION_INCREMENTAL_ITEMS = 20
     settings.MASHOV_AGGREGATION_FULL_SHARE = 0.5
     settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+    # Fewer groups offered than the items hold: which ones are the first counts.
+    monkeypatch.setattr("annotation.selectors.items.GROUPS_OFFERED", 3)
 
 
 def stored(project) -> dict:
-    from annotation.models import ItemFigures, ProjectFigures
+    from annotation.models import AdjudicationReason, ItemFigures, ItemValueCount, ProjectFigures
 
     figures = dict(ProjectFigures.objects.filter(project=project, name__in=STORED).values_list("name", "value"))
     shares = dict(ItemFigures.objects.filter(project=project).values_list("item_id", "value"))
-    return {**figures, "shares": shares}
+    counts = dict(
+        ((name, value), n)
+        for name, value, n in ItemValueCount.objects.filter(project=project).values_list("name", "value", "items")
+    )
+    reasons = dict(AdjudicationReason.objects.filter(project=project).values_list("item_id", "reasons"))
+    return {**figures, "shares": shares, "value_counts": counts, "reasons": reasons}
+
+
+def assert_live(project, incremental) -> None:
+    """What a small project computes per request from its items and votes."""
+    from annotation.kinds.registry import get_kind
+    from annotation.selectors.annotator_quality import queue_reasons_compute
+    from annotation.selectors.items import item_values_compute
+    from annotation.services.figures import _json
+
+    assert incremental["item_values"] == _json(item_values_compute(project))
+    assert incremental["reasons"] == queue_reasons_compute(project, get_kind(project.kind))
 
 
 def apply(project, rows, people, changes) -> set[int]:
     """The aggregation test's changes (votes, reopens, closes) and those only the figures
-    read: a failed round, an adjudication, a decided gold, a slow claim."""
+    read: a failed round, an adjudication, a decided gold, a slow claim, an item's split,
+    group or flags edited, an item deleted, and an item created (an import names it in no
+    change: not in the ids returned)."""
     from annotation.models import Adjudication, Annotation, Assignment, ConsensusOutcome, Item
 
     changed = apply_aggregation_changes(
@@ -50,7 +75,25 @@ def apply(project, rows, people, changes) -> set[int]:
     for position, action, label in changes:
         item = rows[position % len(rows)]
         item.refresh_from_db()
-        if action == "fail":
+        code = LABELS.index(label) + position
+        if action == "create":
+            rows.append(
+                Item.objects.create(
+                    project=project, external_id=f"new{len(rows)}-{position}", payload=item.payload,
+                    split=SPLITS[code % len(SPLITS)], group=GROUPS[code % len(GROUPS)],
+                    flags=list(FLAGS[: code % 3]), position=len(rows),
+                )
+            )  # fmt: skip
+            continue
+        if action == "values":
+            Item.objects.filter(pk=item.pk).update(
+                split=SPLITS[code % len(SPLITS)], group=GROUPS[(code + 1) % len(GROUPS)], flags=list(FLAGS[code % 3 :])
+            )
+        elif action == "delete":
+            if len(rows) > 20:
+                Item.objects.filter(pk=item.pk).delete()
+                rows.remove(item)
+        elif action == "fail":
             ConsensusOutcome.objects.update_or_create(
                 item=item, round=item.round,
                 defaults={"outcome": "failed", "gold": "", "votes": {}, "n_votes": 3, "agreement": 0.4},
@@ -75,10 +118,22 @@ def apply(project, rows, people, changes) -> set[int]:
     return changed
 
 
+def with_values(rows) -> None:
+    """Splits, groups and flags spread over the items, as a file gives them."""
+    from annotation.models import Item
+
+    for index, item in enumerate(rows):
+        Item.objects.filter(pk=item.pk).update(
+            split=SPLITS[index % len(SPLITS)], group=GROUPS[index % len(GROUPS)], flags=list(FLAGS[: index % 4])
+        )
+
+
 changes_strategy = st.lists(
     st.tuples(
         st.integers(0, 59),
-        st.sampled_from(["vote", "reopen", "close", "fail", "adjudicate", "gold", "slow"]),
+        st.sampled_from(
+            ["vote", "reopen", "close", "fail", "adjudicate", "gold", "slow", "values", "create", "delete"]
+        ),
         st.sampled_from(LABELS),
     ),
     min_size=1,
@@ -97,6 +152,7 @@ def test_incremental_figures_equal_a_full_recompute(make_user, batches, seed):
     from annotation.services.figures import project_figures_store
 
     project, rows, people = build(make_user, 60, seed=seed)
+    with_values(rows)
     assert aggregation_compute_for_project(project)["full"] is True
     for changes in batches:  # several runs, each after its own changes
         changed = apply(project, rows, people, changes)
@@ -106,6 +162,7 @@ def test_incremental_figures_equal_a_full_recompute(make_user, batches, seed):
     project_figures_store(project)  # every item read anew
     assert incremental == stored(project)
     # And what a small project computes per request from its votes.
+    assert_live(project, incremental)
     kind = get_kind(project.kind)
     live_quality = {str(annotator): row for annotator, row in annotator_figures_compute(project, kind).items()}
     assert incremental["annotator_quality"] == live_quality
@@ -145,18 +202,23 @@ def assert_comparison_is_the_live_one(project, incremental):
     assert _json(kept) == _json(live)
 
 
-def test_an_incremental_figures_run_reads_and_writes_only_the_changed_items(make_user):
-    """The statements of a run after two items changed are the same at 100 and 300 items,
-    and only the two items' shares are written."""
-    from annotation.models import ItemFigures
+def test_an_incremental_figures_run_costs_the_same_statements_for_3_and_300_changed_items(make_user):
+    """The statements of a run are the same for 3 and for 300 changed items (votes, failed
+    rounds and edited filter values among them), and only the changed items' shares and
+    reasons are written anew."""
+    from annotation.models import AdjudicationReason, ItemFigures
     from annotation.services.figures import project_figures_store
 
+    project, rows, people = build(make_user, 320, seed=5)
+    with_values(rows)
+    project_figures_store(project)
     queries = []
-    for size in (100, 300):
-        project, rows, people = build(make_user, size, seed=size)
-        project_figures_store(project)
+    for offset, size in ((0, 3), (3, 300)):
         untouched = dict(ItemFigures.objects.filter(project=project).values_list("item_id", "id"))
-        changed = apply(project, rows, people, [(0, "vote", "neutral"), (1, "adjudicate", "contradiction")])
+        reasons = dict(AdjudicationReason.objects.filter(project=project).values_list("item_id", "id"))
+        actions = ("vote", "fail", "values")
+        changed = apply(project, rows, people, [(offset + i, actions[i % 3], LABELS[i % 3]) for i in range(size)])
+        assert len(changed) == size
         with CaptureQueriesContext(connection) as captured:
             project_figures_store(project, sorted(changed))
         queries.append(len(captured))
@@ -165,7 +227,12 @@ def test_an_incremental_figures_run_reads_and_writes_only_the_changed_items(make
             k: v for k, v in untouched.items() if k not in changed
         }
         assert set(after) - set(untouched) <= changed
-    assert queries[0] == queries[1]
+        reasons_after = dict(AdjudicationReason.objects.filter(project=project).values_list("item_id", "id"))
+        assert {k: v for k, v in reasons_after.items() if k not in changed} == {
+            k: v for k, v in reasons.items() if k not in changed
+        }
+        assert_live(project, stored(project))
+    assert queries[0] == queries[1], queries
 
 
 def test_a_deleted_item_leaves_the_figures(make_user):
@@ -199,3 +266,60 @@ def test_the_figures_job_runs_with_the_aggregation_and_pages_read_them(make_user
     shown = annotator_quality_for_project(project)
     assert sum(row["items"] for row in shown) == Assignment.objects.filter(project=project, status="submitted").count()
     assert {row["annotator"] for row in shown if row["items"]} == {person.username for person in people}
+
+
+def test_incoherent_probes_make_their_originals_wait_when_only_the_probe_changed(make_user):
+    """A vote on a reversed-pair probe makes its original incoherent, or coherent again: the
+    run given only the probe's id rewrites the original's reasons too, and leaves what a run
+    over every item and the per-request queue give. Random votes, several runs."""
+    from annotation.kinds.registry import get_kind
+    from annotation.models import Item, Membership
+    from annotation.selectors.annotator_quality import queue_reasons_compute
+    from annotation.services.figures import project_figures_store
+    from annotation.services.projects import project_create
+
+    rng = random.Random(11)
+    labels = ("FORWARD", "BACKWARD", "EQUIVALENT")
+    sup = make_user("probe-sup", staff=True)
+    project = project_create(
+        actor=sup, slug="probe-figures", name="probes", kind="phrase_pair", language="en",
+        settings={"probe_rate": 0.0},
+    )  # fmt: skip
+    people = [make_user(f"probe-a{index}") for index in range(3)]
+    Membership.objects.bulk_create(
+        Membership(project=project, user=user, role="annotator", status="active") for user in people
+    )
+    originals = [
+        Item.objects.create(project=project, external_id=f"p{i}", payload={"left": f"a{i}", "right": f"b{i}"},
+                            position=i, status="complete")
+        for i in range(24)
+    ]  # fmt: skip
+    probes = [
+        Item.objects.create(project=project, external_id=f"p{i}~rev", payload={"left": f"b{i}", "right": f"a{i}"},
+                            probe_of=originals[i], position=100 + i, status="complete")
+        for i in range(8)
+    ]  # fmt: skip
+    for item in originals:
+        for person in people:
+            vote(project, item, person, rng.choice(labels))
+    for probe in probes:  # one annotator's reversal each: its coherence flips with that one vote
+        vote(project, probe, people[0], rng.choice(labels))
+    kind = get_kind(project.kind)
+    project_figures_store(project)
+    assert stored(project)["reasons"] == queue_reasons_compute(project, kind)
+    flips = 0
+    for _run in range(4):
+        before = {item_id for item_id, why in stored(project)["reasons"].items() if "incoherent_probe" in why}
+        changed = set()
+        for _vote in range(3):
+            probe = rng.choice(probes)
+            vote(project, probe, people[0], rng.choice(labels))
+            changed.add(probe.pk)
+        project_figures_store(project, sorted(changed))
+        incremental = stored(project)
+        assert incremental["reasons"] == queue_reasons_compute(project, kind)
+        project_figures_store(project)
+        assert stored(project) == incremental
+        after = {item_id for item_id, why in incremental["reasons"].items() if "incoherent_probe" in why}
+        flips += len(before ^ after)
+    assert flips  # some original's incoherence came or went with its probe's vote alone

@@ -1,0 +1,80 @@
+"""Benchmark: the aggregation job's peak memory per process on a large project.
+
+Runs one aggregation of the `scale` project of a database that `bench/scale.py --keep`
+built, in this process alone, and prints the process's peak resident memory (VmHWM)
+before and after the run and the run's seconds. A script, not a test:
+
+    python bench/scale.py --items 100000 --keep --only none --database mashov_bench_memory
+    python bench/aggregation_memory.py --database mashov_bench_memory [--incremental 300]
+
+`--full` (the default) runs the four methods over every item, then the stored figures over
+every item, as the job's scheduled full run does; `--incremental N` records N changed items
+first and runs the job's incremental path; `--figures` times only the stored figures over
+every item (services.figures.project_figures_store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def status(field: str) -> float:
+    """A /proc/self/status memory field in MiB."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--database", default="mashov_bench_scale")
+    parser.add_argument("--incremental", type=int, default=0, help="items changed before an incremental run")
+    parser.add_argument("--figures", action="store_true", help="only the stored figures over every item")
+    args = parser.parse_args()
+    os.environ["DATABASE_URL"] = f"{args.server}/{args.database}"
+    os.environ.pop("CELERY_BROKER_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+    import django
+
+    django.setup()
+    from annotation.models import Item, Project
+    from annotation.services.aggregation import aggregation_changes_record, aggregation_compute_for_project
+    from annotation.services.figures import project_figures_store
+
+    project = Project.objects.get(slug="scale")
+    items = Item.objects.filter(project=project).count()
+    baseline = status("VmHWM")
+    started = time.perf_counter()
+    if args.figures:
+        what = "stored figures, every item"
+        project_figures_store(project)
+    elif args.incremental:
+        what = f"aggregation, incremental ({args.incremental} items changed)"
+        ids = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True)[: args.incremental])
+        aggregation_changes_record(project.pk, ids)
+        result = aggregation_compute_for_project(project)
+        assert result["full"] is False, result
+    else:
+        what = "aggregation, full run (4 methods) + stored figures"
+        aggregation_compute_for_project(project, full=True)
+    seconds = time.perf_counter() - started
+    peak = status("VmHWM")
+    print(
+        f"{items:,} items; {what}: {seconds:.1f} s; peak RSS {peak:.0f} MiB "
+        f"(baseline after start-up {baseline:.0f} MiB, run added {peak - baseline:.0f} MiB)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

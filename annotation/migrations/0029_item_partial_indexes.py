@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0027_item_figures_disagree'),
+        ('annotation', '0028_item_value_counts_adjudication_reasons'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -75,6 +75,13 @@ class Annotation(models.Model):
                 fields=["item", "annotator", "round"], name="annotation_unique_item_annotator_round"
             ),
         ]
+        indexes = [
+            # The review queue (oldest first) reads the few annotations that need review;
+            # without it, counting the queue reads every annotation of every project.
+            models.Index(
+                fields=["created_at", "id"], condition=Q(review_required=True), name="annotation_review_queue_idx"
+            ),
+        ]
         ordering = ["id"]
 
 

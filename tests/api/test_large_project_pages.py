@@ -135,3 +135,39 @@ def test_a_large_project_shows_the_stored_figures(make_user, settings):
     assert stored.keys() == live_report.keys()
     assert stored["per_annotator"] == live_report["per_annotator"]
     assert stored["aggregation"] == live_report["aggregation"]
+
+
+@pytest.mark.postgres
+def test_the_review_queue_is_counted_through_its_index(make_user):
+    """The review queue's count and its page read the annotations that need review through
+    their partial index, not every annotation of the database (a scan of millions of
+    rows on a large project)."""
+    from annotation.models import Annotation, Membership
+    from annotation.services.projects import project_create
+    from annotation.services.reviews import annotations_pending_review
+
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    project = project_create(actor=admin, slug="queue", name="queue", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, annotators, 2000)
+    # A sample of the votes waits for review, as a trusted crew's would.
+    Annotation.objects.filter(item__project=project).update(review_required=False)
+    first = Annotation.objects.filter(item__project=project).order_by("id").values_list("pk", flat=True)[:20]
+    Annotation.objects.filter(pk__in=list(first)).update(review_required=True)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_annotation")
+    pending = annotations_pending_review(user=supervisor, slug=project.slug)
+    with CaptureQueriesContext(connection) as captured:
+        assert len(pending) == 20
+        assert len(pending[0:10]) == 10
+    plans = []
+    with connection.cursor() as cursor:
+        for query in captured.captured_queries:
+            if "annotation_annotation" in query["sql"] and "review_required" in query["sql"]:
+                cursor.execute("EXPLAIN " + query["sql"])
+                plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    assert len(plans) == 2, captured.captured_queries
+    for plan in plans:
+        assert "annotation_review_queue_idx" in plan, plan

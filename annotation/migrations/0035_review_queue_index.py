@@ -5,15 +5,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0027_item_figures_disagree'),
+        ("annotation", "0027_item_figures_disagree"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='annotation',
-            index=models.Index(condition=models.Q(('review_required', True)), fields=['created_at', 'id'], name='annotation_review_queue_idx'),
+            model_name="annotation",
+            index=models.Index(
+                condition=models.Q(("review_required", True)),
+                fields=["created_at", "id"],
+                name="annotation_review_queue_idx",
+            ),
         ),
     ]

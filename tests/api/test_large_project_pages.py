@@ -162,12 +162,48 @@ def test_the_review_queue_is_counted_through_its_index(make_user):
     with CaptureQueriesContext(connection) as captured:
         assert len(pending) == 20
         assert len(pending[0:10]) == 10
-    plans = []
     with connection.cursor() as cursor:
-        for query in captured.captured_queries:
-            if "annotation_annotation" in query["sql"] and "review_required" in query["sql"]:
-                cursor.execute("EXPLAIN " + query["sql"])
-                plans.append("\n".join(row[0] for row in cursor.fetchall()))
+        plans = explained(cursor, captured, "review_required")
     assert len(plans) == 2, captured.captured_queries
     for plan in plans:
         assert "annotation_review_queue_idx" in plan, plan
+
+
+def explained(cursor, captured, needle: str) -> list[str]:
+    """The plans of the captured statements that contain `needle`."""
+    plans = []
+    for query in captured.captured_queries:
+        if needle in query["sql"]:
+            cursor.execute("EXPLAIN " + query["sql"])
+            plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    return plans
+
+
+@pytest.mark.postgres
+def test_a_deep_page_of_the_item_browser_is_an_index_range(make_user):
+    """The browser's page after (and before) a cursor deep in the project starts its read of
+    the position index at the cursor, instead of reading the index from the project's first
+    item and filtering (half a million entries half way through a million items)."""
+    from annotation.models import Item, Membership
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    project = project_create(actor=admin, slug="deep", name="deep", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, [make_user("a0")], 3000)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item")
+    edge = Item.objects.filter(project=project).order_by("position", "id").values_list("position", "id")[2000]
+    client = Client()
+    client.force_login(supervisor)
+    for direction in ("after", "before"):
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(f"/console/p/deep/items/?page=40&{direction}={edge[0]}.{edge[1]}")
+        assert response.status_code == 200
+        with connection.cursor() as cursor:
+            plans = explained(cursor, captured, 'ORDER BY "annotation_item"."position"')
+        assert len(plans) == 1, captured.captured_queries
+        bound = '"position" >= ' if direction == "after" else '"position" <= '
+        cond = [line for line in plans[0].splitlines() if "Index Cond" in line]
+        assert cond and bound in cond[0], plans[0]

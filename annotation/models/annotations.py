@@ -81,6 +81,9 @@ class Annotation(models.Model):
             models.Index(
                 fields=["created_at", "id"], condition=Q(review_required=True), name="annotation_review_queue_idx"
             ),
+            # The annotators' agreement with the model's suggestions reads only the votes that
+            # were shown one; a project without suggestions reads nothing.
+            models.Index(fields=["item"], condition=Q(suggested_label__isnull=False), name="annotation_suggested_idx"),
         ]
         ordering = ["id"]
 

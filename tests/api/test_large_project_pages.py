@@ -207,3 +207,24 @@ def test_a_deep_page_of_the_item_browser_is_an_index_range(make_user):
         bound = '"position" >= ' if direction == "after" else '"position" <= '
         cond = [line for line in plans[0].splitlines() if "Index Cond" in line]
         assert cond and bound in cond[0], plans[0]
+
+
+@pytest.mark.postgres
+def test_the_suggestion_figures_read_only_the_votes_shown_a_suggestion(make_user):
+    """The annotators' agreement with the model's suggestions (on the quality API of every
+    project, large or small) reads the votes that were shown one through their partial
+    index: a project that never showed a suggestion reads none of its millions of votes."""
+    from annotation.selectors.annotator_quality import _suggestions
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    project = project_create(actor=admin, slug="hints", name="hints", kind="nli_relabel", language="he")
+    generated(project, [make_user(f"a{i}") for i in range(3)], 2000)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_annotation")
+    with CaptureQueriesContext(connection) as captured:
+        assert _suggestions(project) == {}
+    with connection.cursor() as cursor:
+        plans = explained(cursor, captured, "suggested_label")
+    assert len(plans) == 1, captured.captured_queries
+    assert "annotation_suggested_idx" in plans[0], plans[0]

@@ -1,19 +1,26 @@
-"""Benchmark: the supervisor's pages and reports, the exports and the import on a large
-`nli_relabel` project.
+"""Benchmark: the supervisor's pages and reports, the deferred work, the exports and the
+import on a large `nli_relabel` project.
 
 Builds the project quickly — items, assignments, annotations, consensus outcomes and
-decisions written with COPY into the real tables, then VACUUM ANALYZE — runs the project's
-aggregation job once (as the worker would after the rounds closed; it stores the figures
-the pages read), then times each page in-process with Django's test client, signed in as
-the project's supervisor: median seconds of --repeat, the number of queries and how much
-the process's resident memory grew. Then the exports (JSONL and CSV, `status=all`, every
-byte read) and an import of --import-items new items. A script, not a test:
+decisions generated inside PostgreSQL (INSERT … SELECT over generate_series, no row through
+Python) into the real tables with their secondary indexes and foreign keys dropped during
+the load and rebuilt after it, then VACUUM ANALYZE — runs the project's aggregation job once
+(as the worker would after the rounds closed; it stores the figures the pages read), then
+times each page in-process with Django's test client, signed in as the project's
+supervisor: median seconds of --repeat, the number of queries and how much the process's
+resident memory grew. Then an incremental aggregation after --changed items changed, the
+exports (JSONL and CSV, `status=all`, every byte read) and an import of --import-items new
+items. A script, not a test:
 
-    python bench/scale.py --items 100000 [--votes 3] [--repeat 3] [--keep] [--reuse]
+    python bench/scale.py --items 1000000 [--votes 3] [--repeat 3] [--keep] [--reuse]
+        [--skip-job] [--only pages,job,incremental,figures,export,import]
 
 Items: 90 % accepted by a 2-of-3 rule, 5 % removed (failed their round, so they wait in the
 adjudication queue), 5 % open with one vote. It creates the scratch database
 `mashov_bench_scale` on --server and drops it unless --keep; --reuse times an existing one.
+Each step prints the load average beside it (the machine may be shared). Built once with
+`--keep --skip-job`, the job is best timed in a process of its own (`--reuse --keep
+--only job`: its peak memory), then `--reuse --only pages,incremental`.
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
+import resource
 import statistics
 import sys
 import time
@@ -32,10 +41,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from export import payload_of  # noqa: E402 (bench/ is on sys.path)
-from scratch import admin_sql, copy_rows  # noqa: E402
+from scratch import admin_sql  # noqa: E402
 
 LABELS = ("entailment", "neutral", "contradiction")
 SLUG = "scale"
+NOW = "2025-01-01 00:00:00+00"
 
 
 def parse_args():
@@ -49,9 +59,23 @@ def parse_args():
     parser.add_argument("--database", default="mashov_bench_scale")
     parser.add_argument("--keep", action="store_true", help="leave the database for another run")
     parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
-    parser.add_argument("--only", default="", help="comma-separated names of the steps to time")
+    parser.add_argument(
+        "--only", default="", help="comma-separated steps: pages, job, incremental, figures, export, import"
+    )
+    parser.add_argument(
+        "--skip-job", action="store_true", help="build without running the aggregation job (time it with --only job)"
+    )
     parser.add_argument("--changed", type=int, default=100, help="items changed before an incremental aggregation")
     return parser.parse_args()
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident size so far (a step run in a fresh process: its peak)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def load_average() -> str:
+    return "/".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def rss_mib() -> float:
@@ -62,89 +86,182 @@ def rss_mib() -> float:
     return 0.0
 
 
-def build(project, users, n_items: int, votes: int) -> None:
-    """Items, claims, votes, outcomes and decisions of `project` via COPY."""
-    import numpy as np
+LOADED = (
+    "annotation_item",
+    "annotation_assignment",
+    "annotation_annotation",
+    "annotation_consensusoutcome",
+    "annotation_decision",
+)
+
+
+def _secondary_indexes(cur) -> list[str]:
+    """Drop the loaded tables' indexes and constraints other than the primary keys (unique
+    constraints, foreign keys, plain and partial indexes); return the statements that
+    recreate them exactly. Building an index once over the loaded rows is several times
+    faster than maintaining it row by row, and checking a foreign key once as a join far
+    faster than a trigger per row; what is recreated is what the migrations made."""
+    recreate: list[str] = []
+    for table in LOADED:
+        cur.execute(
+            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE conrelid = %s::regclass AND contype IN ('u', 'x', 'f') ORDER BY contype DESC, conname",
+            [table],
+        )
+        for name, definition in cur.fetchall():
+            cur.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
+            recreate.append(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
+        cur.execute(
+            "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index"
+            " WHERE indrelid = %s::regclass"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conindid = indexrelid AND conrelid = indrelid)",
+            [table],
+        )
+        for name, definition in cur.fetchall():
+            cur.execute(f"DROP INDEX {name}")
+            recreate.append(definition)
+    # Unique constraints before the foreign keys that may need them.
+    return sorted(recreate, key=lambda statement: "FOREIGN KEY" in statement)
+
+
+def build(project, users, n_items: int, votes: int) -> dict[str, float]:
+    """Items, claims, votes, outcomes and decisions of `project`, generated inside
+    PostgreSQL (INSERT … SELECT over generate_series: no row passes through Python) with
+    the secondary indexes and foreign keys dropped during the load and rebuilt after it,
+    then VACUUM ANALYZE. Returns the seconds of each phase."""
     from django.db import connection
 
-    rng = np.random.default_rng(7)
-    truth = rng.integers(0, 3, n_items)
-    skill = np.linspace(0.65, 0.95, len(users))
-    who = np.argsort(rng.random((n_items, len(users))), axis=1)[:, :votes]
-    right = rng.random((n_items, votes)) < skill[who]
-    labels = np.where(right, truth[:, None], rng.integers(0, 3, (n_items, votes)))
-    now = "2025-01-01 00:00:00+00"
-    user_ids = [u.pk for u in users]
-    status, gold = [], []
-    for i in range(n_items):
-        counts = np.bincount(labels[i], minlength=3)
-        if i % 20 == 19:
-            status.append("open")
-            gold.append("")
-        elif counts.max() >= 2 and i % 20 != 18:
-            status.append("accepted")
-            gold.append(LABELS[int(counts.argmax())])
-        else:
-            status.append("removed")
-            gold.append("")
-    cast = [1 if s == "open" else votes for s in status]
+    assert votes <= len(users), "each of an item's votes comes from a different annotator"
+    step = next(s for s in (7, 11, 13, 17, 19, 23, 29, 31, 1) if math.gcd(s, len(users)) == 1)
+    phases: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def phase(name: str) -> None:
+        nonlocal started
+        phases[name] = time.perf_counter() - started
+        print(f"  build: {name} {phases[name]:.1f} s", flush=True)
+        started = time.perf_counter()
+
+    k_needed = votes // 2 + 1
     with connection.cursor() as wrapper:
         cur = wrapper.cursor
-        payloads = {}
-        copy_rows(
-            cur,
-            "annotation_item",
-            ["id", "project_id", "external_id", "payload", "reference_label", "gold_label", '"group"', "split", "status", "round",
-             "position", "shuffle_key", "created_at", "computed", "flags", "in_sample", "derived_group", "priority"],
-            (
-                (str(i + 1), str(project.pk), f"s{i:07d}",
-                 payloads.get(i % 97) or payloads.setdefault(i % 97, payload_of(i)),
-                 LABELS[int(truth[i])], gold[i], f"g{i // 3}", "train" if i % 10 else "dev", status[i], "1", str(i),
-                 f"{(i * 0.6180339887) % 1:.6f}", now, "{}", "[]", "t", "", "0")
-                for i in range(n_items)
-            ),
-        )  # fmt: skip
-        rows = [(i, j) for i in range(n_items) for j in range(cast[i])]
-        copy_rows(
-            cur,
-            "annotation_assignment",
-            ["id", "project_id", "item_id", "annotator_id", "round", "status", "claimed_at", "expires_at", "submitted_at"],
-            ((str(n + 1), str(project.pk), str(i + 1), str(user_ids[who[i, j]]), "1", "submitted", now, now,
-              f"2025-01-01 00:{(i * 7 + j) % 60:02d}:{(i * 13 + j * 29) % 60:02d}+00") for n, (i, j) in enumerate(rows)),
-        )  # fmt: skip
-        copy_rows(
-            cur,
-            "annotation_annotation",
-            ["id", "assignment_id", "item_id", "annotator_id", "round", "value", "created_at", "review_required"],
-            ((str(n + 1), str(n + 1), str(i + 1), str(user_ids[who[i, j]]), "1", json.dumps({"label": LABELS[labels[i, j]]}), now, "f")
-             for n, (i, j) in enumerate(rows)),
-        )  # fmt: skip
-        decided = [i for i in range(n_items) if status[i] != "open"]
-        copy_rows(
-            cur,
-            "annotation_consensusoutcome",
-            ["item_id", "round", "outcome", "gold", "votes", "n_votes", "agreement", "label_changed", "computed_at"],
-            (
-                (str(i + 1), "1", "accepted" if status[i] == "accepted" else "failed", gold[i],
-                 json.dumps({LABELS[k]: int(c) for k, c in enumerate(np.bincount(labels[i], minlength=3)) if c}), str(votes),
-                 f"{np.bincount(labels[i]).max() / votes:.4f}", "t" if gold[i] and gold[i] != LABELS[int(truth[i])] else "f", now)
-                for i in decided
-            ),
-        )  # fmt: skip
-        copy_rows(
-            cur,
-            "annotation_decision",
-            ["item_id", "round", "method", "rank", "value", "status", "comment", "override", "created_at"],
-            (
-                (str(i + 1), "1", "k_of_n", "1", json.dumps(gold[i]) if gold[i] else "\\N", status[i], "", "f", now)
-                for i in decided
-            ),
+        cur.execute("SET maintenance_work_mem = '512MB'")
+        cur.execute("SET work_mem = '256MB'")
+        cur.execute("SET temp_buffers = '256MB'")  # the generated votes stay in memory (before any temp table)
+        cur.execute("SELECT setseed(0.7)")
+        cur.execute("CREATE TEMP TABLE bench_users (a int PRIMARY KEY, user_id int, skill float8)")
+        cur.executemany(
+            "INSERT INTO bench_users VALUES (%s, %s, %s)",
+            [(a, u.pk, 0.65 + 0.30 * a / max(1, len(users) - 1)) for a, u in enumerate(users)],
         )
+        cur.execute("CREATE TEMP TABLE bench_payloads (k int PRIMARY KEY, payload jsonb)")
+        cur.executemany("INSERT INTO bench_payloads VALUES (%s, %s)", [(k, payload_of(k)) for k in range(97)])
+        cur.execute("CREATE TEMP TABLE bench_labels (k int PRIMARY KEY, label text)")
+        cur.executemany("INSERT INTO bench_labels VALUES (%s, %s)", list(enumerate(LABELS)))
+        # Every item's truth and first annotator; its votes from `votes` different
+        # annotators (first + j·step mod n, step prime to n), each right with its
+        # annotator's skill (0.65 … 0.95), else a uniformly random label.
+        cur.execute(
+            "CREATE TEMP TABLE bench_items AS SELECT i, floor(random() * 3)::int AS truth,"
+            " floor(random() * %s)::int AS first FROM generate_series(0, %s) AS i",
+            [len(users), n_items - 1],
+        )
+        cur.execute(
+            "CREATE TEMP TABLE bench_votes AS"
+            " SELECT b.i, j, u.user_id,"
+            "  CASE WHEN random() < u.skill THEN b.truth ELSE floor(random() * 3)::int END AS label"
+            " FROM bench_items b CROSS JOIN generate_series(0, %s) AS j"
+            " JOIN bench_users u ON u.a = (b.first + j * %s) %% %s",
+            [votes - 1, step, len(users)],
+        )
+        # Items: 90 % accepted by the k-of-n rule (or removed when no label reached k),
+        # every 20th removed outright, every 20th (offset 19) open with one vote.
+        cur.execute(
+            "CREATE TEMP TABLE bench_outcomes AS"
+            " SELECT i, c[1] AS c0, c[2] AS c1, c[3] AS c2, greatest(c[1], c[2], c[3]) AS top,"
+            "  CASE WHEN c[1] >= c[2] AND c[1] >= c[3] THEN 0 WHEN c[2] >= c[3] THEN 1 ELSE 2 END AS mode"
+            " FROM (SELECT i, ARRAY[count(*) FILTER (WHERE label = 0), count(*) FILTER (WHERE label = 1),"
+            "  count(*) FILTER (WHERE label = 2)]::int[] AS c FROM bench_votes GROUP BY i) AS counted"
+        )
+        cur.execute(
+            "CREATE TEMP TABLE bench_status AS"
+            " SELECT b.i, b.truth, o.c0, o.c1, o.c2, o.top, CASE WHEN b.i %% 20 = 19 THEN 'open'"
+            "  WHEN o.top >= %s AND b.i %% 20 <> 18 THEN 'accepted' ELSE 'removed' END AS status,"
+            "  CASE WHEN b.i %% 20 <> 19 AND o.top >= %s AND b.i %% 20 <> 18 THEN m.label ELSE '' END AS gold"
+            " FROM bench_items b JOIN bench_outcomes o USING (i) JOIN bench_labels m ON m.k = o.mode",
+            [k_needed, k_needed],
+        )
+        cur.execute("ANALYZE bench_status; ANALYZE bench_votes")
+        phase("votes generated")
+
+        recreate = _secondary_indexes(cur)
+        phase(f"{len(recreate)} indexes and constraints dropped")
+        cur.execute(
+            'INSERT INTO annotation_item (id, project_id, external_id, payload, reference_label, gold_label, "group",'
+            " split, status, round, position, shuffle_key, created_at, computed, flags, in_sample, derived_group, priority)"
+            " SELECT s.i + 1, %(project)s, 's' || lpad(s.i::text, 7, '0'), p.payload, t.label, s.gold,"
+            "  'g' || (s.i / 3), CASE WHEN s.i %% 10 = 0 THEN 'dev' ELSE 'train' END, s.status, 1, s.i,"
+            "  (s.i * 0.6180339887) %% 1, %(now)s, '{}', '[]', true, '', 0"
+            " FROM bench_status s JOIN bench_payloads p ON p.k = s.i %% 97 JOIN bench_labels t ON t.k = s.truth"
+            " ORDER BY s.i",
+            {"project": project.pk, "now": NOW},
+        )
+        phase(f"{n_items:,} items")
+        # One claim and one vote per (item, j); open items hold only their first vote.
+        # Ids i·votes + j + 1: a vote's id is its claim's.
+        claims = (
+            " FROM bench_votes v JOIN bench_status s USING (i) JOIN bench_labels m ON m.k = v.label"
+            " WHERE v.j = 0 OR s.status <> 'open' ORDER BY v.i, v.j"
+        )
+        cur.execute(
+            "INSERT INTO annotation_assignment (id, project_id, item_id, annotator_id, round, status, claimed_at,"
+            " expires_at, submitted_at)"
+            " SELECT v.i * %(votes)s + v.j + 1, %(project)s, v.i + 1, v.user_id, 1, 'submitted', %(now)s, %(now)s,"
+            "  %(now)s::timestamptz + make_interval(mins => (v.i * 7 + v.j) %% 60, secs => (v.i * 13 + v.j * 29) %% 60)"
+            + claims,
+            {"project": project.pk, "now": NOW, "votes": votes},
+        )
+        assignments = cur.rowcount
+        phase(f"{assignments:,} assignments")
+        cur.execute(
+            "INSERT INTO annotation_annotation (id, assignment_id, item_id, annotator_id, round, value, created_at,"
+            " review_required)"
+            " SELECT v.i * %(votes)s + v.j + 1, v.i * %(votes)s + v.j + 1, v.i + 1, v.user_id, 1,"
+            "  jsonb_build_object('label', m.label), %(now)s, false" + claims,
+            {"now": NOW, "votes": votes},
+        )
+        phase(f"{cur.rowcount:,} annotations")
+        cur.execute(
+            "INSERT INTO annotation_consensusoutcome (item_id, round, outcome, gold, votes, n_votes, agreement,"
+            " label_changed, computed_at)"
+            " SELECT s.i + 1, 1, CASE WHEN s.status = 'accepted' THEN 'accepted' ELSE 'failed' END, s.gold,"
+            "  jsonb_strip_nulls(jsonb_build_object('entailment', nullif(s.c0, 0), 'neutral', nullif(s.c1, 0),"
+            "  'contradiction', nullif(s.c2, 0))), %(votes)s, round(s.top::numeric / %(votes)s, 4),"
+            "  s.gold <> '' AND s.gold <> t.label, %(now)s"
+            " FROM bench_status s JOIN bench_labels t ON t.k = s.truth WHERE s.status <> 'open' ORDER BY s.i",
+            {"now": NOW, "votes": votes},
+        )
+        cur.execute(
+            "INSERT INTO annotation_decision (item_id, round, method, rank, value, status, comment, override, created_at)"
+            " SELECT s.i + 1, 1, 'k_of_n', 1, CASE WHEN s.gold <> '' THEN to_jsonb(s.gold) END, s.status, '', false,"
+            "  %(now)s FROM bench_status s WHERE s.status <> 'open' ORDER BY s.i",
+            {"now": NOW},
+        )
+        phase("outcomes and decisions")
+        for statement in recreate:
+            cur.execute(statement)
+        phase(f"{len(recreate)} indexes and constraints rebuilt")
         for table in ("annotation_item", "annotation_assignment", "annotation_annotation"):
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        cur.execute(
+            "DROP TABLE bench_users, bench_payloads, bench_labels, bench_items, bench_votes, bench_outcomes, bench_status"
+        )
     connection.close()
     with connection.cursor() as cur:
-        cur.execute("VACUUM ANALYZE")
+        for table in LOADED:
+            cur.execute(f"VACUUM ANALYZE {table}")
+    phase("VACUUM ANALYZE")
+    return phases
 
 
 class Timings:
@@ -173,7 +290,11 @@ class Timings:
             gc.collect()
             grew = max(grew, rss_mib() - before)
         self.rows.append((name, statistics.median(seconds), min(seconds), queries, grew))
-        print(f"  {name:<44}{statistics.median(seconds):>8.3f} s  {queries:>5} queries  +{grew:.0f} MiB", flush=True)
+        print(
+            f"  {name:<44}{statistics.median(seconds):>8.3f} s  {queries:>5} queries  +{grew:.0f} MiB"
+            f"  load {load_average()}",
+            flush=True,
+        )
 
     def step(self, name: str, action) -> object:
         seconds, cpu, value = [], [], None
@@ -185,15 +306,38 @@ class Timings:
         self.rows.append((name, statistics.median(seconds), min(seconds), None, None))
         # This process's CPU beside the wall time: on a shared machine the wall time
         # swings with the others' load, the CPU much less (PostgreSQL's is not in it).
-        print(f"  {name:<44}{statistics.median(seconds):>8.3f} s  {statistics.median(cpu):>8.3f} s CPU", flush=True)
+        print(
+            f"  {name:<44}{statistics.median(seconds):>8.3f} s  {statistics.median(cpu):>8.3f} s CPU"
+            f"  peak RSS {peak_rss_mib():.0f} MiB  load {load_average()}",
+            flush=True,
+        )
         return value
 
 
+def aggregation_job(project) -> None:
+    """The project's aggregation job as the worker runs it after a round closes and its
+    full run is due: every method over every vote, then the stored figures. Run it in a
+    process of its own (`--only job`) for its peak memory."""
+    from annotation.models import Job
+    from annotation.services.aggregation import aggregation_compute_job
+
+    job = Job.objects.create(kind="aggregation", project=project, status="running")
+    started, started_cpu = time.perf_counter(), time.process_time()
+    aggregation_compute_job(job)
+    print(
+        f"aggregation job, full run (stores the figures the pages read): {time.perf_counter() - started:.1f} s,"
+        f" {time.process_time() - started_cpu:.1f} s CPU in this process, peak RSS {peak_rss_mib():.0f} MiB,"
+        f" load {load_average()}",
+        flush=True,
+    )
+
+
 def aggregation_steps(project, timings, changed: int) -> None:
-    """The aggregation job's parts: a full run (which stores the figures over every item),
-    an incremental run after `changed` items got one vote edited each (the work a few
-    closed rounds leave; it updates the stored figures by those items), and the stored
-    figures alone, by the changed items and over every item."""
+    """The deferred work a closed round leaves once the project's full run is done: an
+    incremental aggregation run after `changed` items got one vote edited each (it updates
+    the stored figures by those items), and the stored figures alone by the changed items.
+    Needs the full run first (the build's job, or `--only job`)."""
+    from django.conf import settings
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -201,9 +345,8 @@ def aggregation_steps(project, timings, changed: int) -> None:
     from annotation.services.aggregation import aggregation_changes_record, aggregation_compute_for_project
     from annotation.services.figures import project_figures_store
 
-    timings.step(
-        "aggregation + figures, full run (4 methods)", lambda: aggregation_compute_for_project(project, full=True)
-    )
+    # The hourly full run is the job above, timed on its own; here the runs in between.
+    settings.MASHOV_AGGREGATION_FULL_SECONDS = 10**9
     edited = list(
         Annotation.objects.filter(item__project=project)
         .order_by("item_id")
@@ -234,7 +377,6 @@ def aggregation_steps(project, timings, changed: int) -> None:
 
     queries = timings.step(f"stored figures alone, incremental ({len(changed_ids)} items)", figures_incremental)
     print(f"    {queries} queries per incremental figures run", flush=True)
-    timings.step("stored figures alone, every item (project_figures_store)", lambda: project_figures_store(project))
 
 
 def main() -> int:
@@ -257,8 +399,7 @@ def main() -> int:
     from django.core.management import call_command
     from django.test import Client
 
-    from annotation.models import Item, Job, Membership, Project
-    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.models import Item, Membership, Project
 
     User = get_user_model()
     only = set(filter(None, args.only.split(",")))
@@ -278,15 +419,12 @@ def main() -> int:
             )
             build(project, users, args.items, args.votes)
             print(
-                f"built {args.items:,} items × {args.votes} votes in {time.perf_counter() - started:.1f} s", flush=True
-            )
-            started = time.perf_counter()
-            job = Job.objects.create(kind="aggregation", project=project, status="running")
-            aggregation_compute_job(job)
-            print(
-                f"aggregation job (stores the figures the pages read): {time.perf_counter() - started:.1f} s",
+                f"built {args.items:,} items × {args.votes} votes in {time.perf_counter() - started:.1f} s"
+                f" (load {load_average()})",
                 flush=True,
             )
+            if not args.skip_job:
+                aggregation_job(project)
         else:
             call_command("migrate", verbosity=0)  # a database kept by an older checkout
         project = Project.objects.get(slug=SLUG)
@@ -295,8 +433,7 @@ def main() -> int:
         client = Client()
         client.force_login(supervisor)
         timings = Timings(args.repeat)
-        load = os.getloadavg()
-        print(f"\n{n_items:,} items; load average {load[0]:.1f}; median of {args.repeat}", flush=True)
+        print(f"\n{n_items:,} items; load average {load_average()}; median of {args.repeat}", flush=True)
 
         def wanted(name: str) -> bool:
             return not only or name in only
@@ -330,8 +467,14 @@ def main() -> int:
 
             return check
 
-        if wanted("aggregation"):
+        if only and "job" in only:  # the build runs it unless --skip-job
+            aggregation_job(project)
+        if wanted("incremental"):
             aggregation_steps(project, timings, args.changed)
+        if only and "figures" in only:
+            from annotation.services.figures import project_figures_store
+
+            timings.step("stored figures alone, every item", lambda: project_figures_store(project))
 
         if wanted("export"):
             timings.page(

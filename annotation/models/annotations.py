@@ -75,6 +75,16 @@ class Annotation(models.Model):
                 fields=["item", "annotator", "round"], name="annotation_unique_item_annotator_round"
             ),
         ]
+        indexes = [
+            # The review queue (oldest first) reads the few annotations that need review;
+            # without it, counting the queue reads every annotation of every project.
+            models.Index(
+                fields=["created_at", "id"], condition=Q(review_required=True), name="annotation_review_queue_idx"
+            ),
+            # The annotators' agreement with the model's suggestions reads only the votes that
+            # were shown one; a project without suggestions reads nothing.
+            models.Index(fields=["item"], condition=Q(suggested_label__isnull=False), name="annotation_suggested_idx"),
+        ]
         ordering = ["id"]
 
 

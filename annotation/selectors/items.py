@@ -20,6 +20,17 @@ from annotation.selectors.names import shown_name
 MAX_SEARCH = 200
 
 
+def beyond(position: int, pk: int, *, after: bool) -> Q:
+    """The items after (or before) the item at (position, pk) in (position, id) order. The
+    bound on the position alone is what makes this an index range: PostgreSQL reads
+    `position > p OR (position = p AND id > i)` by scanning the project's index from its
+    start and filtering (0.6 s half way through a million items), the same condition
+    beside `position >= p` from p on."""
+    if after:
+        return Q(position__gte=position) & (Q(position__gt=position) | Q(position=position, id__gt=pk))
+    return Q(position__lte=position) & (Q(position__lt=position) | Q(position=position, id__lt=pk))
+
+
 def item_preview_after(project: Project, after) -> Item | None:
     """The item an annotator-eyed preview shows after the item `after` (an id, or None for
     the first): the next of the project's items in file order, wrapping round; probes and
@@ -35,7 +46,7 @@ def item_preview_after(project: Project, after) -> Item | None:
     if current is None:
         return items.first()
     position, pk = current
-    following = items.filter(Q(position__gt=position) | Q(position=position, id__gt=pk)).first()
+    following = items.filter(beyond(position, pk, after=True)).first()
     return following or items.first()
 
 
@@ -210,16 +221,12 @@ def browser_page(items, query, size: int) -> BrowserPage:
     count = items.count()
     if after is not None:
         position, pk = after
-        rows = list(items.filter(Q(position__gt=position) | Q(position=position, id__gt=pk))[: size + 1])
+        rows = list(items.filter(beyond(position, pk, after=True))[: size + 1])
         more_after, more_before = len(rows) > size, True
         rows = rows[:size]
     elif before is not None:
         position, pk = before
-        rows = list(
-            items.filter(Q(position__lt=position) | Q(position=position, id__lt=pk)).order_by("-position", "-id")[
-                : size + 1
-            ]
-        )
+        rows = list(items.filter(beyond(position, pk, after=False)).order_by("-position", "-id")[: size + 1])
         more_before, more_after = len(rows) > size, True
         rows = rows[:size][::-1]
         if not more_before:

@@ -135,3 +135,96 @@ def test_a_large_project_shows_the_stored_figures(make_user, settings):
     assert stored.keys() == live_report.keys()
     assert stored["per_annotator"] == live_report["per_annotator"]
     assert stored["aggregation"] == live_report["aggregation"]
+
+
+@pytest.mark.postgres
+def test_the_review_queue_is_counted_through_its_index(make_user):
+    """The review queue's count and its page read the annotations that need review through
+    their partial index, not every annotation of the database (a scan of millions of
+    rows on a large project)."""
+    from annotation.models import Annotation, Membership
+    from annotation.services.projects import project_create
+    from annotation.services.reviews import annotations_pending_review
+
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    project = project_create(actor=admin, slug="queue", name="queue", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, annotators, 2000)
+    # A sample of the votes waits for review, as a trusted crew's would.
+    Annotation.objects.filter(item__project=project).update(review_required=False)
+    first = Annotation.objects.filter(item__project=project).order_by("id").values_list("pk", flat=True)[:20]
+    Annotation.objects.filter(pk__in=list(first)).update(review_required=True)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_annotation")
+    pending = annotations_pending_review(user=supervisor, slug=project.slug)
+    with CaptureQueriesContext(connection) as captured:
+        assert len(pending) == 20
+        assert len(pending[0:10]) == 10
+    with connection.cursor() as cursor:
+        plans = explained(cursor, captured, "review_required")
+    assert len(plans) == 2, captured.captured_queries
+    for plan in plans:
+        assert "annotation_review_queue_idx" in plan, plan
+
+
+def explained(cursor, captured, needle: str) -> list[str]:
+    """The plans of the captured statements that contain `needle`."""
+    plans = []
+    for query in captured.captured_queries:
+        if needle in query["sql"]:
+            cursor.execute("EXPLAIN " + query["sql"])
+            plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    return plans
+
+
+@pytest.mark.postgres
+def test_a_deep_page_of_the_item_browser_is_an_index_range(make_user):
+    """The browser's page after (and before) a cursor deep in the project starts its read of
+    the position index at the cursor, instead of reading the index from the project's first
+    item and filtering (half a million entries half way through a million items)."""
+    from annotation.models import Item, Membership
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    project = project_create(actor=admin, slug="deep", name="deep", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, [make_user("a0")], 3000)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item")
+    edge = Item.objects.filter(project=project).order_by("position", "id").values_list("position", "id")[2000]
+    client = Client()
+    client.force_login(supervisor)
+    for direction in ("after", "before"):
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(f"/console/p/deep/items/?page=40&{direction}={edge[0]}.{edge[1]}")
+        assert response.status_code == 200
+        with connection.cursor() as cursor:
+            plans = explained(cursor, captured, 'ORDER BY "annotation_item"."position"')
+        assert len(plans) == 1, captured.captured_queries
+        bound = '"position" >= ' if direction == "after" else '"position" <= '
+        cond = [line for line in plans[0].splitlines() if "Index Cond" in line]
+        assert cond and bound in cond[0], plans[0]
+
+
+@pytest.mark.postgres
+def test_the_suggestion_figures_read_only_the_votes_shown_a_suggestion(make_user):
+    """The annotators' agreement with the model's suggestions (on the quality API of every
+    project, large or small) reads the votes that were shown one through their partial
+    index: a project that never showed a suggestion reads none of its millions of votes."""
+    from annotation.selectors.annotator_quality import _suggestions
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    project = project_create(actor=admin, slug="hints", name="hints", kind="nli_relabel", language="he")
+    generated(project, [make_user(f"a{i}") for i in range(3)], 2000)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_annotation")
+    with CaptureQueriesContext(connection) as captured:
+        assert _suggestions(project) == {}
+    with connection.cursor() as cursor:
+        plans = explained(cursor, captured, "suggested_label")
+    assert len(plans) == 1, captured.captured_queries
+    assert "annotation_suggested_idx" in plans[0], plans[0]

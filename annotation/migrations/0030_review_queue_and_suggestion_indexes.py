@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0027_item_figures_disagree"),
+        ("annotation", "0029_item_partial_indexes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

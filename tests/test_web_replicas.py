@@ -173,7 +173,8 @@ def test_one_session_is_served_by_every_web_behind_the_entry_point(entry_point, 
     assert 'role="status"' not in send("GET", page).text
 
     # A logout on one web ends the session on every web.
-    logout = send("POST", f"{entry_point.url}/logout/", data={"csrfmiddlewaretoken": csrf_token(send("GET", page).text)})
+    token = csrf_token(send("GET", page).text)
+    logout = send("POST", f"{entry_point.url}/logout/", data={"csrfmiddlewaretoken": token})
     assert logout.status_code == 302
     browser.cookies.set("sessionid", login.cookies["sessionid"])  # the old cookie, replayed
     for _ in range(2):

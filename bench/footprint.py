@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -105,18 +104,17 @@ def private_kib(pid: int) -> int:
 
 def compose_commands(scratch: Path) -> dict[str, list[str]]:
     """docker-compose.yml's commands of the services that run the Mashov image, as run here:
-    the web's gunicorn without the migrations before it, the bench's queues, errors-only logs."""
+    one web (one replica's memory), the bench's queues, errors-only logs; not the one-shot
+    migrate, which has exited before the stack is at rest."""
     import yaml
 
     services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
     queues = {"mashov": "mashov-bench-footprint", "mashov-jobs": "mashov-bench-footprint-jobs"}
     commands = {}
     for name, service in services.items():
-        if "build" not in service:  # PostgreSQL and Redis: the machine's own servers
+        if "build" not in service or service.get("restart") == "no":  # PostgreSQL, Redis: the machine's own
             continue
         command = list(service["command"])
-        if command[:2] == ["sh", "-c"]:  # "migrate && exec gunicorn ..."
-            command = shlex.split(command[2].split("exec ", 1)[1])
         for option, value in (("-l", lambda _v: "error"), ("--schedule", lambda _v: str(scratch / "beat-schedule"))):
             if option in command:
                 at = command.index(option) + 1

@@ -83,16 +83,13 @@ class Web:
         self.log_path.unlink(missing_ok=True)
 
 
-@pytest.fixture
-def deployment(transactional_db):
-    """Two gunicorn web processes and two workers (rounds' queue, jobs' queue) with
-    production settings on the test database, as the compose file's services run."""
+def production_env(**extra: str) -> dict[str, str]:
+    """The environment of a compose container (production settings, plain HTTP) on the test
+    database and broker, plus `extra`."""
     from django.conf import settings
     from django.db import connection
 
     db = connection.settings_dict
-    suffix = uuid.uuid4().hex[:8]
-    rounds, jobs = f"mashov-rounds-{suffix}", f"mashov-jobs-{suffix}"
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "VIRTUAL_ENV", "PYTHONPATH", "TMPDIR")
     env = {
         **{key: value for key, value in os.environ.items() if key in keep},
@@ -102,12 +99,21 @@ def deployment(transactional_db):
         "ALLOWED_HOSTS": "127.0.0.1",
         "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "CELERY_QUEUE": rounds,
-        "CELERY_JOBS_QUEUE": jobs,
         "LOG_LEVEL": "WARNING",
+        **extra,
     }
     if db.get("PASSWORD"):
         env["PGPASSWORD"] = db["PASSWORD"]
+    return env
+
+
+@pytest.fixture
+def deployment(transactional_db):
+    """Two gunicorn web processes and two workers (rounds' queue, jobs' queue) with
+    production settings on the test database, as the compose file's services run."""
+    suffix = uuid.uuid4().hex[:8]
+    rounds, jobs = f"mashov-rounds-{suffix}", f"mashov-jobs-{suffix}"
+    env = production_env(CELERY_QUEUE=rounds, CELERY_JOBS_QUEUE=jobs)
     started: list = []
     try:
         webs = [Web(env, ROOT / "tests" / f".web-{suffix}-{index}.log") for index in range(2)]

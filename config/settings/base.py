@@ -125,6 +125,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # server connection (PgBouncer in transaction mode).
 MASHOV_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 
+# Sessions in PostgreSQL, which every web process and every web replica reads: a session
+# opened through one is valid through all of them, so the proxy in front needs no sticky
+# sessions (docker-compose.yml's replicas; tests/test_web_replicas.py).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
+
 # Django's password check, behind the login throttle (annotation/throttle.py states the rule).
 AUTHENTICATION_BACKENDS = ["annotation.throttle.ThrottledModelBackend"]
 # Addresses or networks of the reverse proxies whose X-Forwarded-For names the client for the

@@ -44,16 +44,21 @@ def agreement_reports_for_project(project) -> list[dict]:
 
 
 def status_counts_for_project(project) -> dict[str, int]:
-    """Items per status (coherence probes are not items of the dataset and are left out)."""
-    rows = dict(
-        Item.objects.filter(project=project, probe_of__isnull=True)
-        .order_by()
-        .values_list("status")
-        .annotate(n=Count("pk"))
-    )
-    counts = {status: rows.get(status, 0) for status in Item.Status.values}
-    counts["total"] = sum(rows.values())
+    """Items per status (coherence probes are not items of the dataset and are left out).
+
+    All of the project's items are counted from the (project, status, …) index alone, an
+    index-only scan, and the probes, a small share found through their own partial index,
+    are subtracted: a filter on `probe_of` in the count would read every item's row (over a
+    second per request on a million items)."""
+    every = _count_by_status(Item.objects.filter(project=project))
+    probes = _count_by_status(Item.objects.filter(project=project, probe_of__isnull=False))
+    counts = {status: every.get(status, 0) - probes.get(status, 0) for status in Item.Status.values}
+    counts["total"] = sum(every.values()) - sum(probes.values())
     return counts
+
+
+def _count_by_status(items) -> dict[str, int]:
+    return dict(items.order_by().values_list("status").annotate(n=Count("*")))
 
 
 def outcomes_per_round(project) -> list[dict]:

@@ -228,3 +228,39 @@ def test_the_suggestion_figures_read_only_the_votes_shown_a_suggestion(make_user
         plans = explained(cursor, captured, "suggested_label")
     assert len(plans) == 1, captured.captured_queries
     assert "annotation_suggested_idx" in plans[0], plans[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_status_counts_are_read_from_the_index_alone(make_user):
+    """The report's items per status (project page, dashboard, report API) count a large
+    project's items from the (project, status) index without reading their rows, and still
+    leave the coherence probes out."""
+    from annotation.models import Item
+    from annotation.selectors.reports import status_counts_for_project
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    project = project_create(actor=admin, slug="counted", name="counted", kind="nli_relabel", language="he")
+    generated(project, [make_user("a0")], 500)
+    originals = list(Item.objects.filter(project=project).order_by("id")[:7])
+    for number, original in enumerate(originals):
+        Item.objects.create(project=project, external_id=f"probe-{number}", payload=original.payload,
+                            probe_of=original, status=Item.Status.OPEN)  # fmt: skip
+    expected = {status: Item.objects.filter(project=project, probe_of__isnull=True, status=status).count()
+                for status in Item.Status.values}  # fmt: skip
+    expected["total"] = 500
+    with connection.cursor() as cursor:
+        # Committed rows, vacuumed as autovacuum keeps a large table: its pages are all
+        # visible, so an index-only scan need not visit them. The rows are few here, so the
+        # planner's choice of a sequential scan is taken away, as a million rows would.
+        cursor.execute("VACUUM ANALYZE annotation_item")
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            with CaptureQueriesContext(connection) as captured:
+                assert status_counts_for_project(project) == expected
+            plans = explained(cursor, captured, 'COUNT(*) AS "n" FROM "annotation_item"')
+        finally:
+            cursor.execute("RESET enable_seqscan")
+    assert len(plans) == 2, captured.captured_queries
+    assert "Index Only Scan" in plans[0], plans[0]

@@ -13,8 +13,7 @@ recovered, so old results are read in Hebrew and Persian too; text that matches 
 import re
 from functools import lru_cache
 
-from django.utils.translation import get_language, gettext
-from django.utils.translation import trans_real
+from django.utils.translation import get_language, gettext, trans_real
 
 from annotation.wording import join_list
 
@@ -57,16 +56,19 @@ def translated_body(body):
 
 
 def _from_id(msgid: str, params: dict, *, fallback: str) -> str:
-    values = {
-        name: join_list(translated_text(str(v)) for v in value)
-        if isinstance(value, list | tuple)
-        else translated_text(value) if isinstance(value, str) else value
-        for name, value in params.items()
-    }
+    values = {name: _parameter(value) for name, value in params.items()}
     try:
         return gettext(msgid) % values
     except (KeyError, TypeError, ValueError):  # a catalog entry that does not fit: show what was stored
         return fallback
+
+
+def _parameter(value):
+    """A parameter in the active language: a list joined as the language joins lists, a
+    sentence or name stored in English translated, a number as it is."""
+    if isinstance(value, list | tuple):
+        return join_list(translated_text(str(v)) for v in value)
+    return translated_text(value) if isinstance(value, str) else value
 
 
 def translated_text(text: str) -> str:

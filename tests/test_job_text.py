@@ -45,9 +45,7 @@ def _run(kind, project, user, params=None):
         ("no_such_job", "unknown job kind"),
     ],
 )
-def test_a_failed_jobs_message_is_read_in_the_readers_language(
-    nli_project, client_for, language, job_kind, english
-):
+def test_a_failed_jobs_message_is_read_in_the_readers_language(nli_project, client_for, language, job_kind, english):
     from django.contrib.auth import get_user_model
 
     sup = get_user_model().objects.get(username="sup")
@@ -107,3 +105,27 @@ def test_the_releases_page_shows_a_failed_builds_reason_in_the_readers_language(
     page = client.get(f"/p/{nli_project.slug}/releases/").content.decode()
     assert "ghost" in page
     assert "is not installed on this site" not in page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("language", "required"), [("he", "חובה"), ("fa", "لازم است"), ("en", "is required")])
+def test_an_import_jobs_row_errors_are_read_in_the_readers_language(
+    nli_project, client_for, settings, language, required
+):
+    import json
+
+    from django.contrib.auth import get_user_model
+
+    from annotation.services.imports import items_import
+    from annotation.tasks import run_job
+
+    settings.MASHOV_IMPORT_JOB_ROWS = 0  # every import is a job on the worker
+    sup = get_user_model().objects.get(username="sup")
+    rows = [{"id": f"r{k}", "premise": "یک جمله", "hypothesis": "جملهٔ دیگر", "label": "neutral"} for k in range(2)]
+    del rows[1]["hypothesis"]
+    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    job_id = items_import(project=nli_project, data=data, fmt="jsonl", user=sup).job
+    run_job(job_id)
+    errors = _read(client_for, sup, job_id, language)["error"]["errors"]
+    assert errors and errors[0]["row"] == 2, errors
+    assert required in errors[0]["message"], errors

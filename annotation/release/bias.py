@@ -243,7 +243,9 @@ def bias_analysis_job(job: Job) -> dict:
     tools = text_tools(project.language)
     splits = _splits_of(project, kind, fold_letters, tools)
     if split not in splits or len(set(splits[split][1].labels)) < 2:
-        message = stored_message(gettext_noop("the split %(split)s needs gold items of two or more classes"), split=split)
+        message = stored_message(
+            gettext_noop("the split %(split)s needs gold items of two or more classes"), split=split
+        )
         return {"errors": [{"field": "split", **message}]}
     job_set_progress(job.pk, 0.2)
     test_items = splits["test"][0] if "test" in splits and split != "test" else []

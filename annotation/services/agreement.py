@@ -121,6 +121,8 @@ def agreement_compute_job(job: Job) -> dict:
     project = job.project
     if project is None or not get_kind(project.kind).computes_agreement:
         computing = [name for name in available_kinds() if get_kind(name).computes_agreement]
-        message = stored_message(gettext_noop("agreement is computed for %(kinds)s projects"), kinds=[kind_title(name) for name in computing])
+        message = stored_message(
+            gettext_noop("agreement is computed for %(kinds)s projects"), kinds=[kind_title(name) for name in computing]
+        )
         return {"errors": [{"field": "kind", **message}]}
     return get_kind(project.kind).compute_agreement(project, job)

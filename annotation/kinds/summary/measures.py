@@ -212,6 +212,8 @@ def summary_measures_job(job: Job) -> dict:
     """The "summary_intrinsic" job's handler (annotation.tasks)."""
     project = job.project
     if project is None or project.kind != KIND:
-        message = stored_message(gettext_noop("intrinsic measures are computed for %(kind)s projects"), kind=kind_title(KIND))
+        message = stored_message(
+            gettext_noop("intrinsic measures are computed for %(kind)s projects"), kind=kind_title(KIND)
+        )
         return {"errors": [{"field": "kind", **message}]}
     return summary_measures_compute(project, remeasure=bool((job.params or {}).get("all")), job_id=job.pk)

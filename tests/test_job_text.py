@@ -129,3 +129,31 @@ def test_an_import_jobs_row_errors_are_read_in_the_readers_language(
     errors = _read(client_for, sup, job_id, language)["error"]["errors"]
     assert errors and errors[0]["row"] == 2, errors
     assert required in errors[0]["message"], errors
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("language", "reason"), [("he", "פחות משני מתייגים"), ("fa", "کمتر از ۲ کدگذار"), ("en", "fewer than 2 coders")]
+)
+def test_why_alpha_is_undefined_is_read_in_the_readers_language(nli_project, client_for, language, reason):
+    """The agreement job stores the metrics' reason in English; the API and the dashboard
+    say it in the reader's language."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from annotation.models import Job
+    from annotation.services.jobs import job_create
+    from annotation.tasks import run_job
+
+    sup = get_user_model().objects.get(username="sup")
+    job = job_create(kind="agreement", project=nli_project, user=sup)
+    run_job(job.pk)  # no annotations: fewer than 2 coders
+    assert Job.objects.get(pk=job.pk).status == Job.Status.DONE
+    client = client_for(sup)
+    rows = client.get(f"/api/projects/{nli_project.slug}/agreement/", HTTP_ACCEPT_LANGUAGE=language).json()
+    assert rows and {row.get("reason") for row in rows} == {reason}, rows
+    result = _read(client_for, sup, job.pk, language)["result"]
+    assert {report["reason"] for report in result["reports"]} == {reason}, result
+    page = Client(HTTP_ACCEPT_LANGUAGE=language)
+    page.force_login(sup)
+    assert reason in page.get(f"/p/{nli_project.slug}/dashboard/").content.decode()

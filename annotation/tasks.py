@@ -4,9 +4,12 @@ import logging
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
+from django.utils import translation
+from django.utils.translation import gettext_noop
 
 from annotation.errors import KindNotInstalled
 from annotation.services import aggregation, consensus, jobs, webhooks
+from annotation.stored_text import stored_message
 
 logger = logging.getLogger(__name__)
 
@@ -51,10 +54,13 @@ def run_job(job_id: int) -> None:
         return
     handler = _handlers().get(job.kind)
     if handler is None:
-        jobs.job_finish(job_id, error={"message": f"unknown job kind {job.kind!r}"}, attempt=job.attempts)
+        message = stored_message(gettext_noop("unknown job kind %(kind)s"), kind=job.kind)
+        jobs.job_finish(job_id, error=message, attempt=job.attempts)
         return
     try:
-        with jobs.job_heartbeat(job):
+        # No reader's language on the worker: what the job says is stored in English (the
+        # message ids) and translated when it is read (annotation.stored_text).
+        with jobs.job_heartbeat(job), translation.override(None):
             result = handler(job)
     except KindNotInstalled as exc:  # the site's configuration, not a fault: no traceback
         jobs.job_finish(job_id, error={"errors": [error.as_dict() for error in exc.errors]}, attempt=job.attempts)

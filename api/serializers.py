@@ -7,6 +7,7 @@ from annotation.kinds.registry import available_kinds, installed_kind
 from annotation.models import Annotation, Job, Membership, Project
 from annotation.rest.serializers import AnnotatorItemSerializer
 from annotation.selectors.items import annotator_label
+from annotation.stored_text import translated_body
 
 
 class TokenRequestSerializer(serializers.Serializer):
@@ -245,3 +246,9 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "kind", "status", "progress", "result", "error", "created_at", "started_at", "finished_at"]
+
+    def to_representation(self, instance):
+        # The worker stored what the job says in English; the reader reads it in their language.
+        data = super().to_representation(instance)
+        data["result"], data["error"] = translated_body(data["result"]), translated_body(data["error"])
+        return data

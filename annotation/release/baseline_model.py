@@ -18,6 +18,7 @@ import hashlib
 
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import Conflict, InvalidInput
@@ -31,6 +32,7 @@ from annotation.release.evaluation_figures import per_item_pack
 from annotation.release.prediction_sets import label_reader_for, prediction_set_store
 from annotation.services.decisions import RANK_ROUND_RULE
 from annotation.services.jobs import job_create, job_set_progress
+from annotation.stored_text import stored_message
 
 JOB_TYPE = "model_train"
 BUILT_IN_NAME = "built-in baseline"
@@ -137,8 +139,10 @@ def model_train_job(job: Job) -> dict:
             learn.append(texts)
             learn_labels.append(gold[key][0])
     if len(set(learn_labels)) < 2:
-        reason = "the built-in model needs decided items of at least two labels outside the dev and test splits"
-        return {"errors": [{"field": "project", "message": reason}]}
+        reason = gettext_noop(
+            "the built-in model needs decided items of at least two labels outside the dev and test splits"
+        )
+        return {"errors": [{"field": "project", **stored_message(reason)}]}
     job_set_progress(job.pk, 0.1)
     model = baseline.fit(learn, learn_labels, n_labels=len(scorer.labels))
     job_set_progress(job.pk, 0.5)

@@ -20,6 +20,7 @@ import math
 from django.db import transaction
 from django.db.models import Q
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from annotation.access import access_project_for_staff, access_project_for_supervisor
 from annotation.errors import Conflict, InvalidInput, NotFound
@@ -29,6 +30,7 @@ from annotation.models import Evaluation, Item, Job, Project
 from annotation.release.curation_jobs import pair_kind, release_run_audit
 from annotation.release.evaluation_figures import per_item_unpack
 from annotation.services.jobs import job_create, job_set_progress
+from annotation.stored_text import stored_message, translated_body
 from annotation.text_tools import TextTools, text_tools
 from annotation.wording import join_list
 
@@ -162,7 +164,7 @@ def bias_latest(*, user, slug: str) -> dict:
     job = bias_latest_job(access_project_for_staff(user, slug))
     if job is None:
         raise NotFound(_("no bias analysis has been run for this project"))
-    return job.result
+    return translated_body(job.result)
 
 
 def _splits_of(
@@ -241,9 +243,10 @@ def bias_analysis_job(job: Job) -> dict:
     tools = text_tools(project.language)
     splits = _splits_of(project, kind, fold_letters, tools)
     if split not in splits or len(set(splits[split][1].labels)) < 2:
-        return {
-            "errors": [{"field": "split", "message": f"the split {split!r} needs gold items of two or more classes"}]
-        }
+        message = stored_message(
+            gettext_noop("the split %(split)s needs gold items of two or more classes"), split=split
+        )
+        return {"errors": [{"field": "split", **message}]}
     job_set_progress(job.pk, 0.2)
     test_items = splits["test"][0] if "test" in splits and split != "test" else []
     given, given_from = _given_flags(params.get("evaluation"), test_items)

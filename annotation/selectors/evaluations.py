@@ -14,6 +14,7 @@ from annotation.models import Evaluation, Job
 from annotation.release.evaluation_figures import nest, per_item_unpack, plain
 from annotation.release.evaluation_scorers import scorer_for
 from annotation.release.predictions import ALL_SPLITS
+from annotation.stored_text import translated_body
 from annotation.wording import join_list
 
 
@@ -78,7 +79,7 @@ def evaluation_describe(evaluation: Evaluation) -> dict:
     """Everything stored of an evaluation: its figures with intervals, how they were
     resampled, its job's error when it failed."""
     job = evaluation.job
-    error = job.error if job is not None and job.status == Job.Status.FAILED else None
+    error = translated_body(job.error) if job is not None and job.status == Job.Status.FAILED else None
     return {
         **evaluation_summary(evaluation),
         "figures": evaluation.figures,

@@ -10,6 +10,7 @@ from django.db.models.fields.json import KT
 from annotation.kinds.registry import get_kind
 from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item
 from annotation.replica import read_from_replica
+from annotation.stored_text import translated_text
 
 
 def agreement_reports_for_project(project) -> list[dict]:
@@ -28,7 +29,7 @@ def agreement_reports_for_project(project) -> list[dict]:
             "computed_at": report.computed_at,
         }
         if report.alpha is None:
-            row["reason"] = report.reason
+            row["reason"] = translated_text(report.reason)  # stored in English by the worker
         rows.append(row)
 
     def order(row):

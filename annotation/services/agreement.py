@@ -17,6 +17,7 @@ import json
 
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
@@ -24,6 +25,7 @@ from annotation.kinds.registry import available_kinds, get_kind, kind_title
 from annotation.metrics.agreement import alpha, bootstrap_ci
 from annotation.models import AgreementReport, Job
 from annotation.services.jobs import job_create
+from annotation.stored_text import stored_message
 
 JOB_TYPE = "agreement"
 N_RESAMPLES = 1000
@@ -119,5 +121,8 @@ def agreement_compute_job(job: Job) -> dict:
     project = job.project
     if project is None or not get_kind(project.kind).computes_agreement:
         computing = [name for name in available_kinds() if get_kind(name).computes_agreement]
-        return {"errors": [{"field": "kind", "message": f"agreement is computed for {', '.join(computing)} projects"}]}
+        message = stored_message(
+            gettext_noop("agreement is computed for %(kinds)s projects"), kinds=[kind_title(name) for name in computing]
+        )
+        return {"errors": [{"field": "kind", **message}]}
     return get_kind(project.kind).compute_agreement(project, job)

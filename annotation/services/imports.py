@@ -20,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import JSONField, Max
-from django.utils import timezone, translation
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import safe_json
@@ -546,8 +546,6 @@ def items_import(
                     "filename": filename,
                     "split": options.split,
                     "labels_final": options.labels_final,
-                    # The worker writes the held-out rows' reasons in the requester's language.
-                    "language": translation.get_language(),
                 },
                 input_data=data,
             )
@@ -592,8 +590,9 @@ def items_import_job(job: Job) -> dict:
         job_set_progress(job.pk, 0.5)
         if errors:
             raise InvalidInput(_("invalid rows"), errors=errors[:MAX_LISTED_ERRORS])
-        with translation.override(job.params.get("language")):
-            rows, held = hold_out(project, kind, rows)
+        # The held-out rows' reasons, like the errors, are stored in English and read in the
+        # reader's language (annotation.stored_text).
+        rows, held = hold_out(project, kind, rows)
         result = with_held_out(store_rows(project, rows, job_id=job.pk, labels_final=options.labels_final), held)
     except InvalidInput as exc:
         return {"errors": [error.as_dict() for error in exc.errors]}

@@ -16,16 +16,23 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from annotation.models import Job
 from annotation.services.tasks_queue import enqueue_rollback_unsafe
+from annotation.stored_text import stored_message
 
 logger = logging.getLogger(__name__)
 
 # What a job whose worker stopped too often says, by kind (the default otherwise).
-STOPPED_REASON = "the worker running this job stopped {attempts} times before it finished (killed, restarted, out of memory or past the time limit); it is not run again"
+# Message ids: stored in English, translated when read (annotation.stored_text).
+STOPPED_REASON = gettext_noop(
+    "the worker running this job stopped %(attempts)s times before it finished (killed, restarted, out of memory or past the time limit); it is not run again"
+)
 STOPPED_REASON_BY_KIND = {
-    "import": STOPPED_REASON + ". The import was interrupted and nothing was imported: send the file again.",
+    "import": gettext_noop(
+        "the worker running this job stopped %(attempts)s times before it finished (killed, restarted, out of memory or past the time limit); it is not run again. The import was interrupted and nothing was imported: send the file again."
+    ),
 }
 
 
@@ -168,11 +175,11 @@ def job_recover_stopped(job_id: int, *, stale_before, max_attempts: int) -> str 
             return None
         job.heartbeat_at = timezone.now()
         if job.attempts >= max_attempts:
-            reason = STOPPED_REASON_BY_KIND.get(job.kind, STOPPED_REASON).format(attempts=job.attempts)
-            logger.warning("job %s failed: %s", job.pk, reason)
+            reason = stored_message(STOPPED_REASON_BY_KIND.get(job.kind, STOPPED_REASON), attempts=job.attempts)
+            logger.warning("job %s failed: %s", job.pk, reason["message"])
             job.status, job.error, job.result, job.finished_at, job.input_data = (
                 Job.Status.FAILED,
-                {"message": reason},
+                reason,
                 None,
                 timezone.now(),
                 None,

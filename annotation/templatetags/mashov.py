@@ -12,6 +12,7 @@ from django.utils.translation import get_language_info
 from django.utils.translation import gettext_lazy as _
 
 from annotation.kinds.registry import installed_kind, job_titles
+from annotation.stored_text import translated_text
 from annotation.wording import join_list
 
 register = template.Library()
@@ -212,3 +213,10 @@ def scope_parts(scope) -> list[str]:
 def scope_name(scope) -> str:
     """A scope as one line, its parts joined by " · "."""
     return " · ".join(scope_parts(scope))
+
+
+@register.filter
+def stored_text(text):
+    """A sentence the worker stored in English (a failed release's reason), in the page's
+    language (annotation.stored_text)."""
+    return translated_text(text) if isinstance(text, str) else text

@@ -23,7 +23,7 @@ import json
 from collections import defaultdict
 
 from django.db import transaction
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
@@ -33,6 +33,7 @@ from annotation.models import Item, Job
 from annotation.selectors.figures import stored_figures
 from annotation.services.audit import audit_record
 from annotation.services.jobs import job_create, job_set_progress
+from annotation.stored_text import stored_message
 
 JOB_KIND = "summary_intrinsic"
 # The stored figure (ProjectFigures) holding the corpus profile of HeSum Table 1.
@@ -211,5 +212,8 @@ def summary_measures_job(job: Job) -> dict:
     """The "summary_intrinsic" job's handler (annotation.tasks)."""
     project = job.project
     if project is None or project.kind != KIND:
-        return {"errors": [{"field": "kind", "message": f"intrinsic measures are computed for {KIND} projects"}]}
+        message = stored_message(
+            gettext_noop("intrinsic measures are computed for %(kind)s projects"), kind=kind_title(KIND)
+        )
+        return {"errors": [{"field": "kind", **message}]}
     return summary_measures_compute(project, remeasure=bool((job.params or {}).get("all")), job_id=job.pk)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from annotation.stored_text import translated_text
+
 from .candidates import BINARY_CRITERION, CRITERIA, SCORE_MAX, SCORE_MIN
 
 # (item, candidate) packed in one int64: candidates per item stay below 64.
@@ -170,7 +172,7 @@ def translation_table1(project) -> dict:
             "units": report.units,
             "coders": report.coders,
             "ratings": details.get("ratings"),
-            "reason": report.reason or None,
+            "reason": translated_text(report.reason) or None,  # stored in English by the worker
         }
         computed_at = max(computed_at, report.computed_at) if computed_at else report.computed_at
     systems = sorted(cells, key=str)

@@ -266,7 +266,15 @@ def test_the_import_page_lists_held_out_rows_in_the_interface_language(world):
 
 
 @pytest.mark.django_db
-def test_a_large_import_job_lists_the_held_out_rows(world, settings):
+@pytest.mark.parametrize(
+    ("language", "not_in_hebrew", "short"),
+    [
+        ("he", "הכתבה אינה בעברית", "לתקציר הייחוס יש 9 מילים, פחות מ־11"),
+        ("fa", "مقاله به زبان عبری نیست", "خلاصهٔ مرجع 9 کلمه دارد، کمتر از 11"),
+        ("en", "the article is not in Hebrew", "the reference summary has 9 words, fewer than 11"),
+    ],
+)
+def test_a_large_import_job_lists_the_held_out_rows(world, settings, language, not_in_hebrew, short):
     settings.MASHOV_IMPORT_JOB_ROWS = 3
     assert world["project"]("hesum").status_code == 201
     sup = world["sup"]
@@ -276,8 +284,13 @@ def test_a_large_import_job_lists_the_held_out_rows(world, settings):
     from annotation.tasks import run_job
 
     run_job(response.json()["job"])  # what the worker runs once the request commits
+    # Whoever reads the job reads the reasons in their own language, not the requester's.
+    sup.defaults["HTTP_ACCEPT_LANGUAGE"] = language
     job = sup.get(f"/api/jobs/{response.json()['job']}/").json()
     assert job["status"] == "done", job
     assert job["result"]["created"] == 3 and job["result"]["held_out"] == 3
-    assert job["result"]["held_out_rows"][0] == {"row": 2, "id": "english", "reason": "הכתבה אינה בעברית"}
+    assert job["result"]["held_out_rows"][:2] == [
+        {"row": 2, "id": "english", "reason": not_in_hebrew},
+        {"row": 3, "id": "short", "reason": short},
+    ]
     assert stored_ids("hesum") == {"good-1", "no-reference", "good-2"}

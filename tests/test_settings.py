@@ -61,6 +61,19 @@ def test_embedded_default_without_database_url_or_broker_is_sqlite_and_in_proces
     assert result.stdout.split() == ["django.db.backends.sqlite3", "True"], result.stderr
 
 
+def test_the_embedded_default_migrates_and_loads_the_demo(tmp_path):
+    """`make run`'s steps before serving, on a SQLite file with tasks in-process: every
+    migration applies (an index PostgreSQL alone can build is left out there) and the demo
+    loads with its logins."""
+    embedded = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "CELERY_BROKER_URL": ""}
+    migrated = manage("migrate", "--noinput", **embedded)
+    assert migrated.returncode == 0, migrated.stderr[-3000:]
+    demo = manage("load_demo", **embedded)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    assert "annotator1" in demo.stdout
+    assert manage("makemigrations", "--check", "--dry-run", **embedded).returncode == 0
+
+
 def test_a_job_staleness_shorter_than_three_heartbeats_is_refused():
     result = manage("check", MASHOV_JOB_HEARTBEAT_SECONDS="60", MASHOV_JOB_STALE_SECONDS="120")
     assert result.returncode != 0

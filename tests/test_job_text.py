@@ -157,3 +157,24 @@ def test_why_alpha_is_undefined_is_read_in_the_readers_language(nli_project, cli
     page = Client(HTTP_ACCEPT_LANGUAGE=language)
     page.force_login(sup)
     assert reason in page.get(f"/p/{nli_project.slug}/dashboard/").content.decode()
+
+
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_curation_reasons_stored_in_english_are_read_in_the_readers_language(language):
+    """The back-translation filter's and the near-duplicate search's removal reasons are
+    stored in English (written by a job or by a supervisor's request alike) and shown in the
+    item's history in the reader's language."""
+    from django.utils import translation
+
+    from annotation.kinds.translation.back_translation import LOW_SIMILARITY
+    from annotation.release.duplicates import NEAR_DUPLICATE_REASON
+    from annotation.stored_text import translated_text
+
+    params = {"system": "google", "threshold": 0.7, "item": "v4", "premise": "0.912", "hypothesis": "1.000",
+              "representation": "bow"}  # fmt: skip
+    for msgid in (*LOW_SIMILARITY.values(), NEAR_DUPLICATE_REASON):
+        english = msgid % params
+        with translation.override(language):
+            expected = translation.gettext(msgid) % params
+            assert expected != english, msgid
+            assert translated_text(english) == expected

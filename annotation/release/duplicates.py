@@ -21,6 +21,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from annotation.access import access_project_for_staff, access_project_for_supervisor
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound
@@ -43,6 +44,12 @@ from annotation.services.jobs import job_set_progress
 
 JOB_TYPE = "duplicates"
 DEFAULT_THRESHOLD = 0.8  # FarsTail §3.2
+
+
+NEAR_DUPLICATE_REASON = gettext_noop(
+    "near-duplicate of %(item)s (premise similarity %(premise)s, hypothesis similarity %(hypothesis)s; "
+    "threshold %(threshold)s, %(representation)s)"
+)
 
 
 def duplicates_request(*, user, slug: str, body) -> Job:
@@ -168,11 +175,16 @@ def _remove(pairs: list[DuplicatePair], user, now: str) -> list[Item]:
             continue  # the item's first pair removes it
         other = pair.item_a
         removals[item.pk] = {
-            "reason": (
-                f"near-duplicate of {other.external_id} (premise similarity {pair.premise_similarity:.3f}, "
-                f"hypothesis similarity {pair.hypothesis_similarity:.3f}; threshold {pair.threshold}, "
-                f"{pair.representation})"
-            ),
+            # In English whoever removes it: put into the reader's language where the
+            # item's history is shown (annotation.stored_text).
+            "reason": NEAR_DUPLICATE_REASON
+            % {
+                "item": other.external_id,
+                "premise": f"{pair.premise_similarity:.3f}",
+                "hypothesis": f"{pair.hypothesis_similarity:.3f}",
+                "threshold": pair.threshold,
+                "representation": pair.representation,
+            },
             "pair": pair.pk,
             "of": other.external_id,
             "previous_status": item.status,

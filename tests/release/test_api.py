@@ -200,6 +200,15 @@ def test_near_duplicates_are_found_kept_removed_and_restored(sup, rev):
     assert removed.status_code == 200 and removed.json()["decision"] == "remove"
     copy = Item.objects.get(external_id="copy")
     assert copy.status == "removed" and "near-duplicate of v4" in copy.computed["duplicate"]["removed"]["reason"]
+    # The reason is stored in English and shown in the reader's language in the item's history.
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    for language, words in (("he", "כמעט כפיל של v4"), ("fa", "تقریباً تکراریِ v4"), ("en", "near-duplicate of v4")):
+        page = Client(HTTP_ACCEPT_LANGUAGE=language)
+        page.force_login(get_user_model().objects.get(username="sup"))
+        html = page.get(f"/console/p/{SLUG}/items/{copy.pk}/").content.decode()
+        assert words in html, language
     exported = b"".join(sup.get(f"/api/projects/{SLUG}/export/?format=jsonl&status=open").streaming_content).decode()
     assert '"copy"' not in exported and '"v4"' in exported
     # A re-run finds the same pair and keeps its decision.

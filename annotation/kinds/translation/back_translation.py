@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.access import access_project_for_supervisor
 from annotation.errors import FieldError, InvalidInput
@@ -222,6 +222,17 @@ def _status_before_filter(item) -> str:
     return item.status
 
 
+# Why the filter removed an item, stored in English (it is written where no reader is known)
+# and put into the reader's language where the item's history is shown (annotation.stored_text).
+LOW_SIMILARITY = {
+    ("premise",): gettext_noop("back-translation similarity of %(system)s's premise below %(threshold)s"),
+    ("hypothesis",): gettext_noop("back-translation similarity of %(system)s's hypothesis below %(threshold)s"),
+    ("premise", "hypothesis"): gettext_noop(
+        "back-translation similarity of %(system)s's premise and hypothesis below %(threshold)s"
+    ),
+}
+
+
 def _removal(rows: list[dict], released: str, threshold: float) -> dict | None:
     """Why the released system's candidate fails the filter, or None (no released system,
     no such candidate, no scores, or both parts at or above the threshold)."""
@@ -234,7 +245,7 @@ def _removal(rows: list[dict], released: str, threshold: float) -> dict | None:
         if not low:
             return None
         return {
-            "reason": f"back-translation similarity of {released}'s {' and '.join(low)} below {threshold}",
+            "reason": LOW_SIMILARITY[tuple(low)] % {"system": released, "threshold": threshold},
             "system": released,
             "premise": row["premise"],
             "hypothesis": row["hypothesis"],

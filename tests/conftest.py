@@ -237,6 +237,26 @@ def _wait_for_worker(app, queue, process, timeout: float = 60.0):
     raise RuntimeError("the celery worker did not answer a ping within a minute")
 
 
+def wait_for_worker_idle(queue: str = TEST_QUEUE, timeout: float = 60.0) -> None:
+    """Wait until the test worker of `queue` runs and holds no task and its queue is empty.
+    A transactional test's teardown truncates every table; a task still writing then (an
+    aggregation queued by the test's last commit) deadlocks with the TRUNCATE."""
+    from config.celery import app
+
+    def idle() -> bool:
+        inspect = app.control.inspect(timeout=1.0)
+        busy = [inspect.active(), inspect.reserved()]
+        if any(replies is None for replies in busy):
+            return False
+        if any(tasks for replies in busy for name, tasks in replies.items() if name.startswith(f"{queue}@")):
+            return False
+        with app.connection_for_read() as connection:
+            # The broker is Redis: a queue is a list, gone once empty.
+            return connection.default_channel.client.llen(queue) == 0
+
+    wait_until(idle, timeout=timeout, interval=0.5)
+
+
 # What an import answers besides its counts when the kind's filters keep no row out.
 NOTHING_HELD_OUT = {"held_out": 0, "held_out_rows": []}
 

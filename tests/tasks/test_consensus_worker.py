@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT, _wait_for_worker, wait_until
+from tests.conftest import ROOT, _wait_for_worker, wait_for_worker_idle, wait_until
 
 SLUG = "consensus-w"
 OUTCOME_FIELDS = (
@@ -35,9 +35,11 @@ ITEM_FIELDS = ("id", "status", "gold_label", "round")
 
 
 @pytest.fixture
-def relabel(transactional_db, make_user, client_for):
+def relabel(transactional_db, make_user, client_for, request):
     """An nli_relabel project (4 of 5, one revision round) with a supervisor, an author
-    and four annotators; `clients[name]` are their token clients."""
+    and four annotators; `clients[name]` are their token clients. Torn down before the
+    tables are truncated, once the worker (where the test has one) has finished what the
+    test left queued."""
     from annotation.models import Membership
     from annotation.services.projects import project_create
 
@@ -47,7 +49,9 @@ def relabel(transactional_db, make_user, client_for):
     for name in ("r1", "r2", "r3", "r4"):
         users[name] = make_user(f"cw-{name}")
         Membership.objects.create(project=project, user=users[name], role="annotator", status="active")
-    return project, users, {name: client_for(user) for name, user in users.items()}
+    yield project, users, {name: client_for(user) for name, user in users.items()}
+    if "celery_worker" in request.fixturenames:
+        wait_for_worker_idle()
 
 
 def new_item(project, external_id: str, *, reference="entailment", author=None, hypothesis="دو مرد در حال صحبت هستند."):

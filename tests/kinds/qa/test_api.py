@@ -920,3 +920,35 @@ def test_splits_realise_the_question_shares_by_whole_articles(sample_project):
         assert shares == split_question_shares(sample_project, "heq11")
         assignments[seed] = shares
     assert assignments[13] != assignments[14]
+
+
+@pytest.mark.parametrize(
+    "column, cell, field",
+    [
+        ("questions", '[{"question": "מי?"', "questions"),  # not JSON: the row's cell is named
+        ("questions", '{"question": "מי?"}', "questions"),  # JSON, but not a list
+        ("paragraph_extra", "[1, 2]", "paragraph_extra"),
+        ("article_index", "-3", "article_index"),
+    ],
+)
+def test_a_bad_json_cell_of_the_question_csv_is_refused_and_nothing_is_stored(qa, column, cell, field):
+    """The question project's CSV carries its questions and extras as JSON cells: a cell
+    that is not JSON, or is JSON of the wrong shape, is a 400 naming the row and the column,
+    and no paragraph of the file is stored."""
+    from annotation.models import Item
+
+    before = Item.objects.filter(project__slug="heq").count()
+    rows = [{"id": "c1", "title": "כותרת", "context": "טקסט תקין.", column: cell},
+            {"id": "c2", "title": "כותרת", "context": "עוד טקסט תקין."}]  # fmt: skip
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=["id", "title", "context", column])
+    writer.writeheader()
+    writer.writerows(rows)
+    response = qa["client"]("sup").post(
+        "/api/projects/heq/import/", {"file": upload("paragraphs.csv", out.getvalue()), "format": "csv"},
+        format="multipart",
+    )  # fmt: skip
+    assert response.status_code == 400, response.content
+    errors = response.json()["errors"]
+    assert any(error.get("row") == 1 and field in (error.get("field") or "") for error in errors), errors
+    assert Item.objects.filter(project__slug="heq").count() == before

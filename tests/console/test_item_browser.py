@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def browsed(nli_project, client_for, django_user_model):
-    """60 Persian pairs in two splits and groups; ann1 and ann2 label the first item they get,
+    """60 Persian pairs in two splits and groups; ann1 and ann2 each label a different item,
     one item carries a flag."""
     from annotation.models import Item
 
@@ -29,6 +29,12 @@ def browsed(nli_project, client_for, django_user_model):
     labelled = {}
     for name, label in (("ann1", "neutral"), ("ann2", "entailment")):
         claimed = client_for(users[name]).get("/api/projects/fa-nli/next/").json()
+        if claimed["item"]["id"] in labelled.values():
+            # The order is random: ann2 may draw ann1's item, which would then carry two labels.
+            skip = client_for(users[name]).post(f"/api/assignments/{claimed['assignment']}/skip/")
+            assert skip.status_code == 204
+            claimed = client_for(users[name]).get("/api/projects/fa-nli/next/").json()
+            assert claimed["item"]["id"] not in labelled.values()
         assert (
             client_for(users[name])
             .post(f"/api/assignments/{claimed['assignment']}/submit/", {"value": {"label": label}}, format="json")

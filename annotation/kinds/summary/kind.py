@@ -105,7 +105,7 @@ class SummaryRatingKind(RatingKind):
         "scale": "the rating scale",
         "error_tags": "the project's error tags with display names",
         "intrinsic_status": "items with and without intrinsic measures",
-        "profile": "per split: the articles' and each system's summaries' count, vocabulary and mean words and sentences (HeSum Table 1)",
+        "profile": "per split: the articles' and each system's summaries' count, vocabulary and mean words and sentences, and with hspell (Hebrew projects) lemmas, anaphors, construct state and known words; `analyser` names it (HeSum Table 1)",
     }
     template = "summary/annotate.html"
     default_settings = {

@@ -21,6 +21,7 @@ locked, merged into `computed` without touching its other keys.
 
 import json
 from collections import defaultdict
+from itertools import islice
 
 from django.db import transaction
 from django.utils.translation import gettext, gettext_noop
@@ -28,6 +29,8 @@ from django.utils.translation import gettext, gettext_noop
 from annotation.access import access_project_for_supervisor
 from annotation.errors import InvalidInput
 from annotation.kinds.registry import kind_title
+from annotation.metrics.hebrew_morphology import FIGURES as MORPHOLOGY_FIGURES
+from annotation.metrics.hebrew_morphology import MorphologyProfile, words_of
 from annotation.metrics.summary import BertScorer, RougeScorer, TextProfile, compression_ratio, novel_ngrams, redundancy
 from annotation.models import Item, Job
 from annotation.selectors.figures import stored_figures
@@ -38,6 +41,8 @@ from annotation.stored_text import stored_message
 JOB_KIND = "summary_intrinsic"
 # The stored figure (ProjectFigures) holding the corpus profile of HeSum Table 1.
 PROFILE_FIGURE = "summary_profile"
+# hspell analyses Hebrew only; other projects' profiles have no morphology columns.
+HSPELL_LANGUAGE = "he"
 KIND = "summary_rating"
 NOVEL_N = (1, 2, 3, 4)
 REDUNDANCY_N = (1, 2)
@@ -181,27 +186,59 @@ def summary_profile_compute(project) -> dict:
     and the same for each system's summaries (the reference summary is one of the systems).
     Whitespace tokens, as the intrinsic measures. One pass over the items, read in chunks.
 
-    {"tokens": "whitespace", "splits": [{"split", "articles": {...}, "systems": {system:
-    {...}}}, ...]} with splits in name order."""
+    Table 1's morphology columns (annotation/metrics/hebrew_morphology.py: lemma vocabulary,
+    anaphors, construct state, the share of words the analyser knows) come from hspell, for
+    a Hebrew project where it is installed (annotation/hspell.py), one hspell run per chunk;
+    `analyser` names it ("hspell 1.4"), and is None, with those figures None, elsewhere.
+
+    {"tokens": "whitespace", "analyser", "splits": [{"split", "articles": {...}, "systems":
+    {system: {...}}}, ...]} with splits in name order."""
+    from annotation.hspell import hspell_or_none
+
+    analyser = hspell_or_none() if project.language == HSPELL_LANGUAGE else None
     articles: dict[str, TextProfile] = defaultdict(TextProfile)
     summaries: dict[str, dict[str, TextProfile]] = defaultdict(lambda: defaultdict(TextProfile))
+    article_morphology: dict[str, MorphologyProfile] = defaultdict(MorphologyProfile)
+    summary_morphology: dict[str, dict[str, MorphologyProfile]] = defaultdict(lambda: defaultdict(MorphologyProfile))
     rows = (
         Item.objects.filter(project=project)
         .order_by("pk")
         .values_list("split", "payload__article", "payload__summaries")
         .iterator(chunk_size=BATCH)
     )
-    for split, article, item_summaries in rows:
-        articles[split].add(article or "")
-        for entry in json_column(item_summaries) or []:
-            summaries[split][entry.get("system") or ""].add(entry.get("text") or "")
+    while chunk := list(islice(rows, BATCH)):
+        items = [
+            (split, article or "", [(e.get("system") or "", e.get("text") or "") for e in json_column(stored) or []])
+            for split, article, stored in chunk
+        ]
+        analyses = None
+        if analyser is not None:
+            analyses = analyser.analyse(
+                words_of(text for _split, article, pairs in items for text in [article, *(t for _s, t in pairs)])
+            )
+        for split, article, pairs in items:
+            articles[split].add(article)
+            if analyses is not None:
+                article_morphology[split].add(article, analyses)
+            for system, text in pairs:
+                summaries[split][system].add(text)
+                if analyses is not None:
+                    summary_morphology[split][system].add(text, analyses)
+
+    def figures(profile: TextProfile, morphology: MorphologyProfile | None) -> dict:
+        return {**profile.figures(), **(morphology.figures() if morphology else dict.fromkeys(MORPHOLOGY_FIGURES))}
+
     return {
         "tokens": "whitespace",
+        "analyser": analyser.name if analyser else None,
         "splits": [
             {
                 "split": split,
-                "articles": articles[split].figures(),
-                "systems": {system: profile.figures() for system, profile in summaries[split].items()},
+                "articles": figures(articles[split], article_morphology[split] if analyser else None),
+                "systems": {
+                    system: figures(profile, summary_morphology[split][system] if analyser else None)
+                    for system, profile in summaries[split].items()
+                },
             }
             for split in sorted(articles)
         ],

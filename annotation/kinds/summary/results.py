@@ -193,7 +193,10 @@ def summary_report_sections(project, settings: dict) -> dict:
     - `intrinsic_status`: items measured / missing (the report computes nothing).
     - `profile`: HeSum Table 1's linguistic profile per split, as the measuring job last
       stored it (annotation.kinds.summary.measures.summary_profile_compute), or None before
-      the first job."""
+      the first job. Its morphology figures (`lemmas`, `anaphors_mean`,
+      `anaphors_possible_mean`, `construct_mean`, `construct_possible_mean`, `known_words`;
+      annotation.metrics.hebrew_morphology) are hspell's, named by `analyser`, and None
+      where it was not installed or the project is not Hebrew."""
     items = _items(project)
     ratings = _ratings(project, items)
     systems: list[str] = []

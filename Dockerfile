@@ -13,8 +13,17 @@ WORKDIR /app
 
 # Dependencies before the code, so that editing code does not re-run pip.
 # Every pinned package ships a manylinux wheel (psycopg2-binary included): no compiler needed.
-COPY requirements.txt .
-RUN pip install -r requirements.txt
+# The Persian extra goes in with --no-deps (requirements-persian.txt says why).
+COPY requirements.txt requirements-persian.txt ./
+RUN pip install -r requirements.txt \
+    && pip install --no-deps -r requirements-persian.txt
+
+# hspell, Hebrew's morphological analyser, run as a separate program by the summary kind's
+# profile (lemma, anaphor and construct-state figures); Hazm above is Persian's tokenizer
+# and stoplist. Both are imported or run on first use only, so they cost no memory at rest.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends hspell \
+    && rm -rf /var/lib/apt/lists/*
 
 COPY . .
 

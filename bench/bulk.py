@@ -58,6 +58,7 @@ def parse_args():
     parser.add_argument("--keep", action="store_true", help="leave the database for another run")
     parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
     parser.add_argument("--only", default="", help="comma-separated steps: import, floor, reads, export")
+    parser.add_argument("--formats", default="jsonl,csv", help="the exports timed: jsonl, csv or both")
     parser.add_argument("--explain", action="store_true", help="print the plans of one export chunk's queries")
     return parser.parse_args()
 
@@ -264,7 +265,7 @@ def time_export(args, report, n_items: int) -> None:
     if not args.only or "reads" in args.only.split(","):
         wall, cpu, _ = median_of(args.repeat, reads)
         report("export reads only (items and facts)", wall, cpu, f"{n_items / wall:,.0f} items/s")
-    for fmt in ("jsonl", "csv") if not args.only or "export" in args.only.split(",") else ():
+    for fmt in args.formats.split(",") if not args.only or "export" in args.only.split(",") else ():
 
         def once(fmt=fmt):
             spec = export_prepare(project=project, fmt=fmt, status="all")

@@ -350,14 +350,17 @@ def _author_columns(row: ItemRow, authors: dict) -> dict:
     return {"author_id": None, "computed": {AUTHOR_PSEUDONYM: row.author}}
 
 
-def check_against_project(project: Project, rows: list[ItemRow]) -> tuple[list[ItemRow], dict, list[FieldError]]:
+def check_against_project(
+    project: Project, rows: list[ItemRow], *, existing_ids: set[str] | None = None
+) -> tuple[list[ItemRow], dict, list[FieldError]]:
     """The rows to create, the authors by username, and the errors that need the database:
     an unknown author, or an id that already exists with other content. A row whose id
-    exists with the same content is left out (re-importing a file is harmless)."""
+    exists with the same content is left out (re-importing a file is harmless).
+    `existing_ids`, when given, are all the project's ids: only those are looked up."""
     errors: list[FieldError] = []
     authors = _authors_by_name(rows, errors)
     existing = {}
-    ids = [row.external_id for row in rows]
+    ids = [row.external_id for row in rows if existing_ids is None or row.external_id in existing_ids]
     for start in range(0, len(ids), BATCH_SIZE):
         batch = ids[start : start + BATCH_SIZE]
         for item in Item.objects.filter(column_in(Item, "external_id", batch), project=project).only(
@@ -575,6 +578,7 @@ def import_records(
     first_row_of: dict[str, int] = {}
     with transaction.atomic():
         writer = _RowWriter(project, labels_final=options.labels_final)
+        existing_ids = _ids_if_few(project)
         for batch in chunked(records, BATCH_SIZE):
             read += len(batch)
             rows, batch_errors = _validate_batch(kind, batch, check_strings, first_row_of)
@@ -586,7 +590,9 @@ def import_records(
             held.extend(batch_held[: MAX_LISTED_ERRORS - len(held)])
             # Once a row is bad nothing more is written, but every row is still checked
             # (the held-out ones too), so that one round trip shows every bad row.
-            new_rows, authors, db_errors = check_against_project(project, rows if errors or batch_errors else kept)
+            new_rows, authors, db_errors = check_against_project(
+                project, rows if errors or batch_errors else kept, existing_ids=existing_ids
+            )
             if batch_errors or db_errors:
                 errors.extend(_by_row([*batch_errors, *db_errors])[: MAX_LISTED_ERRORS - len(errors)])
                 continue
@@ -605,6 +611,21 @@ def import_records(
         writer.finish(skipped=skipped, job_id=job_id)
     result = ImportResult(created=writer.created, skipped=skipped)
     return dataclasses.replace(result, held_out=held_count, held_out_rows=tuple(held))
+
+
+# A project with fewer items than this has its ids read once when an import begins.
+FEW_ITEMS = 50_000
+
+
+def _ids_if_few(project: Project) -> set[str] | None:
+    """The project's ids when it has fewer than FEW_ITEMS items (call with the project
+    locked, before the import writes), else None. The batches' database checks then look up
+    only ids the project had: the import's own rows, visible to its transaction as it goes,
+    are under statistics that still count the project as (nearly) empty, and PostgreSQL read
+    every one of them for each batch's lookup (a scan of the project's position index instead
+    of its unique id index: 0.2 s per batch at 200,000 rows, a million rows' import quadratic)."""
+    ids = set(Item.objects.filter(project=project).values_list("external_id", flat=True)[:FEW_ITEMS])
+    return ids if len(ids) < FEW_ITEMS else None
 
 
 def items_import(

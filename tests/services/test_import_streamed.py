@@ -99,9 +99,32 @@ def test_an_id_given_again_in_a_later_batch_is_a_duplicate_even_with_the_same_co
 
 
 @pytest.mark.django_db
-def test_a_file_imported_again_is_skipped_batch_by_batch(nli_project, client_for, make_user, small_batches):
+@pytest.mark.parametrize("few", [50_000, 3], ids=["ids read once", "ids looked up per batch"])
+def test_a_file_imported_again_is_skipped_batch_by_batch(
+    nli_project, client_for, make_user, small_batches, monkeypatch, few
+):
+    from annotation.services import imports
+
+    monkeypatch.setattr(imports, "FEW_ITEMS", few)
     client = client_for(make_user("stream-sup", staff=True))
     data = _file(_rows(10))
     assert _post(client, nli_project.slug, data).json()["created"] == 10
     again = _post(client, nli_project.slug, data + _file([{"id": "new", "premise": "p", "hypothesis": "h"}]))
     assert (again.json()["created"], again.json()["skipped"]) == (1, 10), again.content
+
+
+@pytest.mark.django_db
+def test_the_batches_of_an_import_into_an_empty_project_look_up_no_item(
+    nli_project, client_for, make_user, small_batches
+):
+    """The rows the import itself wrote are not looked up batch after batch: with the new
+    project's statistics PostgreSQL read all of them for every batch (quadratic at 1M)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(make_user("stream-sup", staff=True))
+    with CaptureQueriesContext(connection) as captured:
+        response = _post(client, nli_project.slug, _file(_rows(12)))
+    assert response.json()["created"] == 12, response.content
+    lookups = [q["sql"] for q in captured if "external_id" in q["sql"] and "= ANY" in q["sql"]]
+    assert lookups == [], lookups

@@ -337,6 +337,7 @@ def main() -> int:
 
     settings.MASHOV_IMPORT_JOB_ROWS = 10**9  # the whole import in the call, as the worker runs it
     settings.MASHOV_MAX_IMPORT_BYTES = 10**11  # a million rows are more than the upload cap
+    settings.DEBUG = False  # DEBUG's query log would grow with every query of a large run
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 

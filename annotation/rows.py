@@ -113,8 +113,9 @@ def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | 
     (line number, None, why, member) for a line that is not JSON or is JSON that safe_json
     refuses (too deep, NaN); `member` names the object's top-level member at fault, or is
     None when the fault is the line's. Splits on "\n" only: str.splitlines() would also
-    break on U+2028/U+2029/U+0085, which are legal inside JSON strings."""
-    for number, line in enumerate(text.split("\n"), start=1):
+    break on U+2028/U+2029/U+0085, which are legal inside JSON strings. The lines are cut
+    one at a time, so that reading a large file never holds a second copy of it."""
+    for number, line in enumerate(_lines(text), start=1):
         line = line.removesuffix("\r")
         if not line.strip():
             continue
@@ -123,6 +124,15 @@ def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | 
         except safe_json.UnsafeJSON as exc:
             member, reason = _member_refused(line) or (None, exc)
             yield number, None, str(reason), member
+
+
+def _lines(text: str) -> Iterator[str]:
+    """text.split("\n"), one piece at a time."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
 
 
 def read_jsonl_records(text: str) -> Iterator[tuple[int, dict]]:

@@ -6,15 +6,18 @@ aggregation job run, as bench/scale.py builds it), in-process, median of --repea
 - import of --import-items new items from JSONL (`items_import` with the file handled in
   the call, as the worker's half of a large import runs it): wall seconds and this
   process's CPU seconds, split into reading + validation, the database checks, and the
-  COPY, and the rest (the position, the audit, the commit with its deferred key checks);
+  COPY, and the rest (the position, the audit, the commit with its deferred key checks),
+  and how far this process's peak memory rose above what it held before (the file);
 - the floor: the same rows' COPY text loaded by PostgreSQL into a bare copy of the item
   table (no index, no constraint), then with the item table's indexes and foreign keys
   added one by one, and the time to build that COPY text in Python;
-- the JSONL and CSV exports of every item (`status=all`, every byte read), wall and CPU,
-  and items/s; with --explain, the plan of each chunk's facts query (it must be an index
+- the reads alone (`reads`), then the JSONL and CSV exports of every item (`status=all`,
+  every byte read), wall and CPU, items/s, and this process's resident memory before,
+  after a tenth of the items, at the end, and at its peak (a streamed export stays flat);
+  with --explain, the plan of each chunk's facts query (it must be an index
   lookup, never a hash join over a whole table).
 
-    python bench/bulk.py [--items 10000] [--votes 5] [--repeat 3] [--keep] [--reuse] [--only import,floor,export]
+    python bench/bulk.py [--items 10000] [--votes 5] [--repeat 3] [--keep] [--reuse] [--only import,floor,reads,export]
 
 The wall time on a shared machine swings with the others' load; the CPU seconds much
 less (PostgreSQL's are not in them). It creates the scratch database `mashov_bench_bulk`
@@ -54,9 +57,25 @@ def parse_args():
     parser.add_argument("--database", default="mashov_bench_bulk")
     parser.add_argument("--keep", action="store_true", help="leave the database for another run")
     parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
-    parser.add_argument("--only", default="", help="comma-separated steps: import, floor, export")
+    parser.add_argument("--only", default="", help="comma-separated steps: import, floor, reads, export")
+    parser.add_argument("--formats", default="jsonl,csv", help="the exports timed: jsonl, csv or both")
     parser.add_argument("--explain", action="store_true", help="print the plans of one export chunk's queries")
     return parser.parse_args()
+
+
+def rss_mib(field: str = "VmRSS") -> float:
+    """This process's resident memory (VmRSS), or its peak since the last reset (VmHWM)."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def reset_peak() -> None:
+    """Start VmHWM again from the present resident size (Linux: clear_refs 5)."""
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
 
 
 def median_of(repeat: int, action) -> tuple[float, float, object]:
@@ -94,7 +113,7 @@ def time_import(args, report) -> None:
 
         return wrapper
 
-    originals = {name: getattr(imports, name) for name in ("validate_rows", "check_against_project", "items_copy")}
+    originals = {name: getattr(imports, name) for name in ("_validate_batch", "check_against_project", "items_copy")}
     for name, function in originals.items():
         setattr(imports, name, timed(name, function))
     try:
@@ -102,22 +121,31 @@ def time_import(args, report) -> None:
         def once():
             target = Project.objects.create(slug=f"imp-{time.monotonic_ns()}", name="imp", kind="nli_relabel", language="he",
                                             settings={"consensus_k": 2, "consensus_n": 3})  # fmt: skip
+            reset_peak()
+            before = rss_mib()
             result = imports.items_import(project=target, data=data, fmt="jsonl", filename="i.jsonl")
             assert result.created == args.import_items, result
+            return rss_mib("VmHWM") - before
 
-        wall, cpu, _ = median_of(args.repeat, once)
+        wall, cpu, grown = median_of(args.repeat, once)
     finally:
         for name, function in originals.items():
             setattr(imports, name, function)
-    split = {name: statistics.median(times) for name, times in parts.items()}
+    # Per run: the sum over its batches; then the median of the runs.
+    split = {name: statistics.median(_per_run(times, args.repeat)) for name, times in parts.items()}
     report(
-        f"import {args.import_items:,} items (JSONL)",
+        f"import {args.import_items:,} items (JSONL, {len(data) / 1e6:.0f} MB)",
         wall,
         cpu,
-        "reading+validation {validate_rows:.3f} s, database checks {check_against_project:.3f} s, COPY {items_copy:.3f} s".format(
-            **split
-        ),
+        f"{args.import_items / wall:,.0f} items/s; reading+validation {split['_validate_batch']:.3f} s, database checks"
+        f" {split['check_against_project']:.3f} s, COPY {split['items_copy']:.3f} s (sums over the batches);"
+        f" peak memory +{grown:.0f} MiB over the file held",
     )
+
+
+def _per_run(times: list[float], runs: int) -> list[float]:
+    size = len(times) // runs
+    return [sum(times[i * size : (i + 1) * size]) for i in range(runs)]
 
 
 def copy_text(n: int) -> tuple[str, str, float]:
@@ -234,21 +262,32 @@ def time_export(args, report, n_items: int) -> None:
 
     # The reads alone (items and each chunk's facts, no record built or encoded): what
     # the database and decoding cost, beside which the records' Python is the rest.
-    wall, cpu, _ = median_of(args.repeat, reads)
-    report("export reads only (items and facts)", wall, cpu, f"{n_items / wall:,.0f} items/s")
-    for fmt in ("jsonl", "csv"):
+    if not args.only or "reads" in args.only.split(","):
+        wall, cpu, _ = median_of(args.repeat, reads)
+        report("export reads only (items and facts)", wall, cpu, f"{n_items / wall:,.0f} items/s")
+    for fmt in args.formats.split(",") if not args.only or "export" in args.only.split(",") else ():
 
         def once(fmt=fmt):
             spec = export_prepare(project=project, fmt=fmt, status="all")
             size = lines = 0
+            reset_peak()
+            before, at_tenth = rss_mib(), None
             for chunk in export_stream(spec):
                 size += len(chunk)
                 lines += chunk.count(b"\n")
+                if at_tenth is None and lines >= n_items // 10:
+                    at_tenth = rss_mib()
             assert lines >= n_items, (fmt, lines)
-            return size
+            return size, before, at_tenth, rss_mib(), rss_mib("VmHWM")
 
-        wall, cpu, size = median_of(args.repeat, once)
-        report(f"export {fmt.upper()}, every item", wall, cpu, f"{n_items / wall:,.0f} items/s, {size / 1e6:.1f} MB")
+        wall, cpu, (size, before, at_tenth, after, peak) = median_of(args.repeat, once)
+        report(
+            f"export {fmt.upper()}, every item",
+            wall,
+            cpu,
+            f"{n_items / wall:,.0f} items/s, {size / 1e6:.1f} MB; resident {before:.0f} MiB before,"
+            f" {at_tenth:.0f} at {n_items // 10:,} items, {after:.0f} at the end, peak {peak:.0f}",
+        )
 
 
 def explain_chunk(n_items: int) -> None:
@@ -297,6 +336,8 @@ def main() -> int:
     from django.conf import settings
 
     settings.MASHOV_IMPORT_JOB_ROWS = 10**9  # the whole import in the call, as the worker runs it
+    settings.MASHOV_MAX_IMPORT_BYTES = 10**11  # a million rows are more than the upload cap
+    settings.DEBUG = False  # DEBUG's query log would grow with every query of a large run
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
@@ -335,7 +376,7 @@ def main() -> int:
             time_import(args, report)
         if not only or "floor" in only:
             time_floor(args, report)
-        if not only or "export" in only:
+        if not only or only & {"reads", "export"}:
             time_export(args, report, n_items)
         if args.explain:
             explain_chunk(n_items)

@@ -153,12 +153,8 @@ def _export_chunks(spec: ExportSpec) -> Iterator[bytes]:
 
 
 def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
-    encode = _JSON.encode
     for chunk, facts in chunks_with_facts(spec.project, items, history=spec.history):
-        lines = [
-            encode(without_empty_objects(_with_split(spec, item, record_of(spec.kind, item, facts[item.id]))))
-            for item in chunk
-        ]
+        lines = [_jsonl_line(_with_split(spec, item, record_of(spec.kind, item, facts[item.id]))) for item in chunk]
         lines.append("")
         text = "\n".join(lines)
         # Three substring searches: much faster than one character-class search over
@@ -167,6 +163,15 @@ def _jsonl(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
             # Only inside strings: JSON's own punctuation and the line ends are ASCII.
             text = _LINE_BREAKING_RE.sub(lambda match: _LINE_BREAKING[match.group()], text)
         yield text.encode("utf-8")
+
+
+def _jsonl_line(record: dict) -> str:
+    """The record's JSON text, empty objects left out (`without_empty_objects`). The encoder
+    writes every empty object as `{}`, so a text without `{}` has none to leave out and is
+    already the line (most records: the walk over every member cost more than the encoding);
+    a `{}` (or one inside a string) sends the record through the walk."""
+    text = _JSON.encode(record)
+    return text if "{}" not in text else _JSON.encode(without_empty_objects(record))
 
 
 def _csv(spec: ExportSpec, items: QuerySet[Item]) -> Iterator[bytes]:
@@ -304,6 +309,8 @@ def _csv_text(value) -> str:
         return repr(value)
     if isinstance(value, str):
         return value
+    if kind is list and all(type(inner) is str for inner in value):
+        return " ".join(value)  # most lists: annotators' pseudonyms, labels
     if isinstance(value, list) and any(isinstance(inner, (dict, list)) for inner in value):
         # Objects in a list (candidates, summaries) stay JSON, as the CSV import reads them.
         return json.dumps(value, ensure_ascii=False)

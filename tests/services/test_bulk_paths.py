@@ -47,6 +47,14 @@ def test_leaving_out_empty_objects_writes_the_same_bytes_and_changes_nothing_giv
     assert json.dumps(value, ensure_ascii=False) == before  # the record given is never changed
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(KEYS, TREES, max_size=6))
+def test_a_jsonl_line_is_the_record_without_empty_objects_whether_or_not_it_holds_one(record):
+    from annotation.services.exports import _jsonl_line
+
+    assert _jsonl_line(record) == json.dumps(reference_without_empty(record), ensure_ascii=False)
+
+
 def test_an_object_emptied_inside_is_left_out_at_every_depth():
     record = {"id": "x", "extra": {"a": {"b": {}}}, "list": [{"c": {}}, {}], "kept": {"d": 1, "e": {}}}
     assert without_empty_objects(record) == {"id": "x", "list": [{}, {}], "kept": {"d": 1}}

@@ -319,6 +319,31 @@ def test_an_incremental_figures_run_reads_the_changed_items_not_the_project(make
     assert Item.objects.filter(project=project).count() == 200
 
 
+def test_a_curation_removal_reaches_the_kept_report_sections(make_user, monkeypatch):
+    """Removing accepted items for curation asks for the aggregation of those items, whose
+    run then takes them out of the kept report sections (the confusion counts accepted
+    items), leaving what the report computes per request."""
+    from annotation.kinds.registry import get_kind
+    from annotation.models import Item
+    from annotation.services import decisions
+    from annotation.services.aggregation import aggregation_compute_for_project, aggregation_request
+    from annotation.services.figures import _json
+
+    project, rows, _people = build(make_user, 30, seed=4)
+    accepted(rows)
+    assert aggregation_compute_for_project(project)["full"] is True
+    asked = []
+    monkeypatch.setattr(decisions, "enqueue_on_commit", lambda task, *args: asked.append((task, *args)))
+    gone = list(Item.objects.filter(project=project, status=Item.Status.ACCEPTED).order_by("pk")[:3])
+    decisions.curation_removals_record(gone, method="near_duplicate", reasons={item.pk: "copy" for item in gone})
+    assert asked == [("annotation.tasks.request_aggregation", project.pk, [item.pk for item in gone])]
+    aggregation_request(project.pk, item_ids=asked[0][2])
+    assert aggregation_compute_for_project(project)["full"] is False
+    kept = stored(project)["report_sections"]
+    assert kept == _json({**get_kind(project.kind).report_sections(project), "agreement": None})
+    assert kept["confusion"]["total"] == Item.objects.filter(project=project, status=Item.Status.ACCEPTED).count()
+
+
 def test_a_deleted_item_leaves_the_figures(make_user):
     from annotation.models import Item
     from annotation.services.figures import project_figures_store

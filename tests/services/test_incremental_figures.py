@@ -6,6 +6,7 @@ exactly the figures a run over every item stores — the filter values and the a
 reasons included — and the figures a small project computes per request. The run reads
 and writes the changed items' shares only."""
 
+import itertools
 import random
 from datetime import timedelta
 
@@ -27,6 +28,9 @@ STORED = ("annotator_quality", "item_values", "adjudication_agreement", "figure_
 SPLITS = ("", "train", "dev", "test")
 GROUPS = ("", "g1", "g2", "ג3", "G4")
 FLAGS = ("hard", "קשה", "x")
+# Names of the items created by `apply`: never one an earlier item held (an item deleted
+# shortens the list, so its length would name one twice).
+CREATED = itertools.count()
 
 
 @pytest.fixture(autouse=True)
@@ -81,7 +85,7 @@ def apply(project, rows, people, changes) -> set[int]:
         if action == "create":
             rows.append(
                 Item.objects.create(
-                    project=project, external_id=f"new{len(rows)}-{position}", payload=item.payload,
+                    project=project, external_id=f"new{next(CREATED)}", payload=item.payload,
                     split=SPLITS[code % len(SPLITS)], group=GROUPS[code % len(GROUPS)],
                     flags=list(FLAGS[: code % 3]), position=len(rows),
                 )

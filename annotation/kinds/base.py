@@ -639,6 +639,25 @@ class KindReports:
         with a bounded number of queries."""
         return {}
 
+    # A kind whose report sections are sums over items sets this, so that the worker keeps
+    # them up to date by the items that changed (services.figures): each item's share of
+    # the counts (`report_counts`), and the sections computed from the counts summed over
+    # the project's items. Otherwise the worker reads `report_sections` whole on every run.
+    report_counted: bool = False
+
+    def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+        """{item id: {counter: {key: n}}}, each item's share of the counts its report
+        sections are computed from (items with none may be left out), in a number of
+        queries that does not grow with the ids; {} without a query for a kind that does
+        not count them."""
+        return {}
+
+    def report_sections_from_counts(self, project, counts: dict[str, dict[str, int]]) -> dict:
+        """`report_sections` from the items' `report_counts` summed over the project's
+        items (keys held by no item left out), the alpha reports left as None (read live);
+        a kind with counts implements it."""
+        raise NotImplementedError
+
     def supervisor_notices(self, project) -> list[str]:
         """What the project's supervisors must know to keep it working (shown on the project
         page to them only): reasons the project refuses its annotators' work."""

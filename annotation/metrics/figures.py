@@ -13,9 +13,11 @@ An item's record (JSON, as stored per item):
 - `r`: why it waits for an adjudicator besides an incoherent probe ("failed",
   "methods_disagree"; annotation.selectors.annotator_quality);
 - `m`, `x`, `e`: its share of the methods' comparison (`comparison_apply`), on an item
-  with an aggregate of its current round only;
+  with an aggregate of its current round only; `p`, its position where `x`, stored apart;
 - `i`: [split, group, round, flags] of the item, its share of the values the item
-  browser's filters offer (`value_counts_apply`); every item of the project has one.
+  browser's filters offer (`value_counts_apply`); every item of the project has one;
+- `k`: {counter: {key: n}}, its share of the counts the kind's report sections are
+  computed from (`Kind.report_counts`), for a kind that counts them.
 
 The sums:
 - `durations`: {annotator: {duration key: claims}};
@@ -26,7 +28,8 @@ The sums:
   (metrics.agreement.unit_pair_counts), and `adjudicated`: the adjudicated items;
 - `comparison`: the methods' comparison — items with an aggregate, labels decided per
   method, items where two methods gave the same label per (method, other method), items
-  where methods disagree, and per method against the reference label (`empty_comparison`).
+  where methods disagree, and per method against the reference label (`empty_comparison`);
+- `report`: {counter: {key: n}}, the items' `k` summed (the kind's report sections).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ def empty_sums() -> dict:
         "agreement": {scope: _empty_scope() for scope in SCOPES},
         "adjudicated": 0,
         "comparison": empty_comparison(),
+        "report": {},
     }
 
 
@@ -102,6 +106,7 @@ def sums_apply(sums: dict, record: dict | None, sign: int, labels: Sequence[str]
             del sums["pairs"][str(annotator)]
     sums["adjudicated"] += sign * int(adjudicated)
     comparison_apply(sums["comparison"], record, sign)
+    counts_apply(sums["report"], record.get("k"), sign)
     if not votes:
         return
     codes = {label: index for index, label in enumerate(labels)}
@@ -116,6 +121,17 @@ def sums_apply(sums: dict, record: dict | None, sign: int, labels: Sequence[str]
             figures["agree"] += sign * sum(label == consensus for _annotator, label in votes)
         if matrix is not None:
             _add_matrix(figures["pairs"], len(votes), matrix, sign)
+
+
+def counts_apply(counts: dict, share: dict | None, sign: int) -> None:
+    """Add (sign 1) or take out (sign -1) an item's {counter: {key: n}} to the summed ones;
+    in place, a counter left empty gone."""
+    for name, keys in (share or {}).items():
+        counter = counts.setdefault(name, {})
+        for key, n in keys.items():
+            _add(counter, key, sign * n)
+        if not counter:
+            del counts[name]
 
 
 def annotator_figures(durations: dict, pairs: dict, coherence: dict | None, labels: Sequence[str]) -> dict:

@@ -96,13 +96,19 @@ class ItemFigures(models.Model):
     # No foreign key: a deleted item's share must still be taken out by the next run.
     item_id = models.BigIntegerField()
     value = models.JSONField()
+    # The item's position where the methods disagree (`x` of its share), else None: the
+    # methods' comparison lists those items first by position, read in that order from the
+    # index below — as many entries as it lists, whatever the project's size.
+    disagree_position = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "item_id"], name="item_figures_unique_item")]
         indexes = [
-            # The items where the methods disagree (`x` of the item's share), which the
-            # methods' comparison lists first by position: a few of a project's items.
-            models.Index(fields=["project"], condition=Q(value__contains={"x": 1}), name="item_figures_disagree"),
+            models.Index(
+                fields=["project", "disagree_position", "item_id"],
+                condition=Q(disagree_position__isnull=False),
+                name="item_figures_disagree_order",
+            ),
         ]
 
 

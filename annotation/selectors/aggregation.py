@@ -72,7 +72,7 @@ def aggregation_report_for_project(project: Project, chosen: str, *, score_again
     `label_test`), each method's accuracy against it over the items it decided, and over
     all items with a reference (undecided counting as wrong). One query over the project's
     aggregates; on the worker, while it stores a large project's figures, the counts come
-    from the sums it keeps (annotation.metrics.figures) and two queries list the first
+    from the sums it keeps (annotation.metrics.figures) and three queries list the first
     disagreements, so that the report's cost follows the items that changed."""
     comparison = getattr(project, "_method_comparison", None)
     if comparison is not None:
@@ -136,22 +136,31 @@ def _report_from_comparison(project: Project, comparison: dict, chosen: str, sco
     from annotation.models import ItemFigures
 
     report = comparison_report(comparison, chosen, METHODS, score_against_reference=score_against_reference)
-    # The items flagged as disagreeing (a partial index holds them), first by position.
-    flagged = ItemFigures.objects.filter(project=project, value__contains={"x": 1}).values("item_id")
-    external = dict(
-        Item.objects.filter(project=project, pk__in=flagged)
-        .order_by("position", "pk")
-        .values_list("pk", "external_id")[:DISAGREEMENTS_LISTED]
+    # The first items flagged as disagreeing by position, read in that order from a partial
+    # index: as many entries as listed, however many items the project has or disagree.
+    listed = list(
+        ItemFigures.objects.filter(project=project, disagree_position__isnull=False)
+        .order_by("disagree_position", "item_id")
+        .values_list("item_id", flat=True)[:DISAGREEMENTS_LISTED]
     )
-    listed = list(external)
+    shown = dict(
+        (pk, (external_id, round_))
+        for pk, external_id, round_ in Item.objects.filter(column_in(Item, "id", listed), project=project).values_list(
+            "pk", "external_id", "round"
+        )
+    )
+    listed = [item_id for item_id in listed if item_id in shown]
     per_item: dict[int, dict] = {item_id: {} for item_id in listed}
-    for item_id, method, label, confidence in (
-        ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", listed), round=F("item__round"))
+    # The listed items' aggregates by their ids, the round compared here: joined to the
+    # item for its round, PostgreSQL hashed the whole item table and read every aggregate.
+    for item_id, round_, method, label, confidence in (
+        ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", listed))
         .order_by("method")
-        .values_list("item_id", "method", "label", "confidence")
+        .values_list("item_id", "round", "method", "label", "confidence")
     ):
-        per_item[item_id][method] = {"label": label or None, "confidence": confidence}
+        if round_ == shown[item_id][1]:
+            per_item[item_id][method] = {"label": label or None, "confidence": confidence}
     report["disagreements"]["items"] = [
-        {"id": item_id, "external_id": external[item_id], "aggregates": per_item[item_id]} for item_id in listed
+        {"id": item_id, "external_id": shown[item_id][0], "aggregates": per_item[item_id]} for item_id in listed
     ]
     return report

@@ -72,14 +72,16 @@ def project_item_ids(project: Project, chunk: int = RECORD_CHUNK, *, after: int 
 def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict | None]:
     """{item id: its record (annotation.metrics.figures), None for a deleted item}; an item
     without claims, votes, adjudication or reasons adds its filter values only (`i`), and
-    a reversed-pair probe only those, its adjudication, reasons and aggregates. Seven
-    queries, whatever the number of ids (one array parameter each)."""
+    a reversed-pair probe only those, its adjudication, reasons and aggregates; with its
+    share of the kind's report counts (`Kind.report_counts`) where it has one. Seven
+    queries and the kind's, whatever the number of ids (one array parameter each)."""
     records: dict[int, dict | None] = dict.fromkeys(item_ids)
-    items, probes, values = {}, set(), {}
-    for pk, round_, gold_label, reference, probe_of, split, group, flags in Item.objects.filter(
+    items, probes, values, positions = {}, set(), {}, {}
+    for pk, round_, gold_label, reference, probe_of, split, group, flags, position in Item.objects.filter(
         column_in(Item, "id", item_ids), project=project
-    ).values_list("pk", "round", "gold_label", "reference_label", "probe_of_id", "split", "group", "flags"):
+    ).values_list("pk", "round", "gold_label", "reference_label", "probe_of_id", "split", "group", "flags", "position"):
         items[pk] = (round_, gold_label, reference)
+        positions[pk] = position
         values[pk] = item_value_share(split, group, round_, flags)
         if probe_of is not None:
             probes.add(pk)  # not an item of the dataset: its reasons and adjudication only
@@ -162,7 +164,12 @@ def item_records(project: Project, kind, item_ids: list[int]) -> dict[int, dict 
         if methods:
             given = {label for label in methods.values() if label is not None}
             record.update({"m": methods, "x": int(len(given) > 1), "e": reference or None})
+            if record["x"]:
+                record["p"] = positions[item_id]  # stored apart (ItemFigures.disagree_position)
         records[item_id] = record
+    for item_id, share in kind.report_counts(project, ids).items():
+        if share:
+            records[item_id]["k"] = share  # type: ignore[index]  # every id read has a record
     return records
 
 

@@ -351,9 +351,12 @@ def curation_removals_record(
         item.status = Item.Status.REMOVED
         removed.append(item)
     Decision.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    ids = [item.pk for item in removed]
     if rows:  # subscribers hear of a removal as of any other decision
         decisions_announce_on_commit(removed[0].project_id, [row.pk for row in rows])
-    ids = [item.pk for item in removed]
+        # The items leave the set the aggregation reads, and the stored figures kept by the
+        # changed items (the report's accepted items among them) hear of it.
+        enqueue_on_commit("annotation.tasks.request_aggregation", removed[0].project_id, ids)
     for start in range(0, len(ids), WRITE_BATCH):
         chunk = ids[start : start + WRITE_BATCH]
         Item.objects.filter(pk__in=chunk).update(status=Item.Status.REMOVED)

@@ -28,9 +28,13 @@ names no item) reads every item, in chunks. The same shares keep, item by item:
 - the adjudication queue's reasons, a row per waiting item (AdjudicationReason): a run
   rewrites the rows of the items it read. An incoherent probe makes its original wait:
   the probes are read whole on every run (a small share of the items), and the originals
-  whose incoherence came or went since the last run are read with the changed items.
-Read whole on every run, since they are not sums over items: the rest of the kind's report
-sections and the reversed-pair probes (coherence and incoherent probes). A claim submitted
+  whose incoherence came or went since the last run are read with the changed items;
+- the kind's report sections, for a kind that counts them (`Kind.report_counted`:
+  `nli_relabel`'s outcomes per round, intended × consensus confusion and agreement per
+  annotator): an item's share holds its counts (`Kind.report_counts`), the sums the
+  project's, and the sections are computed from those (`Kind.report_sections_from_counts`).
+Read whole on every run: the report sections of the other kinds and the reversed-pair
+probes (coherence and incoherent probes). A claim submitted
 in a round still open is counted in `items` and `seconds_median` when its item's round
 closes (or at the next run over every item); the figures of a small project, computed per
 request, count it at once. An item created in a transaction that commits after a run
@@ -103,7 +107,7 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
     now = timezone.now()
     with transaction.atomic():
         sums = None if item_ids is None else stored_figures(project, FIGURE_SUMS)
-        if sums is not None and not {"comparison", VALUES_THROUGH} <= set(sums):
+        if sums is not None and not {"comparison", "report", VALUES_THROUGH} <= set(sums):
             sums = None  # stored before the sums held all they hold now: read every item
         incoherent = {original for original, *_rest in kind.incoherent_probes(project)} if labels else set()
         if sums is None:
@@ -120,7 +124,10 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
         # (selectors.aggregation.aggregation_report_for_project reads it there).
         project._method_comparison = sums["comparison"]  # type: ignore[attr-defined]
         try:
-            sections = dict(kind.report_sections(project))
+            if kind.report_counted:
+                sections = dict(kind.report_sections_from_counts(project, sums["report"]))
+            else:
+                sections = dict(kind.report_sections(project))
         finally:
             del project._method_comparison  # type: ignore[attr-defined]
         if "agreement" in sections:
@@ -183,7 +190,8 @@ def _replace_shares(project: Project, kind, labels, sums: dict, ids: list[int], 
             continue  # deleted
         sums_apply(sums, record, 1, labels)
         value_counts_apply(counts, record, 1)
-        shares.append(ItemFigures(project=project, item_id=item_id, value=record))
+        position = record.pop("p", None)
+        shares.append(ItemFigures(project=project, item_id=item_id, value=record, disagree_position=position))
         why = list(record.get("r", ())) + ([INCOHERENT] if item_id in incoherent else [])
         if why:
             reasons.append(AdjudicationReason(project=project, item_id=item_id, reasons=why))

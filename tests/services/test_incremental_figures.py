@@ -6,11 +6,13 @@ exactly the figures a run over every item stores — the filter values and the a
 reasons included — and the figures a small project computes per request. The run reads
 and writes the changed items' shares only."""
 
+import itertools
 import random
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from hypothesis import HealthCheck, given
@@ -26,6 +28,9 @@ STORED = ("annotator_quality", "item_values", "adjudication_agreement", "figure_
 SPLITS = ("", "train", "dev", "test")
 GROUPS = ("", "g1", "g2", "ג3", "G4")
 FLAGS = ("hard", "קשה", "x")
+# Names of the items created by `apply`: never one an earlier item held (an item deleted
+# shortens the list, so its length would name one twice).
+CREATED = itertools.count()
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +68,8 @@ def assert_live(project, incremental) -> None:
 
 def apply(project, rows, people, changes) -> set[int]:
     """The aggregation test's changes (votes, reopens, closes) and those only the figures
-    read: a failed round, an adjudication, a decided gold, a slow claim, an item's split,
+    read: a failed round, an accepted one (its gold, and the consensus changing the
+    intended label or not), an adjudication, a decided gold, a slow claim, an item's split,
     group or flags edited, an item deleted, and an item created (an import names it in no
     change: not in the ids returned)."""
     from annotation.models import Adjudication, Annotation, Assignment, ConsensusOutcome, Item
@@ -79,7 +85,7 @@ def apply(project, rows, people, changes) -> set[int]:
         if action == "create":
             rows.append(
                 Item.objects.create(
-                    project=project, external_id=f"new{len(rows)}-{position}", payload=item.payload,
+                    project=project, external_id=f"new{next(CREATED)}", payload=item.payload,
                     split=SPLITS[code % len(SPLITS)], group=GROUPS[code % len(GROUPS)],
                     flags=list(FLAGS[: code % 3]), position=len(rows),
                 )
@@ -98,6 +104,13 @@ def apply(project, rows, people, changes) -> set[int]:
                 item=item, round=item.round,
                 defaults={"outcome": "failed", "gold": "", "votes": {}, "n_votes": 3, "agreement": 0.4},
             )  # fmt: skip
+        elif action == "accept":
+            ConsensusOutcome.objects.update_or_create(
+                item=item, round=item.round,
+                defaults={"outcome": "accepted", "gold": label, "votes": {}, "n_votes": 3, "agreement": 0.7,
+                          "label_changed": label != item.reference_label},
+            )  # fmt: skip
+            Item.objects.filter(pk=item.pk).update(status=Item.Status.ACCEPTED, gold_label=label)
         elif action == "adjudicate":
             Adjudication.objects.update_or_create(item=item, round=item.round, defaults={"label": label})
         elif action == "gold":
@@ -128,11 +141,29 @@ def with_values(rows) -> None:
         )
 
 
+def accepted(rows) -> None:
+    """The accepted items' rounds closed by the consensus: an outcome with its gold, the
+    intended label changed on every third item; an item without an intended label."""
+    from annotation.models import ConsensusOutcome, Item
+
+    for index, item in enumerate(rows):
+        if item.status != Item.Status.ACCEPTED:
+            continue
+        gold = LABELS[(LABELS.index(item.reference_label) + (index % 3 == 0)) % len(LABELS)]
+        ConsensusOutcome.objects.create(
+            item=item, round=item.round, outcome="accepted", gold=gold, votes={}, n_votes=3, agreement=0.7,
+            label_changed=gold != item.reference_label,
+        )  # fmt: skip
+        Item.objects.filter(pk=item.pk).update(
+            gold_label=gold, reference_label="" if index == 1 else F("reference_label")
+        )
+
+
 changes_strategy = st.lists(
     st.tuples(
         st.integers(0, 59),
         st.sampled_from(
-            ["vote", "reopen", "close", "fail", "adjudicate", "gold", "slow", "values", "create", "delete"]
+            ["vote", "reopen", "close", "fail", "accept", "adjudicate", "gold", "slow", "values", "create", "delete"]
         ),
         st.sampled_from(LABELS),
     ),
@@ -149,10 +180,11 @@ def test_incremental_figures_equal_a_full_recompute(make_user, batches, seed):
     from annotation.kinds.registry import get_kind
     from annotation.selectors.annotator_quality import adjudication_agreement_compute, annotator_figures_compute
     from annotation.services.aggregation import aggregation_compute_for_project, aggregation_request
-    from annotation.services.figures import project_figures_store
+    from annotation.services.figures import _json, project_figures_store
 
     project, rows, people = build(make_user, 60, seed=seed)
     with_values(rows)
+    accepted(rows)
     assert aggregation_compute_for_project(project)["full"] is True
     for changes in batches:  # several runs, each after its own changes
         changed = apply(project, rows, people, changes)
@@ -167,6 +199,9 @@ def test_incremental_figures_equal_a_full_recompute(make_user, batches, seed):
     live_quality = {str(annotator): row for annotator, row in annotator_figures_compute(project, kind).items()}
     assert incremental["annotator_quality"] == live_quality
     assert incremental["adjudication_agreement"] == adjudication_agreement_compute(project, kind)
+    # The kind's report sections, kept as counts: what the report computes per request.
+    assert incremental["report_sections"] == _json({**kind.report_sections(project), "agreement": None})
+    assert incremental["report_sections"]["per_annotator"] and incremental["report_sections"]["outcomes_per_round"]
     # The methods' comparison kept as sums: what the report reads over every aggregate, for
     # any chosen method, scored against the reference too (as label_test asks).
     assert_comparison_is_the_live_one(project, incremental)
@@ -233,6 +268,84 @@ def test_an_incremental_figures_run_costs_the_same_statements_for_3_and_300_chan
         }
         assert_live(project, stored(project))
     assert queries[0] == queries[1], queries
+
+
+def rows_read() -> dict[str, int]:
+    """Rows this transaction read so far, per table: PostgreSQL's own counters of the rows
+    its sequential scans returned and of the entries its index scans returned."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT c.relname, pg_stat_get_xact_tuples_returned(c.oid) + COALESCE((
+                   SELECT sum(pg_stat_get_xact_tuples_returned(i.indexrelid)) FROM pg_index i
+                   WHERE i.indrelid = c.oid), 0)
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE c.relkind = 'r' AND n.nspname = current_schema()"""
+        )
+        return {table: int(n) for table, n in cursor.fetchall()}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statistics counters")
+def test_an_incremental_figures_run_reads_the_changed_items_not_the_project(make_user, monkeypatch):
+    """A run after 3 items changed reads a few rows per changed item: no statement reads the
+    project's items, votes, outcomes or shares whole (the report sections included). The
+    tables are analysed and the planner kept off sequential scans, as on a large project's
+    tables, so that a read bounded by an index shows as such on these small ones."""
+    from annotation.models import Annotation, Item
+    from annotation.services.aggregation import aggregation_compute_for_project
+    from annotation.services.figures import project_figures_store
+
+    # The report lists the first disagreeing items by position: here 2 of the project's.
+    monkeypatch.setattr("annotation.selectors.aggregation.DISAGREEMENTS_LISTED", 2)
+    project, rows, people = build(make_user, 200, seed=7)
+    with_values(rows)
+    accepted(rows)
+    aggregation_compute_for_project(project)  # the aggregates, and the figures over every item
+    assert Annotation.objects.filter(item__project=project).count() > 500
+    changed = apply(
+        project, rows, people, [(0, "vote", "neutral"), (1, "accept", "entailment"), (2, "fail", "contradiction")]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+    before = rows_read()
+    project_figures_store(project, sorted(changed))
+    after = rows_read()
+    # The project's tables (the annotators' usernames are read by their ids, from the site's
+    # user table: whatever plan reads those here follows the site's users, not the project).
+    read = {
+        table: after.get(table, 0) - n
+        for table, n in before.items()
+        if after.get(table, 0) > n and table.startswith("annotation_")
+    }
+    # 200 items, over 500 votes and claims, 160 accepted outcomes, 200 shares: a table read
+    # whole gives hundreds; the 3 items' rows, the filter values and the annotators a few.
+    assert read and max(read.values()) <= 40, str(sorted(read.items()))
+    assert Item.objects.filter(project=project).count() == 200
+
+
+def test_a_curation_removal_reaches_the_kept_report_sections(make_user, monkeypatch):
+    """Removing accepted items for curation asks for the aggregation of those items, whose
+    run then takes them out of the kept report sections (the confusion counts accepted
+    items), leaving what the report computes per request."""
+    from annotation.kinds.registry import get_kind
+    from annotation.models import Item
+    from annotation.services import decisions
+    from annotation.services.aggregation import aggregation_compute_for_project, aggregation_request
+    from annotation.services.figures import _json
+
+    project, rows, _people = build(make_user, 30, seed=4)
+    accepted(rows)
+    assert aggregation_compute_for_project(project)["full"] is True
+    asked = []
+    monkeypatch.setattr(decisions, "enqueue_on_commit", lambda task, *args: asked.append((task, *args)))
+    gone = list(Item.objects.filter(project=project, status=Item.Status.ACCEPTED).order_by("pk")[:3])
+    decisions.curation_removals_record(gone, method="near_duplicate", reasons={item.pk: "copy" for item in gone})
+    assert asked == [("annotation.tasks.request_aggregation", project.pk, [item.pk for item in gone])]
+    aggregation_request(project.pk, item_ids=asked[0][2])
+    assert aggregation_compute_for_project(project)["full"] is False
+    kept = stored(project)["report_sections"]
+    assert kept == _json({**get_kind(project.kind).report_sections(project), "agreement": None})
+    assert kept["confusion"]["total"] == Item.objects.filter(project=project, status=Item.Status.ACCEPTED).count()
 
 
 def test_a_deleted_item_leaves_the_figures(make_user):

@@ -279,15 +279,27 @@ class NliRelabelKind(NliKind):
     def report_sections(self, project) -> dict:
         """Outcomes per round, label changes, the intended × consensus confusion, the alpha
         reports and agreement per annotator (reports.py)."""
-        from annotation.selectors.aggregation import aggregation_report_for_project
-
         from .reports import consensus_sections_for_project
 
-        chosen = self.project_settings(project)["aggregation"]
-        return {
-            **consensus_sections_for_project(project),
-            "aggregation": aggregation_report_for_project(project, chosen),
-        }
+        return {**consensus_sections_for_project(project), "aggregation": self._aggregation_report(project)}
+
+    # The consensus sections are sums over items: kept by the changed items on the worker.
+    report_counted = True
+
+    def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+        from .reports import consensus_counts
+
+        return consensus_counts(project, item_ids)
+
+    def report_sections_from_counts(self, project, counts: dict[str, dict[str, int]]) -> dict:
+        from .reports import consensus_sections_from_counts
+
+        return {**consensus_sections_from_counts(counts), "aggregation": self._aggregation_report(project)}
+
+    def _aggregation_report(self, project) -> dict:
+        from annotation.selectors.aggregation import aggregation_report_for_project
+
+        return aggregation_report_for_project(project, self.project_settings(project)["aggregation"])
 
     # --- pages and review ------------------------------------------------------------
 

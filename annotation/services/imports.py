@@ -541,8 +541,9 @@ class _RowWriter:
     def finish(self, *, skipped: int, job_id: int | None) -> None:
         # Kinds that compute figures from imported text (summary measures) queue that here.
         self.kind.after_import(self.project, self.created)
-        # New items take their place in the project's active-learning order.
-        item_priorities_refresh(self.project)
+        # New items take their place in the project's active-learning order; the items
+        # already there keep theirs.
+        item_priorities_refresh(self.project, after_position=self.offset)
         webhook_event_on_commit(
             self.project.pk, "import.done", {"created": self.created, "skipped": skipped, "job": job_id}
         )

@@ -40,23 +40,33 @@ def _label_of(value) -> str | None:
     return value.get("label") if isinstance(value, dict) and isinstance(value.get("label"), str) else None
 
 
-def item_priorities_refresh(project) -> None:
-    """Recompute every item's priority for the project's order, in a few statements."""
+def item_priorities_refresh(project, *, after_position: int | None = None) -> None:
+    """Recompute the items' priorities for the project's order, in a few statements: every
+    item's, or with `after_position` only those of the items placed after it (an import's
+    new items), so that adding 10,000 items to a million-item project does not rewrite the
+    million."""
     order = order_of(get_kind(project.kind).project_settings(project))
+    scope, params = "project_id = %s", [project.pk]
+    if after_position is not None:
+        scope, params = "project_id = %s AND position > %s", [project.pk, after_position]
     with connection.cursor() as cursor:
         if order == RANDOM:
-            execute(cursor, "UPDATE annotation_item SET priority = shuffle_key WHERE project_id = %s", [project.pk])
+            execute(cursor, f"UPDATE annotation_item SET priority = shuffle_key WHERE {scope}", params)
         elif order == UNCERTAINTY:
             latest = PredictionSet.objects.filter(project=project).values_list("pk", flat=True).first()
             execute(
                 cursor,
                 "UPDATE annotation_item SET priority = COALESCE((SELECT COALESCE(p.margin, %s)"
                 " FROM annotation_prediction p WHERE p.prediction_set_id = %s AND p.item_id = annotation_item.id), %s)"
-                " WHERE project_id = %s",
-                [NO_SCORES, latest or 0, UNPREDICTED, project.pk],
+                f" WHERE {scope}",
+                [NO_SCORES, latest or 0, UNPREDICTED, *params],
             )
         elif order == DISAGREEMENT:
-            _disagreement_refresh(project)
+            if after_position is None:
+                _disagreement_refresh(project)
+            else:
+                # New items hold no votes yet: below two votes the share is 1.
+                execute(cursor, f"UPDATE annotation_item SET priority = 1.0 WHERE {scope}", params)
 
 
 def _disagreement_refresh(project) -> None:

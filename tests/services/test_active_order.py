@@ -196,3 +196,33 @@ def test_fifty_annotators_in_uncertainty_order(transactional_db, make_user):
     assert_no_overfill_no_doubles(project, VOTES)
     assert errors == [], errors[0]
     assert_every_item_completed(project, VOTES)
+
+
+@pytest.mark.parametrize("order", ["random", "uncertainty", "disagreement"])
+def test_an_import_places_its_new_items_and_leaves_the_others_where_they_are(make_project, order):
+    """An import used to recompute every item's priority (a rewrite of the whole project per
+    file): now the new items alone take their place, as a full refresh would give them."""
+    import json
+
+    from annotation.services.imports import items_import
+    from annotation.services.priorities import item_priorities_refresh
+
+    project, _users = make_project(annotators=1)
+    add_items(project, 3)
+    set_order(project, order, admin_of(project))
+    project.refresh_from_db()
+    if order == "uncertainty":
+        predict(project, {"i0": SCORES["i0"]})
+    # A mark on the items already there: a whole-project refresh would overwrite it.
+    Item.objects.filter(project=project).update(priority=-7.0)
+    rows = [{"id": f"new{i}", "premise": f"הנחה {i}", "hypothesis": "השערה"} for i in range(4)]
+    data = "\n".join(json.dumps(row, ensure_ascii=False) for row in rows).encode()
+    assert items_import(project=project, data=data, fmt="jsonl", filename="new.jsonl").created == 4
+    assert set(
+        Item.objects.filter(project=project, external_id__startswith="i").values_list("priority", flat=True)
+    ) == {-7.0}
+    placed = dict(Item.objects.filter(project=project, external_id__startswith="new").values_list("pk", "priority"))
+    item_priorities_refresh(project)
+    refreshed = dict(Item.objects.filter(pk__in=placed).values_list("pk", "priority"))
+    assert placed == refreshed
+    assert len(set(placed.values())) == (4 if order == "random" else 1)

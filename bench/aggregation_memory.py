@@ -10,7 +10,9 @@ before and after the run and the run's seconds. A script, not a test:
 `--full` (the default) runs the four methods over every item, then the stored figures over
 every item, as the job's scheduled full run does; `--incremental N` records N changed items
 first and runs the job's incremental path; `--figures` times only the stored figures over
-every item (services.figures.project_figures_store).
+every item (services.figures.project_figures_store); `--without-figures` runs the full
+aggregation without storing the figures (the methods, the aggregates' and competences' writes
+and the chosen method's decisions alone).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def main() -> int:
     parser.add_argument("--database", default="mashov_bench_scale")
     parser.add_argument("--incremental", type=int, default=0, help="items changed before an incremental run")
     parser.add_argument("--figures", action="store_true", help="only the stored figures over every item")
+    parser.add_argument("--without-figures", action="store_true", help="the full aggregation, no stored figures")
     args = parser.parse_args()
     os.environ["DATABASE_URL"] = f"{args.server}/{args.database}"
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -64,6 +67,12 @@ def main() -> int:
         aggregation_changes_record(project.pk, ids)
         result = aggregation_compute_for_project(project)
         assert result["full"] is False, result
+    elif args.without_figures:
+        from annotation.services import aggregation
+
+        what = "aggregation, full run (4 methods), no stored figures"
+        aggregation.project_figures_store = lambda *args, **kwargs: None
+        aggregation_compute_for_project(project, full=True)
     else:
         what = "aggregation, full run (4 methods) + stored figures"
         aggregation_compute_for_project(project, full=True)

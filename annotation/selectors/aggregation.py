@@ -3,9 +3,14 @@ the methods decided (docs/api.md "Aggregation, annotator quality, adjudication")
 
 from __future__ import annotations
 
-from django.db.models import F
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING
 
-from annotation.metrics.aggregation import METHODS
+from django.db.models import F
+from django.db.models.fields.json import KT
+
+from annotation.metrics.aggregation import METHODS, VoteArrays
 from annotation.models import Annotation, Item, ItemAggregate, Project
 from annotation.sql import column_in
 
@@ -16,6 +21,15 @@ IMPORTED = "imported"
 DISAGREEMENTS_LISTED = 500
 # Item ids per read of an incremental run.
 READ_BATCH = 10_000
+# Rows per chunk of a read into arrays (a server-side cursor on PostgreSQL): only this many
+# rows are ever Python objects at once.
+READ_CHUNK = 50_000
+# The imported labels' pseudo-annotator among the annotator ids of ProjectVotes: the largest
+# id, so that it sorts after every user as IMPORTED sorts after the ids in `aggregate`.
+IMPORTED_ID = 2**63 - 1
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _author_key(item_author_id: int | None):
@@ -40,17 +54,22 @@ def project_votes(
     return votes, items
 
 
+def _rows_of(project: Project, item_ids: list[int] | None):
+    """The ordinary items of the project (or of `item_ids`), and their annotations."""
+    rows = Item.objects.filter(project=project, probe_of__isnull=True)
+    if item_ids is None:
+        return rows, Annotation.objects.filter(item__project=project, item__probe_of__isnull=True)
+    # The annotations by item id alone (an index lookup; the items are the project's): the
+    # join to the item table would have PostgreSQL hash the whole project's items.
+    return rows.filter(column_in(Item, "id", item_ids)), Annotation.objects.filter(
+        column_in(Annotation, "item_id", item_ids)
+    )
+
+
 def _votes_of(project: Project, kind, author_votes: bool, item_ids: list[int] | None):
     items: dict[int, tuple[int, str]] = {}
     votes: list[tuple] = []
-    rows = Item.objects.filter(project=project, probe_of__isnull=True)
-    if item_ids is None:
-        annotations = Annotation.objects.filter(item__project=project, item__probe_of__isnull=True)
-    else:
-        rows = rows.filter(column_in(Item, "id", item_ids))
-        # By item id alone (an index lookup; the items read above are the project's): the
-        # join to the item table would have PostgreSQL hash the whole project's items.
-        annotations = Annotation.objects.filter(column_in(Annotation, "item_id", item_ids))
+    rows, annotations = _rows_of(project, item_ids)
     item_rows = rows.values_list("pk", "round", "status", "reference_label", "author_id")
     for item_id, round_, status, reference, author_id in item_rows.iterator(chunk_size=10_000):
         items[item_id] = (round_, status)
@@ -62,6 +81,140 @@ def _votes_of(project: Project, kind, author_votes: bool, item_ids: list[int] | 
         if item_id in items and items[item_id][0] == round_ and label in kind.labels:
             votes.append((item_id, annotator_id, label))
     return votes, items
+
+
+@dataclass(frozen=True)
+class ProjectVotes:
+    """A project's current-round votes as arrays (project_vote_arrays): 1M items × 3 votes
+    take about 40 MB where tuples, dicts and sets of ids took gigabytes.
+
+    ``item_ids``, ``rounds``, ``closed``: every ordinary item read, by id (``closed``: its
+    round is not open). ``votes``: the votes (metrics.aggregation.VoteArrays), whose item
+    number i is the item ``voted[i]`` (an id) at ``voted_at[i]`` of ``item_ids``, and whose
+    annotator number j is ``annotator_ids[j]`` (IMPORTED_ID: the imported labels)."""
+
+    item_ids: "np.ndarray"
+    rounds: "np.ndarray"
+    closed: "np.ndarray"
+    votes: VoteArrays
+    voted: "np.ndarray"
+    voted_at: "np.ndarray"
+    annotator_ids: "np.ndarray"
+
+
+def project_vote_arrays(
+    project: Project, kind, *, author_votes: bool, item_ids: list[int] | None = None
+) -> ProjectVotes:
+    """project_votes as arrays, read in chunks of READ_CHUNK rows (a server-side cursor):
+    each chunk's rows become arrays at once, the votes as (item position, annotator number,
+    label index), so that neither the rows nor one wide array per column of every vote
+    exist at once. `item_ids` in ascending order."""
+    import numpy as np
+
+    labels = tuple(kind.labels)
+    label_of = {label: index for index, label in enumerate(labels)}
+    annotator_of: dict[int, int] = {}  # annotator id → number, in order of appearance
+    batches = (
+        [None] if item_ids is None else [item_ids[i : i + READ_BATCH] for i in range(0, len(item_ids), READ_BATCH)]
+    )
+    item_parts: list[tuple] = []
+    vote_parts: list[tuple] = []
+    read = 0  # items read by the batches before
+    for batch in batches:
+        rows, annotations = _rows_of(project, batch)
+        item_rows = rows.order_by("pk").values_list("pk", "round", "status", "reference_label", "author_id")
+        first = len(item_parts)
+        for chunk in _chunks(item_rows.iterator(chunk_size=READ_CHUNK)):
+            chunk_ids, chunk_rounds, statuses, references, authors = zip(*chunk)
+            start = read + sum(len(part[0]) for part in item_parts[first:])
+            item_parts.append(
+                (
+                    np.array(chunk_ids, dtype=np.int64),
+                    np.array(chunk_rounds, dtype=np.int32),
+                    np.array([status != Item.Status.OPEN for status in statuses], dtype=bool),
+                )
+            )
+            if author_votes:
+                cast = [
+                    (start + offset, _number(annotator_of, author), label_of[reference])
+                    for offset, (reference, author) in enumerate(zip(references, authors))
+                    if reference in label_of
+                ]
+                if cast:
+                    vote_parts.append(_vote_part(cast))
+        batch_ids = _joined([part[0] for part in item_parts[first:]], np.int64)
+        batch_rounds = _joined([part[1] for part in item_parts[first:]], np.int32)
+        # Only the label of each vote, not its whole value.
+        annotation_rows = annotations.annotate(label=KT("value__label")).values_list(
+            "item_id", "round", "annotator_id", "label"
+        )
+        for chunk in _chunks(annotation_rows.iterator(chunk_size=READ_CHUNK)):
+            labelled = [row for row in chunk if row[3] in label_of]
+            if not labelled or not len(batch_ids):
+                continue
+            voted_ids = np.array([row[0] for row in labelled], dtype=np.int64)
+            voted_rounds = np.array([row[1] for row in labelled], dtype=np.int32)
+            at = np.minimum(np.searchsorted(batch_ids, voted_ids), len(batch_ids) - 1)
+            # A vote counts when its item is one read above and it is of the item's current round.
+            counts = (batch_ids[at] == voted_ids) & (batch_rounds[at] == voted_rounds)
+            vote_parts.append(
+                _vote_part(
+                    [
+                        (read + position, _number(annotator_of, annotator), label_of[label])
+                        for position, (_item, _round, annotator, label) in zip(at.tolist(), labelled)
+                    ],
+                    counts,
+                )
+            )
+        read += len(batch_ids)
+    ids = _joined([part[0] for part in item_parts], np.int64)
+    rounds = _joined([part[1] for part in item_parts], np.int32)
+    closed = _joined([part[2] for part in item_parts], bool)
+    del item_parts
+    assert (np.diff(ids) > 0).all(), "item_ids must be in ascending order"
+    positions = _joined([part[0] for part in vote_parts], np.int32)
+    numbers = _joined([part[1] for part in vote_parts], np.int32)
+    vote_labels = _joined([part[2] for part in vote_parts], np.int8)
+    del vote_parts
+    # Annotators numbered in the order of their ids (the imported labels' last), as the
+    # methods expect.
+    seen = np.array(list(annotator_of), dtype=np.int64)
+    order = np.argsort(seen)
+    renumber = np.empty(len(seen), dtype=np.int32)
+    renumber[order] = np.arange(len(seen), dtype=np.int32)
+    numbers = renumber[numbers]
+    votes, voted_at = VoteArrays.of(positions, numbers, vote_labels, n_annotators=len(seen), labels=labels)
+    del positions, numbers, vote_labels
+    return ProjectVotes(ids, rounds, closed, votes, ids[voted_at], voted_at.astype(np.int32), seen[order])
+
+
+def _number(numbers: dict[int, int], annotator: int | None) -> int:
+    key = IMPORTED_ID if annotator is None else annotator
+    number = numbers.get(key)
+    if number is None:
+        number = numbers[key] = len(numbers)
+    return number
+
+
+def _chunks(rows):
+    while chunk := list(islice(rows, READ_CHUNK)):
+        yield chunk
+
+
+def _vote_part(cast: list[tuple], keep=None) -> tuple:
+    """(item positions, annotator numbers, label indexes) of (position, number, label)
+    rows, those of `keep` alone."""
+    import numpy as np
+
+    positions, numbers, labels = zip(*cast)
+    part = (np.array(positions, dtype=np.int32), np.array(numbers, dtype=np.int32), np.array(labels, dtype=np.int8))
+    return part if keep is None else tuple(column[keep] for column in part)
+
+
+def _joined(parts: list, dtype) -> "np.ndarray":
+    import numpy as np
+
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def aggregation_report_for_project(project: Project, chosen: str, *, score_against_reference: bool = False) -> dict:

@@ -46,17 +46,25 @@ failure path. Where the kind lets the chosen method own the gold of decided item
 of its own — never an adjudicated item. Kinds whose gold is given (`label_test`: the
 hidden label under test) keep it: their aggregates are reported against it.
 
+Memory. A run reads the votes into arrays a chunk of rows at a time
+(selectors.aggregation.project_vote_arrays), runs the methods on the arrays
+(metrics.aggregation.aggregate_arrays) and writes the aggregates AGGREGATE_BATCH items at a
+time (_write_aggregates: COPY into a temporary table, upserted from it), all of them in the
+run's one transaction: its memory follows the arrays (about 9 bytes a vote), not one Python
+object per vote or per aggregate as before (5.4 GB at 1M items).
+
 The reads (the votes the job reads, the methods' report) are annotation/selectors/aggregation.py.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from datetime import timedelta
-from itertools import islice
 from typing import Any, Iterable
 
 from django.conf import settings as django_settings
@@ -68,10 +76,11 @@ from django.utils.dateparse import parse_datetime
 from annotation.kinds.registry import get_kind, installed_kind
 from annotation.metrics.aggregation import (
     METHODS,
-    AggregationResult,
-    aggregate,
+    ArrayResult,
+    aggregate_arrays,
     needs_another_vote,
     posterior_from_competence,
+    posteriors_from_competence_arrays,
     ratings_spread,
     vote_confidence,
 )
@@ -86,7 +95,7 @@ from annotation.models import (
     Project,
     ProjectFigures,
 )
-from annotation.selectors.aggregation import project_votes
+from annotation.selectors.aggregation import IMPORTED_ID, ProjectVotes, project_vote_arrays
 from annotation.selectors.figures import AGGREGATION_STATE, stored_figures
 from annotation.services.decisions import (
     POOL_METHODS,
@@ -107,6 +116,8 @@ logger = logging.getLogger(__name__)
 JOB_TYPE = "aggregation"
 # Rows per bulk upsert.
 WRITE_BATCH = 5_000
+# Items per batch of the aggregates' writes (four rows each).
+AGGREGATE_BATCH = 20_000
 # The methods whose annotator figure is agreement with the item's label, counted per item.
 AGREEMENT_METHODS = ("k_of_n", "majority")
 # A pool method's competence for annotators before any was estimated.
@@ -338,36 +349,32 @@ def _rule(kind, settings: dict) -> tuple[int, int]:
 
 
 def _compute_full(project: Project, kind, *, job: Job | None, progress) -> dict:
-    labels = tuple(kind.labels)
     settings = kind.project_settings(project)
     k, n = _rule(kind, settings)
-    votes, items = project_votes(project, kind, author_votes=kind.aggregates_by_consensus)
+    pool = project_vote_arrays(project, kind, author_votes=kind.aggregates_by_consensus)
     results = {}
     for position, method in enumerate(METHODS):
-        results[method] = aggregate(votes, method, labels=labels, k=k, n=n, seed=0)
+        results[method] = _aggregate(pool, method, k=k, n=n)
         if progress is not None:
             progress(0.7 * (position + 1) / len(METHODS))
     now = timezone.now()
-    closed = {item_id for item_id, (_round, status) in items.items() if status != Item.Status.OPEN}
-    by_item = _votes_by_item(votes)
-    contributions = {method: _contributions(results[method], by_item, closed) for method in AGREEMENT_METHODS}
     with transaction.atomic():
         # An item whose round reopened (a revision), or closed without a vote, keeps no
         # aggregate of a round before.
         ItemAggregate.objects.filter(item__project=project).filter(
             Q(item__status=Item.Status.OPEN) | ~Q(round=F("item__round"))
         ).delete()
-        _write_aggregates(results, items, closed, contributions, now)
-        counts = {method: _counts_of(contributions[method].values()) for method in AGREEMENT_METHODS}
+        shares = _write_aggregates(pool, results, now)
         AnnotatorCompetence.objects.filter(project=project, method__in=AGREEMENT_METHODS).delete()
-        _write_competences(project, results, counts, now)
-    decided = decide_by_chosen_method(project, kind, settings, results[settings["aggregation"]], votes, job=job)
+        _write_competences(project, pool, results, shares, now)
+    chosen = settings["aggregation"]
+    decided = decide_by_chosen_method(project, kind, settings, ChosenLabels(pool, results[chosen]), job=job)
     return {
-        "items": len(closed & set(results["majority"].items)),
-        "items_in_project": len(items),
-        "votes": len(votes),
+        "items": int(pool.closed[pool.voted_at].sum()),
+        "items_in_project": len(pool.item_ids),
+        "votes": len(pool.votes),
         "methods": list(METHODS),
-        "chosen": settings["aggregation"],
+        "chosen": chosen,
         **decided,
     }
 
@@ -379,21 +386,17 @@ def _compute_incremental(project: Project, kind, changed: set[int], *, job: Job 
     Dawid-Skene and MACE as each item's posterior under the annotators' parameters of the
     last full run (metrics.aggregation.posterior_from_competence: the E-step with the
     parameters held fixed, not a re-estimation)."""
-    labels = tuple(kind.labels)
     settings = kind.project_settings(project)
     k, n = _rule(kind, settings)
     deciding = Item.objects.filter(project=project, status=Item.Status.DECIDING, probe_of__isnull=True)
     ids = sorted(changed | set(deciding.values_list("pk", flat=True)))
-    votes, items = project_votes(project, kind, author_votes=kind.aggregates_by_consensus, item_ids=ids)
-    results = {method: aggregate(votes, method, labels=labels, k=k, n=n, seed=0) for method in AGREEMENT_METHODS}
+    pool = project_vote_arrays(project, kind, author_votes=kind.aggregates_by_consensus, item_ids=ids)
+    results = {method: _aggregate(pool, method, k=k, n=n) for method in AGREEMENT_METHODS}
     for method in POOL_METHODS:
-        results[method] = _posteriors_under_stored(project, method, votes, labels)
+        results[method] = _posteriors_under_stored(project, method, pool)
     if progress is not None:
         progress(0.7)
     now = timezone.now()
-    closed = {item_id for item_id, (_round, status) in items.items() if status != Item.Status.OPEN}
-    by_item = _votes_by_item(votes)
-    contributions = {method: _contributions(results[method], by_item, closed) for method in AGREEMENT_METHODS}
     with transaction.atomic():
         old = defaultdict(list)
         for start in range(0, len(ids), WRITE_BATCH):
@@ -404,14 +407,15 @@ def _compute_incremental(project: Project, kind, changed: set[int], *, job: Job 
             # Every changed item's aggregates are written anew below, or left out: an open
             # round, or a closed one without a vote, keeps none.
             ItemAggregate.objects.filter(column_in(ItemAggregate, "item_id", ids[start : start + WRITE_BATCH])).delete()
-        _write_aggregates(results, items, closed, contributions, now)
-        _update_counts(project, old, contributions, now)
+        shares = _write_aggregates(pool, results, now)
+        new = {method: _agreement_counts(pool, *shares[method]) for method in AGREEMENT_METHODS}
+        _update_counts(project, old, new, now)
     decided = decide_by_chosen_method(
-        project, kind, settings, results[settings["aggregation"]], votes, job=job, item_ids=ids
+        project, kind, settings, ChosenLabels(pool, results[settings["aggregation"]]), job=job, item_ids=ids
     )
     return {
-        "items": len(closed & set(results["majority"].items)),
-        "votes": len(votes),
+        "items": int(pool.closed[pool.voted_at].sum()),
+        "votes": len(pool.votes),
         "methods": list(METHODS),
         "chosen": settings["aggregation"],
         "item_ids": ids,
@@ -419,23 +423,65 @@ def _compute_incremental(project: Project, kind, changed: set[int], *, job: Job 
     }
 
 
-def _votes_by_item(votes: list[tuple]) -> dict[int, list[tuple]]:
-    grouped: dict[int, list[tuple]] = defaultdict(list)
-    for item_id, annotator, label in votes:
-        grouped[item_id].append((annotator, label))
-    return grouped
+def _aggregate(pool: ProjectVotes, method: str, *, k: int, n: int) -> ArrayResult:
+    import numpy as np
+
+    if len(pool.votes):
+        return aggregate_arrays(pool.votes, method, k=k, n=n, seed=0)
+    return ArrayResult(method, np.zeros(0, dtype=np.int8), np.zeros(0), np.full(pool.votes.n_annotators, np.nan))
 
 
-def _contributions(result, by_item: dict[int, list[tuple]], closed: set[int]) -> dict[int, list[list[int]]]:
-    """{closed item with a label: [[annotator id, agrees], ...]}, users only (the imported
-    labels' pseudo-annotator has no competence row)."""
-    given = {}
-    for item_id, (label, _confidence) in result.items.items():
-        if item_id in closed and label is not None:
-            given[item_id] = sorted(
-                [annotator, int(vote == label)] for annotator, vote in by_item[item_id] if isinstance(annotator, int)
-            )
-    return given
+class ChosenLabels:
+    """The chosen method's result by item id, and the votes' tallies by label, for
+    decide_by_chosen_method: looked up in the pool's arrays, not copied into dicts."""
+
+    def __init__(self, pool: ProjectVotes, result: ArrayResult):
+        self.pool = pool
+        self.result = result
+
+    def get(self, item_id: int) -> tuple[str | None, float] | None:
+        voted = self.pool.voted
+        number = int(voted.searchsorted(item_id))
+        if number >= len(voted) or voted[number] != item_id:
+            return None
+        label = int(self.result.label[number])
+        return (self.pool.votes.labels[label] if label >= 0 else None, float(self.result.confidence[number]))
+
+    def tallies(self, item_ids: set[int]) -> dict[int, dict[str, int]]:
+        """{item id: {label: votes}} of the items `item_ids`, labels by name."""
+        import numpy as np
+
+        votes = self.pool.votes
+        chosen = np.isin(self.pool.voted, np.fromiter(item_ids, dtype=np.int64, count=len(item_ids)))
+        picked = chosen[votes.item]
+        tallies: dict[int, Counter] = defaultdict(Counter)
+        for number, label in zip(votes.item[picked].tolist(), votes.label[picked].tolist()):
+            tallies[int(self.pool.voted[number])][votes.labels[label]] += 1
+        return {item_id: dict(sorted(counts.items())) for item_id, counts in tallies.items()}
+
+
+def _agreement_shares(pool: ProjectVotes, label) -> tuple:
+    """Per vote: whether it counts in its annotator's agreement with the method's label (a
+    closed item with a label, a user's vote: the imported labels' pseudo-annotator has no
+    competence row), and whether it agrees."""
+    votes = pool.votes
+    given = label[votes.item]
+    counted = (given >= 0) & pool.closed[pool.voted_at][votes.item]
+    counted &= pool.annotator_ids[votes.annotator] != IMPORTED_ID
+    return counted, counted & (given == votes.label)
+
+
+def _agreement_counts(pool: ProjectVotes, counted, agrees) -> dict[int, list[int]]:
+    """{annotator id: [agreed, counted]} over the votes that count."""
+    import numpy as np
+
+    size = pool.votes.n_annotators
+    total = np.bincount(pool.votes.annotator[counted], minlength=size)
+    agreed = np.bincount(pool.votes.annotator[agrees], minlength=size)
+    return {
+        int(pool.annotator_ids[number]): [int(agreed[number]), int(total[number])]
+        for number in np.flatnonzero(total).tolist()
+    }
 
 
 def _counts_of(contributions) -> dict[int, list[int]]:
@@ -447,12 +493,15 @@ def _counts_of(contributions) -> dict[int, list[int]]:
     return counts
 
 
-def _update_counts(project: Project, old: dict, contributions: dict, now) -> None:
+def _update_counts(project: Project, old: dict, new: dict, now) -> None:
     """Take the changed items' old contributions out of the annotators' agreement counts and
-    add their new ones; competence = agreed / counted; an annotator left with nothing
-    counted keeps no row (as after a full run)."""
+    add their new ones (`new`: {method: {annotator: [agreed, counted]}}); competence =
+    agreed / counted; an annotator left with nothing counted keeps no row (as after a full
+    run)."""
     for method in AGREEMENT_METHODS:
-        delta = _counts_of(contributions[method].values())
+        delta: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        for annotator, (agrees, counted) in new[method].items():
+            delta[annotator] = [agrees, counted]
         for annotator, (agrees, counted) in _counts_of(old[method]).items():
             delta[annotator][0] -= agrees
             delta[annotator][1] -= counted
@@ -481,21 +530,19 @@ def _update_counts(project: Project, old: dict, contributions: dict, now) -> Non
         _upsert_competences(kept)
 
 
-def _posteriors_under_stored(project: Project, method: str, votes: list[tuple], labels: tuple[str, ...]):
-    """A pool method's result for the items of `votes` under the annotators' parameters its
+def _posteriors_under_stored(project: Project, method: str, pool: ProjectVotes) -> ArrayResult:
+    """A pool method's result for the items of `pool` under the annotators' parameters its
     last full run stored (each item's posterior; competences unchanged)."""
+    import numpy as np
+
     stored = _stored_parameters(project, method)
     default = _median_competence(stored)
-    items: dict = {}
-    for item_id, cast in _votes_by_item(votes).items():
-        posterior = posterior_from_competence(
-            [(label, *(stored.get(annotator) or (None, None))) for annotator, label in cast],
-            labels,
-            default_competence=default,
-        )
-        best = max(labels, key=lambda label: posterior[label])  # the first of equals, in the kind's order
-        items[item_id] = (best, posterior[best])
-    return AggregationResult(method, items)
+    size = pool.votes.n_annotators
+    if not len(pool.votes):
+        return ArrayResult(method, np.zeros(0, dtype=np.int8), np.zeros(0), np.full(size, np.nan))
+    parameters = [stored.get(annotator) or (None, None) for annotator in pool.annotator_ids.tolist()]
+    label, confidence = posteriors_from_competence_arrays(pool.votes, parameters, default_competence=default)
+    return ArrayResult(method, label, confidence, np.full(size, np.nan))
 
 
 def _stored_parameters(project_or_id, method: str) -> dict:
@@ -512,32 +559,127 @@ def _median_competence(stored: dict) -> float:
     return known[len(known) // 2] if known else DEFAULT_COMPETENCE
 
 
-def _write_aggregates(
-    results: dict, items: dict[int, tuple[int, str]], closed: set[int], contributions: dict, now
-) -> None:
-    def rows():
-        for method, result in results.items():
-            given = contributions.get(method, {})
-            for item_id, (label, confidence) in result.items.items():
-                if item_id in closed:
-                    yield ItemAggregate(
-                        item_id=item_id, round=items[item_id][0], method=method, label=label or "",
-                        confidence=confidence, contributions=given.get(item_id, []), computed_at=now,
-                    )  # fmt: skip
-
-    # A batch of model instances at a time: the rows of every item and method at once (four
-    # per item) were the run's largest use of memory.
-    pending = rows()
-    while batch := list(islice(pending, WRITE_BATCH)):
+def _write_aggregates(pool: ProjectVotes, results: dict[str, ArrayResult], now) -> dict[str, tuple]:
+    """Upsert one ItemAggregate per (closed item with a vote, method), AGGREGATE_BATCH items
+    at a time: on PostgreSQL each batch is COPYed into a temporary table and upserted from
+    it by one statement, so that the process holds one batch's text, never a row object
+    per aggregate (4M aggregates at 1M items). Call inside the run's transaction: the
+    batches land together or not at all. Returns each agreement method's per-vote shares
+    (_agreement_shares)."""
+    shares = {method: _agreement_shares(pool, results[method].label) for method in AGREEMENT_METHODS}
+    starts = pool.votes.starts()
+    closed = pool.closed[pool.voted_at]
+    postgres = connection.vendor == "postgresql"
+    if postgres:
+        _staging_create()
+    for low in range(0, pool.votes.n_items, AGGREGATE_BATCH):
+        high = min(low + AGGREGATE_BATCH, pool.votes.n_items)
+        rows = _aggregate_rows(pool, results, shares, starts, closed, low, high)
+        if postgres:
+            _staging_upsert(rows, now)
+            continue
         ItemAggregate.objects.bulk_create(
-            batch,
+            [
+                ItemAggregate(
+                    item_id=item_id,
+                    round=round_,
+                    method=method,
+                    label=label,
+                    confidence=confidence,
+                    contributions=json.loads(contributions),
+                    computed_at=now,
+                )  # fmt: skip
+                for item_id, round_, method, label, confidence, contributions in rows
+            ],
+            batch_size=WRITE_BATCH,
             update_conflicts=True,
             unique_fields=["item", "method"],
             update_fields=["round", "label", "confidence", "contributions", "computed_at"],
         )
+    return shares
 
 
-def _write_competences(project: Project, results: dict, counts: dict, now) -> None:
+def _aggregate_rows(pool: ProjectVotes, results: dict, shares: dict, starts, closed, low: int, high: int):
+    """The aggregates of the items numbered low … high − 1 that are closed: (item id, round,
+    method, label, confidence, contributions as JSON)."""
+    ids = pool.voted[low:high].tolist()
+    rounds = pool.rounds[pool.voted_at[low:high]].tolist()
+    kept = closed[low:high].tolist()
+    labels = pool.votes.labels
+    for method, result in results.items():
+        given = ["[]"] * (high - low)
+        if method in shares:
+            counted, agrees = shares[method]
+            given = _contributions_json(pool, counted, agrees, starts, low, high)
+        for offset, (label, confidence) in enumerate(
+            zip(result.label[low:high].tolist(), result.confidence[low:high].tolist())
+        ):
+            if kept[offset]:
+                yield (
+                    ids[offset],
+                    rounds[offset],
+                    method,
+                    labels[label] if label >= 0 else "",
+                    confidence,
+                    given[offset],
+                )
+
+
+def _contributions_json(pool: ProjectVotes, counted, agrees, starts, low: int, high: int) -> list[str]:
+    """Each item's [[annotator id, agrees], ...] (by annotator id) as JSON, items low … high − 1."""
+    begin, end = int(starts[low]), int(starts[high])
+    mask = counted[begin:end]
+    parts: list[list[str]] = [[] for _ in range(high - low)]
+    for number, annotator, agree in zip(
+        (pool.votes.item[begin:end][mask] - low).tolist(),
+        pool.annotator_ids[pool.votes.annotator[begin:end][mask]].tolist(),
+        agrees[begin:end][mask].tolist(),
+    ):
+        parts[number].append(f"[{annotator}, {int(agree)}]")
+    return ["[" + ", ".join(given) + "]" for given in parts]
+
+
+STAGING = "aggregation_staging"
+
+
+def _staging_create() -> None:
+    """The run's temporary table of aggregates (emptied: a second run in one transaction
+    finds the first one's)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {STAGING} (item_id bigint, round integer, method text,"
+            " label text, confidence double precision, contributions jsonb) ON COMMIT DROP"
+        )
+        cursor.execute(f"TRUNCATE {STAGING}")
+
+
+def _staging_upsert(rows, now) -> None:
+    buffer = io.StringIO()
+    for item_id, round_, method, label, confidence, contributions in rows:
+        buffer.write(f"{item_id}\t{round_}\t{method}\t{_copy_text(label)}\t{confidence!r}\t{contributions}\n")
+    buffer.seek(0)
+    table = ItemAggregate._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.copy_expert(
+            f"COPY {STAGING} (item_id, round, method, label, confidence, contributions) FROM STDIN", buffer
+        )
+        cursor.execute(
+            f"INSERT INTO {table} (item_id, round, method, label, confidence, contributions, computed_at)"
+            f" SELECT item_id, round, method, label, confidence, contributions, %s FROM {STAGING}"
+            " ON CONFLICT (item_id, method) DO UPDATE SET round = EXCLUDED.round, label = EXCLUDED.label,"
+            " confidence = EXCLUDED.confidence, contributions = EXCLUDED.contributions,"
+            " computed_at = EXCLUDED.computed_at",
+            [now],
+        )
+        cursor.execute(f"TRUNCATE {STAGING}")
+
+
+def _copy_text(value: str) -> str:
+    """A value in COPY's text format."""
+    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _write_competences(project: Project, pool: ProjectVotes, results: dict, shares: dict, now) -> None:
     rows: list = []
     for method, result in results.items():
         if method in AGREEMENT_METHODS:
@@ -552,21 +694,22 @@ def _write_competences(project: Project, results: dict, counts: dict, now) -> No
                     counted=counted,
                     computed_at=now,
                 )  # fmt: skip
-                for annotator, (agreed, counted) in counts[method].items()
+                for annotator, (agreed, counted) in _agreement_counts(pool, *shares[method]).items()
             )
             continue
-        rows.extend(
-            AnnotatorCompetence(
-                project=project,
-                annotator_id=annotator,
-                method=method,
-                competence=competence,
-                confusion=result.confusion.get(annotator, []),
-                computed_at=now,
-            )  # fmt: skip
-            for annotator, competence in result.competence.items()
-            if isinstance(annotator, int)  # users; the imported labels' pseudo-annotator has no row
-        )
+        for number, (annotator, competence) in enumerate(zip(pool.annotator_ids.tolist(), result.competence.tolist())):
+            if annotator == IMPORTED_ID or competence != competence:  # no row; NaN: no figure
+                continue
+            rows.append(
+                AnnotatorCompetence(
+                    project=project,
+                    annotator_id=annotator,
+                    method=method,
+                    competence=competence,
+                    confusion=[] if result.confusion is None else result.confusion[number].tolist(),
+                    computed_at=now,
+                )  # fmt: skip
+            )
     _upsert_competences(rows)
 
 
@@ -584,8 +727,7 @@ def decide_by_chosen_method(
     project: Project,
     kind,
     settings: dict,
-    result,
-    votes: list[tuple],
+    result: ChosenLabels,
     *,
     job: Job | None = None,
     item_ids: list[int] | None = None,
@@ -622,7 +764,7 @@ def decide_by_chosen_method(
         if status == Item.Status.DECIDING:
             deciding.add(pk)
     # The votes by label of the rounds this run may decide only (their outcomes record them).
-    tallies = _vote_tallies([vote for vote in votes if vote[0] in deciding]) if deciding else {}
+    tallies = result.tallies(deciding) if deciding else {}
     for start in range(0, len(candidate_ids), WRITE_BATCH):
         with transaction.atomic():
             rows = list(
@@ -634,7 +776,7 @@ def decide_by_chosen_method(
             standing = effective_decisions((pk, round_) for pk, round_, *_rest in rows)
             verdicts, outcomes = [], []
             for pk, round_, status, gold, author_id, reference in rows:
-                label, confidence = result.items.get(pk) or (None, 0.0)
+                label, confidence = result.get(pk) or (None, 0.0)
                 confident = label is not None and (confidence >= target or not pool)
                 if status == Item.Status.DECIDING:
                     after = kind.status_after_round(
@@ -654,13 +796,6 @@ def decide_by_chosen_method(
             decisions_record_bulk(verdicts, method=method, rank=RANK_CHOSEN_METHOD, job=job)
             ConsensusOutcome.objects.bulk_create(outcomes, batch_size=WRITE_BATCH, ignore_conflicts=True)
     return counts
-
-
-def _vote_tallies(votes: list[tuple]) -> dict[int, dict[str, int]]:
-    tallies: dict[int, Counter] = defaultdict(Counter)
-    for item_id, _annotator, label in votes:
-        tallies[item_id][label] += 1
-    return {item_id: dict(sorted(counts.items())) for item_id, counts in tallies.items()}
 
 
 def _outcome_of(item_id: int, round_: int, gold: str | None, tally: dict[str, int], reference: str) -> ConsensusOutcome:

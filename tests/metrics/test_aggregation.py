@@ -66,19 +66,79 @@ def test_dawid_skene_equals_crowd_kit_on_the_same_votes():
     )
 
 
-def test_mace_equals_crowd_kit_on_the_same_votes():
-    votes, _truth = simulated_votes()
-    ours = aggregate(votes, "mace", labels=LABELS, seed=3)
-    canonical = sorted(votes, key=lambda v: (type(v[0]).__name__, v[0], type(v[1]).__name__, v[1], v[2]))
-    model = MACE(n_restarts=MACE_RESTARTS, n_iter=MACE_ITER, random_state=3).fit(frame(canonical))
+def assert_mace_is_crowd_kits(votes, canonical, *, seed):
+    """Our MACE on `votes` gives crowd-kit's on the same votes in the canonical order."""
+    ours = aggregate(votes, "mace", labels=LABELS, seed=seed)
+    model = MACE(n_restarts=MACE_RESTARTS, n_iter=MACE_ITER, random_state=seed).fit(frame(canonical))
     assert {item: label for item, (label, _c) in ours.items.items()} == model.labels_.to_dict()
     for item, (_label, confidence) in ours.items.items():
         assert confidence == pytest.approx(model.probas_.loc[item].max())
     workers = list(pd.factorize(frame(canonical)["worker"])[1])
     for worker, competence in ours.competence.items():
         assert competence == pytest.approx(model.spamming_[workers.index(worker), 1])
+    return ours
+
+
+def test_mace_equals_crowd_kit_on_the_same_votes():
+    votes, _truth = simulated_votes()
+    canonical = sorted(votes, key=lambda v: (type(v[0]).__name__, v[0], type(v[1]).__name__, v[1], v[2]))
+    ours = assert_mace_is_crowd_kits(votes, canonical, seed=3)
     assert ours.confusion == {}
     assert ours.competence["good1"] > ours.competence["spam1"]
+
+
+def project_like_votes(items=400, seed=11):
+    """Votes as a project holds them: integer item and annotator ids, the annotators met
+    in an order that is not their ids' (MACE numbers them as it meets them), one to four
+    votes per item from a pool of twelve of mixed accuracy, and a label order of
+    appearance that is not the labels' names' order."""
+    rng = random.Random(seed)
+    annotators = rng.sample(range(100, 200), 12)
+    accuracy = {annotator: rng.uniform(0.3, 0.95) for annotator in annotators}
+    votes = []
+    for item in range(1000, 1000 + items):
+        truth = LABELS[0] if item == 1000 else rng.choice(LABELS)
+        chosen = annotators[:3] if item == 1000 else rng.sample(annotators, rng.randint(1, 4))
+        for annotator in chosen:
+            good = rng.random() < accuracy[annotator]
+            votes.append((item, annotator, truth if good else rng.choice([x for x in LABELS if x != truth])))
+    return votes
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_the_array_methods_equal_crowd_kit_on_a_project_like_pool(seed):
+    """Dawid-Skene and MACE run on arrays (aggregate_arrays): crowd-kit's EM step for step,
+    its numbering of annotators and labels by appearance included."""
+    votes = project_like_votes(seed=seed)
+    canonical = sorted(votes)
+    ds = aggregate(votes, "dawid_skene", labels=LABELS)
+    model = DawidSkene(n_iter=DS_MAX_ITER, tol=DS_TOL).fit(frame(canonical))
+    assert {item: label for item, (label, _c) in ds.items.items()} == model.labels_.to_dict()
+    for item, (_label, confidence) in ds.items.items():
+        assert confidence == pytest.approx(model.probas_.loc[item].max())
+    for worker, matrix in ds.confusion.items():
+        for t, true in enumerate(LABELS):
+            for o, seen in enumerate(LABELS):
+                expected = model.errors_.loc[(worker, seen), true] if (worker, seen) in model.errors_.index else 0.0
+                assert matrix[t][o] == pytest.approx(expected)
+    for method_seed in (0, 5):
+        assert_mace_is_crowd_kits(votes, canonical, seed=method_seed)
+
+
+def test_mace_by_chunks_of_votes_is_mace_on_the_whole_pool(monkeypatch):
+    """The E-step's chunks of items (MACE_CHUNK_VOTES, for memory) change no result."""
+    from annotation.metrics import aggregation
+
+    votes = project_like_votes(items=120)
+    whole = aggregate(votes, "mace", labels=LABELS, seed=2)
+    monkeypatch.setattr(aggregation, "MACE_CHUNK_VOTES", 7)
+    chunked = aggregate(votes, "mace", labels=LABELS, seed=2)
+    assert {item: label for item, (label, _c) in chunked.items.items()} == {
+        item: label for item, (label, _c) in whole.items.items()
+    }
+    for item, (_label, confidence) in whole.items.items():
+        assert chunked.items[item][1] == pytest.approx(confidence, rel=1e-9)
+    assert chunked.competence == pytest.approx(whole.competence, rel=1e-9)
 
 
 def test_majority_agrees_with_crowd_kit_where_there_is_no_tie():
@@ -115,6 +175,19 @@ def test_importing_the_module_imports_neither_django_nor_crowd_kit():
     code = (
         "import sys; import annotation.metrics.aggregation; "
         "print('django' in sys.modules, 'crowdkit' in sys.modules, 'pandas' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False", "False"]
+
+
+def test_aggregating_imports_neither_pandas_nor_scipy():
+    """The worker that aggregates a large project pays for numpy alone: pandas (crowd-kit's
+    frames) and scipy (70 MB for scipy.stats) stay out of its process."""
+    code = (
+        "import sys; from annotation.metrics.aggregation import aggregate; "
+        "votes = [(1, 'a', 'x'), (1, 'b', 'y'), (2, 'a', 'x')]; "
+        "[aggregate(votes, m, labels=['x', 'y'], k=1, n=1) for m in ('k_of_n', 'majority', 'dawid_skene', 'mace')]; "
+        "print(*(name in sys.modules for name in ('pandas', 'scipy', 'crowdkit')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", "False"]

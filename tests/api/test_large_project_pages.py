@@ -314,3 +314,43 @@ def test_the_pages_count_no_items(page, make_user, settings):
     expected = "12 items" if "removed" in page else "120 items"
     if "items" in page:
         assert expected in response.content.decode()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("page", ["/p/{slug}/adjudication/", "/api/projects/{slug}/adjudication/"])
+def test_the_adjudication_queue_of_a_large_project_reads_its_page_alone(page, make_user, settings):
+    """A supervisor's page of a large project's queue reads its items along the position
+    index with a limit, each probed for a stored reason, and the reasons of that page's
+    items only: not every waiting item's reasons and positions (70,000 of a million)."""
+    from annotation.models import Job, Membership
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    project = project_create(actor=admin, slug="queued", name="queued", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, [make_user(f"a{i}") for i in range(3)], 3000)
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item; ANALYZE annotation_adjudicationreason")
+    client = Client()
+    client.force_login(supervisor)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(page.format(slug=project.slug))
+    assert response.status_code == 200
+    assert ("300" if "api" not in page else '"count":300') in response.content.decode()
+    reasons = [q["sql"] for q in captured.captured_queries if 'FROM "annotation_adjudicationreason"' in q["sql"]
+               and "COUNT(" not in q["sql"] and "EXISTS" not in q["sql"]]  # fmt: skip
+    assert len(reasons) == 1 and "ANY(" in reasons[0], reasons
+    with connection.cursor() as cursor:
+        # A few thousand items are sorted faster than walked along an index; a million are
+        # not (the planner walks the index there): the sort is taken away, as that size would.
+        cursor.execute("SET enable_sort = off")
+        try:
+            plans = explained(cursor, captured, 'EXISTS(SELECT 1 AS "a" FROM "annotation_adjudicationreason"')
+        finally:
+            cursor.execute("RESET enable_sort")
+    assert len(plans) == 1, captured.captured_queries
+    assert "Limit" in plans[0] and "item_source_order_idx" in plans[0], plans[0]

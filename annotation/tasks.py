@@ -8,7 +8,7 @@ from django.utils import translation
 from django.utils.translation import gettext_noop
 
 from annotation.errors import KindNotInstalled
-from annotation.services import aggregation, consensus, jobs, webhooks
+from annotation.services import aggregation, consensus, item_counts, jobs, webhooks
 from annotation.stored_text import stored_message
 
 logger = logging.getLogger(__name__)
@@ -112,7 +112,9 @@ def request_aggregation(project_id: int, item_ids: list[int] | None = None) -> N
 @shared_task(name="annotation.tasks.sweep_jobs")
 def sweep_jobs() -> int:
     """Periodic (every 60 s on beat): queue again the jobs of a worker that died, and
-    re-enqueue what a lost message or a downed broker left behind."""
+    re-enqueue what a lost message or a downed broker left behind; fold the kept counts of
+    items per status (a minute's appended rows into one per count)."""
+    item_counts.item_counts_fold()
     return (
         jobs.jobs_sweep() + consensus.consensus_sweep() + aggregation.aggregation_sweep() + webhooks.deliveries_sweep()
     )

@@ -20,7 +20,11 @@ adjudication queue), 5 % open with one vote. It creates the scratch database
 `mashov_bench_scale` on --server and drops it unless --keep; --reuse times an existing one.
 Each step prints the load average beside it (the machine may be shared). Built once with
 `--keep --skip-job`, the job is best timed in a process of its own (`--reuse --keep
---only job`: its peak memory), then `--reuse --only pages,incremental`.
+--only job`: its peak memory), then `--reuse --only pages,incremental`. The pages read
+the figures the job stores; `--reuse --keep --only figures --repeat 1` stores them alone,
+without the aggregation methods' run (at 1M items a quarter of an hour instead of about
+an hour; the adjudication queue then shows no methods' labels, which it reads per page
+anyway).
 """
 
 from __future__ import annotations

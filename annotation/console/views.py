@@ -21,6 +21,7 @@ from annotation.selectors.items import (
     PAGE_PARAMETERS,
     annotator_label,
     browser_choices_for_project,
+    browser_count,
     browser_page,
     item_decisions,
     item_history,
@@ -216,7 +217,7 @@ def items(request, slug):
     error, page = None, None
     try:
         found = items_for_browser(project, params, choices)
-        page = browser_page(found, request.GET, PAGE_SIZE)
+        page = browser_page(found, request.GET, PAGE_SIZE, browser_count(project, params))
     except InvalidInput as exc:
         # Each refused filter by the label the page gives it, not by its parameter's name.
         labels = {"status": _("Status"), "split": _("Split"), "round": _("Round"), "group": _("Group"),

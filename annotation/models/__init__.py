@@ -13,7 +13,7 @@ from .audit import AuditEntry
 from .curation import CurationRun, DuplicatePair
 from .decisions import Decision
 from .evaluations import Evaluation
-from .items import Item
+from .items import Item, ItemStatusCount
 from .jobs import Job
 from .predictions import Prediction, PredictionSet
 from .projects import LANGUAGES, RTL_LANGUAGES, AccountInvitation, Membership, Project
@@ -30,6 +30,7 @@ __all__ = [
     "ItemAggregate",
     "ItemFigures",
     "ItemValueCount",
+    "ItemStatusCount",
     "AdjudicationReason",
     "AgreementReport",
     "ConsensusOutcome",

@@ -95,3 +95,25 @@ class Item(models.Model):
         """The key of the rule "not the same group twice in a row": the file's group, else
         the derived one ("" for none). `claim_candidate` computes the same in SQL."""
         return self.group or self.derived_group
+
+
+class ItemStatusCount(models.Model):
+    """How many of a project's items are in each status, kept by PostgreSQL itself: triggers
+    on the item table (migration 0034) append a row of the change to these counts in the
+    transaction that inserts, deletes or changes the status of items, so the counts are
+    exact at every commit, and the project page, the dashboard, the report and the item
+    browser read a handful of rows instead of counting a million items per request. A
+    count is the sum of its (project, status, probe) rows; the periodic sweep folds each
+    into one row (services.item_counts). Rows are appended, never updated, so concurrent
+    submits that close rounds never wait on one another here. Not kept on SQLite (the
+    tests' small projects): counted from the items there."""
+
+    # No foreign key: the rows of a deleted project's items are appended while Django
+    # deletes them, after its own cascade would have run; the sweep drops them.
+    project_id = models.BigIntegerField()
+    status = models.CharField(max_length=16)
+    probe = models.BooleanField()  # the coherence probes, counted apart from the dataset's items
+    items = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["project_id", "status", "probe"], name="item_status_count_idx")]

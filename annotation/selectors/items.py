@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.errors import InvalidInput
 from annotation.models import Annotation, ConsensusOutcome, Item, ItemRevision, Membership, Project, Review
 from annotation.selectors.names import shown_name
+from annotation.selectors.reports import item_counts_for_project
 
 MAX_SEARCH = 200
 
@@ -207,18 +208,31 @@ def _cursor(query, name: str) -> tuple[int, int] | None:
     return int(position), int(pk)
 
 
-def browser_page(items, query, size: int) -> BrowserPage:
+def browser_count(project: Project, params) -> int | None:
+    """How many items the browser's query `params` matches, when the project's kept counts
+    hold it (no filter, or the status alone; probes are items of the browser): one query
+    over a few rows instead of a count over the project's items (0.15–0.3 s of every page
+    of a million items). None: the filters need the items counted."""
+    if any(params.get(name) for name in params if name != "status"):
+        return None
+    status = params.get("status") or None
+    return sum(n for (held, _probe), n in item_counts_for_project(project).items() if status in (None, held))
+
+
+def browser_page(items, query, size: int, count: int | None = None) -> BrowserPage:
     """The page of `items` (ordered by position, id) that `query` asks for: the page after
     the item named by `after`, or before the one named by `before` — keyset pagination,
     an index range read whatever the depth — else page number `page` (counted from the
     start: links the browser gives carry a cursor, so only a typed number pays the skip).
-    `page` beside a cursor is the number shown. Two queries: the count and the page."""
+    `page` beside a cursor is the number shown. Two queries: the count (unless `count` is
+    given) and the page."""
     number_text = query.get("page") or "1"
     if not str(number_text).isdigit():
         raise InvalidInput(gettext("must be a page number"), field="page")
     number = max(1, int(number_text))
     after, before = _cursor(query, "after"), _cursor(query, "before")
-    count = items.count()
+    if count is None:
+        count = items.count()
     if after is not None:
         position, pk = after
         rows = list(items.filter(beyond(position, pk, after=True))[: size + 1])

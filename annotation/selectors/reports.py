@@ -4,11 +4,12 @@ supervisor's dashboard: the same figures for all three, in a bounded number of q
 
 from __future__ import annotations
 
-from django.db.models import Count, F, Q
+from django.db import connection
+from django.db.models import Count, F, Q, Sum
 from django.db.models.fields.json import KT
 
 from annotation.kinds.registry import get_kind
-from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item
+from annotation.models import AgreementReport, Annotation, ConsensusOutcome, Item, ItemStatusCount
 from annotation.replica import read_from_replica
 from annotation.stored_text import translated_text
 
@@ -45,17 +46,32 @@ def agreement_reports_for_project(project) -> list[dict]:
 
 
 def status_counts_for_project(project) -> dict[str, int]:
-    """Items per status (coherence probes are not items of the dataset and are left out).
+    """Items per status (coherence probes are not items of the dataset and are left out),
+    and their "total": the kept counts, one query whatever the project's size."""
+    kept = item_counts_for_project(project)
+    counts = {status: kept.get((status, False), 0) for status in Item.Status.values}
+    counts["total"] = sum(counts.values())
+    return counts
 
-    All of the project's items are counted from the (project, status, …) index alone, an
-    index-only scan, and the probes, a small share found through their own partial index,
-    are subtracted: a filter on `probe_of` in the count would read every item's row (over a
-    second per request on a million items)."""
+
+def item_counts_for_project(project) -> dict[tuple[str, bool], int]:
+    """{(status, probe): items} of the project. On PostgreSQL the counts it keeps itself
+    (ItemStatusCount: a sum over a few rows of an index, where counting the items read a
+    million index entries per request on a million items, 0.3–1.5 s by the load); on
+    SQLite, counted from the items."""
+    if connection.vendor == "postgresql":
+        rows = (
+            ItemStatusCount.objects.filter(project_id=project.pk)
+            .order_by()
+            .values_list("status", "probe")
+            .annotate(n=Sum("items"))
+        )
+        return {(status, probe): n for status, probe, n in rows if n}
     every = _count_by_status(Item.objects.filter(project=project))
     probes = _count_by_status(Item.objects.filter(project=project, probe_of__isnull=False))
-    counts = {status: every.get(status, 0) - probes.get(status, 0) for status in Item.Status.values}
-    counts["total"] = sum(every.values()) - sum(probes.values())
-    return counts
+    counts = {(status, True): n for status, n in probes.items()}
+    counts.update({(status, False): n - probes.get(status, 0) for status, n in every.items()})
+    return {key: n for key, n in counts.items() if n}
 
 
 def _count_by_status(items) -> dict[str, int]:

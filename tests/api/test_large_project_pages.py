@@ -233,36 +233,126 @@ def test_the_suggestion_figures_read_only_the_votes_shown_a_suggestion(make_user
 
 
 @pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_the_status_counts_are_read_from_the_index_alone(make_user):
-    """The report's items per status (project page, dashboard, report API) count a large
-    project's items from the (project, status) index without reading their rows, and still
-    leave the coherence probes out."""
-    from annotation.models import Item
-    from annotation.selectors.reports import status_counts_for_project
+def test_the_status_counts_are_kept_by_the_database(make_user):
+    """The items per status (project page, dashboard, report API, item browser) are the
+    counts PostgreSQL keeps through the item table's triggers: exact after inserts, status
+    changes one by one and in bulk, probes and deletions, read in one query of the kept
+    rows without reading the items; the sweep folds each count into one row, and drops
+    a deleted project's."""
+    from annotation.models import Item, ItemStatusCount
+    from annotation.selectors.reports import item_counts_for_project, status_counts_for_project
+    from annotation.services.item_counts import item_counts_fold
     from annotation.services.projects import project_create
 
     admin = make_user("root", staff=True)
     project = project_create(actor=admin, slug="counted", name="counted", kind="nli_relabel", language="he")
-    generated(project, [make_user("a0")], 500)
+    other = project_create(actor=admin, slug="other", name="other", kind="nli_relabel", language="he")
+    generated(project, [make_user("a0")], 300)
+    generated(other, [make_user("a1")], 20)
     originals = list(Item.objects.filter(project=project).order_by("id")[:7])
     for number, original in enumerate(originals):
         Item.objects.create(project=project, external_id=f"probe-{number}", payload=original.payload,
                             probe_of=original, status=Item.Status.OPEN)  # fmt: skip
-    expected = {status: Item.objects.filter(project=project, probe_of__isnull=True, status=status).count()
-                for status in Item.Status.values}  # fmt: skip
-    expected["total"] = 500
+    Item.objects.filter(project=project, status=Item.Status.REMOVED)[:1].get().delete()
+    one = Item.objects.filter(project=project, status=Item.Status.ACCEPTED).first()
+    one.status = Item.Status.NEEDS_REVISION
+    one.save(update_fields=["status"])
+    Item.objects.filter(project=project, position__lt=50, status=Item.Status.ACCEPTED).update(
+        status=Item.Status.OPEN, priority=1.0
+    )
+    Item.objects.filter(project=project, position__gte=290).update(priority=2.0)  # no status: nothing kept
+
+    def counted(probe: bool) -> dict:
+        items = Item.objects.filter(project=project, probe_of__isnull=not probe)
+        return {(status, probe): n for status in Item.Status.values if (n := items.filter(status=status).count())}
+
+    expected = {**counted(False), **counted(True)}
+    assert sum(expected.values()) == 306
+    with CaptureQueriesContext(connection) as captured:
+        assert item_counts_for_project(project) == expected
+    assert len(captured) == 1 and "annotation_itemstatuscount" in captured[0]["sql"], captured.captured_queries
+    assert status_counts_for_project(project)["total"] == 299
+    assert ItemStatusCount.objects.filter(project_id=project.pk).count() > len(expected)
+
+    item_counts_fold()
+    assert ItemStatusCount.objects.filter(project_id=project.pk).count() == len(expected)
+    assert item_counts_for_project(project) == expected
+    gone = other.pk
+    other.delete()
+    item_counts_fold()
+    assert not ItemStatusCount.objects.filter(project_id=gone).exists()
+    assert item_counts_for_project(project) == expected
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "page",
+    ["/p/{slug}/", "/p/{slug}/dashboard/", "/console/p/{slug}/items/", "/console/p/{slug}/items/?status=removed"],
+)
+def test_the_pages_count_no_items(page, make_user, settings):
+    """The project page, the dashboard and the item browser (unfiltered or by status) of a
+    large project count none of its items: the kept counts give the figures and the
+    browser's number of items and pages."""
+    from annotation.models import Job, Membership
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    project = project_create(actor=admin, slug="nocount", name="nocount", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, [make_user("a0")], 120)
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    client = Client()
+    client.force_login(supervisor)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(page.format(slug=project.slug))
+    assert response.status_code == 200
+    counts = [
+        q["sql"] for q in captured.captured_queries if "COUNT(" in q["sql"] and 'FROM "annotation_item"' in q["sql"]
+    ]
+    assert not counts, counts
+    expected = "12 items" if "removed" in page else "120 items"
+    if "items" in page:
+        assert expected in response.content.decode()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("page", ["/p/{slug}/adjudication/", "/api/projects/{slug}/adjudication/"])
+def test_the_adjudication_queue_of_a_large_project_reads_its_page_alone(page, make_user, settings):
+    """A supervisor's page of a large project's queue reads its items along the position
+    index with a limit, each probed for a stored reason, and the reasons of that page's
+    items only: not every waiting item's reasons and positions (70,000 of a million)."""
+    from annotation.models import Job, Membership
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    project = project_create(actor=admin, slug="queued", name="queued", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, [make_user(f"a{i}") for i in range(3)], 3000)
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
     with connection.cursor() as cursor:
-        # Committed rows, vacuumed as autovacuum keeps a large table: its pages are all
-        # visible, so an index-only scan need not visit them. The rows are few here, so the
-        # planner's choice of a sequential scan is taken away, as a million rows would.
-        cursor.execute("VACUUM ANALYZE annotation_item")
-        cursor.execute("SET enable_seqscan = off")
+        cursor.execute("ANALYZE annotation_item; ANALYZE annotation_adjudicationreason")
+    client = Client()
+    client.force_login(supervisor)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(page.format(slug=project.slug))
+    assert response.status_code == 200
+    assert ("300" if "api" not in page else '"count":300') in response.content.decode()
+    reasons = [q["sql"] for q in captured.captured_queries if 'FROM "annotation_adjudicationreason"' in q["sql"]
+               and "COUNT(" not in q["sql"] and "EXISTS" not in q["sql"]]  # fmt: skip
+    assert len(reasons) == 1 and "ANY(" in reasons[0], reasons
+    with connection.cursor() as cursor:
+        # A few thousand items are sorted faster than walked along an index; a million are
+        # not (the planner walks the index there): the sort is taken away, as that size would.
+        cursor.execute("SET enable_sort = off")
         try:
-            with CaptureQueriesContext(connection) as captured:
-                assert status_counts_for_project(project) == expected
-            plans = explained(cursor, captured, 'COUNT(*) AS "n" FROM "annotation_item"')
+            plans = explained(cursor, captured, 'EXISTS(SELECT 1 AS "a" FROM "annotation_adjudicationreason"')
         finally:
-            cursor.execute("RESET enable_seqscan")
-    assert len(plans) == 2, captured.captured_queries
-    assert "Index Only Scan" in plans[0], plans[0]
+            cursor.execute("RESET enable_sort")
+    assert len(plans) == 1, captured.captured_queries
+    assert "Limit" in plans[0] and "item_source_order_idx" in plans[0], plans[0]

@@ -66,7 +66,7 @@ def counts_not_kept(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0032_item_figures_disagree_position"),
+        ("annotation", "0031_item_figures_disagree_position"),
     ]
 
     operations = [

@@ -340,5 +340,7 @@ def test_reads_take_a_bounded_number_of_queries(nli, django_assert_max_num_queri
     assert queue(clients["sup"])["count"] == 12
     for url, before in small.items():
         assert counted(url) == before, url
-        with django_assert_max_num_queries(25):
+        # A small project computes its figures per request: the report sections from
+        # per-item counts take a few queries more than they did whole, a fixed number.
+        with django_assert_max_num_queries(30):
             clients["sup"].get(url)

@@ -220,10 +220,19 @@ def _queue_reasons(project, kind) -> dict[int, list[str]]:
 
 def adjudication_reasons_for_item(item) -> list[str]:
     """Why `item` is in its project's queue ([] if it is not)."""
+    from annotation.selectors.figures import figures_are_live
+
     kind = get_kind(item.project.kind)
     if not kind.labels:
         return []
-    return _queue_reasons(item.project, kind).get(item.pk, [])
+    if figures_are_live(item.project):
+        return _queue_reasons(item.project, kind).get(item.pk, [])
+    # A large project: the one item's stored row, not every waiting item's (70,000 of a
+    # million read per decision).
+    if Adjudication.objects.filter(item_id=item.pk, round=item.round).exists():
+        return []
+    stored = AdjudicationReason.objects.filter(project=item.project, item_id=item.pk)
+    return stored.values_list("reasons", flat=True).first() or []
 
 
 class LazyIds(Sequence):
@@ -269,8 +278,8 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[di
     An adjudicator who does not supervise sees only items that can no longer be served
     to them: closed rounds, never an open item, and not the items they voted on (nobody
     decides over their own vote); never a hidden gold (label_test's reference label). What
-    such an adjudicator is shown is remembered (QueueSighting), so that the assignment
-    engine never serves it to them in a later round either."""
+    such an adjudicator is shown is remembered (QueueSighting) as each page is built, so
+    that the assignment engine never serves it to them in a later round either."""
     from annotation.selectors.figures import figures_are_live
 
     kind = get_kind(project.kind)
@@ -295,29 +304,33 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[di
         mine = Annotation.objects.filter(item=OuterRef("pk"), round=OuterRef("round"), annotator=user)
         waiting = waiting.exclude(status=Item.Status.OPEN).exclude(Exists(mine))
     ids: Sequence[int]
-    if names and reasons is None:
-        # Nothing to remember for a supervisor: the page is read alone, in source order
-        # along the position index, each item probed for a reason and an adjudication (1 ms
-        # for the first page of a million items), and counted from the reasons' rows less
-        # those adjudicated, without reading the items.
+    if reasons is None:
+        # The page is read alone, in source order along the position index, each item
+        # probed for a reason and an adjudication (1 ms for the first page of a million
+        # items), and counted from the reasons' rows without reading the other items.
         def count() -> int:
             done = Adjudication.objects.filter(
                 item__project=project, round=F("item__round"), item_id__in=stored.values("item_id")
             )
-            return stored.count() - done.count()
+            if names:
+                return stored.count() - done.count()
+            # An adjudicator who does not supervise: the rows whose item they may see, each
+            # item probed by its key (the 70,000 rows of a million items, not its items).
+            return stored.filter(Exists(waiting.filter(pk=OuterRef("item_id")))).count()
 
         ids = LazyIds(waiting.order_by("position", "id").values_list("pk", flat=True), count)
     else:
         ids = list(waiting.order_by("position", "id").values_list("pk", flat=True))
-    if not names and ids:
-        QueueSighting.objects.bulk_create(
-            [QueueSighting(item_id=item_id, user=user) for item_id in ids], ignore_conflicts=True
-        )
     hidden_gold = kind.reference_label_is_gold and not names
 
     def build(page_ids: list[int]) -> list[dict]:
         if not page_ids:
             return []
+        if not names:
+            # Recorded as the page is shown, before its votes are returned.
+            QueueSighting.objects.bulk_create(
+                [QueueSighting(item_id=item_id, user=user) for item_id in page_ids], ignore_conflicts=True
+            )
         why = (
             reasons
             if reasons is not None

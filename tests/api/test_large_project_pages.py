@@ -6,6 +6,7 @@ threshold set below both; each page must make the same number of queries at both
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -181,6 +182,17 @@ def explained(cursor, captured, needle: str) -> list[str]:
     return plans
 
 
+def explained_unsorted(captured, needle: str) -> list[str]:
+    """`explained` with sorts taken away: a few thousand items are sorted faster than walked
+    along an index; a million are not (the planner walks the index there), as that size would."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_sort = off")
+        try:
+            return explained(cursor, captured, needle)
+        finally:
+            cursor.execute("RESET enable_sort")
+
+
 @pytest.mark.postgres
 def test_a_deep_page_of_the_item_browser_is_an_index_range(make_user):
     """The browser's page after (and before) a cursor deep in the project starts its read of
@@ -318,41 +330,148 @@ def test_the_pages_count_no_items(page, make_user, settings):
         assert expected in response.content.decode()
 
 
+def stored_project(admin, slug: str, size: int, supervisor, annotators):
+    """A generated project of `size` items whose aggregation job stored its figures (and
+    its queue's reasons), supervised by `supervisor`."""
+    from annotation.models import Job, Membership
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+
+    project = project_create(actor=admin, slug=slug, name=slug, kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, annotators, size)
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    return project
+
+
+def queue_read(project, user, page: str, *, waiting: int):
+    """`user`'s read of `page` (the queue's page or API) with its statements captured,
+    checked to count `waiting` items and to read the stored reasons of its page's items
+    alone (one query by their ids)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item; ANALYZE annotation_adjudicationreason")
+    client = Client()
+    client.force_login(user)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(page.format(slug=project.slug))
+    assert response.status_code == 200
+    assert (str(waiting) if "api" not in page else f'"count":{waiting}') in response.content.decode()
+    reasons = [q["sql"] for q in captured.captured_queries if 'FROM "annotation_adjudicationreason"' in q["sql"]
+               and "COUNT(" not in q["sql"] and "EXISTS" not in q["sql"]]  # fmt: skip
+    assert len(reasons) == 1 and "ANY(" in reasons[0], reasons
+    return captured, response
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("page", ["/p/{slug}/adjudication/", "/api/projects/{slug}/adjudication/"])
 def test_the_adjudication_queue_of_a_large_project_reads_its_page_alone(page, make_user, settings):
     """A supervisor's page of a large project's queue reads its items along the position
     index with a limit, each probed for a stored reason, and the reasons of that page's
     items only: not every waiting item's reasons and positions (70,000 of a million)."""
-    from annotation.models import Job, Membership
-    from annotation.services.aggregation import aggregation_compute_job
-    from annotation.services.projects import project_create
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+    supervisor = make_user("sup")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    project = stored_project(make_user("root", staff=True), "queued", 3000, supervisor, annotators)
+    captured, _response = queue_read(project, supervisor, page, waiting=300)
+    plans = explained_unsorted(captured, 'EXISTS(SELECT 1 AS "a" FROM "annotation_adjudicationreason"')
+    assert len(plans) == 1, captured.captured_queries
+    assert "Limit" in plans[0] and "item_source_order_idx" in plans[0], plans[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("page", ["/p/{slug}/adjudication/", "/api/projects/{slug}/adjudication/"])
+def test_an_adjudicator_reads_and_remembers_the_page_alone(page, make_user, settings):
+    """An adjudicator who does not supervise reads a large project's queue as a supervisor
+    does: the page along the position index with a limit, that page's reasons only, and a
+    count of the reasons' rows their items allow; what they were shown (the page, with its
+    votes) is what is remembered, so the assignment engine never serves it to them. The
+    same number of queries at two sizes."""
+    from annotation.models import Item, Membership, QueueSighting
 
     settings.MASHOV_FIGURES_LIVE_ITEMS = 10
-    admin = make_user("root", staff=True)
+    admin, supervisor, judge = make_user("root", staff=True), make_user("sup"), make_user("judge")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    counts = []
+    for size in (600, 3000):
+        project = stored_project(admin, f"judged{size}", size, supervisor, annotators)
+        Membership.objects.create(project=project, user=judge, role="annotator", status="active", adjudicator=True)
+        waiting = size // 10
+        captured, response = queue_read(project, judge, page, waiting=waiting)
+        counts.append(len(captured))
+        shown = len(response.json()["results"]) if "api" in page else 20
+        seen = set(QueueSighting.objects.filter(user=judge, item__project=project).values_list("item_id", flat=True))
+        first = Item.objects.filter(project=project, status="removed").order_by("position", "id")
+        assert seen == set(first.values_list("pk", flat=True)[:shown])
+        assert 0 < len(seen) < waiting
+    assert counts[0] == counts[1]
+    plans = explained_unsorted(captured, 'EXISTS(SELECT 1 AS "a" FROM "annotation_adjudicationreason"')
+    pages = [plan for plan in plans if "Aggregate" not in plan.splitlines()[0]]
+    assert len(pages) == 1, captured.captured_queries
+    assert "Limit" in pages[0] and "item_source_order_idx" in pages[0], pages[0]
+
+
+@pytest.mark.postgres
+def test_a_decision_reads_its_items_reason_alone(make_user, settings):
+    """The adjudicate POST of a large project reads the decided item's stored reason, not
+    every waiting item's."""
+    from annotation.models import Adjudication, Item
+
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
     supervisor = make_user("sup")
-    project = project_create(actor=admin, slug="queued", name="queued", kind="nli_relabel", language="he")
-    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
-    generated(project, [make_user(f"a{i}") for i in range(3)], 3000)
-    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE annotation_item; ANALYZE annotation_adjudicationreason")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    project = stored_project(make_user("root", staff=True), "decided", 200, supervisor, annotators)
+    failed = Item.objects.filter(project=project, status="removed").order_by("position").first()
     client = Client()
     client.force_login(supervisor)
     with CaptureQueriesContext(connection) as captured:
-        response = client.get(page.format(slug=project.slug))
-    assert response.status_code == 200
-    assert ("300" if "api" not in page else '"count":300') in response.content.decode()
-    reasons = [q["sql"] for q in captured.captured_queries if 'FROM "annotation_adjudicationreason"' in q["sql"]
-               and "COUNT(" not in q["sql"] and "EXISTS" not in q["sql"]]  # fmt: skip
-    assert len(reasons) == 1 and "ANY(" in reasons[0], reasons
+        response = client.post(
+            f"/api/items/{failed.pk}/adjudicate/", {"label": "neutral"}, content_type="application/json"
+        )
+    assert response.status_code == 201, response.content
+    assert "failed" in response.json()["reasons"]
+    reads = [q["sql"] for q in captured.captured_queries if 'FROM "annotation_adjudicationreason"' in q["sql"]]
+    assert reads and all(f'"item_id" = {failed.pk}' in sql for sql in reads), reads
+    assert Adjudication.objects.get(item=failed).reasons == response.json()["reasons"]
+    again = client.post(f"/api/items/{failed.pk}/adjudicate/", {"label": "neutral"}, content_type="application/json")
+    assert again.status_code == 409
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("status", ["", "removed"])
+def test_a_typed_deep_page_of_the_item_browser_skips_along_the_index(status, make_user):
+    """A page number typed without a cursor (`?page=N`) shows the items an OFFSET over the
+    rows would, but skips only the (position, id) of the items before it (unfiltered, an
+    index-only read of the source order index with a limit), and then reads the page by
+    keyset from there."""
+    from annotation.models import Item, Membership
+    from annotation.services.projects import project_create
+
+    admin = make_user("root", staff=True)
+    supervisor = make_user("sup")
+    project = project_create(actor=admin, slug="typed", name="typed", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    generated(project, [make_user("a0")], 3000)
+    # Positions that repeat (a second file) and leave gaps: the page is still the rows'.
+    Item.objects.filter(project=project, position__gte=2000).update(position=F("position") - 1500)
+    Item.objects.filter(project=project, position__lt=100).delete()
     with connection.cursor() as cursor:
-        # A few thousand items are sorted faster than walked along an index; a million are
-        # not (the planner walks the index there): the sort is taken away, as that size would.
-        cursor.execute("SET enable_sort = off")
-        try:
-            plans = explained(cursor, captured, 'EXISTS(SELECT 1 AS "a" FROM "annotation_adjudicationreason"')
-        finally:
-            cursor.execute("RESET enable_sort")
-    assert len(plans) == 1, captured.captured_queries
-    assert "Limit" in plans[0] and "item_source_order_idx" in plans[0], plans[0]
+        cursor.execute("ANALYZE annotation_item")
+    client = Client()
+    client.force_login(supervisor)
+    query = f"&status={status}" if status else ""
+    listed = Item.objects.filter(project=project, **({"status": status} if status else {})).order_by("position", "id")
+    number = 5 if status else 40
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(f"/console/p/typed/items/?page={number}{query}")
+    assert response.status_code == 200
+    size = len(response.context["page"].items)
+    expected = list(listed.values_list("pk", flat=True)[(number - 1) * 50 : number * 50])
+    assert [item.pk for item in response.context["page"].items] == expected and size == len(expected) > 0
+    skips = [q["sql"] for q in captured.captured_queries if "OFFSET" in q["sql"] and "ORDER BY" in q["sql"]]
+    assert len(skips) == 1 and '"annotation_item"."payload"' not in skips[0].split("FROM")[0], skips
+    if not status:
+        # By status the skip reads each skipped item's status from its row: the same items,
+        # in whatever plan the planner finds cheapest for that status.
+        plans = explained_unsorted(captured, "ORDER BY 1 ASC, 2 ASC LIMIT 1 OFFSET")
+        assert len(plans) == 1 and "Limit" in plans[0], plans
+        assert "Index Only Scan using item_source_order_idx" in plans[0], plans[0]

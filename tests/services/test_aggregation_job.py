@@ -79,8 +79,8 @@ def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(trans
     from annotation.kinds.registry import get_kind
     from annotation.metrics.aggregation import aggregate
     from annotation.models import AnnotatorCompetence, Item, Job
-    from annotation.selectors.aggregation import project_votes
     from annotation.services.aggregation import aggregation_sweep
+    from tests.services.vote_reference import project_votes
 
     project, users = build(make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 4, "probe_rate": 0.0})
     label_everything(project, users)
@@ -178,8 +178,8 @@ def test_with_dawid_skene_chosen_the_job_decides_phrase_pairs(make_user):
     from annotation.kinds.registry import get_kind
     from annotation.metrics.aggregation import aggregate
     from annotation.models import Item, ItemAggregate
-    from annotation.selectors.aggregation import project_votes
     from annotation.services.aggregation import aggregation_compute_for_project
+    from tests.services.vote_reference import project_votes
 
     project, users = build(
         make_user, settings={"aggregation": "dawid_skene", "labels_per_item": 3, "probe_rate": 0.0}, items=8

@@ -6,6 +6,7 @@ reads and writes is what the per-vote reads and the methods on tuples give."""
 import pytest
 
 from tests.services.test_incremental_aggregation import build, vote
+from tests.services.vote_reference import project_votes
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +47,7 @@ def test_the_vote_reader_gives_arrays_read_a_chunk_of_rows_at_a_time(make_user, 
     monkeypatch.setattr(selectors, "_vote_part", lambda cast, keep=None: chunks.append(len(cast)) or part(cast, keep))
     for item_ids in (None, sorted(item.pk for item in rows[::3])):
         pool = selectors.project_vote_arrays(project, kind, author_votes=True, item_ids=item_ids)
-        votes, items = selectors.project_votes(project, kind, author_votes=True, item_ids=item_ids)
+        votes, items = project_votes(project, kind, author_votes=True, item_ids=item_ids)
         assert as_tuples(pool) == sorted(votes, key=repr)
         assert pool.item_ids.tolist() == sorted(items)
         assert pool.closed.tolist() == [items[pk][1] != Item.Status.OPEN for pk in sorted(items)]
@@ -60,7 +61,6 @@ def test_the_aggregates_are_written_a_batch_at_a_time_in_one_transaction(make_us
     from annotation.kinds.registry import get_kind
     from annotation.metrics.aggregation import aggregate
     from annotation.models import Item, ItemAggregate
-    from annotation.selectors.aggregation import project_votes
     from annotation.services import aggregation as service
 
     project, rows, people = build(make_user, 30, seed=5)

@@ -156,8 +156,8 @@ def test_an_incremental_run_touches_only_the_changed_items_whatever_the_size(mak
     from annotation.kinds.registry import get_kind
     from annotation.metrics.aggregation import posterior_from_competence
     from annotation.models import AggregationChange, AnnotatorCompetence, ItemAggregate
-    from annotation.selectors.aggregation import project_votes
     from annotation.services.aggregation import aggregation_compute_for_project, aggregation_request
+    from tests.services.vote_reference import project_votes
 
     queries = []
     for size in (100, 300):

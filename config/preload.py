@@ -5,6 +5,9 @@ schema, rendered. Loaded here, their pages are shared by all workers (copy-on-wr
 serving a page for the first time leaves a worker's memory near where it was. Nothing here
 opens a database or broker connection (tests/test_startup_memory.py)."""
 
+import codecs
+import pkgutil
+from importlib import import_module
 from pathlib import Path
 
 
@@ -33,6 +36,14 @@ def warm_web() -> None:
     import_string(settings.MESSAGE_STORAGE)
     import django.contrib.sessions.exceptions  # noqa: F401
 
+    # DRF imports its exception handler on the first error it answers (a 400, a 405).
+    from rest_framework.settings import api_settings
+
+    api_settings.EXCEPTION_HANDLER  # noqa: B018
+    # Django's log of a 4xx answer escapes the path with this codec, looked up on first use.
+    codecs.lookup("unicode_escape")
+    import_kind_modules()
+
     for engine in engines.all():
         backend = getattr(engine, "engine", None)
         if backend is None:
@@ -48,6 +59,21 @@ def warm_web() -> None:
                     continue
     with translation.override(settings.LANGUAGE_CODE):
         prerender_default_schema()
+
+
+def import_kind_modules() -> None:
+    """Every module of the installed kinds' packages. A kind imports some of its modules
+    where it uses them (its report sections, its project links, its evaluation), and the
+    project page or an API view would otherwise import them in each worker on its first
+    call; none of them loads a heavy library (tests/test_startup_memory.py)."""
+    from annotation.kinds import registry
+
+    for kind in registry.installed_kinds():
+        package = type(kind).__module__.rpartition(".")[0]
+        if package == registry.__package__:
+            continue  # a kind in a module of its own, beside the core's: not the other kinds'
+        for module in pkgutil.walk_packages(import_module(package).__path__, f"{package}."):
+            import_module(module.name)
 
 
 def template_folders(engine) -> list[Path]:

@@ -12,6 +12,10 @@ def project_roles_of_user(user: AbstractBaseUser) -> dict[int, str] | None:
     longer staff: their role reads as "annotator" (Kind.settings_shown_to)."""
     if access.is_admin(user):
         return None
+    if user.pk is None:
+        # No account, no memberships: the API schema's generation, run in the web master
+        # before it forks, asks for an anonymous user's and must open no database connection.
+        return {}
     roles = {}
     for project_id, role, status in Membership.objects.filter(user_id=user.pk).values_list(
         "project_id", "role", "status"

@@ -41,7 +41,10 @@ print(threading.active_count())
 
 
 def run_probe(code: str, **env) -> list[str]:
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", **env}
+    # Not this process's CELERY_SKIP_CHECKS: config/celery.py set it here, and the probe's
+    # process must set it (or not) itself.
+    inherited = {name: value for name, value in os.environ.items() if name != "CELERY_SKIP_CHECKS"}
+    environment = {**inherited, "DJANGO_SETTINGS_MODULE": "config.settings.test", **env}
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=180
     )
@@ -83,6 +86,36 @@ def test_beat_loads_the_schedule_and_the_broker_but_no_django_app_or_task():
     # Where the worker of the rounds' queue reads it, as the project's app routes it.
     assert found["queue"] == "rounds"
     assert found["broker"] == "redis://127.0.0.1:6379/9"
+
+
+WORKER_PROBE = """
+import json, sys
+from config.celery import app
+from celery import signals
+# What `celery worker` does before its pool forks: Django set up, the tasks imported, then
+# the worker's own start-up hooks.
+app.loader.init_worker()
+signals.worker_init.send(sender=None)
+from django.apps import apps
+from django.conf import settings
+print(json.dumps({
+    "apps_ready": apps.ready,
+    "tasks": "annotation.tasks.sweep_jobs" in app.tasks,
+    "kinds": all(path.rpartition(".")[0] in sys.modules for path in settings.MASHOV_KINDS),
+    "loaded": sorted(name for name in ("annotation.views", "api.views", "api.urls", "config.urls",
+                                       "drf_spectacular.generators")
+                     if name in sys.modules),
+}))
+"""
+
+
+def test_a_celery_worker_starts_without_the_urlconf_or_the_views():
+    """Celery's Django fixup runs the system checks at start, and their URL checks import every
+    view: config/celery.py skips them (migrate runs them first), and loads the installed kinds
+    in the main process before its pool forks."""
+    found = json.loads(run_probe(WORKER_PROBE)[-1])
+    # The kinds, which nearly every task reads, are loaded before the pool forks (shared).
+    assert found == {"apps_ready": True, "tasks": True, "kinds": True, "loaded": []}
 
 
 # A web worker as gunicorn forks it: the app and the master's preload loaded, then pages

@@ -6,7 +6,9 @@ imports them tens of MiB and are used only where intervals, correlations, agreem
 aggregation are computed (imported there, on first use). The web master loads what a request
 would otherwise load in each worker on its first call (config/preload.py), then forks its
 workers with no database or broker connection open; serving any page then imports nothing
-more. Beat loads the broker and the schedule only (config/beat.py)."""
+more. A Celery worker skips Django's system checks, which imported the URLconf and every
+view, and loads the installed kinds before its pool forks (config/celery.py). Beat loads
+the broker and the schedule only (config/beat.py)."""
 
 import json
 import os

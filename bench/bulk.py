@@ -13,7 +13,7 @@ aggregation job run, as bench/scale.py builds it), in-process, median of --repea
   added one by one, and the time to build that COPY text in Python;
 - with --import-process bytes|file|job (step `import`): the same import in a process of its
   own (`nice -n 10`, a fresh interpreter), which reports its peak resident memory
-  (ru_maxrss) before and after the import, and its wall and CPU seconds. `bytes`: the file
+  (VmHWM) before and after the import, and its wall and CPU seconds. `bytes`: the file
   read whole and handed to `items_import` (the API's request, with its job threshold
   raised); `file`: the open file handed over (what the API hands on from its upload);
   `job`: the file stored as an import job's input (by this process) and run by
@@ -160,8 +160,8 @@ def time_import(args, report) -> None:
 def time_import_in_process(args, report) -> None:
     """The import of --import-items rows in a process of its own, `nice -n 10`, one run per
     way of handing the file over (--import-process): peak resident memory before and after
-    the import (ru_maxrss: the interpreter, Django and the file's own bytes as handed over
-    are in the first), wall and CPU seconds."""
+    the import (the process's VmHWM: the interpreter and Django in the first), wall and CPU
+    seconds."""
     import subprocess
     import tempfile
 
@@ -202,13 +202,13 @@ def time_import_in_process(args, report) -> None:
 
 def child_import(args) -> int:
     """The process of its own of `time_import_in_process`: one import, its figures as JSON."""
-    import resource
-
     from annotation.models import Job, Project
     from annotation.services import imports
 
     def peak_mib() -> float:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a process started
+        # by this script would start at this script's own size; VmHWM is the new image's.
+        return rss_mib("VmHWM")
 
     mode = args.import_process
     # The stored file is read by the import (its fetch is part of what the import holds).

@@ -72,6 +72,9 @@ def parse_args():
         default="",
         help="time the import in a process of its own, the file handed over as bytes, file or job",
     )
+    parser.add_argument(
+        "--profile", type=int, default=0, help="print the N functions of most own CPU time of one import and one export"
+    )
     parser.add_argument("--child-import", default="", help=argparse.SUPPRESS)  # the process of its own: file path
     parser.add_argument("--child-target", default="", help=argparse.SUPPRESS)  # project slug or job:<id>
     return parser.parse_args()
@@ -142,6 +145,8 @@ def time_import(args, report) -> None:
             return rss_mib("VmHWM") - before
 
         wall, cpu, grown = median_of(args.repeat, once)
+        if args.profile:
+            profiled(args.profile, f"import of {args.import_items:,} items", once)
     finally:
         for name, function in originals.items():
             setattr(imports, name, function)
@@ -228,6 +233,19 @@ def child_import(args) -> int:
     assert created == args.import_items, created
     print(json.dumps({**figures, "before": before, "after": peak_mib()}), flush=True)
     return 0
+
+
+def profiled(top: int, name: str, action) -> None:
+    """One more run of `action` under cProfile: the `top` functions by their own time, then
+    by their cumulative time (a profiled run is slower; compare shares, not seconds)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.runcall(action)
+    for order in ("tottime", "cumulative"):
+        print(f"\n  profile of one {name}, by {order}:")
+        pstats.Stats(profile, stream=sys.stdout).strip_dirs().sort_stats(order).print_stats(top)
 
 
 def _per_run(times: list[float], runs: int) -> list[float]:
@@ -368,6 +386,8 @@ def time_export(args, report, n_items: int) -> None:
             return size, before, at_tenth, rss_mib(), rss_mib("VmHWM")
 
         wall, cpu, (size, before, at_tenth, after, peak) = median_of(args.repeat, once)
+        if args.profile:
+            profiled(args.profile, f"{fmt.upper()} export", once)
         report(
             f"export {fmt.upper()}, every item",
             wall,

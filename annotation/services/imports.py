@@ -38,7 +38,7 @@ from annotation.selectors.exports import chunked
 from annotation.selectors.names import AUTHOR_PSEUDONYM, is_pseudonym
 from annotation.services.audit import audit_record
 from annotation.services.decisions import imported_decisions_record, imported_outcome
-from annotation.services.jobs import job_create, job_set_progress
+from annotation.services.jobs import JobInput, job_create, job_set_progress
 from annotation.services.priorities import item_priorities_refresh
 from annotation.services.webhooks import webhook_event_on_commit
 from annotation.sql import column_in
@@ -627,12 +627,11 @@ def items_import(
 
 def items_import_job(job: Job) -> dict:
     """The worker's half of a large import; returns the job's result or its errors."""
-    project, data = job.project, job.input_data
-    assert project is not None and data is not None  # items_import made the job with both
+    project = job.project
+    assert project is not None  # items_import made the job with one, and its input
     kind = get_kind(project.kind)
     try:
-        # The stored bytes are read as they are (a memoryview), a slice at a time.
-        upload = UploadText.checked(data)
+        upload = UploadText.checked(JobInput(job.pk))
         fmt, filename = job.params["format"], job.params.get("filename", "")
         options = import_options_clean(job.params.get("split", ""), job.params.get("labels_final", False))
         result = import_records(

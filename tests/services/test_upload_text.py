@@ -139,9 +139,12 @@ def test_an_upload_is_read_a_slice_at_a_time_as_its_rows_are_stored(nli_project,
     """When the first batch is written, only the first slices of the file have been read
     for its rows (after the pass that checked its encoding): the upload in the request,
     and the job's stored input on the worker."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
     from annotation import upload_text
     from annotation.models import Item, Job
-    from annotation.services import imports
+    from annotation.services import imports, jobs
 
     monkeypatch.setattr(imports, "BATCH_SIZE", 5)
     monkeypatch.setattr(upload_text, "READ_BYTES", 256)
@@ -160,13 +163,20 @@ def test_an_upload_is_read_a_slice_at_a_time_as_its_rows_are_stored(nli_project,
     if large:
         job = Job.objects.get(pk=result.job)
         assert bytes(job.input_data) == upload.getvalue()  # stored whole, for the worker
-        # What the worker reads: the stored bytes as the database gives them, slice by slice.
+        # What the worker reads: the stored bytes, a slice of the database's value at a time
+        # (1,000 bytes and more), never the whole value.
         stored = job.input_data
+        monkeypatch.setattr(jobs, "INPUT_SLICE_BYTES", 1000)
         upload = _ReadCounting(b"")
         monkeypatch.setattr(upload_text, "_SliceReader", _counting_slices(upload, upload_text._SliceReader))
-        outcome = imports.items_import_job(job)
+        job = Job.objects.defer("input_data").get(pk=job.pk)  # as job_claim gives it
+        with CaptureQueriesContext(connection) as captured:
+            outcome = imports.items_import_job(job)
         assert outcome["created"] == 200, outcome
         upload.size = len(stored)
+        reads = [query["sql"] for query in captured if "input_data" in query["sql"]]
+        assert all("octet_length" in sql or "substring" in sql for sql in reads), reads
+        assert sum("substring" in sql for sql in reads) >= 2 * (len(stored) // 2500), len(reads)  # two passes
     else:
         assert result.created == 200
     assert Item.objects.filter(project=nli_project).count() == 200

@@ -62,7 +62,7 @@ class JobInput:
         self.job_id = job_id
         self.size = self._fetch("octet_length(input_data)") or 0
         self._slice_bytes = max(INPUT_SLICE_BYTES, -(-self.size // INPUT_SLICES))
-        self._at, self._slice, self._slice_at = 0, b"", 0
+        self._at, self._slice, self._slice_at = 0, memoryview(b""), 0
 
     def _fetch(self, expression: str, *params):
         with connection.cursor() as cursor:
@@ -81,9 +81,11 @@ class JobInput:
             start = self._at - self._slice_at
             if not 0 <= start < len(self._slice):
                 # substring() counts from 1.
-                self._slice = bytes(
-                    self._fetch("substring(input_data FROM %s FOR %s)", self._at + 1, self._slice_bytes)
-                )
+                # psycopg2's buffer as it comes (a memoryview): the slice is not copied.
+                self._slice = self._fetch("substring(input_data FROM %s FOR %s)", self._at + 1, self._slice_bytes)
+                if not self._slice:
+                    # Never a shorter file: the job's outcome cleared its input meanwhile.
+                    raise RuntimeError(f"job {self.job_id}: its stored input is gone")
                 self._slice_at, start = self._at, 0
             piece = self._slice[start : start + size]
             pieces.append(piece)

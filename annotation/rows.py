@@ -3,7 +3,6 @@ field checks every kind applies to them. Imports no kind: the import service and
 own readers both build on it."""
 
 import csv
-import io
 import json
 import re
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from django.utils.translation import gettext
 from annotation import safe_json
 from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.text import bidi_control, forbidden_character
+from annotation.upload_text import FileText, text_lines
 from annotation.wording import fault_text
 
 
@@ -108,13 +108,14 @@ def check_item_ids(value: Any, *, field: str) -> list[int]:
     return value
 
 
-def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | None]]:
+def read_jsonl_objects(text: FileText) -> Iterator[tuple[int, Any, str | None, str | None]]:
     """(line number, parsed value, None, None) for every non-blank line of a JSONL file, or
     (line number, None, why, member) for a line that is not JSON or is JSON that safe_json
     refuses (too deep, NaN); `member` names the object's top-level member at fault, or is
     None when the fault is the line's. Splits on "\n" only: str.splitlines() would also
     break on U+2028/U+2029/U+0085, which are legal inside JSON strings. The lines are cut
-    one at a time, so that reading a large file never holds a second copy of it."""
+    one at a time, so that reading a large file never holds a second copy of it (an
+    upload, `UploadText`, is decoded line by line and never held whole)."""
     for number, line in enumerate(_lines(text), start=1):
         line = line.removesuffix("\r")
         if not line.strip():
@@ -126,8 +127,12 @@ def read_jsonl_objects(text: str) -> Iterator[tuple[int, Any, str | None, str | 
             yield number, None, str(reason), member
 
 
-def _lines(text: str) -> Iterator[str]:
+def _lines(text: FileText) -> Iterator[str]:
     """text.split("\n"), one piece at a time."""
+    if not isinstance(text, str):
+        for line in text.lines("\n"):
+            yield line.removesuffix("\n")
+        return
     start = 0
     while (end := text.find("\n", start)) >= 0:
         yield text[start:end]
@@ -135,7 +140,7 @@ def _lines(text: str) -> Iterator[str]:
     yield text[start:]
 
 
-def read_jsonl_records(text: str) -> Iterator[tuple[int, dict]]:
+def read_jsonl_records(text: FileText) -> Iterator[tuple[int, dict]]:
     """(line number, record) for every non-blank line of a JSONL file of objects; a line that
     cannot be read, or holds something other than an object, is {"_error": why, "_field":
     the member at fault or None}."""
@@ -192,7 +197,7 @@ def csv_field_size_limit() -> None:
         csv.field_size_limit(settings.MASHOV_MAX_IMPORT_BYTES)
 
 
-def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) -> Iterator[tuple[int, list[str]]]:
+def read_csv_rows(text: FileText, *, delimiter: str = ",", skip_blank: bool = False) -> Iterator[tuple[int, list[str]]]:
     """(row number, cells) for every record of a CSV or TSV text, the header being row 0,
     whatever the line ends (CRLF, LF or CR alone); a blank line is a row of no cells, or is
     left out and not counted with skip_blank. Quoting is read strictly: a quoted cell never
@@ -203,7 +208,7 @@ def read_csv_rows(text: str, *, delimiter: str = ",", skip_blank: bool = False) 
 
 
 def read_csv_lines(
-    text: str, *, delimiter: str = ",", skip_blank: bool = False
+    text: FileText, *, delimiter: str = ",", skip_blank: bool = False
 ) -> Iterator[tuple[int, int, list[str]]]:
     """`read_csv_rows` with the line each record starts on (from 1): a quoted cell may hold
     line ends, so records and lines are counted apart."""
@@ -286,7 +291,7 @@ def csv_restore(cell: str) -> str:
     return cell[1:] if cell.startswith("'") and _FORMULA_CELL.match(cell, 1) else cell
 
 
-def read_csv_records(text: str, required: tuple[str, ...], missing: str) -> Iterator[tuple[int, dict]]:
+def read_csv_records(text: FileText, required: tuple[str, ...], missing: str) -> Iterator[tuple[int, dict]]:
     """(row number, {header name: cell}) for every non-blank row of a CSV file after its
     header, rows numbered from 1; a row with more cells than the header is {"_error"}. A
     header without every `required` name is a 400 for the file saying `missing`."""
@@ -305,15 +310,15 @@ class _LinesRead:
     """The lines of a text for csv.reader, noting when csv has asked past the last one (a
     quoted cell still open at the end of the file)."""
 
-    def __init__(self, text: str):
-        self._lines = io.StringIO(text, newline="")
+    def __init__(self, text: FileText):
+        self._lines = text_lines(text, "")
         self.exhausted = False
 
     def __iter__(self):
         return self
 
     def __next__(self) -> str:
-        line = self._lines.readline()
+        line = next(self._lines, "")
         if line == "":
             self.exhausted = True
             raise StopIteration

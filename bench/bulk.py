@@ -11,6 +11,13 @@ aggregation job run, as bench/scale.py builds it), in-process, median of --repea
 - the floor: the same rows' COPY text loaded by PostgreSQL into a bare copy of the item
   table (no index, no constraint), then with the item table's indexes and foreign keys
   added one by one, and the time to build that COPY text in Python;
+- with --import-process bytes|file|job (step `import`): the same import in a process of its
+  own (`nice -n 10`, a fresh interpreter), which reports its peak resident memory
+  (VmHWM) before and after the import, and its wall and CPU seconds. `bytes`: the file
+  read whole and handed to `items_import` (the API's request, with its job threshold
+  raised); `file`: the open file handed over (what the API hands on from its upload);
+  `job`: the file stored as an import job's input (by this process) and run by
+  `items_import_job` there, as the worker runs a large import;
 - the reads alone (`reads`), then the JSONL and CSV exports of every item (`status=all`,
   every byte read), wall and CPU, items/s, and this process's resident memory before,
   after a tenth of the items, at the end, and at its peak (a streamed export stays flat);
@@ -60,6 +67,16 @@ def parse_args():
     parser.add_argument("--only", default="", help="comma-separated steps: import, floor, reads, export")
     parser.add_argument("--formats", default="jsonl,csv", help="the exports timed: jsonl, csv or both")
     parser.add_argument("--explain", action="store_true", help="print the plans of one export chunk's queries")
+    parser.add_argument(
+        "--import-process",
+        default="",
+        help="time the import in a process of its own, the file handed over as bytes, file or job",
+    )
+    parser.add_argument(
+        "--profile", type=int, default=0, help="print the N functions of most own CPU time of one import and one export"
+    )
+    parser.add_argument("--child-import", default="", help=argparse.SUPPRESS)  # the process of its own: file path
+    parser.add_argument("--child-target", default="", help=argparse.SUPPRESS)  # project slug or job:<id>
     return parser.parse_args()
 
 
@@ -89,10 +106,10 @@ def median_of(repeat: int, action) -> tuple[float, float, object]:
     return statistics.median(walls), statistics.median(cpus), value
 
 
-def import_file(n: int) -> bytes:
+def import_file(n: int, first: int = 0) -> bytes:
     return "".join(
         json.dumps({"id": f"imp{i}", **json.loads(payload_of(i)), "label": LABELS[i % 3]}, ensure_ascii=False) + "\n"
-        for i in range(n)
+        for i in range(first, first + n)
     ).encode()
 
 
@@ -128,6 +145,8 @@ def time_import(args, report) -> None:
             return rss_mib("VmHWM") - before
 
         wall, cpu, grown = median_of(args.repeat, once)
+        if args.profile:
+            profiled(args.profile, f"import of {args.import_items:,} items", once)
     finally:
         for name, function in originals.items():
             setattr(imports, name, function)
@@ -141,6 +160,107 @@ def time_import(args, report) -> None:
         f" {split['check_against_project']:.3f} s, COPY {split['items_copy']:.3f} s (sums over the batches);"
         f" peak memory +{grown:.0f} MiB over the file held",
     )
+
+
+def time_import_in_process(args, report) -> None:
+    """The import of --import-items rows in a process of its own, `nice -n 10`, one run per
+    way of handing the file over (--import-process): peak resident memory before and after
+    the import (the process's VmHWM: the interpreter and Django in the first), wall and CPU
+    seconds."""
+    import subprocess
+    import tempfile
+
+    from annotation.models import Job, Project
+
+    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as handle:
+        for start in range(0, args.import_items, 100_000):
+            handle.write(import_file(min(100_000, args.import_items - start), first=start))
+        path = handle.name
+    size = os.path.getsize(path)
+    try:
+        for mode in args.import_process.split(","):
+            target = Project.objects.create(slug=f"proc-{time.monotonic_ns()}", name="imp", kind="nli_relabel",
+                                            language="he", settings={"consensus_k": 2, "consensus_n": 3})  # fmt: skip
+            where = target.slug
+            if mode == "job":
+                job = Job.objects.create(kind="import", project=target, status="running",
+                                         params={"format": "jsonl", "filename": "i.jsonl"}, input_data=b"")  # fmt: skip
+                store_job_input(job.pk, path)
+                where = f"job:{job.pk}"
+            command = ["nice", "-n", "10", sys.executable, __file__, "--reuse", "--keep", "--database", args.database,
+                       "--server", args.server, "--child-import", path, "--child-target", where,
+                       "--import-process", mode, "--import-items", str(args.import_items)]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"the import's process failed:\n{done.stderr[-3000:]}")
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            report(
+                f"import {args.import_items:,} items in its own process, file as {mode}",
+                figures["wall"],
+                figures["cpu"],
+                f"{size / 1e6:.0f} MB; peak resident {figures['before']:.0f} MiB before the import,"
+                f" {figures['after']:.0f} MiB after (+{figures['after'] - figures['before']:.0f})",
+            )
+    finally:
+        os.unlink(path)
+
+
+def store_job_input(job_id: int, path: str) -> None:
+    """The file as the job's stored input, appended 64 MiB at a time: a bytea travels to
+    PostgreSQL as hex text, and one statement of a 460 MB file (the million rows) is past
+    the server's 1 GB limit on a single allocation."""
+    from django.db import connection
+
+    from annotation.models import Job
+
+    with open(path, "rb") as handle, connection.cursor() as cursor:
+        while piece := handle.read(64 << 20):
+            cursor.execute(
+                f"UPDATE {Job._meta.db_table} SET input_data = input_data || %s WHERE id = %s", [piece, job_id]
+            )
+
+
+def child_import(args) -> int:
+    """The process of its own of `time_import_in_process`: one import, its figures as JSON."""
+    from annotation.models import Job, Project
+    from annotation.services import imports
+
+    def peak_mib() -> float:
+        # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a process started
+        # by this script would start at this script's own size; VmHWM is the new image's.
+        return rss_mib("VmHWM")
+
+    mode = args.import_process
+    # The stored file is read by the import (its fetch is part of what the import holds).
+    job = Job.objects.defer("input_data").get(pk=int(args.child_target.split(":")[1])) if mode == "job" else None
+    project = None if job else Project.objects.get(slug=args.child_target)
+    before = peak_mib()
+    started, started_cpu = time.perf_counter(), time.process_time()
+    if job is not None:
+        result = imports.items_import_job(job)
+        assert "errors" not in result, result["errors"][:3]
+        created = result["created"]
+    else:
+        with open(args.child_import, "rb") as handle:
+            data = handle.read() if mode == "bytes" else handle
+            created = imports.items_import(project=project, data=data, fmt="jsonl", filename="i.jsonl").created
+    figures = {"wall": time.perf_counter() - started, "cpu": time.process_time() - started_cpu}
+    assert created == args.import_items, created
+    print(json.dumps({**figures, "before": before, "after": peak_mib()}), flush=True)
+    return 0
+
+
+def profiled(top: int, name: str, action) -> None:
+    """One more run of `action` under cProfile: the `top` functions by their own time, then
+    by their cumulative time (a profiled run is slower; compare shares, not seconds)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.runcall(action)
+    for order in ("tottime", "cumulative"):
+        print(f"\n  profile of one {name}, by {order}:")
+        pstats.Stats(profile, stream=sys.stdout).strip_dirs().sort_stats(order).print_stats(top)
 
 
 def _per_run(times: list[float], runs: int) -> list[float]:
@@ -281,6 +401,8 @@ def time_export(args, report, n_items: int) -> None:
             return size, before, at_tenth, rss_mib(), rss_mib("VmHWM")
 
         wall, cpu, (size, before, at_tenth, after, peak) = median_of(args.repeat, once)
+        if args.profile:
+            profiled(args.profile, f"{fmt.upper()} export", once)
         report(
             f"export {fmt.upper()}, every item",
             wall,
@@ -344,6 +466,8 @@ def main() -> int:
     from annotation.models import Item, Job, Membership, Project
     from annotation.services.aggregation import aggregation_compute_job
 
+    if args.child_import:
+        return child_import(args)
     only = set(filter(None, args.only.split(",")))
     rows: list[tuple] = []
 
@@ -372,7 +496,9 @@ def main() -> int:
             print(f"built {args.items:,} items × {args.votes} votes in {time.perf_counter() - started:.1f} s")
         n_items = Item.objects.filter(project__slug=SLUG).count()
         print(f"\n{n_items:,} items; load average {os.getloadavg()[0]:.1f}; median of {args.repeat}", flush=True)
-        if not only or "import" in only:
+        if (not only or "import" in only) and args.import_process:
+            time_import_in_process(args, report)
+        elif not only or "import" in only:
             time_import(args, report)
         if not only or "floor" in only:
             time_floor(args, report)

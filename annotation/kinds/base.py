@@ -31,6 +31,7 @@ from django.utils.translation import gettext
 
 from annotation.errors import FieldError, InvalidInput
 from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.upload_text import FileText
 from annotation.wording import join_list
 
 from .settings import (
@@ -514,14 +515,16 @@ class KindFormats:
         """(code, name) of every import format, for the import form."""
         return [(fmt, str(self.format_titles.get(fmt, fmt))) for fmt in self.formats]
 
-    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
-        """(row number, record) pairs for a kind-specific format."""
+    def read_format(self, fmt: str, text: FileText, filename: str) -> Iterator[tuple[int, dict]]:
+        """(row number, record) pairs for a kind-specific format. `text` is the file's text
+        whole or, from an import, an `UploadText` read line by line (`annotation.rows`'
+        readers take either; `whole_text` gives a one-document format its text)."""
         raise InvalidInput(
             gettext("format “%(format)s” is not available for this kind of project") % {"format": fmt}, field="format"
         )
 
     def read_format_with_settings(
-        self, fmt: str, text: str, filename: str, settings: dict
+        self, fmt: str, text: FileText, filename: str, settings: dict
     ) -> Iterator[tuple[int, dict]]:
         """`read_format` for a format whose reading follows the project's settings (`settings`
         with the defaults filled in); the default ignores them."""

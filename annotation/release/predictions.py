@@ -18,7 +18,7 @@ from annotation.kinds.base import EvaluationScorer
 from annotation.metrics.text import first_forbidden_string
 from annotation.models import Project
 from annotation.rows import read_csv_records, read_jsonl_records
-from annotation.services.imports import decode_upload
+from annotation.upload_text import decode_upload
 from annotation.wording import fault_text, join_list
 
 FORMATS = ("jsonl", "csv", "squad")

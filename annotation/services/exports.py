@@ -169,7 +169,11 @@ def _jsonl_line(record: dict) -> str:
     """The record's JSON text, empty objects left out (`without_empty_objects`). The encoder
     writes every empty object as `{}`, so a text without `{}` has none to leave out and is
     already the line (most records: the walk over every member cost more than the encoding);
-    a `{}` (or one inside a string) sends the record through the walk."""
+    a `{}` (or one inside a string) sends the record through the walk. A record's own empty
+    members (a kind's `extra: {}` on every item without extra columns) are left out first,
+    as the walk leaves them out, so that such a record is encoded once, not twice."""
+    if any(isinstance(value, dict) and not value for value in record.values()):
+        record = {key: value for key, value in record.items() if not isinstance(value, dict) or value}
     text = _JSON.encode(record)
     return text if "{}" not in text else _JSON.encode(without_empty_objects(record))
 

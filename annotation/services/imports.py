@@ -6,7 +6,6 @@ arrives (docs/text.md "Storing text"): no normalisation, no trimming. A valid ro
 kind's own filters keep out (`Kind.import_hold_out`: a dataset's rules of what belongs in
 it) is not an error: it is left out and listed in the result with its reason."""
 
-import codecs
 import dataclasses
 import io
 import json
@@ -39,10 +38,11 @@ from annotation.selectors.exports import chunked
 from annotation.selectors.names import AUTHOR_PSEUDONYM, is_pseudonym
 from annotation.services.audit import audit_record
 from annotation.services.decisions import imported_decisions_record, imported_outcome
-from annotation.services.jobs import job_create, job_set_progress
+from annotation.services.jobs import JobInput, job_create, job_set_progress
 from annotation.services.priorities import item_priorities_refresh
 from annotation.services.webhooks import webhook_event_on_commit
 from annotation.sql import column_in
+from annotation.upload_text import FileText, Readable, UploadText
 from annotation.wording import fault_text, join_list
 
 MAX_LISTED_ERRORS = 1000
@@ -162,71 +162,18 @@ def apply_import_options(
     return out, errors
 
 
-def decode_upload(data: bytes) -> str:
-    """UTF-8 text (a leading BOM is dropped: it marks the encoding, it is not content). A
-    file in another encoding is one error for the file, saying which encoding it seems to
-    be in, rather than one error per row."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise InvalidInput(_("the file is UTF-16; save it as UTF-8"), field="file")
-    endian = utf16_without_bom(data)
-    if endian:
-        raise InvalidInput(
-            _("the file is UTF-16 (%(endian)s-endian) without a byte-order mark; save it as UTF-8")
-            % {"endian": endian},
-            field="file",
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InvalidInput(
-            _(
-                "the file is not valid UTF-8 (line %(line)s, byte %(byte)s); save it as UTF-8"
-                " (it may be in a legacy encoding such as Windows-1256 or ISO-8859-8)"
-            )
-            % {"line": line, "byte": exc.start},
-            field="file",
-        ) from None
-    return text.removeprefix("\ufeff")
-
-
-UTF16_SAMPLE_BYTES = 65536
-
-
-def utf16_without_bom(data: bytes) -> str | None:
-    """The byte order ("little" or "big") of a file that looks like UTF-16 without a
-    byte-order mark, else None. In UTF-16 every ASCII character (line ends, delimiters,
-    digits, spaces, JSON's punctuation) has a zero byte beside it, all on the same side;
-    UTF-8 text has no zero bytes at all. So: zero bytes in at least 1% of the first 64 KiB,
-    nine in ten of them at odd offsets (little-endian) or at even ones (big-endian), and
-    the sample decodes."""
-    sample = data[:UTF16_SAMPLE_BYTES]
-    sample = sample[: len(sample) - len(sample) % 2]
-    zeros = sample.count(0)
-    if zeros < 2 or zeros * 100 < len(sample):
-        return None
-    odd = sample[1::2].count(0)
-    for endian, on_side in (("little", odd), ("big", zeros - odd)):
-        if on_side * 10 >= zeros * 9:
-            decoder = codecs.getincrementaldecoder(f"utf-16-{endian[0]}e")()
-            try:
-                decoder.decode(sample, final=False)  # the sample may end inside a surrogate pair
-            except UnicodeDecodeError:
-                return None
-            return endian
-    return None
-
-
-def row_count_bound(text: str) -> int:
+def row_count_bound(text: FileText) -> int:
     """At least the number of records in the text, whatever its line ends (CRLF, LF, or CR
     alone as old Mac files have, all of which csv reads as line ends): every CSV/TSV record
     or JSONL row ends with one, a quoted cell may hold more, the last row may have none."""
+    if isinstance(text, UploadText):
+        return text.rows_bound
     ends = text.count("\n") + text.count("\r") - text.count("\r\n")
     return ends + (0 if text.endswith(("\n", "\r")) or not text else 1)
 
 
 def read_records(
-    kind: Kind, fmt: str, text: str, filename: str, project_settings: dict | None = None
+    kind: Kind, fmt: str, text: FileText, filename: str, project_settings: dict | None = None
 ) -> Iterator[tuple[int, dict]]:
     """(row number, record) for every row; rows are numbered from 1 after any header. A row
     that cannot be read is {"_error": why, "_field"?: the field at fault, if one is}.
@@ -309,12 +256,14 @@ def _validate_batch(
     return rows, errors
 
 
-def strings_to_check(fmt: str, text: str) -> bool:
+def strings_to_check(fmt: str, text: FileText) -> bool:
     """Whether the records read from `text` need every string checked for NUL and lone
     surrogates: JSONL and CSV records hold only the file's own text and what its JSON
     escapes give, so a file with neither a NUL nor a `\\u` escape needs no check. A kind's
     own format may build its records otherwise, and is always checked."""
-    return fmt not in ("jsonl", "csv") or may_hold_unstorable_text(text)
+    if fmt not in ("jsonl", "csv"):
+        return True
+    return text.may_hold_unstorable_text if isinstance(text, UploadText) else may_hold_unstorable_text(text)
 
 
 def hold_out(project: Project, kind: Kind, rows: list[ItemRow]) -> tuple[list[ItemRow], list[HeldOut]]:
@@ -557,7 +506,7 @@ def import_records(
     project: Project,
     kind: Kind,
     fmt: str,
-    text: str,
+    text: FileText,
     *,
     options: ImportOptions,
     filename: str,
@@ -630,19 +579,28 @@ def _ids_if_few(project: Project) -> set[str] | None:
 
 
 def items_import(
-    *, project: Project, data: bytes, fmt: str, filename: str = "", user=None, options: ImportOptions = ImportOptions()
+    *,
+    project: Project,
+    data: "bytes | Readable",
+    fmt: str,
+    filename: str = "",
+    user=None,
+    options: ImportOptions = ImportOptions(),
 ) -> ImportResult:
     """Validate and store a file, or hand a large one to a Job on the worker (`options`:
-    the published dataset's split and final labels, ImportOptions)."""
-    if len(data) > settings.MASHOV_MAX_IMPORT_BYTES:
+    the published dataset's split and final labels, ImportOptions). `data`: the file's
+    bytes, or the open file (an upload), which is read line by line, never whole, unless it
+    becomes a job's stored input."""
+    upload = UploadText(data)
+    if upload.size > settings.MASHOV_MAX_IMPORT_BYTES:
         raise PayloadTooLarge(
             _("the file is larger than %(bytes)s bytes") % {"bytes": settings.MASHOV_MAX_IMPORT_BYTES}, field="file"
         )
     kind = get_kind(project.kind)
     if fmt not in kind.formats:
         raise InvalidInput(_format_refused(kind), field="format")
-    text = decode_upload(data)
-    if row_count_bound(text) > settings.MASHOV_IMPORT_JOB_ROWS:
+    upload.check()
+    if upload.rows_bound > settings.MASHOV_IMPORT_JOB_ROWS:
         with transaction.atomic():
             job = job_create(
                 kind="import",
@@ -654,13 +612,13 @@ def items_import(
                     "split": options.split,
                     "labels_final": options.labels_final,
                 },
-                input_data=data,
+                input_data=upload.bytes(),
             )
             audit_record(actor=user, action="import", project=project, target=f"job:{job.pk}",
                          after={"format": fmt, "filename": filename, "job": job.pk})  # fmt: skip
         return ImportResult(created=0, skipped=0, job=job.pk)
     with transaction.atomic():
-        result = import_records(project, kind, fmt, text, options=options, filename=filename)
+        result = import_records(project, kind, fmt, upload, options=options, filename=filename)
         audit_record(actor=user, action="import", project=project, target=f"project:{project.slug}",
                      after={"format": fmt, "filename": filename, "created": result.created, "skipped": result.skipped,
                             "held_out": result.held_out})  # fmt: skip
@@ -669,15 +627,15 @@ def items_import(
 
 def items_import_job(job: Job) -> dict:
     """The worker's half of a large import; returns the job's result or its errors."""
-    project, data = job.project, job.input_data
-    assert project is not None and data is not None  # items_import made the job with both
+    project = job.project
+    assert project is not None  # items_import made the job with one, and its input
     kind = get_kind(project.kind)
     try:
-        text = decode_upload(bytes(data))
+        upload = UploadText.checked(JobInput(job.pk))
         fmt, filename = job.params["format"], job.params.get("filename", "")
         options = import_options_clean(job.params.get("split", ""), job.params.get("labels_final", False))
         result = import_records(
-            project, kind, fmt, text, options=options, filename=filename, job_id=job.pk, refusal=_("invalid rows")
+            project, kind, fmt, upload, options=options, filename=filename, job_id=job.pk, refusal=_("invalid rows")
         )
     except InvalidInput as exc:
         return {"errors": [error.as_dict() for error in exc.errors]}

@@ -45,6 +45,55 @@ def job_create(
     return job
 
 
+# A stored input is read in at most this many slices, none smaller than the second number.
+INPUT_SLICES, INPUT_SLICE_BYTES = 8, 8 << 20
+
+
+class JobInput:
+    """A job's stored input (`Job.input_data`), read a slice at a time, never fetched whole:
+    psycopg2 receives a bytea as hex text (twice its size) and unescapes it into a third
+    copy, so a 64 MiB upload cost 192 MiB in the worker before its first row. PostgreSQL
+    decompresses a stored value from its start up to the slice asked for, so the slices
+    are few and large (INPUT_SLICES of at least INPUT_SLICE_BYTES): reading the input costs
+    the server about INPUT_SLICES / 2 decompressions of it. A binary file for
+    `annotation.upload_text.UploadText`: `read`, `seek` (to the start or the end), `size`."""
+
+    def __init__(self, job_id: int):
+        self.job_id = job_id
+        self.size = self._fetch("octet_length(input_data)") or 0
+        self._slice_bytes = max(INPUT_SLICE_BYTES, -(-self.size // INPUT_SLICES))
+        self._at, self._slice, self._slice_at = 0, memoryview(b""), 0
+
+    def _fetch(self, expression: str, *params):
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {expression} FROM {Job._meta.db_table} WHERE id = %s", [*params, self.job_id])
+            row = cursor.fetchone()
+        return row[0] if row else None
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._at = offset if whence == 0 else self.size + offset
+        return self._at
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.size - self._at if size < 0 else min(size, self.size - self._at)
+        pieces = []
+        while size > 0:
+            start = self._at - self._slice_at
+            if not 0 <= start < len(self._slice):
+                # substring() counts from 1.
+                # psycopg2's buffer as it comes (a memoryview): the slice is not copied.
+                self._slice = self._fetch("substring(input_data FROM %s FOR %s)", self._at + 1, self._slice_bytes)
+                if not self._slice:
+                    # Never a shorter file: the job's outcome cleared its input meanwhile.
+                    raise RuntimeError(f"job {self.job_id}: its stored input is gone")
+                self._slice_at, start = self._at, 0
+            piece = self._slice[start : start + size]
+            pieces.append(piece)
+            self._at += len(piece)
+            size -= len(piece)
+        return b"".join(pieces)
+
+
 def job_enqueue(job_id: int) -> None:
     """Publish the job's task; a job whose publish fails stays queued for the sweep."""
     enqueue_rollback_unsafe("annotation.tasks.run_job", job_id)
@@ -130,7 +179,9 @@ def job_claim(job_id: int) -> Job | None:
     """Mark a queued job as running, one more attempt; None when it is not queued, so a message
     delivered twice (or a redelivery while another run holds the job) changes nothing."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        # The stored input is left in the database: an import reads it slice by slice
+        # (JobInput), other kinds on first use.
+        job = Job.objects.select_for_update().defer("input_data").filter(pk=job_id).first()
         if job is None or job.status != Job.Status.QUEUED:
             return None
         job.status = Job.Status.RUNNING

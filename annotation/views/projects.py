@@ -204,7 +204,7 @@ def project_import(request, slug):
         options = import_services.import_options_clean(request.POST.get("split"), request.POST.get("labels_final"))
         result = import_services.items_import(
             project=project,
-            data=upload.read(),
+            data=upload,
             fmt=request.POST.get("format", ""),
             filename=upload.name or "",
             user=request.user,

@@ -231,7 +231,7 @@ class ImportView(APIView):
             )
         options = import_services.import_options_clean(request.data.get("split"), request.data.get("labels_final"))
         result = import_services.items_import(
-            project=project, data=upload.read(), fmt=fmt, filename=upload.name or "", user=request.user, options=options
+            project=project, data=upload, fmt=fmt, filename=upload.name or "", user=request.user, options=options
         )
         code = status.HTTP_202_ACCEPTED if result.job else status.HTTP_201_CREATED
         return Response(result.as_dict(), status=code)

@@ -10,6 +10,7 @@ from django.utils.translation import gettext
 from annotation.errors import InvalidInput
 from annotation.metrics.bias import computed_column
 from annotation.rows import extra_in_order, read_csv_rows
+from annotation.upload_text import FileText
 
 from .labels import LONG_TO_SHORT
 
@@ -27,7 +28,7 @@ FARSTAIL_EXPORT = {
 }
 
 
-def read_farstail(text: str, filename: str) -> Iterator[tuple[int, dict]]:
+def read_farstail(text: FileText, filename: str) -> Iterator[tuple[int, dict]]:
     """FarsTail's own TSV (premise, hypothesis, label[, hard(hypothesis), hard(overlap)]):
     CSV-style quoting with tabs inside quoted fields, e/c/n labels, no id column. A question
     is a run of consecutive rows with the same premise, which becomes the group. External

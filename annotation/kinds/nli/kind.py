@@ -13,6 +13,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.kinds.base import Kind, ProjectLink
 from annotation.kinds.settings import AGGREGATION_SETTINGS, MODEL_SETTINGS, between, check_aggregation_settings
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
+from annotation.upload_text import FileText
 from annotation.wording import join_list
 
 from .formats import (
@@ -98,7 +99,7 @@ class NliKind(Kind):
             return ""
         return "premise:" + hashlib.sha256(premise.encode("utf-8")).hexdigest()
 
-    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    def read_format(self, fmt: str, text: FileText, filename: str) -> Iterator[tuple[int, dict]]:
         if fmt != "farstail":
             yield from super().read_format(fmt, text, filename)
             return

@@ -19,6 +19,7 @@ from django.utils.translation import gettext
 
 from annotation.errors import InvalidInput
 from annotation.rows import delimited_line, read_csv_lines
+from annotation.upload_text import FileText
 from annotation.wording import join_list
 
 from .labels import LABEL_TO_CODE, canonical_label
@@ -52,7 +53,7 @@ def finite_score(score: int | float | str, *, text_must_be_number: bool = False)
         return not text_must_be_number
 
 
-def read_phrasis(text: str, filename: str) -> Iterator[tuple[int, dict]]:
+def read_phrasis(text: FileText, filename: str) -> Iterator[tuple[int, dict]]:
     """PhrasIS's TSV: seven tab-separated columns, no header, read as pandas.read_csv(sep="\t")
     reads it (PhrasIS's own loader): a cell that begins with `"` is quoted (CSV-style, `""`
     for a quote, and it may hold TABs and line ends), any other `"` is an ordinary

@@ -37,6 +37,7 @@ from annotation.kinds.settings import (
 )
 from annotation.metrics.coherence import LABELS, REVERSED_PAIR_LABELS
 from annotation.rows import ItemRow, RowProblems, extra_in_order, require_text, store_extra
+from annotation.upload_text import FileText
 from annotation.wording import join_list
 
 from .formats import finite_score, phrasis_release_files, read_phrasis
@@ -215,7 +216,7 @@ class PhrasePairKind(Kind):
             payload["score"] = score
         return ItemRow(payload=payload, reference_label=label, position=row, **common), []
 
-    def read_format(self, fmt: str, text: str, filename: str) -> Iterator[tuple[int, dict]]:
+    def read_format(self, fmt: str, text: FileText, filename: str) -> Iterator[tuple[int, dict]]:
         if fmt != "phrasis":
             yield from super().read_format(fmt, text, filename)
             return

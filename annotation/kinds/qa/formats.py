@@ -47,6 +47,7 @@ from annotation.metrics import overlap as overlap_metrics
 from annotation.metrics.offsets import span_matches
 from annotation.metrics.text import bidi_control
 from annotation.rows import RowProblems, read_jsonl_objects
+from annotation.upload_text import FileText
 from annotation.wording import fault_text, join_list
 
 from .questions import SPLITS, item_split, project_article_splits, questions_of
@@ -234,7 +235,7 @@ def read_squad(text: str) -> Iterator[tuple[int, dict]]:
             yield row, record
 
 
-def read_articles(text: str, rules: dict, default_source: str) -> Iterator[tuple[int, dict]]:
+def read_articles(text: FileText, rules: dict, default_source: str) -> Iterator[tuple[int, dict]]:
     """The pool builder: JSONL of whole articles → (row, record) per chosen paragraph, rows
     numbered by the article's line in the file; the rule is the one of the article's source
     in `rules` (`default_source` when it names none)."""
@@ -599,7 +600,7 @@ QUESTION_MEMBERS = {"question": "question", "id": "id", "is_impossible": "is_imp
                     "wh_question": "WH Question", "question_quality": "question quality"}  # fmt: skip
 
 
-def read_questions(text: str) -> Iterator[tuple[int, dict]]:
+def read_questions(text: FileText) -> Iterator[tuple[int, dict]]:
     """The per-question JSONL export read back (import format `questions`): its lines
     grouped by `paragraph` into one record per paragraph, in the order paragraphs first
     appear, numbered by that line; answers in squad_v2's shape become spans again. A

@@ -31,6 +31,7 @@ from annotation.kinds.base import Kind, ProjectLink, ReleaseFile, release_texts_
 from annotation.kinds.settings import SEED_RANGE, between, check_range
 from annotation.metrics.text import bidi_control
 from annotation.rows import ItemRow, RowProblems, require_text
+from annotation.upload_text import FileText, whole_text
 from annotation.wording import fault_text, join_list
 
 from .formats import (
@@ -182,10 +183,10 @@ class QaAuthoringKind(Kind):
     # --- import ---
 
     def read_format_with_settings(
-        self, fmt: str, text: str, filename: str, settings: dict
+        self, fmt: str, text: FileText, filename: str, settings: dict
     ) -> Iterator[tuple[int, dict]]:
         if fmt == "squad":
-            return read_squad(text)
+            return read_squad(whole_text(text))  # one JSON document: read whole
         if fmt == "articles":
             return read_articles(text, settings["pool_rules"], settings["pool_default_source"])
         if fmt == "questions":

@@ -200,7 +200,8 @@ def translation_import_lchaim(
 
     from annotation.errors import Conflict
     from annotation.models import Annotation, Item, Project
-    from annotation.services.imports import MAX_LISTED_ERRORS, decode_upload, store_rows, validate_rows
+    from annotation.services.imports import MAX_LISTED_ERRORS, store_rows, validate_rows
+    from annotation.upload_text import decode_upload
 
     if project.kind != "translation_rating":
         raise InvalidInput(gettext("the LCHAIM import is for translation rating projects"), field="kind")

@@ -102,7 +102,7 @@ class Item(models.Model):
 
 class ItemStatusCount(models.Model):
     """How many of a project's items are in each status, kept by PostgreSQL itself: triggers
-    on the item table (migration 0034) append a row of the change to these counts in the
+    on the item table (migration 0032) append a row of the change to these counts in the
     transaction that inserts, deletes or changes the status of items, so the counts are
     exact at every commit, and the project page, the dashboard, the report and the item
     browser read a handful of rows instead of counting a million items per request. A

@@ -472,6 +472,23 @@ def main() -> int:
                 "item browser, a deep page (page=N)", client, f"/console/p/{SLUG}/items/?page={n_items // 100}"
             )
             timings.page("item browser, filtered (status=removed)", client, f"/console/p/{SLUG}/items/?status=removed")
+            deep_page = max(2, n_items // 1000)  # 1,000 at 1M: 20,000 waiting items, 50,000 removed ones before it
+            timings.page(
+                f"item browser, status=removed&page={deep_page}",
+                client,
+                f"/console/p/{SLUG}/items/?status=removed&page={deep_page}",
+            )
+            timings.page(f"adjudication page {deep_page}", client, f"/p/{SLUG}/adjudication/?page={deep_page}")
+            # An annotator who adjudicates without supervising: the queue less the items
+            # they voted on, its count and pages read for them.
+            Membership.objects.filter(project=project, user__username="coder00").update(adjudicator=True)
+            judge = Client()
+            judge.force_login(User.objects.get(username="coder00"))
+            timings.page("adjudication page, an adjudicator", judge, f"/p/{SLUG}/adjudication/")
+            timings.page("adjudication API, an adjudicator", judge, f"/api/projects/{SLUG}/adjudication/")
+            timings.page(
+                f"adjudication page {deep_page}, an adjudicator", judge, f"/p/{SLUG}/adjudication/?page={deep_page}"
+            )
 
         def lines(expected: int):
             def check(body: bytes) -> None:

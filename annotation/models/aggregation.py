@@ -140,8 +140,13 @@ class AdjudicationReason(models.Model):
     # No foreign key: like ItemFigures, rewritten by the run that reads the item's change.
     item_id = models.BigIntegerField()
     reasons = models.JSONField()
+    # The item's position in its file (items keep theirs): the queue's order is the items'
+    # (position, id), so a page number is skipped along the index below, over the
+    # waiting items' rows only, not every item before the page.
+    position = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "item_id"], name="adjudication_reason_unique_item"),
         ]
+        indexes = [models.Index(fields=["project", "position", "item_id"], name="adjudication_reason_order")]

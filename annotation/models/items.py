@@ -82,6 +82,9 @@ class Item(models.Model):
             models.Index(fields=["project", "status", "priority", "shuffle_key"], name="item_priority_idx"),
             # Source order: the item browser's keyset pages and the exports' stream.
             models.Index(fields=["project", "position", "id"], name="item_source_order_idx"),
+            # The same order within one status: the browser's page number typed beside a
+            # status skips along it without reading the skipped items' rows.
+            models.Index(fields=["project", "status", "position", "id"], name="item_status_order_idx"),
             models.Index(fields=["author"], name="item_author_idx", condition=models.Q(author__isnull=False)),
             models.Index(fields=["probe_of"], name="item_probe_of_idx", condition=models.Q(probe_of__isnull=False)),
         ]
@@ -99,7 +102,7 @@ class Item(models.Model):
 
 class ItemStatusCount(models.Model):
     """How many of a project's items are in each status, kept by PostgreSQL itself: triggers
-    on the item table (migration 0034) append a row of the change to these counts in the
+    on the item table (migration 0032) append a row of the change to these counts in the
     transaction that inserts, deletes or changes the status of items, so the counts are
     exact at every commit, and the project page, the dashboard, the report and the item
     browser read a handful of rows instead of counting a million items per request. A

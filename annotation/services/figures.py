@@ -69,7 +69,7 @@ from annotation.metrics.figures import (
     sums_apply,
     value_counts_apply,
 )
-from annotation.models import AdjudicationReason, ItemFigures, ItemValueCount, Project, ProjectFigures
+from annotation.models import AdjudicationReason, Item, ItemFigures, ItemValueCount, Project, ProjectFigures
 from annotation.selectors.figures import (
     ADJUDICATION_AGREEMENT,
     ANNOTATOR_QUALITY,
@@ -195,6 +195,12 @@ def _replace_shares(project: Project, kind, labels, sums: dict, ids: list[int], 
         why = list(record.get("r", ())) + ([INCOHERENT] if item_id in incoherent else [])
         if why:
             reasons.append(AdjudicationReason(project=project, item_id=item_id, reasons=why))
+    if reasons:
+        positions = dict(
+            Item.objects.filter(column_in(Item, "id", [r.item_id for r in reasons])).values_list("pk", "position")
+        )
+        for reason in reasons:
+            reason.position = positions.get(reason.item_id, 0)
     ItemFigures.objects.bulk_create(shares, batch_size=RECORD_CHUNK)
     AdjudicationReason.objects.bulk_create(reasons, batch_size=RECORD_CHUNK)
     _value_counts_add(project, counts)

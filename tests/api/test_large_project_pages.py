@@ -440,9 +440,9 @@ def test_a_decision_reads_its_items_reason_alone(make_user, settings):
 @pytest.mark.parametrize("status", ["", "removed"])
 def test_a_typed_deep_page_of_the_item_browser_skips_along_the_index(status, make_user):
     """A page number typed without a cursor (`?page=N`) shows the items an OFFSET over the
-    rows would, but skips only the (position, id) of the items before it (unfiltered, an
-    index-only read of the source order index with a limit), and then reads the page by
-    keyset from there."""
+    rows would, but skips only the (position, id) of the items before it (an index-only
+    read with a limit of the source order index, or by status of the status's range of the
+    status order index), and then reads the page by keyset from there."""
     from annotation.models import Item, Membership
     from annotation.services.projects import project_create
 
@@ -469,9 +469,94 @@ def test_a_typed_deep_page_of_the_item_browser_skips_along_the_index(status, mak
     assert [item.pk for item in response.context["page"].items] == expected and size == len(expected) > 0
     skips = [q["sql"] for q in captured.captured_queries if "OFFSET" in q["sql"] and "ORDER BY" in q["sql"]]
     assert len(skips) == 1 and '"annotation_item"."payload"' not in skips[0].split("FROM")[0], skips
-    if not status:
-        # By status the skip reads each skipped item's status from its row: the same items,
-        # in whatever plan the planner finds cheapest for that status.
+    # By status the skip reads the status's own range of the (status, position) index.
+    plans = explained_unsorted(captured, "ORDER BY 1 ASC, 2 ASC LIMIT 1 OFFSET")
+    assert len(plans) == 1 and "Limit" in plans[0], plans
+    index = "item_status_order_idx" if status else "item_source_order_idx"
+    assert f"Index Only Scan using {index}" in plans[0], plans[0]
+
+
+def queue_reference(project, user=None) -> list[int]:
+    """The queue's item ids in order, read plainly from the rule: the items with a stored
+    reason, not adjudicated in their round, in (position, id) order; for an adjudicator who
+    does not supervise (`user`), never an open item nor one they voted on in its round."""
+    from annotation.models import Adjudication, AdjudicationReason, Annotation, Item
+
+    stored = set(AdjudicationReason.objects.filter(project=project).values_list("item_id", flat=True))
+    decided = set(Adjudication.objects.filter(item__project=project).values_list("item_id", "round"))
+    voted = set(Annotation.objects.filter(annotator=user).values_list("item_id", "round")) if user else set()
+    return [
+        pk
+        for pk, round_, status in Item.objects.filter(project=project)
+        .order_by("position", "id")
+        .values_list("pk", "round", "status")
+        if pk in stored and (pk, round_) not in decided and not (user and (status == "open" or (pk, round_) in voted))
+    ]
+
+
+@pytest.mark.postgres
+def test_a_typed_deep_page_of_the_queue_skips_along_the_reasons_order(make_user, settings):
+    """A page number of a large project's adjudication queue shows the items an OFFSET over
+    the waiting items would, and its count is theirs — for a supervisor, and for an
+    adjudicator who does not supervise and voted on some of them — with positions that
+    repeat across files, items reopened and adjudicated since the figures were stored. The
+    skip reads the stored reasons along their own (position, item) index, never the items
+    before the page; the adjudicator's count reads the reasons' rows, each probed for its
+    item by key, never every item of the project; every page past the first costs the same
+    number of queries."""
+    from annotation.models import Adjudication, Annotation, Item, Job, Membership
+    from annotation.services.aggregation import aggregation_compute_job
+    from annotation.services.projects import project_create
+
+    settings.MASHOV_FIGURES_LIVE_ITEMS = 10
+    admin, supervisor = make_user("root", staff=True), make_user("sup")
+    annotators = [make_user(f"a{i}") for i in range(3)]
+    judge = annotators[0]
+    project = project_create(actor=admin, slug="skipped", name="skipped", kind="nli_relabel", language="he")
+    Membership.objects.create(project=project, user=supervisor, role="supervisor", status="active")
+    Membership.objects.create(project=project, user=judge, role="annotator", status="active", adjudicator=True)
+    generated(project, annotators, 1500)
+    # A second file's positions repeat the first's; the judge skipped a third of the items.
+    Item.objects.filter(project=project, position__gte=900).update(position=F("position") - 600)
+    Annotation.objects.filter(annotator=judge, item__position__in=range(0, 1500, 3)).delete()
+    aggregation_compute_job(Job.objects.create(kind="aggregation", project=project, status="running"))
+    failed = list(Item.objects.filter(project=project, status="removed").order_by("position", "id"))
+    Item.objects.filter(pk__in=[item.pk for item in failed[3:9]]).update(status="open")
+    for item in failed[20:26]:
+        Adjudication.objects.create(item=item, round=item.round, label="neutral")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item, annotation_adjudicationreason, annotation_annotation")
+
+    for user, reference in ((supervisor, queue_reference(project)), (judge, queue_reference(project, judge))):
+        client = Client()
+        client.force_login(user)
+        pages = -(-len(reference) // 20)
+        assert pages >= 3
+        queries = {}
+        for number in range(1, pages + 2):
+            with CaptureQueriesContext(connection) as captured:
+                response = client.get(f"/p/{project.slug}/adjudication/?page={number}")
+            assert response.status_code == 200
+            page = response.context["page"]
+            shown = min(number, pages)
+            assert page.paginator.count == len(reference), user
+            assert [row["id"] for row in page.object_list] == reference[(shown - 1) * 20 : shown * 20], (user, number)
+            queries[number] = len(captured)
+            if number == 1:
+                first = captured
+        assert len(set(queries[n] for n in range(2, pages + 1))) == 1, queries
+        skips = [q["sql"] for q in captured.captured_queries if "ORDER BY 1 ASC, 2 ASC LIMIT 1 OFFSET" in q["sql"]]
+        assert len(skips) == 1 and 'FROM "annotation_adjudicationreason"' in skips[0].split("WHERE")[0], skips
         plans = explained_unsorted(captured, "ORDER BY 1 ASC, 2 ASC LIMIT 1 OFFSET")
-        assert len(plans) == 1 and "Limit" in plans[0], plans
-        assert "Index Only Scan using item_source_order_idx" in plans[0], plans[0]
+        assert plans and "adjudication_reason_order" in plans[0], plans
+        assert "Seq Scan on annotation_item" not in plans[0], plans[0]
+    # The adjudicator's count (the judge's first page, read last): every part has an index
+    # to read (a table this small is otherwise read whole).
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            plans = explained(cursor, first, 'SELECT COUNT(*) AS "__count" FROM "annotation_adjudicationreason"')
+        finally:
+            cursor.execute("RESET enable_seqscan")
+    assert len(plans) == 1, plans
+    assert "Seq Scan on annotation_item" not in plans[0], plans[0]

@@ -86,16 +86,27 @@ LATIN_DIGITS_REFUSED = {"fa"}
 PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[sdif]|\{[a-z_]*\}")
 
 
+# Catalog entries a language keeps as they are in English on purpose: the names of methods,
+# measures, papers and formats, and the dataset's split names (also its files' names).
+KEPT_AS_IN_ENGLISH = {
+    "BERTScore", "Dawid-Skene", "FarsTail §1, §3.1", "FarsTail §3.1", "HeQ §3.1, §3.3", "Kappa",
+    "Krippendorff's alpha", "LCHAIM §2.2", "MACE", "Macro F1", "PhrasIS (TSV)", "TLNLS", "dev", "test", "train",
+}  # fmt: skip
+
+
 def _english_strings(language: str):
     """The catalog's msgids whose translation differs, as exact strings and as patterns
-    (for those with placeholders)."""
+    (for those with placeholders), and those "translated" as themselves (a word left in
+    English in the catalog) unless kept so on purpose (KEPT_AS_IN_ENGLISH)."""
     from django.utils.translation import trans_real
 
     catalog = trans_real.translation(language)._catalog
     exact, patterns, long = set(), [], set()
     for key, translated in catalog.items():
         msgid = key if isinstance(key, str) else key[0]
-        if not msgid or msgid == translated or not re.search(r"[A-Za-z]{2}", msgid):
+        if not msgid or not re.search(r"[A-Za-z]{2}", msgid):
+            continue
+        if msgid == translated and (msgid in KEPT_AS_IN_ENGLISH or re.search(r"[\u0590-\u06ff]", msgid)):
             continue
         msgid = " ".join(msgid.split())
         if PLACEHOLDER.search(msgid):

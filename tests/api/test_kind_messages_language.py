@@ -286,3 +286,17 @@ def test_a_webhook_address_that_may_not_be_called(nli_project, django_user_model
     message = errors[0]["message"].replace("MASHOV_WEBHOOK_ALLOWED_NETWORKS", "")
     assert url.split("/")[2] in message and _in(language, message), errors
     assert not Webhook.objects.exists()
+
+
+@pytest.mark.parametrize(("language", "separator"), [("he", "; "), ("fa", "؛ ")])
+def test_a_weak_password_is_refused_with_the_languages_clauses(
+    nli_project, django_user_model, client_for, language, separator
+):
+    sup = _speaking(client_for(django_user_model.objects.get(username="root")), language)
+    errors = _errors(sup.post("/api/users/", {"username": "weak.one", "password": "1234"}, format="json"))
+    assert [e["field"] for e in errors] == ["password"]
+    message = errors[0]["message"]
+    assert _in(language, message) and separator in message, errors
+    if language == "fa":
+        assert "; " not in message, errors
+    assert not django_user_model.objects.filter(username="weak.one").exists()

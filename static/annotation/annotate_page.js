@@ -449,11 +449,36 @@ window.MashovAnnotatePage = (function () {
   //   collect()              the value to keep, or null when nothing is typed;
   //   restore(value, data)   put a stored value back on the item `data` on screen.
   // Returns {changed, take}: call changed() on input, take(data) from show(data).
+  // When the session has ended (a 401 on any request of the page, which opens the login
+  // page), what is typed is kept in sessionStorage for this page and claim; after the login
+  // brings the annotator back it goes back on screen and to the server, with the keys typed
+  // after the last save.
   function keepDrafts(page, collect, restore) {
     const DELAY_MS = 800;
+    const KEPT_KEY = "mashov-typed-draft";  // sessionStorage: {path, assignment, value}
     let timer = null;
     let dirty = false;
     let failed = false;
+
+    api.beforeLogin(function () {
+      const claim = page.current();
+      const value = collect();
+      if (!claim || value === null) { return; }
+      try {
+        window.sessionStorage.setItem(KEPT_KEY, JSON.stringify({ path: window.location.pathname, assignment: claim.assignment, value: value }));
+      } catch (e) { /* storage off or full: the last save on the server is what comes back */ }
+    });
+
+    function keptFor(claim) {
+      let kept = null;
+      try {
+        kept = JSON.parse(window.sessionStorage.getItem(KEPT_KEY) || "null");
+        window.sessionStorage.removeItem(KEPT_KEY);
+      } catch (e) {
+        return null;
+      }
+      return kept && kept.path === window.location.pathname && kept.assignment === claim.assignment ? kept.value : null;
+    }
 
     function urlOf(claim) {
       return claim && page.config.draftUrl && !page.config.preview ? page.config.draftUrl.replace("{id}", String(claim.assignment)) : null;
@@ -484,6 +509,12 @@ window.MashovAnnotatePage = (function () {
       failed = false;
       const url = urlOf(data);
       if (!url) { return; }
+      const kept = keptFor(data);
+      if (kept) {
+        restore(kept, data);
+        changed();
+        return;
+      }
       const result = await api.get(url);
       // Another item by now, or typing started meanwhile: keep what is on screen.
       if (result.status !== 200 || page.current() !== data || collect() !== null) { return; }

@@ -106,3 +106,37 @@ def test_leaving_with_texts_that_could_not_be_saved_asks_first(authoring_setup, 
     # The saves this test cut off are the console lines expected: the browser logs each one.
     page.problems.console = [m for m in page.problems.console if "ERR_FAILED" not in m or "/draft/" not in m]
     page.problems.assert_clean(page)
+
+
+@pytest.mark.parametrize("language", ["he", "fa"])
+def test_texts_typed_as_the_session_ends_come_back_after_the_login(authoring_setup, page, language):
+    from django.contrib.sessions.models import Session
+
+    from annotation.models import Assignment
+    from tests.browser.helpers import PASSWORD
+
+    base = authoring_setup["url"]
+    login(page, base, "sara-author", language=language)
+    open_question(page, base)
+    # Typed, saved, and the claim renewed (the beat after the first input) while signed in.
+    with page.expect_response(lambda r: r.url.endswith("/heartbeat/")), page.expect_response(draft_put):
+        page.fill("#entailment", TEXTS["entailment"])
+    Session.objects.all().delete()  # the session ends on the server; the page does not know
+    with page.expect_navigation(url="**/login/**"):
+        page.focus("#premise")
+        page.keyboard.insert_text(TEXTS["premise"])  # its save is refused: on to the login page
+    assert "session=ended" in page.url
+    assert Assignment.objects.get(status="claimed").draft == {"entailment": TEXTS["entailment"]}
+    page.fill("input[name=username]", "sara-author")
+    page.fill("input[name=password]", PASSWORD)
+    with page.expect_response(draft_put):
+        with page.expect_navigation(url="**/p/fa-author-br/annotate/"):
+            page.click("button[type=submit].primary")
+        assert_typed_back(page, {"entailment": TEXTS["entailment"], "premise": TEXTS["premise"]})
+    assert Assignment.objects.get(status="claimed").draft == {
+        "entailment": TEXTS["entailment"],
+        "premise": TEXTS["premise"],
+    }
+    # The refused save is the one console line expected: the browser logs every 401.
+    page.problems.console = [m for m in page.problems.console if "401 (Unauthorized)" not in m]
+    page.problems.assert_clean(page)

@@ -33,15 +33,21 @@ window.MashovAnnotatePage = (function () {
   const HISTORY_PAGE = 20;  // earlier answers fetched at a time
   const PENDING_KEY = "mashov-pending-answer";  // sessionStorage: {path, url, body, key}
 
-  function pendingTake() {
-    let pending = null;
+  // What this page kept under `key` in sessionStorage before the login page (it is taken:
+  // removed), or null when there is none or it was kept by another page.
+  function takeKept(key) {
+    let kept = null;
     try {
-      pending = JSON.parse(window.sessionStorage.getItem(PENDING_KEY) || "null");
-      window.sessionStorage.removeItem(PENDING_KEY);
+      kept = JSON.parse(window.sessionStorage.getItem(key) || "null");
+      window.sessionStorage.removeItem(key);
     } catch (e) {
       return null;
     }
-    return pending && pending.path === window.location.pathname ? pending : null;
+    return kept && kept.path === window.location.pathname ? kept : null;
+  }
+
+  function pendingTake() {
+    return takeKept(PENDING_KEY);
   }
 
   // options:
@@ -470,14 +476,8 @@ window.MashovAnnotatePage = (function () {
     });
 
     function keptFor(claim) {
-      let kept = null;
-      try {
-        kept = JSON.parse(window.sessionStorage.getItem(KEPT_KEY) || "null");
-        window.sessionStorage.removeItem(KEPT_KEY);
-      } catch (e) {
-        return null;
-      }
-      return kept && kept.path === window.location.pathname && kept.assignment === claim.assignment ? kept.value : null;
+      const kept = takeKept(KEPT_KEY);
+      return kept && kept.assignment === claim.assignment ? kept.value : null;
     }
 
     function urlOf(claim) {

@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 from django.utils.translation import gettext, pgettext
 
+from annotation.metrics.offsets import SpanProblem
 from annotation.metrics.text import BIDI_CONTROL, NUL, SURROGATE, TextFault
 
 
@@ -46,3 +47,21 @@ def fault_text(fault: TextFault) -> str:
     else:
         message = gettext("is not a finite number")
     return message % facts
+
+
+def span_problem_text(problem: SpanProblem) -> str:
+    """Why a span cannot be an answer (annotation.metrics.offsets.span_edge_problem) as a
+    sentence in the interface's language, said of the field it sits beside."""
+    if problem.edge == "start":
+        message = gettext(
+            "code point %(position)s falls inside a character (a mark, or part of an emoji sequence, belongs "
+            "with the character before it)"
+        )
+    elif problem.edge == "end":
+        message = gettext(
+            "the span ends at code point %(position)s, inside a character (the marks or emoji parts after it "
+            "belong to it)"
+        )
+    else:
+        message = gettext("holds only whitespace or invisible characters")
+    return message % {"position": problem.position}

@@ -31,7 +31,7 @@ from annotation.selectors.items import (
 from annotation.selectors.names import names_visible
 from annotation.selectors.predictions import latest_predictions_of_items
 from annotation.services.decisions import round_decided
-from annotation.wording import join_list
+from annotation.wording import join_clauses, join_list
 
 PAGE_SIZE = 50
 FILTERS = ("status", "split", "round", "group", "flag", "annotator", "q")
@@ -222,7 +222,7 @@ def items(request, slug):
         # Each refused filter by the label the page gives it, not by its parameter's name.
         labels = {"status": _("Status"), "split": _("Split"), "round": _("Round"), "group": _("Group"),
                   "flag": _("Flag"), "annotator": _("Annotator"), "q": _("Search"), "page": _("Page")}  # fmt: skip
-        error = "; ".join(dict.fromkeys(f"{labels.get(e.field, e.field)}: {e.message}" for e in exc.errors))
+        error = join_clauses(dict.fromkeys(f"{labels.get(e.field, e.field)}: {e.message}" for e in exc.errors))
     kind = get_kind(project.kind)
     for item in page or ():
         item.browser_text = kind.browser_text(item.payload)

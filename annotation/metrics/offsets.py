@@ -146,10 +146,13 @@ def grapheme_boundaries(text: str) -> frozenset[int]:
 class SpanProblem:
     """Why a span cannot be stored. ``edge`` says which part is wrong:
     "start" (the first offset), "end" (where the span's text ends) or "text"
-    (what it holds)."""
+    (what it holds); ``position`` is the code point where the fault sits (start or end).
+    ``message`` is the English sentence, for logs; the sentence a person reads is built
+    where the problem reaches them, in their language (annotation.wording.span_problem_text)."""
 
     edge: Literal["start", "end", "text"]
     message: str
+    position: int = 0
 
 
 def _invisible(ch: str) -> bool:
@@ -184,11 +187,13 @@ def span_edge_problem(text: str, start: int, span_text: str) -> SpanProblem | No
             "start",
             f"code point {start} falls inside a character (a mark, or part of an emoji "
             "sequence, belongs with the character before it)",
+            start,
         )
     end = start + len(span_text)
     if end not in boundaries:
         return SpanProblem(
             "end",
             f"the span ends at code point {end}, inside a character (the marks or emoji parts after it belong to it)",
+            end,
         )
     return None

@@ -18,7 +18,7 @@ from annotation.models import LANGUAGES, AccountInvitation, Annotation, Assignme
 from annotation.services import users
 from annotation.services.audit import audit_record
 from annotation.services.priorities import item_priorities_refresh, order_of
-from annotation.wording import fault_text, join_list
+from annotation.wording import fault_text, join_clauses, join_list
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 
@@ -61,7 +61,7 @@ def user_create_by_operator(*, username, password, email=None, is_staff=False):
     try:
         validate_password(password, candidate)
     except ValidationError as exc:
-        raise InvalidInput("; ".join(exc.messages), field="password") from None
+        raise InvalidInput(join_clauses(exc.messages), field="password") from None
     try:
         with transaction.atomic():
             user = User.objects.create_user(username=username, password=password, email=email, is_staff=is_staff)
@@ -361,7 +361,7 @@ def user_password_reset(*, actor, username, password):
     try:
         validate_password(password, user)
     except ValidationError as exc:
-        raise InvalidInput("; ".join(exc.messages), field="password") from None
+        raise InvalidInput(join_clauses(exc.messages), field="password") from None
     with transaction.atomic():
         user.set_password(password)
         user.save(update_fields=["password"])

@@ -86,9 +86,18 @@ def _allowed_networks() -> list:
 
 
 def _address_refusal(address) -> str | None:
-    """Why a resolved address may not be called, or None."""
+    """Why a resolved address may not be called, in the interface's language, or None."""
     if any(address in network for network in _allowed_networks()):
         return None
+    if address.is_loopback:
+        return None if settings.MASHOV_WEBHOOK_ALLOW_LOOPBACK else gettext("resolves to a loopback address")
+    if address.is_link_local:
+        return gettext("resolves to a link-local address")
+    if address.is_private or address.is_reserved or address.is_multicast or address.is_unspecified:
+        return gettext("resolves to a private or reserved address")
+    if not address.is_global:
+        return gettext("resolves to an address that is not public")
+    return None
     if address.is_loopback:
         return None if settings.MASHOV_WEBHOOK_ALLOW_LOOPBACK else "resolves to a loopback address"
     if address.is_link_local:
@@ -126,7 +135,12 @@ def webhook_target(url: object) -> tuple[str, str, int, str, str]:
     for address in addresses:
         reason = _address_refusal(address)
         if reason:
-            raise InvalidInput(f"{reason} ({address}); allow it in MASHOV_WEBHOOK_ALLOWED_NETWORKS", field="url")
+            # The address and the setting's name stay as they are: the operator types them.
+            raise InvalidInput(
+                gettext("%(reason)s (%(address)s); the operator can allow it in MASHOV_WEBHOOK_ALLOWED_NETWORKS")
+                % {"reason": reason, "address": address},
+                field="url",
+            )
     if parts.scheme == "http" and not all(address.is_loopback for address in addresses):
         raise InvalidInput(gettext("must be https (plain http only to a loopback address)"), field="url")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

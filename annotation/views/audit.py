@@ -15,7 +15,7 @@ from annotation.kinds.settings import COMMON_SETTINGS_LABELS
 from annotation.selectors.audit import audit_actors_for_project, audit_log_for_project
 from annotation.services.audit import ACTIONS
 from annotation.templatetags.mashov import field_name, kind_name, language_name, status_name, word
-from annotation.wording import join_list
+from annotation.wording import join_clauses, join_list
 
 PAGE_SIZE = 50
 # What each action is called on the page (services.audit.ACTIONS; an action without a name
@@ -143,7 +143,7 @@ def _value_text(value, setting: dict | None = None) -> str:
             else f"{columns.get(k) or word(str(k))}: {_value_text(v, setting)}"
             for k, v in value.items()
         ]
-        return "; ".join(parts) if any(isinstance(v, dict) for v in value.values()) else join_list(parts)
+        return join_clauses(parts) if any(isinstance(v, dict) for v in value.values()) else join_list(parts)
     if isinstance(value, str):
         if setting and value in setting.get("choices", {}):
             return setting["choices"][value]
@@ -231,7 +231,7 @@ def audit_page(request, slug):
     except InvalidInput as exc:
         # Each refused filter by the label the page gives it, not by its parameter's name.
         labels = {"action": _("Action"), "actor": _("Person")}
-        error = "; ".join(f"{labels.get(e.field, e.field)}: {e.message}" for e in exc.errors)
+        error = join_clauses(f"{labels.get(e.field, e.field)}: {e.message}" for e in exc.errors)
         action, entries = "", audit_log_for_project(project, actor=actor)
     page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(

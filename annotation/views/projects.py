@@ -104,7 +104,7 @@ def _held_out_text(result) -> list[str]:
     rows_of: dict[str, list[int]] = {}
     for held in result.held_out_rows:
         rows_of.setdefault(held.reason, []).append(held.row)
-    reasons = "; ".join(
+    reasons = join_clauses(
         _("%(reason)s (rows %(rows)s)") % {"reason": reason, "rows": _rows_text(rows)}
         for reason, rows in rows_of.items()
     )

@@ -33,15 +33,21 @@ window.MashovAnnotatePage = (function () {
   const HISTORY_PAGE = 20;  // earlier answers fetched at a time
   const PENDING_KEY = "mashov-pending-answer";  // sessionStorage: {path, url, body, key}
 
-  function pendingTake() {
-    let pending = null;
+  // What this page kept under `key` in sessionStorage before the login page (it is taken:
+  // removed), or null when there is none or it was kept by another page.
+  function takeKept(key) {
+    let kept = null;
     try {
-      pending = JSON.parse(window.sessionStorage.getItem(PENDING_KEY) || "null");
-      window.sessionStorage.removeItem(PENDING_KEY);
+      kept = JSON.parse(window.sessionStorage.getItem(key) || "null");
+      window.sessionStorage.removeItem(key);
     } catch (e) {
       return null;
     }
-    return pending && pending.path === window.location.pathname ? pending : null;
+    return kept && kept.path === window.location.pathname ? kept : null;
+  }
+
+  function pendingTake() {
+    return takeKept(PENDING_KEY);
   }
 
   // options:
@@ -438,6 +444,95 @@ window.MashovAnnotatePage = (function () {
     };
   }
 
+  // What an annotator has typed on a page of free texts and not sent yet, kept on the server
+  // as the claim's draft (config.draftUrl; docs/api.md "Annotator comfort and the supervisor
+  // console") while the claim is open: saved a moment after each change and when the page
+  // is hidden or left (a reload, a change of interface language), taken back on a reload or
+  // on another device. A draft that holds work keeps the claim for its whole claim_ttl, so
+  // an author away in another tab (searching for a premise) does not lose the item. Leaving
+  // while the input could not be saved (the server unreachable, or the preview, which keeps
+  // no draft) asks first.
+  //   collect()              the value to keep, or null when nothing is typed;
+  //   restore(value, data)   put a stored value back on the item `data` on screen.
+  // Returns {changed, take}: call changed() on input, take(data) from show(data).
+  // When the session has ended (a 401 on any request of the page, which opens the login
+  // page), what is typed is kept in sessionStorage for this page and claim; after the login
+  // brings the annotator back it goes back on screen and to the server, with the keys typed
+  // after the last save.
+  function keepDrafts(page, collect, restore) {
+    const DELAY_MS = 800;
+    const KEPT_KEY = "mashov-typed-draft";  // sessionStorage: {path, assignment, value}
+    let timer = null;
+    let dirty = false;
+    let failed = false;
+
+    api.beforeLogin(function () {
+      const claim = page.current();
+      const value = collect();
+      if (!claim || value === null) { return; }
+      try {
+        window.sessionStorage.setItem(KEPT_KEY, JSON.stringify({ path: window.location.pathname, assignment: claim.assignment, value: value }));
+      } catch (e) { /* storage off or full: the last save on the server is what comes back */ }
+    });
+
+    function keptFor(claim) {
+      const kept = takeKept(KEPT_KEY);
+      return kept && kept.assignment === claim.assignment ? kept.value : null;
+    }
+
+    function urlOf(claim) {
+      return claim && page.config.draftUrl && !page.config.preview ? page.config.draftUrl.replace("{id}", String(claim.assignment)) : null;
+    }
+
+    function save(keepalive) {
+      clearTimeout(timer);
+      const url = urlOf(page.current());
+      // A submit on its way ends the claim and its draft: a save now would come too late.
+      if (!url || !dirty || page.busy()) { return; }
+      dirty = false;
+      api.put(url, { value: collect() }, undefined, { keepalive: keepalive }).then(function (result) {
+        // 409: the claim ended (submitted, skipped, given away); nothing left to keep.
+        failed = result.status !== 200 && result.status !== 409;
+        if (failed) { dirty = true; }
+      }, function () { failed = true; dirty = true; });
+    }
+
+    function changed() {
+      dirty = true;
+      clearTimeout(timer);
+      timer = setTimeout(function () { save(false); }, DELAY_MS);
+    }
+
+    async function take(data) {
+      clearTimeout(timer);
+      dirty = false;
+      failed = false;
+      const url = urlOf(data);
+      if (!url) { return; }
+      const kept = keptFor(data);
+      if (kept) {
+        restore(kept, data);
+        changed();
+        return;
+      }
+      const result = await api.get(url);
+      // Another item by now, or typing started meanwhile: keep what is on screen.
+      if (result.status !== 200 || page.current() !== data || collect() !== null) { return; }
+      if (result.data && result.data.value) { restore(result.data.value, data); }
+    }
+
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "hidden") { save(true); }
+    });
+    window.addEventListener("pagehide", function () { save(true); });
+    window.addEventListener("beforeunload", function (event) {
+      const unsaved = collect() !== null && (failed || !urlOf(page.current()));
+      save(true);
+      if (unsaved) { event.preventDefault(); event.returnValue = ""; }
+    });
+    return { changed: changed, take: take };
+  }
+
   // A label button's name without its key and definition ("Entailment").
   function labelText(button) {
     const copy = button.cloneNode(true);
@@ -452,5 +547,5 @@ window.MashovAnnotatePage = (function () {
     return match ? Number(match[1]) : null;
   }
 
-  return { create: create, digit: digit, labelText: labelText };
+  return { create: create, digit: digit, labelText: labelText, keepDrafts: keepDrafts };
 })();

@@ -58,6 +58,23 @@ window.MashovApi = (function () {
     return String(Date.now()) + "-" + String(Math.random()).slice(2);
   }
 
+  // A form of a supervisor's page (the project's settings, a new project, an item's text
+  // edit) whose changes are not saved yet: leaving it (a reload, a link, the language
+  // buttons) asks first. Its state is taken now; call the returned saved() once the server
+  // has what it shows.
+  function guardForm(form) {
+    function state() {
+      return Array.from(form.elements).map(function (e) {
+        return e.type === "checkbox" || e.type === "radio" ? String(e.checked) : String(e.value || "");
+      }).join("\u0000");
+    }
+    let kept = state();
+    window.addEventListener("beforeunload", function (event) {
+      if (state() !== kept) { event.preventDefault(); event.returnValue = ""; }
+    });
+    return { saved: function () { kept = state(); } };
+  }
+
   return {
     get: function (url) { return request("GET", url); },
     post: request.bind(null, "POST"),
@@ -68,5 +85,6 @@ window.MashovApi = (function () {
     // hook({method, url, body, headers}) runs for every request refused with 401, before the
     // login page is opened.
     beforeLogin: function (hook) { beforeLogin.push(hook); },
+    guardForm: guardForm,
   };
 })();

@@ -167,12 +167,14 @@
     }
     button.disabled = false;
     if (creating && result.status === 201) {
+      guard.saved();
       window.location.assign("/p/" + encodeURIComponent(result.data.slug) + "/");
     } else if (!creating && result.status === 200) {
       form.querySelectorAll(".setting[data-setting]").forEach(function (row) {
         const stored = result.data.settings[row.dataset.setting];
         if (stored !== undefined) { row.dataset.initial = JSON.stringify(stored); }
       });
+      guard.saved();
       noticeBox.textContent = config.saved;
       noticeBox.hidden = false;
     } else if (result.data && Array.isArray(result.data.errors)) {
@@ -186,4 +188,5 @@
   if (form.elements.language) { form.elements.language.addEventListener("change", showLanguageDefaults); }
   showKind();
   showLanguageDefaults();
+  const guard = api.guardForm(form);
 })();

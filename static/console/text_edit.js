@@ -11,6 +11,7 @@
   const errorBox = form.querySelector(".form-error");
   const fields = Array.from(form.querySelectorAll("textarea[data-field]"));
   fields.forEach(function (box) { box.dataset.original = box.value; });
+  const guard = api.guardForm(form);
   form.addEventListener("submit", async function (event) {
     event.preventDefault();
     errorBox.hidden = true;
@@ -25,6 +26,7 @@
     let result;
     try { result = await api.post(config.url, { changes: changes, reason: form.elements.reason.value }); } catch (e) { result = { status: 0, data: null }; }
     if (result.status === 201) {
+      guard.saved();
       window.location.reload();
       return;
     }

@@ -107,10 +107,25 @@
       FIELDS.concat(SOURCES).forEach(function (name) { el(name).value = ""; });
       refreshWarnings();
       el("entailment").focus();
+      drafts.take(data);
     },
     onBusy: function (busy) { el("submit").disabled = busy; },
     nav: { skip: true },
   });
+
+  // The texts as typed, kept as the claim's draft (MashovAnnotatePage.keepDrafts): a reload,
+  // a change of interface language or a lost tab gives them back.
+  function typed() {
+    const value = {};
+    FIELDS.concat(SOURCES).forEach(function (name) { if (el(name).value) { value[name] = el(name).value; } });
+    return Object.keys(value).length ? value : null;
+  }
+  const drafts = window.MashovAnnotatePage.keepDrafts(page, typed, function (value) {
+    FIELDS.concat(SOURCES).forEach(function (name) { if (typeof value[name] === "string") { el(name).value = value[name]; } });
+    refreshWarnings();
+    el("authoring-form").dataset.draftRestored = "true";
+  });
+  FIELDS.concat(SOURCES).forEach(function (name) { el(name).addEventListener("input", drafts.changed); });
 
   async function submit() {
     if (!page.current() || page.busy()) { return; }

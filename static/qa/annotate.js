@@ -437,16 +437,10 @@ window.MashovOverlap = (function () {
     renderQuestions();
   }
 
-  // Drafts (docs/api.md "Annotator comfort and the supervisor console"): the questions added to the claimed paragraph, and
+  // Drafts (MashovAnnotatePage.keepDrafts): the questions added to the claimed paragraph, and
   // the question being written (its text, answer and "answerable" as they stand, not yet
-  // added), are kept on the server while the claim is open — saved a moment after each
-  // change and when the page is left (a reload, a change of interface language) — and come
-  // back on a reload or on another device. Leaving while input could not be saved (the
-  // server unreachable, or the preview, which keeps no draft) asks first.
-  const DRAFT_DELAY_MS = 800;
-  let draftTimer = null;
-  let draftDirty = false;
-  let draftFailed = false;
+  // added), are kept on the server while the claim is open and come back on a reload, after
+  // a change of interface language or on another device.
 
   // The question form as it stands, or null when nothing is in it.
   function pendingQuestion() {
@@ -456,44 +450,16 @@ window.MashovOverlap = (function () {
     return { question: text, answerable: answerable, answer: answerable && span ? { start: span.start, text: span.text } : null, editing: editing };
   }
 
+  function draftValue() {
+    const pending = pendingQuestion();
+    return questions.length || pending ? { questions: questions, pending: pending } : null;
+  }
+
   function formChanged() {
     if (!quiet) { draftChanged(); }
   }
 
-  // Input that leaving would lose: the last save failed, or there is nowhere to save it.
-  function unsavedInput() {
-    if (!questions.length && pendingQuestion() === null) { return false; }
-    return draftFailed || !draftUrl();
-  }
-
-  // No draftUrl in the config (the console's preview claims nothing): no drafts.
-  function draftUrl() {
-    const claim = page.current();
-    return claim && page.config.draftUrl ? page.config.draftUrl.replace("{id}", String(claim.assignment)) : null;
-  }
-
-  function saveDraft(keepalive) {
-    clearTimeout(draftTimer);
-    const url = draftUrl();
-    if (!url || !draftDirty) { return; }
-    draftDirty = false;
-    api.put(url, { value: { questions: questions, pending: pendingQuestion() } }, undefined, { keepalive: keepalive }).then(function (result) {
-      draftFailed = result.status !== 200 && result.status !== 409;
-      if (draftFailed) { draftDirty = true; }
-    }, function () { draftFailed = true; draftDirty = true; });
-  }
-
-  function draftChanged() {
-    draftDirty = true;
-    clearTimeout(draftTimer);
-    draftTimer = setTimeout(function () { saveDraft(false); }, DRAFT_DELAY_MS);
-  }
-
-  function forgetDraftChanges() {
-    clearTimeout(draftTimer);
-    draftDirty = false;
-    draftFailed = false;
-  }
+  function draftChanged() { drafts.changed(); }
 
   // A stored question is taken back only if it still fits the paragraph: its answer the
   // exact slice at its code-point start (what the server will check at submit).
@@ -505,12 +471,7 @@ window.MashovOverlap = (function () {
     return Array.from(context).slice(a.start, a.start + Array.from(a.text).length).join("") === a.text;
   }
 
-  async function restoreDraft(claim) {
-    if (!page.config.draftUrl) { return; }
-    const result = await api.get(page.config.draftUrl.replace("{id}", String(claim.assignment)));
-    // Another paragraph by now, or questions added or typed meanwhile: keep what is on screen.
-    if (result.status !== 200 || page.current() !== claim || questions.length || pendingQuestion()) { return; }
-    const value = result.data.value || {};
+  function restoreDraft(value, claim) {
     const stored = Array.isArray(value.questions) ? value.questions : [];
     questions = stored.filter(function (q) { return validQuestion(q, claim.item.payload.context); })
       .slice(0, settings.max_questions)
@@ -565,13 +526,12 @@ window.MashovOverlap = (function () {
   const page = window.MashovAnnotatePage.create({
     show: function (data) {
       questions = [];
-      forgetDraftChanges();
       el("title").textContent = data.item.payload.title || "";
       selector = window.MashovSpan.attach(el("paragraph"), data.item.payload.context, showSpan);
       el("paragraph").closest(".paragraph-card").scrollTop = 0;
       updateScrollCue();
       resetForm();
-      restoreDraft(data);
+      drafts.take(data);
     },
     onBusy: renderQuestions,
     doneId: "nothing-left",
@@ -579,6 +539,7 @@ window.MashovOverlap = (function () {
     // A button only: S and Backspace are for writing here.
     nav: { skip: true },
   });
+  const drafts = window.MashovAnnotatePage.keepDrafts(page, draftValue, restoreDraft);
 
   // The paragraph's box holds at most 45 % of the screen: while its end is out of view, a cue
   // at the box's foot says that there is more to read.
@@ -601,21 +562,8 @@ window.MashovOverlap = (function () {
   el("clear-answer").addEventListener("click", function () { if (selector) { selector.clear(); } });
   el("prefix-toggle").addEventListener("click", function () { if (selector) { selector.nextVariant(); } });
   el("cancel-edit").addEventListener("click", resetForm);
-  el("done-paragraph").addEventListener("click", function () {
-    // The submit ends the claim and its draft: no save of these questions may follow it.
-    forgetDraftChanges();
-    page.submit({ questions: questions });
-  });
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "hidden") { saveDraft(true); }
-  });
-  window.addEventListener("pagehide", function () { saveDraft(true); });
-  // Leaving (a reload, a link, the language buttons): save now; ask only when it cannot be saved.
-  window.addEventListener("beforeunload", function (event) {
-    const unsaved = unsavedInput();
-    saveDraft(true);
-    if (unsaved) { event.preventDefault(); event.returnValue = ""; }
-  });
+  // The submit ends the claim and its draft: no save follows it while it is on its way.
+  el("done-paragraph").addEventListener("click", function () { page.submit({ questions: questions }); });
 
   (async function start() {
     const project = await api.get("/api/projects/" + encodeURIComponent(page.config.slug) + "/");

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tests.kinds.qa.test_api import PARAGRAPH, good_value, qa, submit  # noqa: F401 (qa is a fixture)
+from tests.kinds.qa.test_api import PARAGRAPH, claim, good_value, qa, submit  # noqa: F401 (qa is a fixture)
+from tests.kinds.qa.test_graphemes import pointed  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -246,3 +247,56 @@ def test_refusals_before_any_view_and_an_unknown_address(nli_project, django_use
     assert _in(language, missing[0]["message"]), missing
     gone = _errors(sup.get("/api/items/999999/decisions/"), 404)
     assert _in(language, gone[0]["message"]), gone
+
+
+# --- an answer span that splits a character, a webhook address that may not be called --------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("case", ["starts on a point", "ends between the points", "whitespace only"])
+def test_a_span_that_splits_a_character_or_holds_nothing(pointed, language, case):
+    from tests.kinds.qa.test_graphemes import BAD_SPANS, import_plain, value_with
+
+    start, text, field = BAD_SPANS[case]
+    import_plain(pointed["client"]("sup"))
+    author = _speaking(pointed["client"]("a1"), language)
+    claimed = claim(author, "pointed")
+    errors = _errors(
+        author.post(
+            f"/api/assignments/{claimed['assignment']}/submit/", {"value": value_with(start, text)}, format="json"
+        )
+    )
+    assert f"value.questions.0.{field}" in [e["field"] for e in errors]
+    message = next(e["message"] for e in errors if e["field"] == f"value.questions.0.{field}")
+    assert _in(language, message), errors
+    if case != "whitespace only":
+        assert str(start if field == "answer.start" else start + len(text)) in message, errors
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("url", ["https://10.1.2.3/hook", "https://169.254.1.1/hook"])
+def test_a_webhook_address_that_may_not_be_called(nli_project, django_user_model, client_for, language, url):
+    from annotation.models import Webhook
+
+    sup = _speaking(client_for(django_user_model.objects.get(username="sup")), language)
+    body = {"url": url, "events": ["item.decided"]}
+    errors = _errors(sup.post(f"/api/projects/{nli_project.slug}/webhooks/", body, format="json"))
+    assert [e["field"] for e in errors] == ["url"]
+    # The address and the setting's name are what the operator types; the rest is in the language.
+    message = errors[0]["message"].replace("MASHOV_WEBHOOK_ALLOWED_NETWORKS", "")
+    assert url.split("/")[2] in message and _in(language, message), errors
+    assert not Webhook.objects.exists()
+
+
+@pytest.mark.parametrize(("language", "separator"), [("he", "; "), ("fa", "؛ ")])
+def test_a_weak_password_is_refused_with_the_languages_clauses(
+    nli_project, django_user_model, client_for, language, separator
+):
+    sup = _speaking(client_for(django_user_model.objects.get(username="root")), language)
+    errors = _errors(sup.post("/api/users/", {"username": "weak.one", "password": "1234"}, format="json"))
+    assert [e["field"] for e in errors] == ["password"]
+    message = errors[0]["message"]
+    assert _in(language, message) and separator in message, errors
+    if language == "fa":
+        assert "; " not in message, errors
+    assert not django_user_model.objects.filter(username="weak.one").exists()

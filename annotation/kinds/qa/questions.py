@@ -16,7 +16,7 @@ from annotation.errors import FieldError, InvalidInput
 from annotation.metrics.morphology import trim_end
 from annotation.metrics.offsets import span_edge_problem, span_matches
 from annotation.metrics.text import forbidden_character
-from annotation.wording import fault_text
+from annotation.wording import fault_text, span_problem_text
 
 GRADES = ("rejected", "verified", "good", "gold")
 GRADE_SCORE = {grade: index for index, grade in enumerate(GRADES)}
@@ -209,7 +209,9 @@ def clean_questions(value: Any, context: str, *, min_questions: int, max_questio
                 )
             elif problem := span_edge_problem(context, start, span):
                 errors.append(
-                    FieldError(f"{path}.answer.{'start' if problem.edge == 'start' else 'text'}", problem.message)
+                    FieldError(
+                        f"{path}.answer.{'start' if problem.edge == 'start' else 'text'}", span_problem_text(problem)
+                    )
                 )
         if len(errors) == errors_before:
             cleaned.append(

@@ -101,6 +101,16 @@ def _no_embedded_aggregation_due_across_tests():
     aggregation._due_in_process.clear()
 
 
+@pytest.fixture(autouse=True)
+def _interface_language_of_no_test_leaks():
+    """A request through the test client leaves the language its middleware activated on the
+    thread; the next test (in any order) starts from the default language again."""
+    yield
+    from django.utils import translation
+
+    translation.deactivate()
+
+
 @pytest.fixture
 def make_user(db):
     from django.contrib.auth import get_user_model

@@ -658,6 +658,12 @@ class KindReports:
         a kind with counts implements it."""
         raise NotImplementedError
 
+    def report_related(self, project, item_ids: list[int]) -> list[int]:
+        """Items whose share of the report counts follows from these items' too (a share
+        that reads another item, as a reversed probe's reads its original's labels): the
+        worker reads them with the changed items. One query at most; none by default."""
+        return []
+
     def supervisor_notices(self, project) -> list[str]:
         """What the project's supervisors must know to keep it working (shown on the project
         page to them only): reasons the project refuses its annotators' work."""

@@ -31,10 +31,13 @@ names no item) reads every item, in chunks. The same shares keep, item by item:
   whose incoherence came or went since the last run are read with the changed items;
 - the kind's report sections, for a kind that counts them (`Kind.report_counted`:
   `nli_relabel`'s outcomes per round, intended × consensus confusion and agreement per
-  annotator): an item's share holds its counts (`Kind.report_counts`), the sums the
-  project's, and the sections are computed from those (`Kind.report_sections_from_counts`).
+  annotator; `phrase_pair`'s labels per source and coherence per annotator): an item's
+  share holds its counts (`Kind.report_counts`), the sums the project's, and the sections
+  are computed from those (`Kind.report_sections_from_counts`). An item whose share reads
+  another's (a reversed probe reads its original's labels) is read with the changed items
+  (`Kind.report_related`).
 Read whole on every run: the report sections of the other kinds and the reversed-pair
-probes (coherence and incoherent probes). A claim submitted
+probes with their originals' labels (coherence and incoherent probes). A claim submitted
 in a round still open is counted in `items` and `seconds_median` when its item's round
 closes (or at the next run over every item); the figures of a small project, computed per
 request, count it at once. An item created in a transaction that commits after a run
@@ -159,7 +162,8 @@ def _sums_update(project: Project, kind, labels, sums: dict, item_ids, incoheren
     changed items, the originals whose incoherence came or went, and the items created
     since the last run."""
     came_or_went = incoherent ^ set(sums[INCOHERENT_ORIGINALS])
-    ids = sorted(set(item_ids) | came_or_went)
+    related = kind.report_related(project, sorted(set(item_ids))) if kind.report_counted and item_ids else []
+    ids = sorted(set(item_ids) | came_or_went | set(related))
     for start in range(0, len(ids), RECORD_CHUNK):
         _replace_shares(project, kind, labels, sums, ids[start : start + RECORD_CHUNK], incoherent)
     read = set(ids)

@@ -212,12 +212,15 @@ def test_a_broken_subtraction_of_old_shares_shows(make_user, monkeypatch):
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statistics counters")
-def test_a_run_after_3_changed_items_reads_those_items_not_the_project(make_user, monkeypatch):
+def test_a_run_after_3_changed_items_reads_the_same_rows_on_a_project_twice_as_large(make_user, monkeypatch):
     """A run after a vote on a plain item, on an original with a probe, and on a probe
-    reads a few rows per changed item, and the probes with their originals' labels (read
-    whole for the annotators' coherence and the adjudication queue's incoherent probes, a
-    small share of the project): no statement reads the project's items, labels or shares
-    whole, the report's included. Analysed tables, the planner kept off sequential scans."""
+    reads the changed items' rows, and the probes with their originals' labels (read whole
+    for the annotators' coherence and the adjudication queue's incoherent probes): the
+    same rows of every table once the project has 200 more items, labels and shares — no
+    statement reads the project's items, labels or shares whole, the report's included.
+    Analysed tables, the planner kept off sequential scans. (What the run reads on these
+    small tables also depends on the plans PostgreSQL picks for them and on the index
+    entries earlier tests left: the same for both runs, so compared, not bounded.)"""
     from annotation.models import Annotation, Item
     from annotation.services.aggregation import aggregation_compute_for_project
     from annotation.services.figures import project_figures_store
@@ -226,17 +229,29 @@ def test_a_run_after_3_changed_items_reads_those_items_not_the_project(make_user
     monkeypatch.setattr("annotation.selectors.aggregation.DISAGREEMENTS_LISTED", 2)
     project, rows, probes, people = build(make_user, 200, 3, seed=7)
     aggregation_compute_for_project(project)  # the aggregates, and the figures over every item
-    assert Annotation.objects.filter(item__project=project).count() > 600
     voter = next(p for p in people if voted(probes[1], p))
-    vote(project, rows[100], people[0], "SIMILAR")
-    vote(project, rows[0], people[1], "RELATED")
-    vote(project, probes[1], voter, "OPPOSITION")
-    changed = [rows[100].pk, rows[0].pk, probes[1].pk]
-    read = project_rows_read_by(lambda: project_figures_store(project, sorted(changed)))
-    # 203 items, over 600 labels and claims, 203 shares: a table read whole gives hundreds.
-    # The labels: the probes' and their originals' (a dozen here) twice, for the coherence
-    # and the incoherent probes, and the changed items' and their probes' for the shares.
-    probe_labels = Annotation.objects.filter(item__in=[*probes, *(p.probe_of for p in probes)]).count()
-    assert read.pop("annotation_annotation") <= 2 * probe_labels + 30, str(sorted(read.items()))
-    assert read and max(read.values()) <= 40, str(sorted(read.items()))
-    assert Item.objects.filter(project=project).count() == 203
+
+    def run_after_3_changes(offset: int) -> dict[str, int]:
+        vote(project, rows[100 + offset], people[0], LABELS[offset % len(LABELS)])
+        vote(project, rows[0], people[1], LABELS[(offset + 1) % len(LABELS)])
+        vote(project, probes[1], voter, LABELS[(offset + 2) % len(LABELS)])
+        changed = [rows[100 + offset].pk, rows[0].pk, probes[1].pk]
+        return project_rows_read_by(lambda: project_figures_store(project, sorted(changed)))
+
+    first = run_after_3_changes(0)
+    # 200 more items, three agreeing labels each (no new reason to wait): a table read
+    # whole would read hundreds more rows.
+    more = Item.objects.bulk_create(
+        Item(project=project, external_id=f"more{i}", position=5_000 + i, status="complete",
+             payload={"left": "l", "right": "r", "source": SOURCES[i % len(SOURCES)]}, reference_label="SIMILAR")
+        for i in range(200)
+    )  # fmt: skip
+    for item in more:
+        for person in people[:3]:
+            vote(project, item, person, "SIMILAR")
+    project_figures_store(project, [])  # the new items' shares: created, no change names them
+    assert Annotation.objects.filter(item__project=project).count() > 1_200
+    second = run_after_3_changes(1)
+    grown = {table: second.get(table, 0) - n for table, n in first.items() if second.get(table, 0) > n + 10}
+    assert first and not grown, (first, second)
+    assert set(second) <= set(first) | {"annotation_adjudicationreason"}, (first, second)

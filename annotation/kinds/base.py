@@ -644,6 +644,10 @@ class KindReports:
     # the counts (`report_counts`), and the sections computed from the counts summed over
     # the project's items. Otherwise the worker reads `report_sections` whole on every run.
     report_counted: bool = False
+    # Changed whenever what an item's share holds changes: sums stored with another
+    # version are read anew over every item (a run after the change would otherwise take
+    # out shares that no longer match the sums).
+    report_counts_version: str = ""
 
     def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
         """{item id: {counter: {key: n}}}, each item's share of the counts its report
@@ -663,6 +667,12 @@ class KindReports:
         that reads another item, as a reversed probe's reads its original's labels): the
         worker reads them with the changed items. One query at most; none by default."""
         return []
+
+    def coherence_from_counts(self, counts: dict[str, dict[str, int]]) -> tuple[dict[int, dict], set[int]] | None:
+        """The annotators' coherence (`annotator_coherence`) and the originals of the probes
+        answered incoherently (`incoherent_probes`) from the summed `report_counts`, for a
+        kind whose counts hold them; None (the default): the worker reads them."""
+        return None
 
     def supervisor_notices(self, project) -> list[str]:
         """What the project's supervisors must know to keep it working (shown on the project

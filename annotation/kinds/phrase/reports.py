@@ -266,9 +266,10 @@ def agreement_compute_per_source(project, job) -> dict:
 # the worker reads a changed original's probes with it (`probes_of`).
 def phrase_counts(project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
     """{item id: {"labels": {"<source>\t<label>": n}, "imported": {"<source>\t<label>": 1},
-    "coherence": {"<annotator id>\t<figure>": n}}}: an ordinary item's current-round labels
-    and imported label by source; a probe's pairs per annotator — "probes", "soft" (soft-
-    coherent), "hard_total" (with a gold) and "hard" (hard-coherent). Five queries at
+    "coherence": {"<annotator id>\t<figure>": n}, "incoherent": {"<original id>": n}}}: an
+    ordinary item's current-round labels and imported label by source; a probe's pairs per
+    annotator — "probes", "soft" (soft-coherent), "hard_total" (with a gold) and "hard"
+    (hard-coherent) — and its pairs answered incoherently. Five queries at
     most, whatever the number of ids."""
     from django.db.models.fields.json import KT
 
@@ -301,10 +302,12 @@ def phrase_counts(project, item_ids: list[int]) -> dict[int, dict[str, dict[str,
         given = [row for row in rows if row[0] in probes or (not row[3] and row[0] in originals)]
         read = {row[0] for row in given}
         given += [row for row in _label_rows([pk for pk in originals if pk not in read]) if not row[3]]
-        for probe, _original, annotator_id, original_label, label, gold in _probe_pairs_by_probe(given):
+        for probe, original, annotator_id, original_label, label, gold in _probe_pairs_by_probe(given):
             soft = soft_coherence([(original_label, label)]).coherent
             add(probe, "coherence", f"{annotator_id}{SEPARATOR}probes")
             add(probe, "coherence", f"{annotator_id}{SEPARATOR}soft", soft)
+            if not soft:  # the original waits for an adjudicator (incoherent_probe_answers)
+                add(probe, "incoherent", str(original))
             if gold:
                 hard = hard_coherence([(original_label, label, gold)]).coherent
                 add(probe, "coherence", f"{annotator_id}{SEPARATOR}hard_total")
@@ -370,3 +373,21 @@ def phrase_sections_from_counts(counts: dict[str, dict[str, int]], *, probe_rate
         "label_distribution": table(counts.get("labels", {})),
         "imported_label_distribution": table(counts.get("imported", {})),
     }
+
+
+def coherence_from_counts(counts: dict[str, dict[str, int]]) -> tuple[dict[int, dict], set[int]]:
+    """`coherence_by_annotator` and the originals of `incoherent_probe_answers` from the
+    items' `phrase_counts` summed. No query."""
+    people: dict[int, dict[str, int]] = defaultdict(dict)
+    for key, n in counts.get("coherence", {}).items():
+        annotator, figure = key.split(SEPARATOR)
+        people[int(annotator)][figure] = n
+    coherence = {}
+    for annotator, figures in people.items():
+        probes, hard_total = figures.get("probes", 0), figures.get("hard_total", 0)
+        coherence[annotator] = {
+            "probes": probes,
+            "soft": figures.get("soft", 0) / probes if probes else None,
+            "hard": figures.get("hard", 0) / hard_total if hard_total else None,
+        }
+    return coherence, {int(original) for original, n in counts.get("incoherent", {}).items() if n}

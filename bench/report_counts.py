@@ -4,8 +4,9 @@ project, its report sections kept as per-item counts (`Kind.report_counts`) or r
 
 Builds a project of --items ordinary items and a tenth as many reversed probes, three
 labels each from 12 annotators (the probes one), stores its figures over every item, then,
-per variant, changes --changed items (a label edited on each, a tenth of them probes) and
-times `project_figures_store(project, changed ids)`: this process's CPU seconds and the
+per variant (counted; or the report and the probes' coherence read whole, as before
+they were counted), changes --changed items (a label edited on each, a tenth of them
+probes) and times `project_figures_store(project, changed ids)`: this process's CPU seconds and the
 wall seconds (PostgreSQL's share in the latter); and the report sections alone, computed
 whole and from the kept counts. A script, not a test:
 
@@ -153,13 +154,18 @@ def main() -> int:
             ):
                 cpu, wall = timed(action)
                 print(f"  the report sections alone, {name}: {cpu:.2f} s CPU, {wall:.2f} s wall")
+            kept_coherence = PhrasePairKind.coherence_from_counts
             for offset, (name, counted) in enumerate((("counted", True), ("read whole", False))):
                 ids = change(items, probes, args.changed, offset * 1000)
+                # Read whole: the report, and the probes for the coherence and the
+                # incoherent probes, as before they were counted.
                 PhrasePairKind.report_counted = counted
+                PhrasePairKind.coherence_from_counts = kept_coherence if counted else lambda self, counts: None
                 try:
                     cpu, wall = timed(lambda ids=ids: project_figures_store(project, ids))
                 finally:
                     PhrasePairKind.report_counted = True
+                    PhrasePairKind.coherence_from_counts = kept_coherence
                 print(
                     f"  run after {len(ids)} changed items, report {name}: {cpu:.2f} s CPU, {wall:.2f} s wall"
                     f" (load {load_average()})"

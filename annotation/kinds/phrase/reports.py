@@ -61,7 +61,7 @@ def _probe_rows(project) -> list[tuple]:
 
 def _probes_and_originals_rows(project) -> list[tuple]:
     """`_probe_rows` of the probes and their originals only: the pairs of `_probe_pairs`
-    need no other label. Three queries, the probes read by their partial index."""
+    need no other label. Three queries, the probes read by the index of the project's probes."""
     from annotation.models import Item
 
     pairs = Item.objects.filter(project=project, probe_of__isnull=False).values_list("pk", "probe_of_id")
@@ -131,7 +131,8 @@ def _probe_pairs_by_probe(rows: list[tuple]) -> list[tuple[int, int, int, str, s
 
 def coherence_by_annotator(project) -> dict[int, dict]:
     """{annotator id: {"probes", "soft", "hard"}}: the per-annotator coherence of the
-    report, keyed by user id (the quality page's column). One query."""
+    report, keyed by user id (the quality page's column). Three queries, the probes and their
+    originals only."""
     pairs: dict[int, list[tuple[str, str, str | None]]] = defaultdict(list)
     for _original, annotator_id, original_label, label, gold in _probe_pairs(_probes_and_originals_rows(project)):
         pairs[annotator_id].append((original_label, label, gold))
@@ -144,7 +145,8 @@ def coherence_by_annotator(project) -> dict[int, dict]:
 def incoherent_probe_answers(project) -> list[tuple[int, int, str, str]]:
     """(original item id, annotator id, label on the original, label on the reversal) for
     every probe answered incoherently: SoftCoh's indicator is 0 (paper §3.1), as with
-    FORWARD on (A, B) and FORWARD on (B, A). One query."""
+    FORWARD on (A, B) and FORWARD on (B, A). Three queries, the probes and their originals
+    only."""
     return [
         (original, annotator_id, original_label, label)
         for original, annotator_id, original_label, label, _gold in _probe_pairs(_probes_and_originals_rows(project))

@@ -647,6 +647,10 @@ class KindReports:
     # the counts (`report_counts`), and the sections computed from the counts summed over
     # the project's items. Otherwise the worker reads `report_sections` whole on every run.
     report_counted: bool = False
+    # Changed whenever what an item's share holds changes: sums stored with another
+    # version are read anew over every item (a run after the change would otherwise take
+    # out shares that no longer match the sums).
+    report_counts_version: str = ""
 
     def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
         """{item id: {counter: {key: n}}}, each item's share of the counts its report
@@ -660,6 +664,18 @@ class KindReports:
         items (keys held by no item left out), the alpha reports left as None (read live);
         a kind with counts implements it."""
         raise NotImplementedError
+
+    def report_related(self, project, item_ids: list[int]) -> list[int]:
+        """Items whose share of the report counts follows from these items' too (a share
+        that reads another item, as a reversed probe's reads its original's labels): the
+        worker reads them with the changed items. One query at most; none by default."""
+        return []
+
+    def coherence_from_counts(self, counts: dict[str, dict[str, int]]) -> tuple[dict[int, dict], set[int]] | None:
+        """The annotators' coherence (`annotator_coherence`) and the originals of the probes
+        answered incoherently (`incoherent_probes`) from the summed `report_counts`, for a
+        kind whose counts hold them; None (the default): the worker reads them."""
+        return None
 
     def supervisor_notices(self, project) -> list[str]:
         """What the project's supervisors must know to keep it working (shown on the project

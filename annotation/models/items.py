@@ -87,6 +87,13 @@ class Item(models.Model):
             models.Index(fields=["project", "status", "position", "id"], name="item_status_order_idx"),
             models.Index(fields=["author"], name="item_author_idx", condition=models.Q(author__isnull=False)),
             models.Index(fields=["probe_of"], name="item_probe_of_idx", condition=models.Q(probe_of__isnull=False)),
+            # A project's probes (its report's coherence, the adjudication queue's incoherent
+            # probes, a changed original's probes): read without the site's other probes.
+            models.Index(
+                fields=["project", "probe_of"],
+                name="item_project_probes_idx",
+                condition=models.Q(probe_of__isnull=False),
+            ),
         ]
         ordering = ["project_id", "position", "id"]
 

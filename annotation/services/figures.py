@@ -31,10 +31,16 @@ names no item) reads every item, in chunks. The same shares keep, item by item:
   whose incoherence came or went since the last run are read with the changed items;
 - the kind's report sections, for a kind that counts them (`Kind.report_counted`:
   `nli_relabel`'s outcomes per round, intended × consensus confusion and agreement per
-  annotator): an item's share holds its counts (`Kind.report_counts`), the sums the
-  project's, and the sections are computed from those (`Kind.report_sections_from_counts`).
-Read whole on every run: the report sections of the other kinds and the reversed-pair
-probes (coherence and incoherent probes). A claim submitted
+  annotator; `phrase_pair`'s labels per source and coherence per annotator): an item's
+  share holds its counts (`Kind.report_counts`), the sums the project's, and the sections
+  are computed from those (`Kind.report_sections_from_counts`). An item whose share reads
+  another's (a reversed probe reads its original's labels) is read with the changed items
+  (`Kind.report_related`).
+A kind whose counts hold its annotators' coherence and its incoherent probes
+(`Kind.coherence_from_counts`: `phrase_pair`) has them from the sums too. Read whole on
+every run: the report sections of the other kinds, and the reversed-pair probes with their
+originals' labels (coherence and incoherent probes) of a kind whose counts do not hold
+them. A claim submitted
 in a round still open is counted in `items` and `seconds_median` when its item's round
 closes (or at the next run over every item); the figures of a small project, computed per
 request, count it at once. An item created in a transaction that commits after a run
@@ -88,6 +94,8 @@ INCOHERENT = "incoherent_probe"
 # originals of incoherent probes as the last run found them.
 VALUES_THROUGH = "values_through"
 INCOHERENT_ORIGINALS = "incoherent"
+# The version of the kind's report counts the sums hold (`Kind.report_counts_version`).
+REPORT_VERSION = "report_version"
 
 
 def _json(value):
@@ -109,12 +117,25 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
         sums = None if item_ids is None else stored_figures(project, FIGURE_SUMS)
         if sums is not None and not {"comparison", "report", VALUES_THROUGH} <= set(sums):
             sums = None  # stored before the sums held all they hold now: read every item
-        incoherent = {original for original, *_rest in kind.incoherent_probes(project)} if labels else set()
-        if sums is None:
-            sums = _sums_of_every_item(project, kind, labels, incoherent)
+        if sums is not None and sums.get(REPORT_VERSION, "") != kind.report_counts_version:
+            sums = None  # the kind's shares hold other counts now: read every item
+        kept = None if sums is None else kind.coherence_from_counts(sums["report"])
+        if sums is not None and kept is not None:
+            # Kept in the counts: the reasons are written with the incoherent originals as
+            # the last run left them, then those whose incoherence came or went read again.
+            _sums_update(project, kind, labels, sums, item_ids, set(sums[INCOHERENT_ORIGINALS]))
+            after = kind.coherence_from_counts(sums["report"])
+            assert after is not None  # a kind that keeps them (`kept`) keeps them after the update
+            coherence, incoherent = after
+            _incoherence_update(project, kind, labels, sums, incoherent)
         else:
-            _sums_update(project, kind, labels, sums, item_ids, incoherent)
-        coherence = kind.annotator_coherence(project)
+            incoherent = {original for original, *_rest in kind.incoherent_probes(project)} if labels else set()
+            if sums is None:
+                sums = _sums_of_every_item(project, kind, labels, incoherent)
+            else:
+                _sums_update(project, kind, labels, sums, item_ids, incoherent)
+            coherence = kind.annotator_coherence(project)
+        sums[REPORT_VERSION] = kind.report_counts_version
         figures = {
             FIGURE_SUMS: sums,
             ANNOTATOR_QUALITY: annotators_figures(sums, coherence, labels),
@@ -159,7 +180,8 @@ def _sums_update(project: Project, kind, labels, sums: dict, item_ids, incoheren
     changed items, the originals whose incoherence came or went, and the items created
     since the last run."""
     came_or_went = incoherent ^ set(sums[INCOHERENT_ORIGINALS])
-    ids = sorted(set(item_ids) | came_or_went)
+    related = kind.report_related(project, sorted(set(item_ids))) if kind.report_counted and item_ids else []
+    ids = sorted(set(item_ids) | came_or_went | set(related))
     for start in range(0, len(ids), RECORD_CHUNK):
         _replace_shares(project, kind, labels, sums, ids[start : start + RECORD_CHUNK], incoherent)
     read = set(ids)
@@ -168,6 +190,15 @@ def _sums_update(project: Project, kind, labels, sums: dict, item_ids, incoheren
         _replace_shares(project, kind, labels, sums, [pk for pk in new if pk not in read], incoherent)
         through = new[-1]
     sums[VALUES_THROUGH] = max([through, *ids[-1:]])
+    sums[INCOHERENT_ORIGINALS] = sorted(incoherent)
+
+
+def _incoherence_update(project: Project, kind, labels, sums: dict, incoherent: set[int]) -> None:
+    """Read again the originals whose incoherence came or went since the last run (their
+    reasons), `incoherent` being the originals of the probes now answered incoherently."""
+    came_or_went = sorted(incoherent ^ set(sums[INCOHERENT_ORIGINALS]))
+    for start in range(0, len(came_or_went), RECORD_CHUNK):
+        _replace_shares(project, kind, labels, sums, came_or_went[start : start + RECORD_CHUNK], incoherent)
     sums[INCOHERENT_ORIGINALS] = sorted(incoherent)
 
 

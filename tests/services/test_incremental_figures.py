@@ -284,6 +284,24 @@ def rows_read() -> dict[str, int]:
         return {table: int(n) for table, n in cursor.fetchall()}
 
 
+def project_rows_read_by(action) -> dict[str, int]:
+    """Rows of the project's tables that `action` read, per table, the tables analysed and
+    the planner kept off sequential scans (the annotators' usernames are read by their ids,
+    from the site's user table: whatever plan reads those here follows the site's users,
+    not the project)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+    before = rows_read()
+    action()
+    after = rows_read()
+    return {
+        table: after.get(table, 0) - n
+        for table, n in before.items()
+        if after.get(table, 0) > n and table.startswith("annotation_")
+    }
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statistics counters")
 def test_an_incremental_figures_run_reads_the_changed_items_not_the_project(make_user, monkeypatch):
     """A run after 3 items changed reads a few rows per changed item: no statement reads the
@@ -304,19 +322,7 @@ def test_an_incremental_figures_run_reads_the_changed_items_not_the_project(make
     changed = apply(
         project, rows, people, [(0, "vote", "neutral"), (1, "accept", "entailment"), (2, "fail", "contradiction")]
     )
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-        cursor.execute("SET LOCAL enable_seqscan = off")
-    before = rows_read()
-    project_figures_store(project, sorted(changed))
-    after = rows_read()
-    # The project's tables (the annotators' usernames are read by their ids, from the site's
-    # user table: whatever plan reads those here follows the site's users, not the project).
-    read = {
-        table: after.get(table, 0) - n
-        for table, n in before.items()
-        if after.get(table, 0) > n and table.startswith("annotation_")
-    }
+    read = project_rows_read_by(lambda: project_figures_store(project, sorted(changed)))
     # 200 items, over 500 votes and claims, 160 accepted outcomes, 200 shares: a table read
     # whole gives hundreds; the 3 items' rows, the filter values and the annotators a few.
     assert read and max(read.values()) <= 40, str(sorted(read.items()))

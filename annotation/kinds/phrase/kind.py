@@ -48,8 +48,12 @@ from .reports import (
     ALL_SOURCES,
     agreement_compute_per_source,
     coherence_by_annotator,
+    coherence_from_counts,
     coherence_report_for_project,
     incoherent_probe_answers,
+    phrase_counts,
+    phrase_sections_from_counts,
+    probes_of,
 )
 
 MAX_PHRASE_LENGTH = 5_000
@@ -278,6 +282,31 @@ class PhrasePairKind(Kind):
         return {
             **coherence_report_for_project(
                 project, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"]
+            ),
+            "aggregation": aggregation_report_for_project(project, settings["aggregation"]),
+        }
+
+    # The labels per source and the coherence per annotator are sums over items: kept by the
+    # changed items on the worker (reports.phrase_counts).
+    report_counted = True
+    report_counts_version = "phrase-1"
+
+    def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+        return phrase_counts(project, item_ids)
+
+    def report_related(self, project, item_ids: list[int]) -> list[int]:
+        return probes_of(project, item_ids)
+
+    def coherence_from_counts(self, counts: dict[str, dict[str, int]]) -> tuple[dict[int, dict], set[int]]:
+        return coherence_from_counts(counts)
+
+    def report_sections_from_counts(self, project, counts: dict[str, dict[str, int]]) -> dict:
+        from annotation.selectors.aggregation import aggregation_report_for_project
+
+        settings = self.settings_for(project.settings)
+        return {
+            **phrase_sections_from_counts(
+                counts, probe_rate=settings["probe_rate"], probe_labels=settings["probe_labels"]
             ),
             "aggregation": aggregation_report_for_project(project, settings["aggregation"]),
         }

@@ -17,6 +17,9 @@ from .labels import majority_gold
 
 # The scope of the overall agreement report; no source may be called this.
 ALL_SOURCES = "all"
+HARD_GOLD = "imported label of the original pair, else the majority label of its annotators"
+# Between a counter's key parts (a source, a label, an annotator id, a figure).
+SEPARATOR = "\t"
 
 
 def coherence_rows(pairs_by_annotator: dict[str, list[tuple[str, str, str | None]]]) -> list[dict]:
@@ -56,9 +59,55 @@ def _probe_rows(project) -> list[tuple]:
     )
 
 
+def _probes_and_originals_rows(project) -> list[tuple]:
+    """`_probe_rows` of the probes and their originals only: the pairs of `_probe_pairs`
+    need no other label. Three queries, the probes read by the index of the project's probes."""
+    from annotation.models import Item
+
+    pairs = Item.objects.filter(project=project, probe_of__isnull=False).values_list("pk", "probe_of_id")
+    ids = sorted({pk for pair in pairs for pk in pair})
+    return _label_rows(ids) if ids else []
+
+
+def _label_rows(item_ids: list[int]) -> list[tuple]:
+    """`_probe_rows` of the items `item_ids`: their facts and their labels read apart by
+    the ids (no join that a planner may answer by reading the project's items). Two
+    queries."""
+    from django.db.models.fields.json import KT, KeyTextTransform
+
+    from annotation.models import Annotation, Item
+    from annotation.sql import column_in
+
+    items = {
+        pk: facts
+        for pk, *facts in Item.objects.filter(column_in(Item, "id", item_ids))
+        .annotate(source=KeyTextTransform("source", "payload"))
+        .order_by()
+        .values_list("pk", "round", "probe_of_id", "reference_label", "source")
+    }
+    if not items:
+        return []
+    labels = (
+        Annotation.objects.filter(column_in(Annotation, "item_id", sorted(items)))
+        .annotate(label=KT("value__label"))
+        .order_by()
+        .values_list("item_id", "annotator_id", "round", "label")
+    )
+    return [
+        (item_id, annotator_id, label, *items[item_id][1:])
+        for item_id, annotator_id, round_, label in labels
+        if round_ == items[item_id][0]
+    ]
+
+
 def _probe_pairs(rows: list[tuple]) -> list[tuple[int, int, str, str, str | None]]:
     """(original item id, annotator id, their label on the original, their label on the
     reversed probe, gold of the original or None) from `_probe_rows`."""
+    return [pair[1:] for pair in _probe_pairs_by_probe(rows)]
+
+
+def _probe_pairs_by_probe(rows: list[tuple]) -> list[tuple[int, int, int, str, str, str | None]]:
+    """`_probe_pairs`, each led by the probe's item id."""
     by_item_annotator: dict[tuple[int, int], str] = {}
     cast_by_item: dict[int, list[str]] = defaultdict(list)
     reference: dict[int, str] = {}
@@ -69,22 +118,23 @@ def _probe_pairs(rows: list[tuple]) -> list[tuple[int, int, str, str, str | None
         cast_by_item[item_id].append(label)
         reference[item_id] = ref
     pairs = []
-    for _item_id, annotator_id, label, probe_of, _ref, _source in rows:
+    for item_id, annotator_id, label, probe_of, _ref, _source in rows:
         if not probe_of or label not in LABELS:
             continue
         original_label = by_item_annotator.get((probe_of, annotator_id))
         if original_label is None:
             continue
         gold = reference.get(probe_of) or majority_gold(cast_by_item[probe_of])[0]
-        pairs.append((probe_of, annotator_id, original_label, label, gold))
+        pairs.append((item_id, probe_of, annotator_id, original_label, label, gold))
     return pairs
 
 
 def coherence_by_annotator(project) -> dict[int, dict]:
     """{annotator id: {"probes", "soft", "hard"}}: the per-annotator coherence of the
-    report, keyed by user id (the quality page's column). One query."""
+    report, keyed by user id (the quality page's column). Three queries, the probes and their
+    originals only."""
     pairs: dict[int, list[tuple[str, str, str | None]]] = defaultdict(list)
-    for _original, annotator_id, original_label, label, gold in _probe_pairs(_probe_rows(project)):
+    for _original, annotator_id, original_label, label, gold in _probe_pairs(_probes_and_originals_rows(project)):
         pairs[annotator_id].append((original_label, label, gold))
     return {
         row["annotator"]: {"probes": row["probes"], "soft": row["soft"], "hard": row["hard"]}
@@ -95,10 +145,11 @@ def coherence_by_annotator(project) -> dict[int, dict]:
 def incoherent_probe_answers(project) -> list[tuple[int, int, str, str]]:
     """(original item id, annotator id, label on the original, label on the reversal) for
     every probe answered incoherently: SoftCoh's indicator is 0 (paper §3.1), as with
-    FORWARD on (A, B) and FORWARD on (B, A). One query."""
+    FORWARD on (A, B) and FORWARD on (B, A). Three queries, the probes and their originals
+    only."""
     return [
         (original, annotator_id, original_label, label)
-        for original, annotator_id, original_label, label, _gold in _probe_pairs(_probe_rows(project))
+        for original, annotator_id, original_label, label, _gold in _probe_pairs(_probes_and_originals_rows(project))
         if soft_coherence([(original_label, label)]).coherent == 0
     ]
 
@@ -142,7 +193,7 @@ def coherence_report_for_project(project, *, probe_rate: float, probe_labels: li
     return {
         "coherence": {
             "per_annotator": coherence_rows({names.get(uid, str(uid)): p for uid, p in pairs.items()}),
-            "hard_gold": "imported label of the original pair, else the majority label of its annotators",
+            "hard_gold": HARD_GOLD,
             "probe_rate": probe_rate,
             # Probes reverse the pairs an annotator gave one of these labels (paper §5).
             "probe_labels": list(probe_labels),
@@ -208,3 +259,137 @@ def agreement_compute_per_source(project, job) -> dict:
     return agreement_reports_replace(
         reports, AgreementReport.objects.filter(project=project, level="nominal", scope__has_key="source")
     )
+
+
+# The report kept up to date item by item on the worker (PhrasePairKind.report_counts,
+# services.figures): each item's share of three counters, the report computed from their
+# sums over the project's items — the numbers `coherence_report_for_project` gives. A
+# reversed probe's share holds its pairs' coherence, read with its original's labels, so
+# the worker reads a changed original's probes with it (`probes_of`).
+def phrase_counts(project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+    """{item id: {"labels": {"<source>\t<label>": n}, "imported": {"<source>\t<label>": 1},
+    "coherence": {"<annotator id>\t<figure>": n}, "incoherent": {"<original id>": n}}}: an
+    ordinary item's current-round labels and imported label by source; a probe's pairs per
+    annotator — "probes", "soft" (soft-coherent), "hard_total" (with a gold) and "hard"
+    (hard-coherent) — and its pairs answered incoherently. Five queries at
+    most, whatever the number of ids."""
+    from django.db.models.fields.json import KT
+
+    from annotation.models import Item
+    from annotation.sql import column_in
+
+    shares: dict[int, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+
+    def add(item_id: int, counter: str, key: str, n: int = 1) -> None:
+        if n:
+            keys = shares[item_id][counter]
+            keys[key] = keys.get(key, 0) + n
+
+    rows = _label_rows(item_ids)
+    for item_id, _annotator_id, label, probe_of, _ref, source in rows:
+        if not probe_of and label in LABELS:
+            add(item_id, "labels", f"{source or ''}{SEPARATOR}{label}")
+    for item_id, source, label in (
+        Item.objects.filter(column_in(Item, "id", item_ids), project=project, probe_of__isnull=True)
+        .annotate(source=KT("payload__source"))
+        .exclude(reference_label="")
+        .values_list("pk", "source", "reference_label")
+    ):
+        add(item_id, "imported", f"{source or ''}{SEPARATOR}{label}")
+    probes = {item_id for item_id, _a, label, probe_of, _r, _s in rows if probe_of and label in LABELS}
+    originals = sorted({row[3] for row in rows if row[0] in probes})
+    if originals:
+        # The originals' own labels (ordinary items only: a probe's probe makes no pair),
+        # and only the probes' rows of the ids, each original's read once.
+        given = [row for row in rows if row[0] in probes or (not row[3] and row[0] in originals)]
+        read = {row[0] for row in given}
+        given += [row for row in _label_rows([pk for pk in originals if pk not in read]) if not row[3]]
+        for probe, original, annotator_id, original_label, label, gold in _probe_pairs_by_probe(given):
+            soft = soft_coherence([(original_label, label)]).coherent
+            add(probe, "coherence", f"{annotator_id}{SEPARATOR}probes")
+            add(probe, "coherence", f"{annotator_id}{SEPARATOR}soft", soft)
+            if not soft:  # the original waits for an adjudicator (incoherent_probe_answers)
+                add(probe, "incoherent", str(original))
+            if gold:
+                hard = hard_coherence([(original_label, label, gold)]).coherent
+                add(probe, "coherence", f"{annotator_id}{SEPARATOR}hard_total")
+                add(probe, "coherence", f"{annotator_id}{SEPARATOR}hard", hard)
+    return {item_id: {name: dict(keys) for name, keys in share.items()} for item_id, share in shares.items()}
+
+
+def probes_of(project, item_ids: list[int]) -> list[int]:
+    """The probes of the items `item_ids` (their shares read the originals' labels). One
+    query, by the probes' partial index."""
+    from annotation.models import Item
+    from annotation.sql import column_in
+
+    return list(
+        Item.objects.filter(column_in(Item, "probe_of_id", item_ids), project=project)
+        .order_by()
+        .values_list("pk", flat=True)
+    )
+
+
+def phrase_sections_from_counts(counts: dict[str, dict[str, int]], *, probe_rate: float, probe_labels) -> dict:
+    """`coherence_report_for_project` from the items' `phrase_counts` summed. One query,
+    the annotators' usernames."""
+    from django.contrib.auth import get_user_model
+
+    def table(counter: dict[str, int]) -> list[dict]:
+        sources: dict[str, Counter] = defaultdict(Counter)
+        for key, n in counter.items():
+            source, label = key.rsplit(SEPARATOR, 1)
+            sources[source][label] += n
+        return [
+            {"source": source, "total": sum(c.values()), "labels": {label: c.get(label, 0) for label in LABELS}}
+            for source, c in sorted(sources.items())
+        ]
+
+    people: dict[int, dict[str, int]] = defaultdict(dict)
+    for key, n in counts.get("coherence", {}).items():
+        annotator, figure = key.split(SEPARATOR)
+        people[int(annotator)][figure] = n
+    names = dict(get_user_model().objects.filter(pk__in=sorted(people)).values_list("pk", "username")) if people else {}
+    rows = []
+    for name, figures in sorted(((names.get(pk, str(pk)), f) for pk, f in people.items()), key=lambda row: row[0]):
+        probes, soft = figures.get("probes", 0), figures.get("soft", 0)
+        hard, hard_total = figures.get("hard", 0), figures.get("hard_total", 0)
+        rows.append(
+            {
+                "annotator": name,
+                "probes": probes,
+                "soft": soft / probes if probes else None,
+                "soft_coherent": soft,
+                "hard": hard / hard_total if hard_total else None,
+                "hard_coherent": hard,
+                "hard_total": hard_total,
+            }
+        )
+    return {
+        "coherence": {
+            "per_annotator": rows,
+            "hard_gold": HARD_GOLD,
+            "probe_rate": probe_rate,
+            "probe_labels": list(probe_labels),
+        },
+        "label_distribution": table(counts.get("labels", {})),
+        "imported_label_distribution": table(counts.get("imported", {})),
+    }
+
+
+def coherence_from_counts(counts: dict[str, dict[str, int]]) -> tuple[dict[int, dict], set[int]]:
+    """`coherence_by_annotator` and the originals of `incoherent_probe_answers` from the
+    items' `phrase_counts` summed. No query."""
+    people: dict[int, dict[str, int]] = defaultdict(dict)
+    for key, n in counts.get("coherence", {}).items():
+        annotator, figure = key.split(SEPARATOR)
+        people[int(annotator)][figure] = n
+    coherence = {}
+    for annotator, figures in people.items():
+        probes, hard_total = figures.get("probes", 0), figures.get("hard_total", 0)
+        coherence[annotator] = {
+            "probes": probes,
+            "soft": figures.get("soft", 0) / probes if probes else None,
+            "hard": figures.get("hard", 0) / hard_total if hard_total else None,
+        }
+    return coherence, {int(original) for original, n in counts.get("incoherent", {}).items() if n}

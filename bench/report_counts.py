@@ -1,0 +1,181 @@
+"""Benchmark: the worker's figures run after a few changed items on a large `phrase_pair`
+project, its report sections kept as per-item counts (`Kind.report_counts`) or read whole
+(`Kind.report_sections`, as before they were counted).
+
+Builds a project of --items ordinary items and a tenth as many reversed probes, three
+labels each from 12 annotators (the probes one), stores its figures over every item, then,
+per variant (counted; or the report and the probes' coherence read whole, as before
+they were counted), changes --changed items (a label edited on each, a tenth of them
+probes) and times `project_figures_store(project, changed ids)`: this process's CPU seconds and the
+wall seconds (PostgreSQL's share in the latter); and the report sections alone, computed
+whole and from the kept counts. A script, not a test:
+
+    python bench/report_counts.py --items 10000 100000 [--changed 100] [--keep]
+
+It creates the scratch database `mashov_bench_report_counts` on --server per size and
+drops it unless --keep. Each line prints the load average (the machine may be shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from scratch import admin_sql  # noqa: E402 (bench/ is on sys.path)
+
+LABELS = ("EQUIVALENT", "FORWARD", "BACKWARD", "OPPOSITION", "SIMILAR", "RELATED", "UNRELATED")
+SOURCES = ("images", "headlines", "answers-students")
+ANNOTATORS = 12
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--changed", type=int, default=100)
+    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--database", default="mashov_bench_report_counts")
+    parser.add_argument("--keep", action="store_true", help="leave the last database")
+    return parser.parse_args()
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def build(n_items: int):
+    """The project, its items, probes, claims and labels (bulk inserts through the ORM)."""
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.models import Annotation, Assignment, Item, Membership, Project
+
+    rng = random.Random(7)
+    User = get_user_model()
+    supervisor = User.objects.create_user("bench-sup")
+    people = [User.objects.create_user(f"coder{i:02d}") for i in range(ANNOTATORS)]
+    project = Project.objects.create(
+        slug="counts", name="counts", kind="phrase_pair", language="en", created_by=supervisor,
+        settings={"probe_rate": 0.1},
+    )  # fmt: skip
+    Membership.objects.bulk_create(
+        Membership(project=project, user=user, role="annotator", status="active") for user in people
+    )
+    originals = Item.objects.bulk_create(
+        (Item(project=project, external_id=f"p{i}", position=i, status="complete",
+              payload={"left": f"a {i}", "right": f"b {i}", "source": SOURCES[i % len(SOURCES)]},
+              reference_label=rng.choice(LABELS) if i % 4 else "")
+         for i in range(n_items)),
+        batch_size=5000,
+    )  # fmt: skip
+    probes = Item.objects.bulk_create(
+        (Item(project=project, external_id=f"p{i}~rev", position=n_items + i, status="complete",
+              probe_of=originals[i], payload={"left": f"b {i}", "right": f"a {i}"})
+         for i in range(0, n_items, 10)),
+        batch_size=5000,
+    )  # fmt: skip
+    now = timezone.now()
+    voters = {item.pk: rng.sample(people, 3) for item in originals}
+    claims = [
+        Assignment(project=project, item=item, annotator=person, round=1, status="submitted",
+                   claimed_at=now, expires_at=now, submitted_at=now)
+        for item in originals for person in voters[item.pk]
+    ] + [
+        Assignment(project=project, item=probe, annotator=voters[probe.probe_of_id][0], round=1,
+                   status="submitted", claimed_at=now, expires_at=now, submitted_at=now)
+        for probe in probes
+    ]  # fmt: skip
+    claims = Assignment.objects.bulk_create(claims, batch_size=5000)
+    Annotation.objects.bulk_create(
+        (Annotation(assignment=claim, item_id=claim.item_id, annotator_id=claim.annotator_id, round=1,
+                    value={"label": rng.choice(LABELS)}) for claim in claims),
+        batch_size=5000,
+    )  # fmt: skip
+    return project, originals, probes
+
+
+def change(items, probes, n: int, offset: int) -> list[int]:
+    """A label edited on each of `n` items, a tenth of them probes; their ids."""
+    from annotation.models import Annotation
+
+    chosen = [probes[(offset + i) % len(probes)] if i % 10 == 0 else items[(offset * 7 + i * 13) % len(items)]
+              for i in range(n)]  # fmt: skip
+    for index, item in enumerate(chosen):
+        Annotation.objects.filter(item=item).update(value={"label": LABELS[(offset + index) % len(LABELS)]})
+    return sorted({item.pk for item in chosen})
+
+
+def timed(action) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    action()
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def main() -> int:
+    args = parse_args()
+    os.environ.pop("CELERY_BROKER_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+    os.environ["DATABASE_URL"] = f"{args.server}/{args.database}"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.kinds.phrase.kind import PhrasePairKind
+    from annotation.selectors.figures import FIGURE_SUMS, stored_figures
+    from annotation.services.figures import project_figures_store
+
+    for n_items in args.items:
+        connection.close()
+        admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
+        admin_sql(args.server, f"CREATE DATABASE {args.database}")
+        try:
+            call_command("migrate", verbosity=0)
+            started = time.perf_counter()
+            project, items, probes = build(n_items)
+            with connection.cursor() as cursor:
+                cursor.execute("VACUUM ANALYZE")
+            print(f"{n_items:,} items + {len(probes):,} probes built in {time.perf_counter() - started:.0f} s")
+            cpu, wall = timed(lambda: project_figures_store(project))
+            print(f"  run over every item: {cpu:.2f} s CPU, {wall:.2f} s wall (load {load_average()})")
+            kind = PhrasePairKind()
+            counts = stored_figures(project, FIGURE_SUMS)["report"]
+            for name, action in (
+                ("read whole (Kind.report_sections)", lambda: kind.report_sections(project)),
+                ("from the kept counts", lambda: kind.report_sections_from_counts(project, counts)),
+            ):
+                cpu, wall = timed(action)
+                print(f"  the report sections alone, {name}: {cpu:.2f} s CPU, {wall:.2f} s wall")
+            kept_coherence = PhrasePairKind.coherence_from_counts
+            for offset, (name, counted) in enumerate((("counted", True), ("read whole", False))):
+                ids = change(items, probes, args.changed, offset * 1000)
+                # Read whole: the report, and the probes for the coherence and the
+                # incoherent probes, as before they were counted.
+                PhrasePairKind.report_counted = counted
+                PhrasePairKind.coherence_from_counts = kept_coherence if counted else lambda self, counts: None
+                try:
+                    cpu, wall = timed(lambda ids=ids: project_figures_store(project, ids))
+                finally:
+                    PhrasePairKind.report_counted = True
+                    PhrasePairKind.coherence_from_counts = kept_coherence
+                print(
+                    f"  run after {len(ids)} changed items, report {name}: {cpu:.2f} s CPU, {wall:.2f} s wall"
+                    f" (load {load_average()})"
+                )
+        finally:
+            connection.close()
+            if not args.keep or n_items != args.items[-1]:
+                admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,7 +14,7 @@ def reasons_positions(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0032_item_status_counts"),
+        ("annotation", "0033_item_project_probes_idx"),
     ]
 
     operations = [

@@ -432,6 +432,7 @@ def aggregation_steps(project, timings, changed: int) -> None:
 
 LOOP_QUEUE = f"mashov-bench-loop-{os.getpid()}"
 TASK_DONE = re.compile(r"Task (\S+)\[[^\]]+\] succeeded in ([0-9.]+)s")
+TASK_CPU = re.compile(r"task-cpu (\S+) ([0-9.]+)")
 
 
 class DatabaseBackendsCpu:
@@ -568,7 +569,7 @@ def annotate_loop(args, database: str) -> dict:
     web = start_gunicorn(env, port, args.web_workers)
     worker = start_celery(
         env,
-        ["-A", "config", "worker", "-Q", LOOP_QUEUE, "-n", f"{LOOP_QUEUE}@%h", "-l", "info",
+        ["-A", "bench.loop_worker", "worker", "-Q", LOOP_QUEUE, "-n", f"{LOOP_QUEUE}@%h", "-l", "info",
          "--without-gossip", "--without-mingle"],
         folder / "worker.log",
     )  # fmt: skip
@@ -599,12 +600,16 @@ def annotate_loop(args, database: str) -> dict:
         at_end, pg_at_end, load_end = cpu_seconds(groups, postgres=False), backends.used(), load_average()
         idle_at, at_idle = wait_until_idle(cursor, broker, groups, args.idle_timeout)
         pg_at_idle, load_idle = backends.stop(), load_average()
-        tasks = collections.defaultdict(lambda: [0, 0.0])
+        # Per task: runs, wall seconds, CPU seconds in the pool process (bench/loop_worker.py).
+        tasks = collections.defaultdict(lambda: [0, 0.0, 0.0])
         with open(folder / "worker.log") as log:
             log.seek(log_offset)
-            for match in TASK_DONE.finditer(log.read()):
-                tasks[match[1]][0] += 1
-                tasks[match[1]][1] += float(match[2])
+            logged = log.read()
+        for match in TASK_DONE.finditer(logged):
+            tasks[match[1]][0] += 1
+            tasks[match[1]][1] += float(match[2])
+        for match in TASK_CPU.finditer(logged):
+            tasks[match[1]][2] += float(match[2])
         cursor.execute(
             "SELECT kind, count(*), sum(extract(epoch FROM finished_at - started_at)),"
             " count(*) FILTER (WHERE (result ->> 'full')::boolean), sum((result ->> 'items')::int)"
@@ -695,8 +700,12 @@ def loop_main(args) -> int:
             f" load start/end/idle {' '.join(result['load'])}",
             flush=True,
         )
-        for name, (count, wall) in sorted(result["tasks"].items()):
-            print(f"    task {name}: {count} runs, {wall:.2f} s wall", flush=True)
+        for name, (count, wall, cpu) in sorted(result["tasks"].items()):
+            print(
+                f"    task {name}: {count} runs, {wall:.2f} s wall, {cpu:.2f} s CPU"
+                f" ({1000 * cpu / max(1, count):.1f} ms a run, {1000 * cpu / max(1, result['cycles']):.2f} ms a cycle)",
+                flush=True,
+            )
         for kind, count, wall, full, job_items in result["jobs"]:
             print(
                 f"    job {kind}: {count} ({full or 0} full), {wall or 0:.1f} s wall, {job_items or 0} items read",

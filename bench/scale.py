@@ -13,10 +13,11 @@ exports (JSONL and CSV, `status=all`, every byte read) and an import of --import
 items. A script, not a test:
 
     python bench/scale.py --items 1000000 [--votes 3] [--repeat 3] [--keep] [--reuse]
-        [--skip-job] [--only pages,job,incremental,figures,export,import]
+        [--skip-job] [--only pages,job,incremental,figures,export,import] [--open-percent 5]
 
 Items: 90 % accepted by a 2-of-3 rule, 5 % removed (failed their round, so they wait in the
-adjudication queue), 5 % open with one vote. It creates the scratch database
+adjudication queue), 5 % open with one vote (--open-percent: the last of every hundred
+items open, fewer accepted). It creates the scratch database
 `mashov_bench_scale` on --server and drops it unless --keep; --reuse times an existing one.
 Each step prints the load average beside it (the machine may be shared). Built once with
 `--keep --skip-job`, the job is best timed in a process of its own (`--reuse --keep
@@ -25,6 +26,26 @@ the figures the job stores; `--reuse --keep --only figures --repeat 1` stores th
 without the aggregation methods' run (at 1M items a quarter of an hour instead of about
 an hour; the adjudication queue then shows no methods' labels, which it reads per page
 anyway).
+
+The annotate loop (`--loop db1,db2`: projects built with `--keep`, one after another):
+gunicorn with the production settings over plain HTTP (--web-workers 5), a Celery worker
+(its default concurrency: one process a core) and beat, and --loop-annotators simulated
+annotators (20) doing next → submit on the open items for --seconds (40; build with
+`--open-percent 40` so that the smaller project does not run dry). After a warm-up and
+once the worker is idle, the phase is timed; then the worker is left to finish what the
+phase queued — consensus, the aggregation jobs, what the debounce left to beat's sweep —
+until no task is queued or taken, no job queued or running and no project's aggregation
+behind its changes. Printed per project and side by side with the ratio of the last to
+the first: cycles/s, p95 of next and submit, the CPU per cycle of the web, of the
+PostgreSQL backends of that database, and of the worker during the phase and until idle,
+each task's CPU (bench/loop_worker.py) and the jobs the phase left, with the load average:
+
+    python bench/scale.py --items 10000 --open-percent 40 --keep --only build --database loop10k
+    python bench/scale.py --items 1000000 --open-percent 40 --keep --only build --database loop1m
+    python bench/scale.py --loop loop10k,loop1m --broker redis://127.0.0.1:6379/14
+
+Run the loop within MASHOV_AGGREGATION_FULL_SECONDS (an hour) of the build's aggregation
+job, or the first run of a large project is a full one.
 """
 
 from __future__ import annotations
@@ -87,7 +108,9 @@ def parse_args():
     parser.add_argument("--keep", action="store_true", help="leave the database for another run")
     parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
     parser.add_argument(
-        "--only", default="", help="comma-separated steps: pages, job, incremental, figures, export, import"
+        "--only",
+        default="",
+        help="comma-separated steps: pages, job, incremental, figures, export, import; build: none after the build",
     )
     parser.add_argument(
         "--skip-job", action="store_true", help="build without running the aggregation job (time it with --only job)"
@@ -712,6 +735,8 @@ def loop_main(args) -> int:
                 flush=True,
             )
         print(f"    aggregation runs of one project overlapping: {result['overlapping']}", flush=True)
+        if result["empty_nexts"]:
+            print("    the project ran out of open items: build it with a larger --open-percent", flush=True)
         for error in result["errors"][:3]:
             print("    error:", error, flush=True)
     first, last = results[0], results[-1]

@@ -579,8 +579,6 @@ def annotate_loop(args, database: str) -> dict:
     conn.autocommit = True
     cursor = conn.cursor()
     tokens = loop_accounts(cursor, args.annotators_loop)
-    cursor.execute("SELECT count(*), count(*) FILTER (WHERE status = 'open') FROM annotation_item")
-    items, open_before = cursor.fetchone()
     broker = redis.Redis.from_url(args.broker)
     # No collected static files in a checkout: the production settings' warning, once per process.
     env = production_env(
@@ -611,6 +609,8 @@ def annotate_loop(args, database: str) -> dict:
         # run consensus and an aggregation; then what the warm-up queued is done.
         run_clients(args.client_processes, base, tokens, 3, "annotate", SLUG)
         wait_until_idle(cursor, broker, groups, args.idle_timeout)
+        cursor.execute("SELECT count(*), count(*) FILTER (WHERE status = 'open') FROM annotation_item")
+        items, open_before = cursor.fetchone()
         log_offset = (folder / "worker.log").stat().st_size
         cursor.execute("SELECT now()")
         phase_start_db = cursor.fetchone()[0]

@@ -17,27 +17,28 @@ serves on a free port of 127.0.0.1 only.
 """
 
 import argparse
-import multiprocessing
 import os
-import random
-import resource
 import signal
-import statistics
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import psycopg2
-import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scratch import admin_sql, create_nli_project, free_port, production_env, wait_until_serving  # noqa: E402 (bench/ is on sys.path when run as a script)
-
-LABELS = ("entailment", "neutral", "contradiction")
+from scratch import (  # noqa: E402 (bench/ is on sys.path when run as a script)
+    admin_sql,
+    cpu_seconds,
+    create_nli_project,
+    free_port,
+    production_env,
+    run_clients,
+    start_gunicorn,
+    summarise,
+    wait_until_serving,
+)
 
 # The table of the "write" reference rung (bench/reference_views.py): a foreign key to the
 # user, as every claim and vote has.
@@ -68,132 +69,12 @@ def delete_queue(broker_url: str) -> None:
     client.close()
 
 
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, int(round(q / 100 * (len(ordered) - 1)))))
-    return ordered[index]
-
-
-def annotator_loop(base: str, token: str, deadline: float, mode: str, out: list, errors: list) -> None:
-    session = requests.Session()
-    session.headers["Authorization"] = f"Token {token}"
-    while time.monotonic() < deadline:
-        started = time.perf_counter()
-        try:
-            if mode == "floor":
-                response = session.get(f"{base}/healthz/", timeout=30)
-                ok = response.status_code == 200
-            elif mode == "token":
-                response = session.get(f"{base}/bench/token/", timeout=30)
-                ok = response.status_code == 200
-            elif mode == "write":
-                response = session.post(
-                    f"{base}/bench/write/", json={"value": {"label": random.choice(LABELS)}}, timeout=30
-                )
-                ok = response.status_code == 201
-            else:
-                response = session.get(f"{base}/api/projects/bench/next/", timeout=30)
-                if response.status_code == 204:
-                    out.append(("next-empty", time.perf_counter() - started))
-                    time.sleep(0.05)
-                    continue
-                ok = response.status_code == 200
-                if ok:
-                    out.append(("next", time.perf_counter() - started))
-                    assignment = response.json()["assignment"]
-                    started = time.perf_counter()
-                    response = session.post(
-                        f"{base}/api/assignments/{assignment}/submit/",
-                        json={"value": {"label": random.choice(LABELS)}},
-                        timeout=30,
-                    )
-                    ok = response.status_code == 201
-                    mode_name = "submit"
-                else:
-                    mode_name = "next"
-        except requests.RequestException as exc:
-            errors.append(repr(exc))
-            continue
-        if not ok:
-            errors.append(f"{response.status_code} {response.text[:200]}")
-        else:
-            out.append((mode_name if mode == "annotate" else mode, time.perf_counter() - started))
-
-
-def run_clients(processes: int, base: str, tokens: list[str], seconds: float, mode: str) -> tuple[list, list]:
-    """Threads spread over a few processes, so the client's GIL is not the bottleneck."""
-    chunks = [tokens[i::processes] for i in range(processes)]
-    with multiprocessing.Pool(processes) as pool:
-        results = pool.starmap(client_process, [(base, chunk, seconds, mode) for chunk in chunks if chunk])
-    samples = [sample for part, _ in results for sample in part]
-    errors = [error for _, part in results for error in part]
-    return samples, errors
-
-
-def cpu_seconds(server_group: int) -> dict[str, float]:
-    """CPU time (user + system) used so far by the web server (its process group), by
-    PostgreSQL's processes and by this script's finished children (the client pools), read
-    from /proc: where the two cores went in each phase. Empty where /proc is missing."""
-    tick = os.sysconf("SC_CLK_TCK")
-    used = {"server": 0.0, "postgres": 0.0}
-    try:
-        pids = [pid for pid in os.listdir("/proc") if pid.isdigit()]
-    except FileNotFoundError:
-        return {}
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                name, rest = handle.read().rsplit(")", 1)
-        except OSError:
-            continue
-        fields = rest.split()
-        # Own CPU plus that of the process's finished children: a backend or worker that
-        # exits during a phase moves its CPU to its parent (postmaster, gunicorn arbiter)
-        # instead of vanishing from the sum.
-        seconds = sum(int(value) for value in fields[11:15]) / tick
-        if int(fields[2]) == server_group:
-            used["server"] += seconds
-        elif name.endswith("(postgres"):
-            used["postgres"] += seconds
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    used["client"] = children.ru_utime + children.ru_stime
-    return used
-
-
 def measured_phase(processes: int, base: str, tokens: list[str], seconds: float, mode: str, server_group: int):
     """One phase of the benchmark and the CPU each part of the stack spent on it."""
-    before = cpu_seconds(server_group)
+    before = cpu_seconds({"server": server_group})
     samples, errors = run_clients(processes, base, tokens, seconds, mode)
-    after = cpu_seconds(server_group)
+    after = cpu_seconds({"server": server_group})
     return samples, errors, {part: after[part] - before[part] for part in before}
-
-
-def client_process(base: str, tokens: list[str], seconds: float, mode: str):
-    out: list = []
-    errors: list = []
-    deadline = time.monotonic() + seconds
-    threads = [
-        threading.Thread(target=annotator_loop, args=(base, token, deadline, mode, out, errors)) for token in tokens
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return out, errors
-
-
-def summarise(name: str, latencies: list[float], seconds: float) -> dict:
-    return {
-        "what": name,
-        "requests": len(latencies),
-        "per_s": len(latencies) / seconds,
-        "p50_ms": 1000 * percentile(latencies, 50),
-        "p95_ms": 1000 * percentile(latencies, 95),
-        "p99_ms": 1000 * percentile(latencies, 99),
-        "mean_ms": 1000 * statistics.fmean(latencies) if latencies else float("nan"),
-    }
 
 
 def main() -> int:
@@ -243,23 +124,7 @@ def main() -> int:
     conn.close()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(args.workers),
-            "--log-level",
-            "error",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
+    server = start_gunicorn(env, port, args.workers)
     try:
         wait_until_serving(base)
         # Warm-up, not measured: every gunicorn worker has booted and answered both kinds of

@@ -13,10 +13,11 @@ exports (JSONL and CSV, `status=all`, every byte read) and an import of --import
 items. A script, not a test:
 
     python bench/scale.py --items 1000000 [--votes 3] [--repeat 3] [--keep] [--reuse]
-        [--skip-job] [--only pages,job,incremental,figures,export,import]
+        [--skip-job] [--only pages,job,incremental,figures,export,import] [--open-percent 5]
 
 Items: 90 % accepted by a 2-of-3 rule, 5 % removed (failed their round, so they wait in the
-adjudication queue), 5 % open with one vote. It creates the scratch database
+adjudication queue), 5 % open with one vote (--open-percent: the last of every hundred
+items open, fewer accepted). It creates the scratch database
 `mashov_bench_scale` on --server and drops it unless --keep; --reuse times an existing one.
 Each step prints the load average beside it (the machine may be shared). Built once with
 `--keep --skip-job`, the job is best timed in a process of its own (`--reuse --keep
@@ -25,18 +26,43 @@ the figures the job stores; `--reuse --keep --only figures --repeat 1` stores th
 without the aggregation methods' run (at 1M items a quarter of an hour instead of about
 an hour; the adjudication queue then shows no methods' labels, which it reads per page
 anyway).
+
+The annotate loop (`--loop db1,db2`: projects built with `--keep`, one after another):
+gunicorn with the production settings over plain HTTP (--web-workers 5), a Celery worker
+(its default concurrency: one process a core) and beat, and --loop-annotators simulated
+annotators (20) doing next → submit on the open items for --seconds (40; build with
+`--open-percent 40` so that the smaller project does not run dry). After a warm-up and
+once the worker is idle, the phase is timed; then the worker is left to finish what the
+phase queued — consensus, the aggregation jobs, what the debounce left to beat's sweep —
+until no task is queued or taken, no job queued or running and no project's aggregation
+behind its changes. Printed per project and side by side with the ratio of the last to
+the first: cycles/s, p95 of next and submit, the CPU per cycle of the web, of the
+PostgreSQL backends of that database, and of the worker during the phase and until idle,
+each task's CPU (bench/loop_worker.py) and the jobs the phase left, with the load average:
+
+    python bench/scale.py --items 10000 --open-percent 40 --keep --only build --database loop10k
+    python bench/scale.py --items 1000000 --open-percent 40 --keep --only build --database loop1m
+    python bench/scale.py --loop loop10k,loop1m --broker redis://127.0.0.1:6379/14
+
+Run the loop within MASHOV_AGGREGATION_FULL_SECONDS (an hour) of the build's aggregation
+job, or the first run of a large project is a full one.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import json
 import math
 import os
+import re
 import resource
+import shutil
 import statistics
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,7 +71,19 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from export import payload_of  # noqa: E402 (bench/ is on sys.path)
-from scratch import admin_sql  # noqa: E402
+from scratch import (  # noqa: E402
+    admin_sql,
+    cpu_seconds,
+    free_port,
+    process_cpu,
+    production_env,
+    run_clients,
+    start_celery,
+    start_gunicorn,
+    stop_process,
+    summarise,
+    wait_until_serving,
+)
 
 LABELS = ("entailment", "neutral", "contradiction")
 SLUG = "scale"
@@ -57,6 +95,12 @@ def parse_args():
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--votes", type=int, default=3)
     parser.add_argument("--annotators", type=int, default=30)
+    parser.add_argument(
+        "--open-percent",
+        type=int,
+        default=5,
+        help="share of the items left open with one vote (what the loop annotates)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--import-items", type=int, default=10_000)
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
@@ -64,12 +108,25 @@ def parse_args():
     parser.add_argument("--keep", action="store_true", help="leave the database for another run")
     parser.add_argument("--reuse", action="store_true", help="time an existing database (built with --keep)")
     parser.add_argument(
-        "--only", default="", help="comma-separated steps: pages, job, incremental, figures, export, import"
+        "--only",
+        default="",
+        help="comma-separated steps: pages, job, incremental, figures, export, import; build: none after the build",
     )
     parser.add_argument(
         "--skip-job", action="store_true", help="build without running the aggregation job (time it with --only job)"
     )
     parser.add_argument("--changed", type=int, default=100, help="items changed before an incremental aggregation")
+    parser.add_argument(
+        "--loop", default="", help="comma-separated built databases (--keep) to run the annotate loop on, in order"
+    )
+    parser.add_argument("--seconds", type=float, default=40, help="the loop phase's length")
+    parser.add_argument("--loop-annotators", dest="annotators_loop", type=int, default=20)
+    parser.add_argument("--web-workers", type=int, default=5, help="gunicorn worker processes")
+    parser.add_argument("--client-processes", type=int, default=4)
+    parser.add_argument("--idle-timeout", type=float, default=600, help="seconds to wait for the worker to finish")
+    parser.add_argument(
+        "--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14"), help="Redis for Celery"
+    )
     return parser.parse_args()
 
 
@@ -128,7 +185,7 @@ def _secondary_indexes(cur) -> list[str]:
     return sorted(recreate, key=lambda statement: "FOREIGN KEY" in statement)
 
 
-def build(project, users, n_items: int, votes: int) -> dict[str, float]:
+def build(project, users, n_items: int, votes: int, open_percent: int = 5) -> dict[str, float]:
     """Items, claims, votes, outcomes and decisions of `project`, generated inside
     PostgreSQL (INSERT … SELECT over generate_series: no row passes through Python) with
     the secondary indexes and foreign keys dropped during the load and rebuilt after it,
@@ -178,8 +235,9 @@ def build(project, users, n_items: int, votes: int) -> dict[str, float]:
             " JOIN bench_users u ON u.a = (b.first + j * %s) %% %s",
             [votes - 1, step, len(users)],
         )
-        # Items: 90 % accepted by the k-of-n rule (or removed when no label reached k),
-        # every 20th removed outright, every 20th (offset 19) open with one vote.
+        # Items: `open_percent` % open with one vote (the last ones of every hundred), the
+        # rest accepted by the k-of-n rule (or removed when no label reached k), every 20th
+        # (offset 1) removed outright.
         cur.execute(
             "CREATE TEMP TABLE bench_outcomes AS"
             " SELECT i, c[1] AS c0, c[2] AS c1, c[3] AS c2, greatest(c[1], c[2], c[3]) AS top,"
@@ -189,11 +247,11 @@ def build(project, users, n_items: int, votes: int) -> dict[str, float]:
         )
         cur.execute(
             "CREATE TEMP TABLE bench_status AS"
-            " SELECT b.i, b.truth, o.c0, o.c1, o.c2, o.top, CASE WHEN b.i %% 20 = 19 THEN 'open'"
-            "  WHEN o.top >= %s AND b.i %% 20 <> 18 THEN 'accepted' ELSE 'removed' END AS status,"
-            "  CASE WHEN b.i %% 20 <> 19 AND o.top >= %s AND b.i %% 20 <> 18 THEN m.label ELSE '' END AS gold"
+            " SELECT b.i, b.truth, o.c0, o.c1, o.c2, o.top, CASE WHEN b.i %% 100 >= %(closed)s THEN 'open'"
+            "  WHEN o.top >= %(k)s AND b.i %% 20 <> 1 THEN 'accepted' ELSE 'removed' END AS status,"
+            "  CASE WHEN b.i %% 100 < %(closed)s AND o.top >= %(k)s AND b.i %% 20 <> 1 THEN m.label ELSE '' END AS gold"
             " FROM bench_items b JOIN bench_outcomes o USING (i) JOIN bench_labels m ON m.k = o.mode",
-            [k_needed, k_needed],
+            {"k": k_needed, "closed": 100 - open_percent},
         )
         cur.execute("ANALYZE bench_status; ANALYZE bench_votes")
         phase("votes generated")
@@ -391,8 +449,311 @@ def aggregation_steps(project, timings, changed: int) -> None:
     print(f"    {queries} queries per incremental figures run", flush=True)
 
 
+# The annotate loop on built projects (--loop): the stack as production runs it — gunicorn,
+# a Celery worker and beat — with N annotators doing next → submit on the open items, then
+# the worker left to finish what the phase queued (consensus, aggregation, the sweep).
+
+LOOP_QUEUE = f"mashov-bench-loop-{os.getpid()}"
+TASK_DONE = re.compile(r"Task (\S+)\[[^\]]+\] succeeded in ([0-9.]+)s")
+TASK_CPU = re.compile(r"task-cpu (\S+) ([0-9.]+)")
+
+
+class DatabaseBackendsCpu:
+    """The CPU of the PostgreSQL backends serving one database (pg_stat_activity's
+    `datname`), sampled every `every` seconds on a thread: each backend's CPU since it was
+    first seen (from its start, for one that connects later). Other databases' backends —
+    the server is shared — are not in it; a backend that exits between two samples loses
+    its last fraction of a second (the web's and the worker's connections are persistent)."""
+
+    def __init__(self, server: str, database: str, every: float = 0.2):
+        self.server, self.database, self.every = server, database, every
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.started = False
+
+    def _sample(self, cursor) -> None:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [self.database])
+        with self.lock:
+            for (pid,) in cursor.fetchall():
+                found = process_cpu(pid)
+                if found is None:
+                    continue
+                self.first.setdefault(pid, found[2] if not self.started else 0.0)
+                self.last[pid] = found[2]
+            self.started = True
+
+    def _run(self) -> None:
+        import psycopg2
+
+        conn = psycopg2.connect(f"{self.server}/postgres")
+        conn.autocommit = True
+        with conn.cursor() as cursor:
+            while not self.stopping.is_set():
+                self._sample(cursor)
+                self.stopping.wait(self.every)
+            self._sample(cursor)
+        conn.close()
+
+    def start(self) -> DatabaseBackendsCpu:
+        self.thread.start()
+        while not self.started:
+            time.sleep(0.01)
+        return self
+
+    def used(self) -> float:
+        with self.lock:
+            return sum(self.last[pid] - self.first[pid] for pid in self.last)
+
+    def stop(self) -> float:
+        self.stopping.set()
+        self.thread.join()
+        return self.used()
+
+
+def loop_accounts(cursor, count: int) -> list[str]:
+    """Tokens of the project's first `count` annotators (made now if they have none)."""
+    import secrets
+
+    cursor.execute(
+        "SELECT m.user_id FROM annotation_membership m JOIN auth_user u ON u.id = m.user_id"
+        " JOIN annotation_project p ON p.id = m.project_id"
+        " WHERE p.slug = %s AND m.role = 'annotator' AND m.status = 'active' ORDER BY u.username LIMIT %s",
+        [SLUG, count],
+    )
+    tokens = []
+    for (user_id,) in cursor.fetchall():
+        cursor.execute(
+            "INSERT INTO authtoken_token (key, user_id, created) VALUES (%s, %s, now())"
+            " ON CONFLICT (user_id) DO UPDATE SET key = authtoken_token.key RETURNING key",
+            [secrets.token_hex(20), user_id],
+        )
+        tokens.append(cursor.fetchone()[0])
+    assert len(tokens) == count, f"the project has {len(tokens)} annotators, not {count}"
+    return tokens
+
+
+def worker_idle(cursor, broker, worker_pid: int) -> bool:
+    """Nothing left for the worker: no task in the queue or taken and unacknowledged, no job
+    queued or running, no project whose aggregation change count is ahead of the runs (a
+    change the debounce held back is run by the sweep, up to a minute later)."""
+    if any(broker.llen(key) for key in broker.scan_iter(f"{LOOP_QUEUE}*") if broker.type(key) == b"list"):
+        return False
+    if broker.hlen("unacked"):
+        return False
+    cursor.execute(
+        "SELECT (SELECT count(*) FROM annotation_job WHERE status IN ('queued', 'running'))"
+        " + (SELECT count(*) FROM annotation_project WHERE aggregation_requested > aggregation_done)"
+    )
+    return cursor.fetchone()[0] == 0
+
+
+def wait_until_idle(cursor, broker, groups: dict[str, int], timeout: float) -> tuple[float, dict[str, float]]:
+    """Poll every second until the worker is idle (`worker_idle`) and spent no CPU over the
+    last two seconds; returns (when it first was, monotonic; the CPU of the parts then)."""
+    deadline = time.monotonic() + timeout
+    quiet: list[tuple[float, dict[str, float]]] = []
+    while time.monotonic() < deadline:
+        now, used = time.monotonic(), cpu_seconds(groups, postgres=False)
+        if worker_idle(cursor, broker, groups["worker"]) and (
+            not quiet or used["worker"] - quiet[-1][1]["worker"] < 0.02
+        ):
+            quiet.append((now, used))
+            if len(quiet) == 3:
+                return quiet[0]
+        else:
+            quiet = []
+        time.sleep(1)
+    raise RuntimeError(f"the worker was still busy after {timeout:.0f} s")
+
+
+def annotate_loop(args, database: str) -> dict:
+    """The loop phase on the built database `database` (module docstring): its figures."""
+    import psycopg2
+    import redis
+
+    url = f"{args.server}/{database}"
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    cursor = conn.cursor()
+    tokens = loop_accounts(cursor, args.annotators_loop)
+    broker = redis.Redis.from_url(args.broker)
+    # No collected static files in a checkout: the production settings' warning, once per process.
+    env = production_env(
+        DATABASE_URL=url, CELERY_BROKER_URL=args.broker, CELERY_QUEUE=LOOP_QUEUE, PYTHONWARNINGS="ignore::UserWarning"
+    )
+    folder = Path(tempfile.mkdtemp(prefix="mashov-bench-loop-"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    web = start_gunicorn(env, port, args.web_workers)
+    worker = start_celery(
+        env,
+        ["-A", "bench.loop_worker", "worker", "-Q", LOOP_QUEUE, "-n", f"{LOOP_QUEUE}@%h", "-l", "info",
+         "--without-gossip", "--without-mingle"],
+        folder / "worker.log",
+    )  # fmt: skip
+    beat = start_celery(
+        env, ["-A", "config.beat", "beat", "-l", "warning", "--schedule", str(folder / "beat-schedule")],
+        folder / "beat.log",
+    )  # fmt: skip
+    groups = {"web": web.pid, "worker": worker.pid, "beat": beat.pid}
+    try:
+        wait_until_serving(base)
+        for _ in range(300):
+            if "ready." in (folder / "worker.log").read_text():
+                break
+            time.sleep(0.2)
+        # Warm-up, not measured: every web worker has answered, the worker's processes have
+        # run consensus and an aggregation; then what the warm-up queued is done.
+        run_clients(args.client_processes, base, tokens, 3, "annotate", SLUG)
+        wait_until_idle(cursor, broker, groups, args.idle_timeout)
+        cursor.execute("SELECT count(*), count(*) FILTER (WHERE status = 'open') FROM annotation_item")
+        items, open_before = cursor.fetchone()
+        log_offset = (folder / "worker.log").stat().st_size
+        cursor.execute("SELECT now()")
+        phase_start_db = cursor.fetchone()[0]
+        backends = DatabaseBackendsCpu(args.server, database).start()
+        load_start = load_average()
+        before = cpu_seconds(groups, postgres=False)
+        started = time.monotonic()
+        samples, errors = run_clients(args.client_processes, base, tokens, args.seconds, "annotate", SLUG)
+        ended = time.monotonic()
+        at_end, pg_at_end, load_end = cpu_seconds(groups, postgres=False), backends.used(), load_average()
+        idle_at, at_idle = wait_until_idle(cursor, broker, groups, args.idle_timeout)
+        pg_at_idle, load_idle = backends.stop(), load_average()
+        # Per task: runs, wall seconds, CPU seconds in the pool process (bench/loop_worker.py).
+        tasks = collections.defaultdict(lambda: [0, 0.0, 0.0])
+        with open(folder / "worker.log") as log:
+            log.seek(log_offset)
+            logged = log.read()
+        for match in TASK_DONE.finditer(logged):
+            tasks[match[1]][0] += 1
+            tasks[match[1]][1] += float(match[2])
+        for match in TASK_CPU.finditer(logged):
+            tasks[match[1]][2] += float(match[2])
+        cursor.execute(
+            "SELECT kind, count(*), sum(extract(epoch FROM finished_at - started_at)),"
+            " count(*) FILTER (WHERE (result ->> 'full')::boolean), sum((result ->> 'items')::int)"
+            " FROM annotation_job WHERE created_at >= %s GROUP BY kind ORDER BY kind",
+            [phase_start_db],
+        )
+        jobs = cursor.fetchall()
+        # Never two aggregation jobs of one project at once: overlapping runs of the phase.
+        cursor.execute(
+            "SELECT count(*) FROM annotation_job a JOIN annotation_job b ON a.project_id = b.project_id"
+            " AND a.id < b.id AND a.kind = 'aggregation' AND b.kind = 'aggregation'"
+            " AND a.started_at < b.finished_at AND b.started_at < a.finished_at WHERE a.created_at >= %s",
+            [phase_start_db],
+        )
+        overlapping = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT count(*) FILTER (WHERE status = 'open'), count(*) FILTER (WHERE status = 'deciding') FROM annotation_item"
+        )
+        open_after, deciding_after = cursor.fetchone()
+    finally:
+        for process in (web, worker, beat):
+            stop_process(process)
+        for key in broker.scan_iter(f"{LOOP_QUEUE}*"):
+            broker.delete(key)
+        broker.delete(f"_kombu.binding.{LOOP_QUEUE}")
+        broker.close()
+        conn.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    cycles = sum(1 for kind, _ in samples if kind == "submit")
+    seconds = ended - started
+
+    def per_cycle(used: float) -> float:
+        return 1000 * used / max(1, cycles)
+
+    return {
+        "database": database,
+        "items": items,
+        "open": (open_before, open_after, deciding_after),
+        "cycles": cycles,
+        "cycles_per_s": cycles / seconds,
+        "next_p95": summarise("next", [t for k, t in samples if k == "next"], seconds)["p95_ms"],
+        "submit_p95": summarise("submit", [t for k, t in samples if k == "submit"], seconds)["p95_ms"],
+        "empty_nexts": sum(1 for kind, _ in samples if kind == "next-empty"),
+        "errors": errors,
+        "web_ms": per_cycle(at_end["web"] - before["web"]),
+        "postgres_ms": per_cycle(pg_at_end),
+        "postgres_idle_ms": per_cycle(pg_at_idle),
+        "worker_phase_ms": per_cycle(at_end["worker"] - before["worker"]),
+        "worker_ms": per_cycle(at_idle["worker"] - before["worker"]),
+        "beat_ms": per_cycle(at_idle["beat"] - before["beat"]),
+        "idle_after_s": idle_at - ended,
+        "load": (load_start, load_end, load_idle),
+        "tasks": dict(tasks),
+        "jobs": jobs,
+        "overlapping": overlapping,
+    }
+
+
+LOOP_ROWS = (
+    ("cycles/s (next → submit pairs)", "cycles_per_s", "{:.0f}"),
+    ("next p95 ms", "next_p95", "{:.1f}"),
+    ("submit p95 ms", "submit_p95", "{:.1f}"),
+    ("web CPU per cycle, ms", "web_ms", "{:.2f}"),
+    ("PostgreSQL CPU per cycle (the phase), ms", "postgres_ms", "{:.2f}"),
+    ("PostgreSQL CPU per cycle (until idle), ms", "postgres_idle_ms", "{:.2f}"),
+    ("worker CPU per cycle (the phase), ms", "worker_phase_ms", "{:.2f}"),
+    ("worker CPU per cycle incl. deferred work, ms", "worker_ms", "{:.2f}"),
+    ("beat CPU per cycle, ms", "beat_ms", "{:.3f}"),
+    ("worker idle after the phase, s", "idle_after_s", "{:.0f}"),
+)
+
+
+def loop_main(args) -> int:
+    """--loop: the annotate loop on each database of the list, one after another, then the
+    figures side by side and the ratio of the last to the first."""
+    results = []
+    for database in args.loop.split(","):
+        print(
+            f"annotate loop on {database}: {args.annotators_loop} annotators, {args.seconds:.0f} s, load {load_average()}",
+            flush=True,
+        )
+        result = annotate_loop(args, database)
+        results.append(result)
+        open_before, open_after, deciding = result["open"]
+        print(
+            f"  {result['items']:,} items, open {open_before:,} → {open_after:,} (deciding {deciding});"
+            f" {result['cycles']:,} cycles, {result['empty_nexts']} empty nexts, {len(result['errors'])} errors;"
+            f" load start/end/idle {' '.join(result['load'])}",
+            flush=True,
+        )
+        for name, (count, wall, cpu) in sorted(result["tasks"].items()):
+            print(
+                f"    task {name}: {count} runs, {wall:.2f} s wall, {cpu:.2f} s CPU"
+                f" ({1000 * cpu / max(1, count):.1f} ms a run, {1000 * cpu / max(1, result['cycles']):.2f} ms a cycle)",
+                flush=True,
+            )
+        for kind, count, wall, full, job_items in result["jobs"]:
+            print(
+                f"    job {kind}: {count} ({full or 0} full), {wall or 0:.1f} s wall, {job_items or 0} items read",
+                flush=True,
+            )
+        print(f"    aggregation runs of one project overlapping: {result['overlapping']}", flush=True)
+        if result["empty_nexts"]:
+            print("    the project ran out of open items: build it with a larger --open-percent", flush=True)
+        for error in result["errors"][:3]:
+            print("    error:", error, flush=True)
+    first, last = results[0], results[-1]
+    header = " | ".join(f"{r['items']:,} items" for r in results)
+    print(f"\n| {args.annotators_loop} annotators, {args.seconds:.0f} s | {header} | ratio |")
+    print("|---|" + "---|" * (len(results) + 1))
+    for name, key, fmt in LOOP_ROWS:
+        ratio = last[key] / first[key] if first[key] else float("nan")
+        print(f"| {name} | {' | '.join(fmt.format(r[key]) for r in results)} | {ratio:.2f}× |")
+    print(f"| load average (1/5/15 min) at the end of the phase | {' | '.join(r['load'][1] for r in results)} | |")
+    return 0 if not any(r["errors"] or r["overlapping"] for r in results) else 1
+
+
 def main() -> int:
     args = parse_args()
+    if args.loop:
+        return loop_main(args)
     url = f"{args.server}/{args.database}"
     if not args.reuse:
         admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
@@ -429,7 +790,7 @@ def main() -> int:
             Membership.objects.bulk_create(
                 Membership(project=project, user=u, role="annotator", status="active") for u in users
             )
-            build(project, users, args.items, args.votes)
+            build(project, users, args.items, args.votes, args.open_percent)
             print(
                 f"built {args.items:,} items × {args.votes} votes in {time.perf_counter() - started:.1f} s"
                 f" (load {load_average()})",

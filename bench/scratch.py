@@ -3,6 +3,7 @@ they start on 127.0.0.1."""
 
 import io
 import json
+import os
 import secrets
 import socket
 import subprocess
@@ -129,3 +130,191 @@ def wait_until_serving(base: str, attempts: int = 150) -> None:
         except requests.RequestException:
             time.sleep(0.2)
     raise RuntimeError(f"{base} did not answer")
+
+
+# The simulated annotators (bench/annotate.py, bench/scale.py --loop): each a thread with a
+# session of its own, requesting in a loop with no pause until its deadline.
+
+LABELS = ("entailment", "neutral", "contradiction")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, int(round(q / 100 * (len(ordered) - 1)))))
+    return ordered[index]
+
+
+def annotator_loop(base: str, token: str, deadline: float, mode: str, out: list, errors: list, slug: str) -> None:
+    """One annotator until `deadline`: `mode` "floor", "token" or "write" requests one of the
+    reference views (bench/reference_views.py); "annotate" does next → submit on project
+    `slug`. Appends (kind, seconds) to `out`, failures to `errors`."""
+    import random
+
+    import requests
+
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {token}"
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        try:
+            if mode == "floor":
+                response = session.get(f"{base}/healthz/", timeout=30)
+                ok = response.status_code == 200
+            elif mode == "token":
+                response = session.get(f"{base}/bench/token/", timeout=30)
+                ok = response.status_code == 200
+            elif mode == "write":
+                response = session.post(
+                    f"{base}/bench/write/", json={"value": {"label": random.choice(LABELS)}}, timeout=30
+                )
+                ok = response.status_code == 201
+            else:
+                response = session.get(f"{base}/api/projects/{slug}/next/", timeout=30)
+                if response.status_code == 204:
+                    out.append(("next-empty", time.perf_counter() - started))
+                    time.sleep(0.05)
+                    continue
+                ok = response.status_code == 200
+                if ok:
+                    out.append(("next", time.perf_counter() - started))
+                    assignment = response.json()["assignment"]
+                    started = time.perf_counter()
+                    response = session.post(
+                        f"{base}/api/assignments/{assignment}/submit/",
+                        json={"value": {"label": random.choice(LABELS)}},
+                        timeout=30,
+                    )
+                    ok = response.status_code == 201
+                    mode_name = "submit"
+                else:
+                    mode_name = "next"
+        except requests.RequestException as exc:
+            errors.append(repr(exc))
+            continue
+        if not ok:
+            errors.append(f"{response.status_code} {response.text[:200]}")
+        else:
+            out.append((mode_name if mode == "annotate" else mode, time.perf_counter() - started))
+
+
+def client_process(base: str, tokens: list[str], seconds: float, mode: str, slug: str):
+    import threading
+
+    out: list = []
+    errors: list = []
+    deadline = time.monotonic() + seconds
+    threads = [
+        threading.Thread(target=annotator_loop, args=(base, token, deadline, mode, out, errors, slug))
+        for token in tokens
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return out, errors
+
+
+def run_clients(
+    processes: int, base: str, tokens: list[str], seconds: float, mode: str, slug: str = "bench"
+) -> tuple[list, list]:
+    """Threads spread over a few processes, so the client's GIL is not the bottleneck."""
+    import multiprocessing
+
+    chunks = [tokens[i::processes] for i in range(processes)]
+    with multiprocessing.Pool(processes) as pool:
+        results = pool.starmap(client_process, [(base, chunk, seconds, mode, slug) for chunk in chunks if chunk])
+    samples = [sample for part, _ in results for sample in part]
+    errors = [error for _, part in results for error in part]
+    return samples, errors
+
+
+def summarise(name: str, latencies: list[float], seconds: float) -> dict:
+    import statistics
+
+    return {
+        "what": name,
+        "requests": len(latencies),
+        "per_s": len(latencies) / seconds,
+        "p50_ms": 1000 * percentile(latencies, 50),
+        "p95_ms": 1000 * percentile(latencies, 95),
+        "p99_ms": 1000 * percentile(latencies, 99),
+        "mean_ms": 1000 * statistics.fmean(latencies) if latencies else float("nan"),
+    }
+
+
+def process_cpu(pid: int | str) -> tuple[str, int, float] | None:
+    """(name, process group, CPU seconds: user + system, its own and that of its finished
+    children) of a process, from /proc; None when it is gone. A backend or worker that
+    exits moves its CPU to its parent (postmaster, gunicorn arbiter, Celery's main process)
+    instead of vanishing from a sum over a process group."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            name, rest = handle.read().rsplit(")", 1)
+    except OSError:
+        return None
+    fields = rest.split()
+    return name.split("(", 1)[-1], int(fields[2]), sum(int(value) for value in fields[11:15]) / CLOCK_TICKS
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(groups: dict[str, int], *, postgres: bool = True) -> dict[str, float]:
+    """CPU time used so far by each process group of `groups` (part name → group id: a server
+    started in a session of its own), by every PostgreSQL process when `postgres`, and by
+    this script's finished children (the client pools), read from /proc: where the cores
+    went in a phase. Empty where /proc is missing."""
+    import resource
+
+    used = {**dict.fromkeys(groups, 0.0), **({"postgres": 0.0} if postgres else {})}
+    try:
+        pids = [pid for pid in os.listdir("/proc") if pid.isdigit()]
+    except FileNotFoundError:
+        return {}
+    part_of = {group: part for part, group in groups.items()}
+    for pid in pids:
+        found = process_cpu(pid)
+        if found is None:
+            continue
+        name, group, seconds = found
+        if group in part_of:
+            used[part_of[group]] += seconds
+        elif postgres and name == "postgres":
+            used["postgres"] += seconds
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used["client"] = children.ru_utime + children.ru_stime
+    return used
+
+
+def start_gunicorn(env: dict, port: int, workers: int, log_level: str = "error") -> subprocess.Popen:
+    """gunicorn serving the project on 127.0.0.1:`port`, in a session of its own (its
+    process group id is its pid: cpu_seconds sums its workers by it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(workers), "--log-level", log_level],
+        cwd=ROOT, env=env, start_new_session=True,
+    )  # fmt: skip
+
+
+def start_celery(env: dict, arguments: list[str], log_path: Path) -> subprocess.Popen:
+    """`celery -A …` (a worker or beat) in a session of its own, logging to `log_path`."""
+    with open(log_path, "w") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "celery", *arguments],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+
+def stop_process(process: subprocess.Popen, timeout: float = 30) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout` seconds."""
+    import signal
+
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

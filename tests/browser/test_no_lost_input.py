@@ -190,8 +190,16 @@ def slow_submit(monkeypatch):
     monkeypatch.setattr(SubmitView, "post", post)
 
 
+# Each interface language with a project's pairs in it: a Hebrew and a Persian project.
+BUSY_PAIRS = {
+    "he": ("צמדים", lambda i: {"id": f"b{i}", "left": f"בית ספר {i}", "right": f"בית הספר היסודי {i}"}),
+    "fa": ("جفت‌ها", lambda i: {"id": f"b{i}", "left": f"مدرسه {i}", "right": f"مدرسهٔ ابتدایی {i}"}),
+}
+
+
+@pytest.mark.parametrize("language", BUSY_PAIRS)
 @pytest.mark.parametrize("size", WIDTHS)
-def test_a_label_key_pressed_while_busy_is_refused_visibly(world, page, artifacts_dir, slow_submit, size):
+def test_a_label_key_pressed_while_busy_is_refused_visibly(world, page, artifacts_dir, slow_submit, size, language):
     from django.contrib.auth import get_user_model
 
     from annotation.models import Annotation, Membership
@@ -199,16 +207,18 @@ def test_a_label_key_pressed_while_busy_is_refused_visibly(world, page, artifact
     from annotation.services.projects import project_create
 
     admin = get_user_model().objects.get(username="comfort-admin")
-    project = project_create(actor=admin, slug="he-busy-phrase", name="צמדים", kind="phrase_pair", language="he",
+    name, row = BUSY_PAIRS[language]
+    slug = f"{language}-busy-phrase"
+    project = project_create(actor=admin, slug=slug, name=name, kind="phrase_pair", language=language,
                              settings={"labels_per_item": 1, "probe_rate": 0.0})  # fmt: skip
     Membership.objects.create(project=project, user=world["people"]["eli"], role="annotator", status="active")
-    rows = [{"id": f"b{i}", "left": f"בית ספר {i}", "right": f"בית הספר היסודי {i}"} for i in range(3)]
-    assert items_import(project=project, data=_jsonl(rows), fmt="jsonl").created == 3
+    assert items_import(project=project, data=_jsonl([row(i) for i in range(3)]), fmt="jsonl").created == 3
     base = world["url"]
     page.set_viewport_size(WIDTHS[size])
-    hebrew(page, base)
+    page.context.add_cookies([{"name": "django_language", "value": language, "url": base}])
     login(page, base, "eli")
-    page.goto(f"{base}/p/he-busy-phrase/annotate/")
+    page.goto(f"{base}/p/{slug}/annotate/")
+    assert page.evaluate("document.documentElement.dir") == "rtl"
     page.wait_for_function("() => document.getElementById('left').textContent.length > 0")
     first = page.locator("#left").text_content()
     page.keyboard.press("Digit1")
@@ -220,7 +230,7 @@ def test_a_label_key_pressed_while_busy_is_refused_visibly(world, page, artifact
     assert note.is_visible() and note.text_content() == page.locator("#msg-busy-refused").text_content()
     box = note.bounding_box()
     assert 0 <= box["y"] and box["y"] + box["height"] <= WIDTHS[size]["height"]  # seen without scrolling
-    shoot(page, artifacts_dir, f"busy_refused_{size}")
+    shoot(page, artifacts_dir, f"busy_refused_{language}_{size}")
     page.wait_for_function("(f) => document.getElementById('left').textContent !== f", arg=first)
     page.wait_for_function("() => document.getElementById('busy-note').hidden")
     assert [a.value["label"] for a in Annotation.objects.filter(item__project=project)] == ["EQUIVALENT"]

@@ -100,7 +100,8 @@ def decisions_after(project: Project, last_id: int, at_most: int) -> int:
 def model_retrain_if_due(project_id: int) -> None:
     """After decisions of the project commit: queue a training run once `retrain_every` new
     decisions have been made since the latest built-in set (or since none)."""
-    project = Project.objects.filter(pk=project_id).first()
+    # Called after every commit that decided items: read only what says whether training is on.
+    project = Project.objects.filter(pk=project_id).only("pk", "kind", "settings", "language").first()
     if project is None:
         return
     every = get_kind(project.kind).project_settings(project).get("retrain_every") or 0
@@ -108,7 +109,7 @@ def model_retrain_if_due(project_id: int) -> None:
         return
     latest = PredictionSet.objects.filter(project=project, source=PredictionSet.Source.BUILT_IN).first()
     if decisions_after(project, latest.last_decision if latest is not None else 0, every) >= every:
-        model_train_start(project)
+        model_train_start(Project.objects.get(pk=project_id))
 
 
 def model_train_job(job: Job) -> dict:

@@ -108,7 +108,7 @@ from annotation.services.decisions import (
     pool_method_deciding,
 )
 from annotation.services.figures import project_figures_store
-from annotation.services.tasks_queue import enqueue_on_commit
+from annotation.services.tasks_queue import enqueue_on_commit, enqueue_rollback_unsafe
 from annotation.sql import column_in
 
 logger = logging.getLogger(__name__)
@@ -136,6 +136,27 @@ def aggregation_request_on_commit(project_id: int, item_ids: Iterable[int] | Non
     counts the change and decides whether a job is needed (`aggregation_request`)."""
     ids = None if item_ids is None else sorted(set(item_ids))
     enqueue_on_commit("annotation.tasks.request_aggregation", project_id, ids)
+
+
+def aggregation_request_after_commit(project_id: int, item_ids: Iterable[int]) -> None:
+    """`aggregation_request_on_commit` for a caller that runs on the worker already (the
+    consensus task): the request is made here, in this process, once the surrounding
+    transaction commits, instead of by a task queued to make it. The same function under
+    the same lock, so the debounce and the one job of a project at a time hold alike; on the
+    embedded default the queued task ran in-process anyway. A request that fails is handed
+    to that task, which retries it, so the change is not lost with the attempt."""
+    ids = sorted(set(item_ids))
+
+    def ask() -> None:
+        try:
+            aggregation_request(project_id, item_ids=ids)
+        except Exception:
+            logger.warning(
+                "aggregation request for project %s failed here; queued as a task", project_id, exc_info=True
+            )
+            enqueue_rollback_unsafe("annotation.tasks.request_aggregation", project_id, ids)
+
+    transaction.on_commit(ask)
 
 
 def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[int] | None = None) -> Job | None:

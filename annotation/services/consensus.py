@@ -25,12 +25,13 @@ from collections import defaultdict
 from typing import Iterable
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from annotation.kinds.registry import get_kind, installed_kind, kinds_aggregating_by_consensus
 from annotation.metrics.consensus import ACCEPTED, PENDING, ConsensusResult, decide_round
 from annotation.models import Annotation, ConsensusOutcome, Item, Project
-from annotation.services.aggregation import aggregation_request_on_commit
+from annotation.services.aggregation import aggregation_request_after_commit, aggregation_request_on_commit
 from annotation.services.decisions import (
     RANK_ROUND_RULE,
     Verdict,
@@ -47,6 +48,13 @@ from annotation.services.tasks_queue import enqueue_on_commit, enqueue_rollback_
 BATCH_SIZE = 10_000
 # A sweep enqueues at most this many items; the next sweep takes the rest.
 SWEEP_LIMIT = 500_000
+
+
+# What the per-item path reads of the item it locks (decision_record saves its gold and
+# status by name, so the other columns can stay unread).
+_LOCKED_ITEM_FIELDS = ("id", "project_id", "round", "status", "reference_label", "author_id", "gold_label")
+# The outcome of the locked item's current round, if stored.
+_round_outcome = ConsensusOutcome.objects.filter(item_id=OuterRef("pk"), round=OuterRef("round")).order_by()
 
 
 def consensus_enqueue_on_commit(item_id: int) -> None:
@@ -87,21 +95,37 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
     serialise on the item's row lock; the unique (item, round) key backs that up. When the
     project's chosen method is a pool method, the round waits (`deciding`) for the
     aggregation job instead (services.decisions). An item of a project whose kind is not
-    installed is left complete and undecided."""
+    installed is left complete and undecided. Once the decision commits, the project's
+    aggregation is asked for here, in this run (`aggregation_request_after_commit`): this
+    runs on the worker already, so a task queued only to ask would cost the worker a
+    second task per closed round."""
     with transaction.atomic():
-        item = Item.objects.select_for_update().select_related("project").filter(pk=item_id).first()
+        # The lock, the project's kind and settings, and whether the round has its outcome
+        # already, in one statement; only the columns this step reads (the payload and the
+        # project's texts are not).
+        item = (
+            Item.objects.select_for_update()
+            .select_related("project")
+            .only(*_LOCKED_ITEM_FIELDS, "project__kind", "project__settings")
+            .annotate(round_outcome_id=Subquery(_round_outcome.values("pk")[:1]))
+            .filter(pk=item_id)
+            .first()
+        )
         if item is None:
             return None
-        existing = ConsensusOutcome.objects.filter(item=item, round=item.round).first()
-        if item.status != Item.Status.COMPLETE or existing is not None:
-            return existing
+        if item.status != Item.Status.COMPLETE:
+            # Read afresh: the subquery's snapshot predates a wait for the lock, and the
+            # holder may have decided the round (the savepoint below covers the other case).
+            return ConsensusOutcome.objects.filter(item=item, round=item.round).first()
+        if item.round_outcome_id is not None:
+            return ConsensusOutcome.objects.filter(pk=item.round_outcome_id).first()
         kind = installed_kind(item.project.kind)
         if kind is None:  # the kind left the site: the item waits, undecided, for its return
             return None
         settings = kind.settings_for(item.project.settings)
         if pool_method_deciding(kind, settings):
             round_progress(item, Item.Status.DECIDING)
-            aggregation_request_on_commit(item.project_id, [item.pk])
+            aggregation_request_after_commit(item.project_id, [item.pk])
             return None
         labels = [
             value.get("label")
@@ -129,7 +153,7 @@ def consensus_compute_for_item(item_id: int) -> ConsensusOutcome | None:
             ),
             confidence=result.agreement,
         )
-        aggregation_request_on_commit(item.project_id, [item.pk])
+        aggregation_request_after_commit(item.project_id, [item.pk])
         return outcome
 
 

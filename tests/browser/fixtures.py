@@ -178,7 +178,30 @@ def page(browser_context):
     settle = settle_before_closing(page)
     yield page
     settle()
+    leave_while_followed(page)
+    settle()
     page.close()
+
+
+# What a tab going away does to the page, done while its requests are still followed: the
+# handlers of `pagehide` and of `visibilitychange` to hidden send what is unsaved (a draft,
+# a comment typed after a grade) with keepalive. Sent by page.close() instead, such a
+# request reaches the server after the fixture stopped waiting, and deadlocks with the
+# flush of the test's database. Run here, they find nothing left to send when it closes.
+_LEAVE = """() => {
+  Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true });
+  document.dispatchEvent(new Event("visibilitychange"));
+  window.dispatchEvent(new PageTransitionEvent("pagehide", { persisted: false }));
+}"""
+
+
+def leave_while_followed(page) -> None:
+    if page.is_closed():
+        return
+    try:
+        page.evaluate(_LEAVE)
+    except Exception:  # noqa: BLE001 - a page gone or navigating has no handlers left to run
+        return
 
 
 @pytest.fixture

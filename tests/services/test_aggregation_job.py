@@ -74,11 +74,12 @@ def stored(project):
 @pytest.mark.postgres
 @pytest.mark.worker
 def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(transactional_db, make_user, celery_worker):
+    from django.db.models import F
     from django.utils import timezone
 
     from annotation.kinds.registry import get_kind
     from annotation.metrics.aggregation import aggregate
-    from annotation.models import AnnotatorCompetence, Item, Job
+    from annotation.models import AnnotatorCompetence, Item, Job, Project
     from annotation.services.aggregation import aggregation_sweep
     from tests.services.vote_reference import project_votes
 
@@ -88,9 +89,12 @@ def test_rounds_request_the_job_on_the_worker_and_gold_follows_dawid_skene(trans
     assert set(Item.objects.filter(project=project).values_list("status", flat=True)) <= {"deciding", "complete"}
     # The first completion requested a job; later ones within the debounce were folded in.
     wait_until(lambda: Job.objects.filter(project=project, kind="aggregation", status="done").exists(), timeout=120)
-    # As if the debounce had passed: the periodic sweep requests the rest.
+    # As if the debounce had passed: the periodic sweep requests the rest. Whether the first
+    # run left changes behind depends on when the worker took it (on a busy machine every
+    # round may have closed before it began); the sweep queues a run exactly when it did.
     Job.objects.filter(project=project, kind="aggregation").update(created_at=timezone.now() - timedelta(minutes=5))
-    assert aggregation_sweep() == 1
+    left = Project.objects.filter(pk=project.pk, aggregation_requested__gt=F("aggregation_done")).exists()
+    assert aggregation_sweep() == int(left)
     wait_until(lambda: not Job.objects.filter(project=project, kind="aggregation").exclude(status="done").exists()
                and len(stored(project)) == 12 * len(METHODS), timeout=120)  # fmt: skip
     assert aggregation_sweep() == 0  # nothing left without an aggregate

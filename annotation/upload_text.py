@@ -200,18 +200,6 @@ def refuse_not_utf8(line: int, byte: int) -> NoReturn:
     ) from None
 
 
-def decode_upload(data: bytes) -> str:
-    """UTF-8 text, whole (a leading BOM is dropped: it marks the encoding, it is not
-    content). A file in another encoding is one error for the file, saying which encoding
-    it seems to be in, rather than one error per row."""
-    refuse_utf16(data)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        refuse_not_utf8(data.count(b"\n", 0, exc.start) + 1, exc.start)
-    return text.removeprefix("\ufeff")
-
-
 def utf16_without_bom(data: bytes) -> str | None:
     """The byte order ("little" or "big") of a file that looks like UTF-16 without a
     byte-order mark, else None. In UTF-16 every ASCII character (line ends, delimiters,

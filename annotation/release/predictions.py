@@ -18,7 +18,7 @@ from annotation.kinds.base import EvaluationScorer
 from annotation.metrics.text import first_forbidden_string
 from annotation.models import Project
 from annotation.rows import read_csv_records, read_jsonl_records
-from annotation.upload_text import decode_upload
+from annotation.upload_text import UploadText
 from annotation.wording import fault_text, join_list
 
 FORMATS = ("jsonl", "csv", "squad")
@@ -133,7 +133,7 @@ def read_predictions(
         raise InvalidInput(
             _("the file is larger than %(bytes)s bytes") % {"bytes": settings.MASHOV_MAX_IMPORT_BYTES}, field="file"
         )
-    text = decode_upload(data)
+    text = UploadText.checked(data).read()
     if not text.strip():
         raise InvalidInput(_("the file is empty"), field="file")
     fmt = _format_of(text, filename, fmt, scorer)

@@ -21,13 +21,24 @@ PIECES = [b"\n", b"\r", b"\r\n", b'"', b",", b"\t", b"\\", b"u", b"a", b" ", "ש
           b"\x00", b"\xff", b"\xd7", "\u2028".encode()]  # fmt: skip
 
 
+def _decode_whole(data: bytes) -> str:
+    """The reference: the whole file decoded at once, refused as the product refuses."""
+    from annotation.upload_text import refuse_not_utf8, refuse_utf16
+
+    refuse_utf16(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        refuse_not_utf8(data.count(b"\n", 0, exc.start) + 1, exc.start)
+    return text.removeprefix("\ufeff")
+
+
 def _whole(data: bytes):
     """What the whole decode gave: the text, or the refusal's message."""
     from annotation.services.imports import row_count_bound, strings_to_check
-    from annotation.upload_text import decode_upload
 
     try:
-        text = decode_upload(data)
+        text = _decode_whole(data)
     except InvalidInput as exc:
         return ("refused", exc.errors[0].message)
     return (text, row_count_bound(text), strings_to_check("jsonl", text))

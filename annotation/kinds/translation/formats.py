@@ -201,7 +201,7 @@ def translation_import_lchaim(
     from annotation.errors import Conflict
     from annotation.models import Annotation, Item, Project
     from annotation.services.imports import MAX_LISTED_ERRORS, store_rows, validate_rows
-    from annotation.upload_text import decode_upload
+    from annotation.upload_text import UploadText
 
     if project.kind != "translation_rating":
         raise InvalidInput(gettext("the LCHAIM import is for translation rating projects"), field="kind")
@@ -209,7 +209,7 @@ def translation_import_lchaim(
 
     def text(data: bytes, field: str) -> str:
         try:
-            return decode_upload(data)
+            return UploadText.checked(data).read()
         except InvalidInput as exc:
             raise InvalidInput(exc.message, field=field) from None
 

@@ -47,7 +47,7 @@ class RecyclingWorker(SyncWorker):
 
     def wait(self, timeout):
         ready = super().wait(min(timeout, IDLE_SECONDS))
-        # None: the whole wait passed without a request (or the master's wake-up).
+        # None: the whole wait passed with no connection and no signal from the master.
         if ready is None and self.alive and self.forked_kib is not None:
             copied = private_kib() - self.forked_kib
             if copied > MARGIN_KIB:

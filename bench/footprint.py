@@ -11,11 +11,13 @@ Redis are the machine's shared servers; their PSS is printed apart.
 Then it generates an nli_relabel project (--walk-items items, 3 votes each), requests every
 URL of the URLconf that takes no argument or the project's slug as its supervisor,
 --walk-rounds times over, and prints what each web worker kept: its private memory (USS)
-before, after the first walk and after the last. Last, unless --skip-disk, it installs
+before, after the first walk, after the last, and after --rest seconds without a request
+(config/web_worker.py replaces a worker left idle with the master's pages copied), with the
+stack's memory after the walk and after the rest. Last, unless --skip-disk, it installs
 requirements.txt into a fresh virtualenv and prints its size beside the project's own files.
 A script, not a test:
 
-    python bench/footprint.py [--idle 10] [--web-workers 5] [--walk-items 2000] [--skip-disk]
+    python bench/footprint.py [--idle 10] [--web-workers 5] [--walk-items 2000] [--rest 30] [--skip-disk]
 
 It creates (and drops) the scratch database `mashov_bench_footprint` on --server, collects
 the static files into the project's staticfiles/ (as the image's build does), serves on a
@@ -39,6 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scratch import admin_sql, create_nli_project, free_port, production_env, wait_until_serving  # noqa: E402 (bench/ is on sys.path when run as a script)
+
+from config.web_worker import private_kib  # noqa: E402
 
 
 def memory_kib(pid: int) -> tuple[int, int]:
@@ -92,16 +96,6 @@ def tree_size_mib(path: Path, skip: tuple[str, ...] = ()) -> float:
     return total / 2**20
 
 
-def private_kib(pid: int) -> int:
-    """Memory only this process holds (its private pages, USS), from smaps_rollup."""
-    total = 0
-    with open(f"/proc/{pid}/smaps_rollup") as handle:
-        for line in handle:
-            if line.startswith(("Private_Clean:", "Private_Dirty:")):
-                total += int(line.split()[1])
-    return total
-
-
 def compose_commands(scratch: Path) -> dict[str, list[str]]:
     """docker-compose.yml's commands of the services that run the Mashov image, as run here:
     one web (one replica's memory), the bench's queues, errors-only logs; not the one-shot
@@ -153,9 +147,16 @@ print(json.dumps({"session": client.cookies[settings.SESSION_COOKIE_NAME].value,
 """
 
 
+def web_workers_memory(master: int) -> dict[int, int]:
+    """The private memory (KiB) of each of the web master's workers, by pid."""
+    workers = sorted(set(processes(lambda group, _command: group == master)) - {master})
+    return {pid: private_kib(pid) for pid in workers}
+
+
 def walk_supervisor_pages(env: dict, base: str, master: int, items: int, rounds: int) -> dict:
     """Generate a project, request every page of it as its supervisor `rounds` times, and
-    return the web workers' private memory (KiB) before, after the first walk and after the last."""
+    return the web workers' private memory (KiB, by pid) before, after the first walk and
+    after the last."""
     import requests
 
     slug = "footprint"
@@ -171,8 +172,7 @@ def walk_supervisor_pages(env: dict, base: str, master: int, items: int, rounds:
     found = json.loads(output.strip().splitlines()[-1])
     session = requests.Session()
     session.cookies.set("sessionid", found["session"])
-    workers = sorted(set(processes(lambda group, _command: group == master)) - {master})
-    memory = {"before": {pid: private_kib(pid) for pid in workers}}
+    memory = {"before": web_workers_memory(master)}
     statuses: dict[int, list[str]] = {}
     for walk in range(rounds):
         for url in found["urls"]:
@@ -180,10 +180,8 @@ def walk_supervisor_pages(env: dict, base: str, master: int, items: int, rounds:
             if walk == 0:
                 statuses.setdefault(status, []).append(url)
         time.sleep(1)
-        memory["after the first walk" if walk == 0 else "after the last walk"] = {
-            pid: private_kib(pid) for pid in workers
-        }
-    return {"memory": memory, "statuses": statuses, "workers": workers, "items": items, "rounds": rounds}
+        memory["after the first walk" if walk == 0 else "after the last walk"] = web_workers_memory(master)
+    return {"memory": memory, "statuses": statuses, "items": items, "rounds": rounds}
 
 
 def installed_size_mib(venv: Path) -> float:
@@ -216,7 +214,7 @@ def print_rows(rows, service_rows) -> None:
         print(f"{name:<54}{count:>10}{rss:>8.0f}{pss:>8.0f}")
 
 
-def print_walk(walk: dict, walked, service_rows) -> None:
+def print_walk(walk: dict, walked, rested, service_rows) -> None:
     statuses = walk["statuses"]
     print(
         f"\nEvery supervisor page of a {walk['items']:,}-item project, {walk['rounds']} times over:"
@@ -226,14 +224,22 @@ def print_walk(walk: dict, walked, service_rows) -> None:
     for status, urls in sorted(statuses.items()):
         if status >= 500:
             print(f"  {status}: {' '.join(urls)}")
-    memory = walk["memory"]
-    print(f"{'web worker: private memory (USS), MiB':<54}" + "".join(f"{stage:>22}" for stage in memory))
-    for pid in walk["workers"]:
-        print(f"{pid:<54}" + "".join(f"{memory[stage][pid] / 1024:>22.1f}" for stage in memory))
-    kept = [(memory[stage][pid] - memory["before"][pid]) / 1024 for stage in memory for pid in walk["workers"]]
+    print("web workers: private memory (USS), MiB, worker by worker (pid)")
+    for stage, workers in walk["memory"].items():
+        print(f"  {stage:<28}" + "  ".join(f"{kib / 1024:5.1f} ({pid})" for pid, kib in workers.items()))
+    before = walk["memory"]["before"]
+    kept = [
+        (kib - before[pid]) / 1024
+        for workers in walk["memory"].values()
+        for pid, kib in workers.items()
+        if pid in before
+    ]
     print(f"most a worker kept: {max(kept):.1f} MiB")
     print("\nAfter the walk")
     print_rows(walked, service_rows)
+    if rested:
+        print(f"\n{list(walk['memory'])[-1].capitalize()}")
+        print_rows(rested, service_rows)
 
 
 def main() -> int:
@@ -247,6 +253,12 @@ def main() -> int:
         "--walk-items", type=int, default=2000, help="items of the project whose pages are walked (0: no walk)"
     )
     parser.add_argument("--walk-rounds", type=int, default=3, help="times every supervisor page is requested")
+    parser.add_argument(
+        "--rest",
+        type=float,
+        default=30,
+        help="seconds without a request after the walk before the stack is measured again",
+    )
     parser.add_argument("--skip-disk", action="store_true", help="skip the fresh virtualenv's install")
     args = parser.parse_args()
 
@@ -265,7 +277,7 @@ def main() -> int:
     )
     commands = compose_commands(scratch)
     started: dict[str, subprocess.Popen] = {}
-    rows, walked, walk = [], [], None
+    rows, walked, rested, walk = [], [], [], None
     try:
         subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         # As the image does at build: the pages' static files and whitenoise's manifest.
@@ -286,6 +298,11 @@ def main() -> int:
             walk = walk_supervisor_pages(env, base, started["web"].pid, args.walk_items, args.walk_rounds)
             for name, process in started.items():
                 walked.append((name, *group_memory(processes(lambda group, _command, p=process: group == p.pid))))
+            if args.rest:
+                time.sleep(args.rest)
+                walk["memory"][f"after {args.rest:.0f} s at rest"] = web_workers_memory(started["web"].pid)
+                for name, process in started.items():
+                    rested.append((name, *group_memory(processes(lambda group, _command, p=process: group == p.pid))))
         services = [
             (
                 "PostgreSQL (the machine's server, all its processes)",
@@ -325,7 +342,7 @@ def main() -> int:
     print(f"load average {os.getloadavg()[0]:.1f} (PSS does not depend on it)")
     print_rows(rows, service_rows)
     if walk is not None:
-        print_walk(walk, walked, service_rows)
+        print_walk(walk, walked, rested, service_rows)
     if venv_mib is not None:
         print(f"\nDisk: requirements.txt installed in a fresh virtualenv {venv_mib:.0f} MiB", end="")
         print(f"; the project's files {project_mib:.1f} MiB")

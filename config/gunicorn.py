@@ -14,6 +14,8 @@ wsgi_app = "config.wsgi:application"
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "5"))
 preload_app = True
+# Ends a worker that sits idle holding the master's pages it copied (config/web_worker.py).
+worker_class = "config.web_worker.RecyclingWorker"
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 
 

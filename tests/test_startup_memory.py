@@ -10,6 +10,7 @@ more. A Celery worker skips Django's system checks, which imported the URLconf a
 view, and loads the installed kinds before its pool forks (config/celery.py). Beat loads
 the broker and the schedule only (config/beat.py)."""
 
+import contextlib
 import json
 import os
 import secrets
@@ -21,6 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from config.web_worker import private_kib
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("scipy", "scipy.stats", "scipy.sparse", "sklearn", "pandas", "pyarrow", "crowdkit", "nltk", "transformers")
@@ -209,10 +212,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.django_db
-def test_the_gunicorn_master_forks_its_workers_holding_no_database_or_broker_connection(tmp_path):
-    """config/gunicorn.py preloads the app: its workers must each open their own connections."""
-    import requests
+@contextlib.contextmanager
+def gunicorn_serving(tmp_path, workers: int, **extra_env):
+    """gunicorn as the image runs it (config/gunicorn.py) on the test database: (process, port)."""
     from django.conf import settings
 
     url = os.environ.get("DATABASE_URL", "")
@@ -229,7 +231,8 @@ def test_the_gunicorn_master_forks_its_workers_holding_no_database_or_broker_con
         "DATABASE_URL": url.rsplit("/", 1)[0] + "/" + settings.DATABASES["default"]["NAME"],
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_ACCESS_LOG": "",
-        "WEB_CONCURRENCY": "2",
+        "WEB_CONCURRENCY": str(workers),
+        **extra_env,
     }
     with open(tmp_path / "gunicorn.log", "w") as log:
         server = subprocess.Popen(
@@ -240,25 +243,41 @@ def test_the_gunicorn_master_forks_its_workers_holding_no_database_or_broker_con
             stderr=log,
         )
     try:
-        answers = []
-        for _ in range(300):
-            try:
-                # A token lookup: a database read in whichever worker answers.
-                answer = requests.get(
-                    f"http://127.0.0.1:{port}/api/projects/", headers={"Authorization": "Token nope"}, timeout=30
-                )
-            except requests.ConnectionError:
-                time.sleep(0.2)
-                continue
-            answers.append(answer.status_code)
-            if len(answers) == 6:
-                break
+        yield server, port
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def get_when_serving(url: str, **kwargs):
+    """GET `url`, retried while gunicorn is still booting."""
+    import requests
+
+    for _ in range(300):
+        try:
+            return requests.get(url, timeout=30, **kwargs)
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    raise AssertionError(f"{url} never answered")
+
+
+@pytest.mark.django_db
+def test_the_gunicorn_master_forks_its_workers_holding_no_database_or_broker_connection(tmp_path):
+    """config/gunicorn.py preloads the app: its workers must each open their own connections."""
+    with gunicorn_serving(tmp_path, workers=2) as (server, port):
+        # A token lookup: a database read in whichever worker answers.
+        answers = [
+            get_when_serving(
+                f"http://127.0.0.1:{port}/api/projects/", headers={"Authorization": "Token nope"}
+            ).status_code
+            for _ in range(6)
+        ]
         assert answers == [401] * 6, (tmp_path / "gunicorn.log").read_text()[-2000:]
         assert sockets_to(server.pid, {5432, 6379}) == []
         # The master forks its workers one after another: on a busy machine the first can
         # answer every request before the second exists, so wait for both.
         for _ in range(150):
-            workers = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and parent(int(pid)) == server.pid]
+            workers = children(server.pid)
             if len(workers) == 2:
                 break
             time.sleep(0.2)
@@ -266,9 +285,49 @@ def test_the_gunicorn_master_forks_its_workers_holding_no_database_or_broker_con
         assert sockets_to(server.pid, {5432, 6379}) == []
         # The workers do hold theirs (the connection outlives the request: DB_CONN_MAX_AGE).
         assert any(5432 in sockets_to(pid, {5432}) for pid in workers)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+
+
+# Pages that copy the master's objects into the worker that serves them: the sign-in page (a
+# template, a session), an API error (DRF, a database read), a page not found.
+PAGES_NO_SIGN_IN_NEEDS = ("/login/", "/api/projects/", "/no-such-page/")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("margin_mib, replaced", [(1, True), (1000, False)])
+def test_a_web_worker_left_idle_with_the_masters_pages_copied_is_replaced_by_a_fresh_one(
+    tmp_path, margin_mib, replaced
+):
+    """config/web_worker.py: what serving pages copied stays with a worker until it ends; a
+    worker idle for GUNICORN_RECYCLE_IDLE_SECONDS with more than GUNICORN_RECYCLE_MIB copied
+    ends, and the master forks one that shares its pages again. One that copied less stays."""
+    with gunicorn_serving(
+        tmp_path, workers=1, GUNICORN_RECYCLE_IDLE_SECONDS="1", GUNICORN_RECYCLE_MIB=str(margin_mib)
+    ) as (server, port):
+        get_when_serving(f"http://127.0.0.1:{port}/healthz/")
+        (forked,) = children(server.pid)
+        fresh_kib = private_kib(forked)
+        for page in PAGES_NO_SIGN_IN_NEEDS * 3:
+            assert get_when_serving(f"http://127.0.0.1:{port}{page}").status_code in (200, 401, 404)
+        served_kib = private_kib(forked)
+        assert served_kib - fresh_kib > 1024  # the pages did copy more than the smaller margin
+        for _ in range(50 if replaced else 15):  # the idle wait (1 s), then the fork of a new worker
+            time.sleep(0.2)
+            now = children(server.pid)
+            if now and now != [forked]:
+                break
+        log = (tmp_path / "gunicorn.log").read_text()[-2000:]
+        if not replaced:
+            assert now == [forked], log
+            return
+        (new,) = now
+        assert new != forked, log
+        assert private_kib(new) < served_kib - 1024
+        # It serves, from the master's pages again.
+        assert get_when_serving(f"http://127.0.0.1:{port}/healthz/").status_code == 200
+
+
+def children(pid: int) -> list[int]:
+    return sorted(int(child) for child in os.listdir("/proc") if child.isdigit() and parent(int(child)) == pid)
 
 
 def parent(pid: int) -> int:

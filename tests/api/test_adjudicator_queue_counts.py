@@ -81,9 +81,10 @@ def queue_project(make_user, settings, slug: str = "kept"):
 
 def test_the_kept_count_follows_every_change(make_user, settings):
     """Sequential changes of every kind, each followed by the comparison with the slow way."""
-    from annotation.models import Adjudication, Annotation, ConsensusOutcome, Item, QueueCount
+    from annotation.models import Adjudication, AdjudicationReason, Annotation, ConsensusOutcome, Item, QueueCount
     from annotation.services.adjudication import item_adjudicate
     from annotation.services.decisions import item_reopen_by_supervisor
+    from annotation.services.figures import project_figures_store
     from annotation.services.imports import items_import
     from annotation.services.item_counts import item_counts_fold
 
@@ -127,6 +128,15 @@ def test_the_kept_count_follows_every_change(make_user, settings):
     Adjudication.objects.filter(item_id=waiting[1].pk).delete()
     queue_checked(project, annotators)
     a2.delete()
+    queue_checked(project, [a0, a1, a3])
+
+    # A full figures run writes again only the rows whose reasons changed: a row's kept
+    # state is computed (its item locked until the run commits) only as it is inserted.
+    kept = dict(AdjudicationReason.objects.filter(project=project).values_list("item_id", "pk"))
+    project_figures_store(project)
+    after = dict(AdjudicationReason.objects.filter(project=project).values_list("item_id", "pk"))
+    stayed = set(after) & set(kept)
+    assert len(stayed) > 20 and all(after[item_id] == kept[item_id] for item_id in stayed)
     queue_checked(project, [a0, a1, a3])
 
     # Imports: new items, some of which fail their round, enter the queue with the next

@@ -17,7 +17,7 @@ from django.db import migrations, models
 # - then the item's reason row is locked (FOR UPDATE) before it is recomputed: changes that
 #   do not exclude one another on the item (a status change and a vote) wait for one another
 #   there;
-# - a reason's row being inserted (the figures run, which deletes and inserts them) locks
+# - a reason's row being inserted (the figures run, for an item entering the queue) locks
 #   its item FOR UPDATE, which waits for both of those and makes them wait: until it commits
 #   nobody else can see the row to recompute it.
 TRIGGERS = """

@@ -113,7 +113,7 @@ def request_aggregation(project_id: int, item_ids: list[int] | None = None) -> N
 def sweep_jobs() -> int:
     """Periodic (every 60 s on beat): queue again the jobs of a worker that died, and
     re-enqueue what a lost message or a downed broker left behind; fold the kept counts of
-    items per status (a minute's appended rows into one per count)."""
+    items per status and of the adjudication queue (a minute's appended rows into one per count)."""
     item_counts.item_counts_fold()
     return (
         jobs.jobs_sweep() + consensus.consensus_sweep() + aggregation.aggregation_sweep() + webhooks.deliveries_sweep()

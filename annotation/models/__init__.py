@@ -7,6 +7,7 @@ from .aggregation import (
     ItemFigures,
     ItemValueCount,
     ProjectFigures,
+    QueueCount,
 )
 from .annotations import Annotation, Assignment, IdempotencyRecord
 from .audit import AuditEntry
@@ -54,6 +55,7 @@ __all__ = [
     "PredictionSet",
     "Project",
     "ProjectFigures",
+    "QueueCount",
     "QueueSighting",
     "RTL_LANGUAGES",
     "Release",

@@ -20,7 +20,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db import connection
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Sum
 from django.db.models.fields.json import KT
 
 from annotation.kinds.registry import get_kind
@@ -36,6 +37,7 @@ from annotation.models import (
     ItemAggregate,
     ItemRevision,
     Membership,
+    QueueCount,
     QueueSighting,
     Review,
 )
@@ -236,14 +238,26 @@ def adjudication_reasons_for_item(item) -> list[str]:
     return stored.values_list("reasons", flat=True).first() or []
 
 
+def queue_count_for_adjudicator(project, user) -> int:
+    """How many items of a large project's queue `user`, an adjudicator who does not
+    supervise, may decide (PostgreSQL): the waiting stored reasons less those they voted on,
+    as PostgreSQL keeps them (QueueCount)."""
+    counts = QueueCount.objects.filter(project_id=project.pk, annotator_id__in=(0, user.pk)).aggregate(
+        waiting=Sum("items", filter=Q(annotator_id=0), default=0),
+        voted=Sum("items", filter=Q(annotator_id=user.pk), default=0),
+    )
+    return counts["waiting"] - counts["voted"]
+
+
 class LazyIds(Sequence):
     """Ids of a query ordered by (position, id), read by the slice asked for, and its length
     counted by `count`. `edges`, the (position, id) of the same items read from a smaller
     index, gives a slice that does not start at the first item its start: the slice is then
-    read by keyset after the item before it (the items an OFFSET would give)."""
+    read by keyset after the item before it (the items an OFFSET would give); `key` names the
+    query's column of the item's id."""
 
-    def __init__(self, query, count, edges=None):
-        self._query, self._count, self._edges, self._len = query, count, edges, None
+    def __init__(self, query, count, edges=None, key="id"):
+        self._query, self._count, self._edges, self._key, self._len = query, count, edges, key, None
 
     def __len__(self) -> int:
         if self._len is None:
@@ -260,7 +274,7 @@ class LazyIds(Sequence):
         if not edge:
             return []
         position, pk = edge[0]
-        following = self._query.filter(beyond(position, pk, after=True))
+        following = self._query.filter(beyond(position, pk, after=True, key=self._key))
         return list(following if index.stop is None else following[: max(0, index.stop - start)])
 
 
@@ -314,12 +328,25 @@ def adjudication_queue_for_project(project, user, *, names: bool) -> Sequence[di
         mine = Annotation.objects.filter(item=OuterRef("pk"), round=OuterRef("round"), annotator=user)
         candidates = candidates.exclude(status=Item.Status.OPEN).exclude(Exists(mine))
     ids: Sequence[int]
-    if reasons is None:
+    if reasons is None and not names and connection.vendor == "postgresql":
+        # An adjudicator who does not supervise, on PostgreSQL: the stored reasons' rows
+        # keep whether their item waits and who voted in its round, so the page and a page
+        # number's skip read those rows alone along their order index, and the count is the
+        # kept one (QueueCount: two index reads, where probing each waiting item for its
+        # status, an adjudication and their vote read 70,000 items of a million).
+        theirs = stored.filter(waiting=True).exclude(voters__contains=[user.pk]).order_by("position", "item_id")
+        ids = LazyIds(
+            theirs.values_list("item_id", flat=True),
+            lambda: queue_count_for_adjudicator(project, user),
+            theirs.values_list("position", "item_id"),
+            key="item_id",
+        )
+    elif reasons is None:
         waiting = candidates.filter(Exists(stored.filter(item_id=OuterRef("pk"))))
         # The same items as reasons' rows. A supervisor's: not adjudicated, probed by the
         # item's key in the adjudications (the item's row read only where one exists). An
-        # adjudicator's who does not supervise: each row's item probed for its status, an
-        # adjudication and their vote (testing the open items and their votes as sets
+        # adjudicator's who does not supervise, on SQLite (where the rows' state is not
+        # kept): each row's item probed for its status, an adjudication and their vote (testing the open items and their votes as sets
         # instead reads the adjudicator's 100,000 votes of a million items: twice as slow).
         if names:
             item_round = Subquery(Item.objects.filter(pk=OuterRef(OuterRef("item_id"))).order_by().values("round")[:1])

@@ -21,15 +21,16 @@ from annotation.selectors.reports import item_counts_for_project
 MAX_SEARCH = 200
 
 
-def beyond(position: int, pk: int, *, after: bool) -> Q:
-    """The items after (or before) the item at (position, pk) in (position, id) order. The
+def beyond(position: int, pk: int, *, after: bool, key: str = "id") -> Q:
+    """The items after (or before) the item at (position, pk) in (position, id) order (`key`:
+    the column holding the item's id, for rows that are not the items'). The
     bound on the position alone is what makes this an index range: PostgreSQL reads
     `position > p OR (position = p AND id > i)` by scanning the project's index from its
     start and filtering (0.6 s half way through a million items), the same condition
     beside `position >= p` from p on."""
     if after:
-        return Q(position__gte=position) & (Q(position__gt=position) | Q(position=position, id__gt=pk))
-    return Q(position__lte=position) & (Q(position__lt=position) | Q(position=position, id__lt=pk))
+        return Q(position__gte=position) & (Q(position__gt=position) | Q(position=position, **{f"{key}__gt": pk}))
+    return Q(position__lte=position) & (Q(position__lt=position) | Q(position=position, **{f"{key}__lt": pk}))
 
 
 def item_preview_after(project: Project, after) -> Item | None:

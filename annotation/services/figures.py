@@ -26,7 +26,9 @@ names no item) reads every item, in chunks. The same shares keep, item by item:
   created without a change that names them (imports, authored pairs, probes), so a run
   also reads the items above the highest id the last run counted;
 - the adjudication queue's reasons, a row per waiting item (AdjudicationReason): a run
-  rewrites the rows of the items it read. An incoherent probe makes its original wait:
+  rewrites the rows of the items it read. PostgreSQL computes each row's kept state as it
+  is inserted (migration 0035), locking its item until the run commits: a vote, an
+  adjudication or a status change of that item waits for the run's transaction. An incoherent probe makes its original wait:
   the probes are read whole on every run (a small share of the items), and the originals
   whose incoherence came or went since the last run are read with the changed items;
 - the kind's report sections, for a kind that counts them (`Kind.report_counted`:
@@ -63,7 +65,7 @@ from collections import Counter
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.db.models.functions import Collate
 from django.utils import timezone
 
@@ -164,12 +166,17 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
 def _sums_of_every_item(project: Project, kind, labels, incoherent: set[int]) -> dict:
     """The sums over every item, each item's share, filter values and reasons stored anew."""
     sums = empty_sums()
-    for model in (ItemFigures, ItemValueCount, AdjudicationReason):
+    for model in (ItemFigures, ItemValueCount):
         model.objects.filter(project=project).delete()
     through = 0
     for ids in project_item_ids(project, RECORD_CHUNK):
         _replace_shares(project, kind, labels, sums, ids, incoherent, old=False)
         through = ids[-1]
+    # The reasons are brought up to date item by item (`_reasons_store`); those of items
+    # gone since (deleted where no trigger took their rows) go.
+    AdjudicationReason.objects.filter(project=project).exclude(
+        Exists(Item.objects.filter(project=project, pk=OuterRef("item_id")))
+    ).delete()
     sums[VALUES_THROUGH] = through
     sums[INCOHERENT_ORIGINALS] = sorted(incoherent)
     return sums
@@ -214,7 +221,6 @@ def _replace_shares(project: Project, kind, labels, sums: dict, ids: list[int], 
             sums_apply(sums, record, -1, labels)
             value_counts_apply(counts, record, -1)
         stored.delete()
-        AdjudicationReason.objects.filter(column_in(AdjudicationReason, "item_id", ids), project=project).delete()
     shares, reasons = [], []
     for item_id, record in item_records(project, kind, ids).items():
         if record is None:
@@ -233,8 +239,38 @@ def _replace_shares(project: Project, kind, labels, sums: dict, ids: list[int], 
         for reason in reasons:
             reason.position = positions.get(reason.item_id, 0)
     ItemFigures.objects.bulk_create(shares, batch_size=RECORD_CHUNK)
-    AdjudicationReason.objects.bulk_create(reasons, batch_size=RECORD_CHUNK)
+    _reasons_store(project, ids, reasons)
     _value_counts_add(project, counts)
+
+
+def _reasons_store(project: Project, ids: list[int], reasons: list[AdjudicationReason]) -> None:
+    """Make the stored reasons of items `ids` those just found (`reasons`): the rows of
+    items that no longer wait deleted, changed ones updated, new ones inserted. A row that
+    stays is not written again: PostgreSQL computes a row's kept state as it is inserted,
+    locking its item until the run commits (migration 0035), and a full run rewriting every
+    row would hold every waiting item — and keep their adjudications waiting — for its
+    whole length."""
+    stored = {
+        item_id: (pk, why, position)
+        for pk, item_id, why, position in AdjudicationReason.objects.filter(
+            column_in(AdjudicationReason, "item_id", ids), project=project
+        ).values_list("pk", "item_id", "reasons", "position")
+    }
+    found = {reason.item_id for reason in reasons}
+    gone = [pk for item_id, (pk, _why, _position) in stored.items() if item_id not in found]
+    changed, new = [], []
+    for reason in reasons:
+        if reason.item_id not in stored:
+            new.append(reason)
+            continue
+        pk, why, position = stored[reason.item_id]
+        if (why, position) != (reason.reasons, reason.position):
+            reason.pk = pk
+            changed.append(reason)
+    if gone:
+        AdjudicationReason.objects.filter(pk__in=gone).delete()
+    AdjudicationReason.objects.bulk_update(changed, ["reasons", "position"], batch_size=RECORD_CHUNK)
+    AdjudicationReason.objects.bulk_create(new, batch_size=RECORD_CHUNK)
 
 
 def _value_counts_add(project: Project, counts: Counter) -> None:

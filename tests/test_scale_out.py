@@ -83,6 +83,16 @@ class Web:
         self.log_path.unlink(missing_ok=True)
 
 
+def collect_static(env: dict[str, str]) -> None:
+    """As the image's build does: the manifest storage names each static file by its hash,
+    and a production page fails without the manifest (a fresh clone has none)."""
+    collected = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert collected.returncode == 0, collected.stderr
+
+
 def production_env(**extra: str) -> dict[str, str]:
     """The environment of a compose container (production settings, plain HTTP) on the test
     database and broker, plus `extra`."""

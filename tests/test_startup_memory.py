@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from config.web_worker import private_kib
+from tests.test_scale_out import collect_static
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("scipy", "scipy.stats", "scipy.sparse", "sklearn", "pandas", "pyarrow", "crowdkit", "nltk", "transformers")
@@ -234,6 +235,7 @@ def gunicorn_serving(tmp_path, workers: int, **extra_env):
         "WEB_CONCURRENCY": str(workers),
         **extra_env,
     }
+    collect_static(env)
     with open(tmp_path / "gunicorn.log", "w") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py"],

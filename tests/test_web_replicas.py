@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_scale_out import Web, production_env
+from tests.test_scale_out import Web, collect_static, production_env
 
 pytestmark = [pytest.mark.postgres]
 
@@ -85,12 +85,7 @@ def entry_point(transactional_db):
     """Two gunicorn web processes on the test database behind one round-robin entry point."""
     suffix = uuid.uuid4().hex[:8]
     env = production_env(TRUSTED_PROXIES="127.0.0.1")
-    # As the image's build does: the manifest storage names each static file by its hash.
-    collected = subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert collected.returncode == 0, collected.stderr
+    collect_static(env)
     webs: list[Web] = []
     proxy = None
     try:

@@ -9,7 +9,9 @@ it) is not an error: it is left out and listed in the result with its reason."""
 import contextlib
 import dataclasses
 import io
+import itertools
 import json
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -346,40 +348,50 @@ _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 
 
 def _copy_column(field, now):
-    """How one column of a new item is written in COPY's text format: (attname, the text
+    """How one column of new items is written in COPY's text format: (attname, the text
     of its default when every row without a value shares it, else None; a function from a
-    row's value to its text). Defaults are the model's: a constant's text is computed once,
-    a callable one (`shuffle_key`'s random draw) is called for every row that needs it."""
+    list of the rows' values to the list of their texts). Defaults are the model's: a
+    constant's text is computed once, a callable one (`shuffle_key`'s random draw) is called
+    for every row that needs it. A column at a time: the common values (a string with none
+    of COPY's special characters, a number) are written without a call per value."""
     if isinstance(field, JSONField):
         encode = field.encoder(ensure_ascii=False).encode if field.encoder else _JSON.encode
 
-        def text(value) -> str:
-            if value is None:
-                return "\\N"
+        def texts(values: list) -> list[str]:
             # JSON text holds no raw TAB, LF or CR (the encoder escapes them): of COPY's
             # special characters only the backslash, doubled.
-            value = encode(value)
-            return value.replace("\\", "\\\\") if "\\" in value else value
+            encoded = [None if value is None else encode(value) for value in values]
+            return ["\\N" if text is None else text.replace("\\", "\\\\") if "\\" in text else text for text in encoded]
 
     else:
+        special = _COPY_SPECIAL.search
 
         def text(value) -> str:
-            if type(value) is str:
-                return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
             if value is None:
                 return "\\N"
             if value is True or value is False:
                 return "t" if value else "f"
             value = value.isoformat() if isinstance(value, datetime) else str(value)
-            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+            return value.translate(_COPY_ESCAPES) if special(value) else value
+
+        def texts(values: list) -> list[str]:
+            return [
+                (value.translate(_COPY_ESCAPES) if special(value) else value)
+                if type(value) is str
+                # A number's text holds none of COPY's special characters.
+                else str(value)
+                if type(value) is int or type(value) is float
+                else text(value)
+                for value in values
+            ]
 
     if getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
-        shared = text(now)
+        shared = texts([now])[0]
     elif not field.has_default() or not callable(field.default) or field.default in (dict, list):
-        shared = text(field.get_default())
+        shared = texts([field.get_default()])[0]
     else:
         shared = None
-    return field.attname, shared, text
+    return field.attname, shared, texts
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False)
@@ -387,18 +399,15 @@ _JSON = json.JSONEncoder(ensure_ascii=False)
 
 def _copy_template(fields, columns, row: dict) -> tuple[str, list]:
     """A COPY line's template for rows with the keys of `row` (str.format's), and for each
-    of its places the key to read and the text function; a callable default (the
-    shuffle key's draw) is a place whose key no row has, drawn anew for every row."""
+    of its places the key to read (None for a callable default: the shuffle key's draw,
+    drawn anew for every row) and the texts function."""
     parts, places = [], []
-    for field, (name, shared, text) in zip(fields, columns):
+    for field, (name, shared, texts) in zip(fields, columns):
         if name not in row and shared is not None:
             parts.append(shared.replace("{", "{{").replace("}", "}}"))
             continue
         parts.append("{}")
-        if name in row:
-            places.append((name, text))
-        else:
-            places.append((None, lambda _absent, text=text, default=field.get_default: text(default())))
+        places.append((name if name in row else None, texts, field.get_default))
     return "\t".join(parts) + "\n", places
 
 
@@ -416,17 +425,21 @@ class _ItemCopyText:
         self._templates: dict[tuple, tuple[str, list]] = {}
 
     def lines(self, rows: list[dict]) -> str:
-        templates, lines = self._templates, []
-        for row in rows:
-            # Rows given with the same columns share one line template, the shared defaults'
-            # text written into it once.
-            keys = tuple(row)
-            template = templates.get(keys)
+        pieces = []
+        # Each run of rows given with the same columns: one line template, the shared
+        # defaults' text written into it once, filled column by column.
+        for keys, grouped in itertools.groupby(rows, key=tuple):
+            run = list(grouped)
+            template = self._templates.get(keys)
             if template is None:
-                template = templates[keys] = _copy_template(self.fields, self.columns, row)
-            get = row.get
-            lines.append(template[0].format(*[text(get(name)) for name, text in template[1]]))
-        return "".join(lines)
+                template = self._templates[keys] = _copy_template(self.fields, self.columns, run[0])
+            line, places = template
+            columns = [
+                texts(list(map(operator.itemgetter(name), run)) if name else [default() for _row in run])
+                for name, texts, default in places
+            ]
+            pieces.append("".join(map(line.format, *columns)))
+        return "".join(pieces)
 
 
 def items_copy(rows: list[dict]) -> None:
@@ -494,9 +507,10 @@ class _RowWriter:
 
     def write(self, rows: list[ItemRow], authors: dict) -> None:
         project, kind, offset, labels_final = self.project, self.kind, self.offset, self.labels_final
+        project_id = project.pk  # a property: read once, not for every row
         values = [
             {
-                "project_id": project.pk,
+                "project_id": project_id,
                 "external_id": row.external_id,
                 "payload": kind.stored_payload(project, row),
                 "reference_label": row.reference_label,

@@ -5,9 +5,12 @@ aggregation job run, as bench/scale.py builds it), in-process, median of --repea
 
 - import of --import-items new items from JSONL (`items_import` with the file handled in
   the call, as the worker's half of a large import runs it): wall seconds and this
-  process's CPU seconds, split into reading + validation, the database checks, and the
-  COPY, and the rest (the position, the audit, the commit with its deferred key checks),
-  and how far this process's peak memory rose above what it held before (the file);
+  process's CPU seconds, split into reading + validation, the database checks, the rows
+  and their COPY text built and handed to the streamed COPY (on a version that COPYs each
+  batch in turn: and that COPY), the wait for the COPY's end, and the commit (its deferred
+  key checks); the CPU seconds of the import's PostgreSQL backend (read from /proc: the
+  server must be local), and how far this process's peak memory rose above what it held
+  before (the file);
 - the floor: the same rows' COPY text loaded by PostgreSQL into a bare copy of the item
   table (no index, no constraint), then with the item table's indexes and foreign keys
   added one by one, and the time to build that COPY text in Python;
@@ -140,12 +143,15 @@ def time_import(args, report) -> None:
 
         return wrapper
 
-    from annotation import copy_stream
-
-    # (owner, attribute): module functions, and the methods of the streamed COPY: the batch
-    # handed to it (its rows and COPY text built, queued) and the wait for the server.
-    timed_parts = [(imports, "_validate_batch"), (imports, "check_against_project"), (imports._RowWriter, "write"),
-                   (copy_stream.CopyStream, "close")]  # fmt: skip
+    # (owner, attribute): module functions, and the writer's batch (its rows and COPY text
+    # built, and handed to the streamed COPY) and the wait for the COPY's end.
+    timed_parts = [(imports, "_validate_batch"), (imports, "check_against_project"), (imports._RowWriter, "write")]
+    try:
+        from annotation import copy_stream
+    except ImportError:  # a version that COPYs each batch in turn (its time is in `write`)
+        pass
+    else:
+        timed_parts.append((copy_stream.CopyStream, "close"))
     originals = {(owner, name): getattr(owner, name) for owner, name in timed_parts}
     for (owner, name), function in originals.items():
         setattr(owner, name, timed(name, function))

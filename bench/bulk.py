@@ -5,9 +5,12 @@ aggregation job run, as bench/scale.py builds it), in-process, median of --repea
 
 - import of --import-items new items from JSONL (`items_import` with the file handled in
   the call, as the worker's half of a large import runs it): wall seconds and this
-  process's CPU seconds, split into reading + validation, the database checks, and the
-  COPY, and the rest (the position, the audit, the commit with its deferred key checks),
-  and how far this process's peak memory rose above what it held before (the file);
+  process's CPU seconds, split into reading + validation, the database checks, the rows
+  and their COPY text built and handed to the streamed COPY (on a version that COPYs each
+  batch in turn: and that COPY), the wait for the COPY's end, and the commit (its deferred
+  key checks); the CPU seconds of the import's PostgreSQL backend (read from /proc: the
+  server must be local), and how far this process's peak memory rose above what it held
+  before (the file);
 - the floor: the same rows' COPY text loaded by PostgreSQL into a bare copy of the item
   table (no index, no constraint), then with the item table's indexes and foreign keys
   added one by one, and the time to build that COPY text in Python;
@@ -114,10 +117,20 @@ def import_file(n: int, first: int = 0) -> bytes:
 
 
 def time_import(args, report) -> None:
+    from django.db import connection
+
     from annotation.models import Project
     from annotation.services import imports
 
     data = import_file(args.import_items)
+
+    def backend_cpu() -> float:
+        """CPU seconds of this connection's PostgreSQL backend so far (the server is local)."""
+        connection.ensure_connection()
+        with open(f"/proc/{connection.connection.get_backend_pid()}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     parts: dict[str, list[float]] = {}
 
     def timed(name, function):
@@ -130,34 +143,51 @@ def time_import(args, report) -> None:
 
         return wrapper
 
-    originals = {name: getattr(imports, name) for name in ("_validate_batch", "check_against_project", "items_copy")}
-    for name, function in originals.items():
-        setattr(imports, name, timed(name, function))
+    # (owner, attribute): module functions, and the writer's batch (its rows and COPY text
+    # built, and handed to the streamed COPY) and the wait for the COPY's end.
+    timed_parts = [(imports, "_validate_batch"), (imports, "check_against_project"), (imports._RowWriter, "write")]
     try:
+        from annotation import copy_stream
+    except ImportError:  # a version that COPYs each batch in turn (its time is in `write`)
+        pass
+    else:
+        timed_parts.append((copy_stream.CopyStream, "close"))
+    originals = {(owner, name): getattr(owner, name) for owner, name in timed_parts}
+    for (owner, name), function in originals.items():
+        setattr(owner, name, timed(name, function))
+    try:
+        server_cpu: list[float] = []
+        connection.commit = timed("commit", connection.commit)  # the atomic block's, with the deferred key checks
 
         def once():
             target = Project.objects.create(slug=f"imp-{time.monotonic_ns()}", name="imp", kind="nli_relabel", language="he",
                                             settings={"consensus_k": 2, "consensus_n": 3})  # fmt: skip
             reset_peak()
             before = rss_mib()
+            server_before = backend_cpu()
             result = imports.items_import(project=target, data=data, fmt="jsonl", filename="i.jsonl")
+            server_cpu.append(backend_cpu() - server_before)
             assert result.created == args.import_items, result
             return rss_mib("VmHWM") - before
 
         wall, cpu, grown = median_of(args.repeat, once)
+        runs = {name: list(times) for name, times in parts.items()}  # before a profiled run adds to them
         if args.profile:
             profiled(args.profile, f"import of {args.import_items:,} items", once)
     finally:
-        for name, function in originals.items():
-            setattr(imports, name, function)
+        for (owner, name), function in originals.items():
+            setattr(owner, name, function)
+        connection.__dict__.pop("commit", None)
     # Per run: the sum over its batches; then the median of the runs.
-    split = {name: statistics.median(_per_run(times, args.repeat)) for name, times in parts.items()}
+    split = {name: statistics.median(_per_run(times, args.repeat)) for name, times in runs.items()}
     report(
         f"import {args.import_items:,} items (JSONL, {len(data) / 1e6:.0f} MB)",
         wall,
         cpu,
         f"{args.import_items / wall:,.0f} items/s; reading+validation {split['_validate_batch']:.3f} s, database checks"
-        f" {split['check_against_project']:.3f} s, COPY {split['items_copy']:.3f} s (sums over the batches);"
+        f" {split['check_against_project']:.3f} s, rows and COPY text built and handed over {split['write']:.3f} s"
+        f" (sums over the batches), the wait for the COPY's end {split.get('close', 0.0):.3f} s, the commit"
+        f" {split['commit']:.3f} s; PostgreSQL's CPU (the import's backend) {statistics.median(server_cpu):.3f} s;"
         f" peak memory +{grown:.0f} MiB over the file held",
     )
 

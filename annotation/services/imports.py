@@ -6,9 +6,12 @@ arrives (docs/text.md "Storing text"): no normalisation, no trimming. A valid ro
 kind's own filters keep out (`Kind.import_hold_out`: a dataset's rules of what belongs in
 it) is not an error: it is left out and listed in the result with its reason."""
 
+import contextlib
 import dataclasses
 import io
+import itertools
 import json
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import safe_json
+from annotation.copy_stream import CopyStream, copy_available
 from annotation.errors import FieldError, InvalidInput, PayloadTooLarge
 from annotation.kinds.base import Kind
 from annotation.kinds.registry import get_kind
@@ -281,6 +285,8 @@ def hold_out(project: Project, kind: Kind, rows: list[ItemRow]) -> tuple[list[It
 
 def _authors_by_name(rows: list[ItemRow], errors: list[FieldError]) -> dict:
     names = {row.author for row in rows if row.author}
+    if not names:
+        return {}
     users = {user.username: user for user in get_user_model().objects.filter(username__in=names)}
     for row in rows:
         # An export names authors by pseudonym (docs/security.md "Output"): a pseudonym that
@@ -342,65 +348,98 @@ _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 
 
 def _copy_column(field, now):
-    """How one column of a new item is written in COPY's text format: (attname, the text
+    """How one column of new items is written in COPY's text format: (attname, the text
     of its default when every row without a value shares it, else None; a function from a
-    row's value to its text). Defaults are the model's: a constant's text is computed once,
-    a callable one (`shuffle_key`'s random draw) is called for every row that needs it."""
+    list of the rows' values to the list of their texts). Defaults are the model's: a
+    constant's text is computed once, a callable one (`shuffle_key`'s random draw) is called
+    for every row that needs it. A column at a time: the common values (a string with none
+    of COPY's special characters, a number) are written without a call per value."""
     if isinstance(field, JSONField):
         encode = field.encoder(ensure_ascii=False).encode if field.encoder else _JSON.encode
 
-        def text(value) -> str:
-            if value is None:
-                return "\\N"
+        def texts(values: list) -> list[str]:
             # JSON text holds no raw TAB, LF or CR (the encoder escapes them): of COPY's
             # special characters only the backslash, doubled.
-            value = encode(value)
-            return value.replace("\\", "\\\\") if "\\" in value else value
+            encoded = [None if value is None else encode(value) for value in values]
+            return ["\\N" if text is None else text.replace("\\", "\\\\") if "\\" in text else text for text in encoded]
 
     else:
+        special = _COPY_SPECIAL.search
 
         def text(value) -> str:
-            if type(value) is str:
-                return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
             if value is None:
                 return "\\N"
             if value is True or value is False:
                 return "t" if value else "f"
             value = value.isoformat() if isinstance(value, datetime) else str(value)
-            return value.translate(_COPY_ESCAPES) if _COPY_SPECIAL.search(value) else value
+            return value.translate(_COPY_ESCAPES) if special(value) else value
+
+        def texts(values: list) -> list[str]:
+            return [
+                (value.translate(_COPY_ESCAPES) if special(value) else value)
+                if type(value) is str
+                # A number's text holds none of COPY's special characters.
+                else str(value)
+                if type(value) is int or type(value) is float
+                else text(value)
+                for value in values
+            ]
 
     if getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
-        shared = text(now)
+        shared = texts([now])[0]
     elif not field.has_default() or not callable(field.default) or field.default in (dict, list):
-        shared = text(field.get_default())
+        shared = texts([field.get_default()])[0]
     else:
         shared = None
-    return field.attname, shared, text
+    return field.attname, shared, texts
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False)
 
 
-def copy_available() -> bool:
-    """Whether new items go in with COPY (PostgreSQL) rather than bulk_create."""
-    return connection.vendor == "postgresql"
-
-
 def _copy_template(fields, columns, row: dict) -> tuple[str, list]:
     """A COPY line's template for rows with the keys of `row` (str.format's), and for each
-    of its places the key to read and the text function; a callable default (the
-    shuffle key's draw) is a place whose key no row has, drawn anew for every row."""
+    of its places the key to read (None for a callable default: the shuffle key's draw,
+    drawn anew for every row) and the texts function."""
     parts, places = [], []
-    for field, (name, shared, text) in zip(fields, columns):
+    for field, (name, shared, texts) in zip(fields, columns):
         if name not in row and shared is not None:
             parts.append(shared.replace("{", "{{").replace("}", "}}"))
             continue
         parts.append("{}")
-        if name in row:
-            places.append((name, text))
-        else:
-            places.append((None, lambda _absent, text=text, default=field.get_default: text(default())))
-    return "\t".join(parts), places
+        places.append((name if name in row else None, texts, field.get_default))
+    return "\t".join(parts) + "\n", places
+
+
+class _ItemCopyText:
+    """New items' lines in COPY's text format, for `sql` (COPY ... FROM STDIN), each item
+    given as {attname: value} with the model's defaults (and auto_now_add: the time this
+    was made, the same for every item it writes) filling the other columns."""
+
+    def __init__(self):
+        self.fields = [field for field in Item._meta.concrete_fields if not field.primary_key]
+        now = timezone.now()
+        self.columns = [_copy_column(field, now) for field in self.fields]
+        names = ", ".join(connection.ops.quote_name(field.column) for field in self.fields)
+        self.sql = f"COPY {Item._meta.db_table} ({names}) FROM STDIN"
+        self._templates: dict[tuple, tuple[str, list]] = {}
+
+    def lines(self, rows: list[dict]) -> str:
+        pieces = []
+        # Each run of rows given with the same columns: one line template, the shared
+        # defaults' text written into it once, filled column by column.
+        for keys, grouped in itertools.groupby(rows, key=tuple):
+            run = list(grouped)
+            template = self._templates.get(keys)
+            if template is None:
+                template = self._templates[keys] = _copy_template(self.fields, self.columns, run[0])
+            line, places = template
+            columns = [
+                texts(list(map(operator.itemgetter(name), run)) if name else [default() for _row in run])
+                for name, texts, default in places
+            ]
+            pieces.append("".join(map(line.format, *columns)))
+        return "".join(pieces)
 
 
 def items_copy(rows: list[dict]) -> None:
@@ -411,25 +450,10 @@ def items_copy(rows: list[dict]) -> None:
     if not copy_available():
         Item.objects.bulk_create([Item(**row) for row in rows])
         return
-    fields = [field for field in Item._meta.concrete_fields if not field.primary_key]
-    now = timezone.now()
-    columns = [_copy_column(field, now) for field in fields]
-    templates: dict[tuple, tuple[str, list]] = {}
-    lines = []
-    for row in rows:
-        # Rows given with the same columns share one line template, the shared defaults'
-        # text written into it once.
-        keys = tuple(row)
-        template = templates.get(keys)
-        if template is None:
-            template = templates[keys] = _copy_template(fields, columns, row)
-        get = row.get
-        lines.append(template[0].format(*[text(get(name)) for name, text in template[1]]))
-    lines.append("")
-    buffer = io.StringIO("\n".join(lines))
-    names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    copy_text = _ItemCopyText()
+    buffer = io.StringIO(copy_text.lines(rows))
     with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(f"COPY {Item._meta.db_table} ({names}) FROM STDIN", buffer)
+        cursor.cursor.copy_expert(copy_text.sql, buffer)
 
 
 def store_rows(
@@ -461,12 +485,32 @@ class _RowWriter:
         # another keep their own order (FarsTail's premise groups are runs of rows).
         Project.objects.select_for_update().filter(pk=project.pk).first()
         self.offset = Item.objects.filter(project=project).aggregate(top=Max("position"))["top"] or 0
+        self._stream: CopyStream | None = None
+        self._copy_text: _ItemCopyText | None = None
+
+    @contextlib.contextmanager
+    def streaming(self) -> Iterator[None]:
+        """Within the block, the batches go into one COPY that the server stores while the
+        next batch is read and validated (`CopyStream`); leaving it waits for the server.
+        An exception leaving it (the file's invalid rows too) drops what was sent. Other
+        databases, and decided items (written with their decisions), are written batch by
+        batch as before."""
+        if not copy_available() or self.labels_final:
+            yield
+            return
+        self._copy_text = _ItemCopyText()
+        with CopyStream(self._copy_text.sql) as self._stream:
+            try:
+                yield
+            finally:
+                self._stream = None
 
     def write(self, rows: list[ItemRow], authors: dict) -> None:
         project, kind, offset, labels_final = self.project, self.kind, self.offset, self.labels_final
+        project_id = project.pk  # a property: read once, not for every row
         values = [
             {
-                "project_id": project.pk,
+                "project_id": project_id,
                 "external_id": row.external_id,
                 "payload": kind.stored_payload(project, row),
                 "reference_label": row.reference_label,
@@ -483,6 +527,8 @@ class _RowWriter:
         ]
         if labels_final:
             imported_decisions_record(Item.objects.bulk_create([Item(**value) for value in values]))
+        elif self._stream is not None and self._copy_text is not None:
+            self._stream.write(self._copy_text.lines(values))
         else:
             items_copy(values)
         self.created += len(rows)
@@ -514,9 +560,10 @@ def import_records(
     refusal: str = "",
 ) -> ImportResult:
     """Validate and store a file (`text`, in `fmt`) in one pass, BATCH_SIZE rows at a time, in one
-    transaction: each batch is validated, checked against the project and written (COPY)
-    before the next is read, so memory holds one batch of rows and the ids seen so far,
-    never the whole file's rows. A bad row stops the writing; the rest of the file is still
+    transaction: each batch is validated, checked against the project and handed to the
+    COPY before the next is read, so memory holds a few batches of rows and the ids seen so
+    far, never the whole file's rows; the server stores a batch while the next one is
+    validated (`_RowWriter.streaming`). A bad row stops the writing; the rest of the file is still
     read, and every bad row (the first MAX_LISTED_ERRORS) is raised as one InvalidInput
     (`refusal`), which rolls the transaction back: nothing is stored."""
     records = read_records(kind, fmt, text, filename, kind.settings_for(project.settings))
@@ -529,35 +576,36 @@ def import_records(
     with transaction.atomic():
         writer = _RowWriter(project, labels_final=options.labels_final)
         existing_ids = _ids_if_few(project)
-        for batch in chunked(records, BATCH_SIZE):
-            read += len(batch)
-            rows, batch_errors = _validate_batch(kind, batch, check_strings, first_row_of)
-            valid += len(rows)
-            rows, option_errors = apply_import_options(rows, options, filename)
-            batch_errors = _by_row([*batch_errors, *option_errors])
-            kept, batch_held = hold_out(project, kind, rows)
-            held_count += len(batch_held)
-            held.extend(batch_held[: MAX_LISTED_ERRORS - len(held)])
-            # Once a row is bad nothing more is written, but every row is still checked
-            # (the held-out ones too), so that one round trip shows every bad row.
-            new_rows, authors, db_errors = check_against_project(
-                project, rows if errors or batch_errors else kept, existing_ids=existing_ids
-            )
-            if batch_errors or db_errors:
-                errors.extend(_by_row([*batch_errors, *db_errors])[: MAX_LISTED_ERRORS - len(errors)])
-                continue
+        with writer.streaming():
+            for batch in chunked(records, BATCH_SIZE):
+                read += len(batch)
+                rows, batch_errors = _validate_batch(kind, batch, check_strings, first_row_of)
+                valid += len(rows)
+                rows, option_errors = apply_import_options(rows, options, filename)
+                batch_errors = _by_row([*batch_errors, *option_errors])
+                kept, batch_held = hold_out(project, kind, rows)
+                held_count += len(batch_held)
+                held.extend(batch_held[: MAX_LISTED_ERRORS - len(held)])
+                # Once a row is bad nothing more is written, but every row is still checked
+                # (the held-out ones too), so that one round trip shows every bad row.
+                new_rows, authors, db_errors = check_against_project(
+                    project, rows if errors or batch_errors else kept, existing_ids=existing_ids
+                )
+                if batch_errors or db_errors:
+                    errors.extend(_by_row([*batch_errors, *db_errors])[: MAX_LISTED_ERRORS - len(errors)])
+                    continue
+                if errors:
+                    continue
+                skipped += len(kept) - len(new_rows)
+                if job_id is not None:
+                    # The share of the file read and checked; its batch is written next.
+                    job_set_progress(job_id, read / expected_rows)
+                if new_rows:
+                    writer.write(new_rows, authors)
+            if not valid and not errors:
+                errors.append(FieldError("file", _("contains no rows")))
             if errors:
-                continue
-            skipped += len(kept) - len(new_rows)
-            if job_id is not None:
-                # The share of the file read and checked; its batch is written next.
-                job_set_progress(job_id, read / expected_rows)
-            if new_rows:
-                writer.write(new_rows, authors)
-        if not valid and not errors:
-            errors.append(FieldError("file", _("contains no rows")))
-        if errors:
-            raise InvalidInput(refusal or _("the file has invalid rows; nothing was imported"), errors=errors)
+                raise InvalidInput(refusal or _("the file has invalid rows; nothing was imported"), errors=errors)
         writer.finish(skipped=skipped, job_id=job_id)
     result = ImportResult(created=writer.created, skipped=skipped)
     return dataclasses.replace(result, held_out=held_count, held_out_rows=tuple(held))

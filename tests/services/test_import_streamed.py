@@ -39,7 +39,7 @@ def test_the_first_batch_is_written_before_the_rest_of_the_file_is_read(
     from annotation.services import imports
 
     read = []
-    real_read, real_copy = imports.read_records, imports.items_copy
+    real_read, real_write = imports.read_records, imports._RowWriter.write
 
     def counting_read(*args, **kwargs):
         for record in real_read(*args, **kwargs):
@@ -48,12 +48,12 @@ def test_the_first_batch_is_written_before_the_rest_of_the_file_is_read(
 
     written_after = []
 
-    def noting_copy(rows):
+    def noting_write(writer, rows, authors):
         written_after.append((len(read), len(rows)))
-        return real_copy(rows)
+        return real_write(writer, rows, authors)
 
     monkeypatch.setattr(imports, "read_records", counting_read)
-    monkeypatch.setattr(imports, "items_copy", noting_copy)
+    monkeypatch.setattr(imports._RowWriter, "write", noting_write)
     response = _post(client_for(make_user("stream-sup", staff=True)), nli_project.slug, _file(_rows(10)))
     assert response.status_code in (200, 201), response.content
     assert response.json()["created"] == 10

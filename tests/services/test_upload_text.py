@@ -163,13 +163,13 @@ def test_an_upload_is_read_a_slice_at_a_time_as_its_rows_are_stored(nli_project,
     rows = [{"id": f"r{i}", "premise": f"הנחה ארוכה למדי {i}", "hypothesis": f"השערה {i}"} for i in range(200)]
     upload = _ReadCounting("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode())
     read_when_written = []
-    real_copy = imports.items_copy
+    real_write = imports._RowWriter.write
 
-    def noting_copy(values):
+    def noting_write(writer, rows, authors):
         read_when_written.append(upload.read_this_pass)
-        return real_copy(values)
+        return real_write(writer, rows, authors)
 
-    monkeypatch.setattr(imports, "items_copy", noting_copy)
+    monkeypatch.setattr(imports._RowWriter, "write", noting_write)
     result = imports.items_import(project=nli_project, data=upload, fmt="jsonl", filename="f.jsonl")
     if large:
         job = Job.objects.get(pk=result.job)

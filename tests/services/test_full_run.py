@@ -1,7 +1,8 @@
-"""A run of the stored figures over every item (the aggregation's full runs, hourly on a
-large project) rewrites only the rows that changed, and leaves exactly the rows, sums and
-figures that a run building them from nothing stores — whatever the changes since the last
-run, recorded or not, and whatever rows an earlier run left behind."""
+"""The aggregation's full run (hourly on a large project) rewrites only the rows that
+changed — its aggregates, and the stored figures it reads over every item — and leaves
+exactly the rows, sums and figures that a run building them from nothing stores, whatever
+the changes since the last run, recorded or not, and whatever rows an earlier run left
+behind."""
 
 import random
 
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from tests.services.test_incremental_aggregation import build
+from tests.services.test_incremental_aggregation import LABELS, build
 from tests.services.test_incremental_figures import accepted, apply, changes_strategy, stored, with_values
 
 pytestmark = pytest.mark.django_db
@@ -126,3 +127,31 @@ def rows_written(tables: list[str]) -> dict[str, tuple[int, int, int]]:
             [tables],
         )
         return {name: tuple(counts) for name, *counts in cursor.fetchall()}
+
+
+def test_a_second_full_aggregation_run_rewrites_no_aggregate_and_changed_ones_are_rewritten(make_user):
+    from annotation.models import Annotation, ItemAggregate
+    from annotation.services.aggregation import aggregation_compute_for_project
+    from tests.services.test_incremental_aggregation import vote
+
+    project, rows, people = build(make_user, 40, seed=1)
+    aggregation_compute_for_project(project, full=True)
+    fields = ("item_id", "method", "round", "label", "confidence", "contributions", "computed_at")
+    before = {(row[0], row[1]): row for row in ItemAggregate.objects.filter(item__project=project).values_list(*fields)}
+    assert len(before) > 40
+    written = rows_written([ItemAggregate._meta.db_table])
+    aggregation_compute_for_project(project, full=True)
+    assert rows_written([ItemAggregate._meta.db_table]) == written
+    after = {(row[0], row[1]): row for row in ItemAggregate.objects.filter(item__project=project).values_list(*fields)}
+    assert after == before
+    # A changed vote: its item's aggregates are written anew, as every row would have been.
+    item = next(row for row in rows if ItemAggregate.objects.filter(item=row, method="majority").exists())
+    old = ItemAggregate.objects.get(item=item, method="majority")
+    voter = Annotation.objects.filter(item=item, round=item.round).order_by("pk").first()
+    assert voter is not None
+    other = next(label for label in LABELS if label != voter.value["label"])
+    vote(project, item, voter.annotator, other)
+    aggregation_compute_for_project(project, full=True)
+    new = ItemAggregate.objects.get(item=item, method="majority")
+    assert (new.confidence, new.contributions, new.label) != (old.confidence, old.contributions, old.label)
+    assert new.computed_at > old.computed_at

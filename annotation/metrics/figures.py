@@ -144,27 +144,32 @@ def sums_add_many(sums: dict, records: Iterable[dict | None], labels: Sequence[s
         if not record:
             continue
         for annotator, key in record.get("d", ()):
-            group = (annotator, key)
-            durations[group] = durations.get(group, 0) + 1
+            durations[annotator, key] = durations.get((annotator, key), 0) + 1
         votes = record.get("v", ())
         consensus, gold, adjudicated = record.get("c"), record.get("g"), bool(record.get("a"))
-        references = (("consensus", consensus), ("clean", None if adjudicated else consensus), ("gold", gold))
-        references = tuple((name, reference) for name, reference in references if reference is not None)
+        references = [
+            (name, reference)
+            for name, reference in (
+                ("consensus", consensus),
+                ("clean", None if adjudicated else consensus),
+                ("gold", gold),
+            )
+            if reference is not None
+        ]
         for annotator, label in votes:
             for name, reference in references:
-                group = (annotator, name, label, reference)
-                pairs[group] = pairs.get(group, 0) + 1
+                pairs[annotator, name, label, reference] = pairs.get((annotator, name, label, reference), 0) + 1
         adjudicated_items += adjudicated
         methods = record.get("m")
         if methods:
-            group = (tuple(methods.items()), record.get("x"), record.get("e"))
-            comparisons[group] = comparisons.get(group, 0) + 1
+            compared = (tuple(methods.items()), record.get("x"), record.get("e"))
+            comparisons[compared] = comparisons.get(compared, 0) + 1
         share = record.get("k")
         if share:
             counts_apply(report, share, 1)
         if votes:
-            group = (tuple(label for _annotator, label in votes), consensus, adjudicated)
-            agreements[group] = agreements.get(group, 0) + 1
+            cast = (tuple(label for _annotator, label in votes), consensus, adjudicated)
+            agreements[cast] = agreements.get(cast, 0) + 1
     for (annotator, key), n in durations.items():
         _add(sums["durations"].setdefault(str(annotator), {}), str(key), n)
     for (annotator, name, label, reference), n in pairs.items():

@@ -2,7 +2,10 @@
 
 Runs one aggregation of the `scale` project of a database that `bench/scale.py --keep`
 built, in this process alone, and prints the process's peak resident memory (VmHWM)
-before and after the run and the run's seconds. A script, not a test:
+before and after the run, the run's seconds, its CPU seconds in this process and in its
+PostgreSQL backend (read from /proc: the server on this machine) and the load average;
+`--profile N` prints the N functions of most cumulative CPU (cProfile, which slows the
+Python parts several times over: compare shares, not seconds). A script, not a test:
 
     python bench/scale.py --items 100000 --keep --only none --database mashov_bench_memory
     python bench/aggregation_memory.py --database mashov_bench_memory [--incremental 300]

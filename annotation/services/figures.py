@@ -15,7 +15,9 @@ aggregation job passes the items its run read — takes their old shares out of 
 adds their new ones, and computes the figures from the sums, so its cost follows the
 changed items, not the project; the sums are integers, so the figures are exactly those a
 run over every item gives. A run without item ids (the first, or after a change that
-names no item) reads every item, in chunks. The same shares keep, item by item:
+names no item, and the aggregation's full runs) reads every item, in chunks, builds the
+sums from the records anew and rewrites only the rows — shares, reasons, filter counts —
+that differ from what is stored. The same shares keep, item by item:
 - the methods' comparison of the kind's report
   (selectors.aggregation.aggregation_report_for_project): the items' shares hold their
   current-round aggregates, and the report is computed from the kept counts, its listed

@@ -2,7 +2,10 @@
 
 Runs one aggregation of the `scale` project of a database that `bench/scale.py --keep`
 built, in this process alone, and prints the process's peak resident memory (VmHWM)
-before and after the run and the run's seconds. A script, not a test:
+before and after the run, the run's seconds, its CPU seconds in this process and in its
+PostgreSQL backend (read from /proc: the server on this machine) and the load average;
+`--profile N` prints the N functions of most cumulative CPU (cProfile, which slows the
+Python parts several times over: compare shares, not seconds). A script, not a test:
 
     python bench/scale.py --items 100000 --keep --only none --database mashov_bench_memory
     python bench/aggregation_memory.py --database mashov_bench_memory [--incremental 300]
@@ -36,6 +39,17 @@ def status(field: str) -> float:
     return 0.0
 
 
+def backend_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of this process's PostgreSQL backend, from /proc (the
+    server on this machine), 0.0 where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
@@ -43,6 +57,7 @@ def main() -> int:
     parser.add_argument("--incremental", type=int, default=0, help="items changed before an incremental run")
     parser.add_argument("--figures", action="store_true", help="only the stored figures over every item")
     parser.add_argument("--without-figures", action="store_true", help="the full aggregation, no stored figures")
+    parser.add_argument("--profile", type=int, default=0, help="print the N functions of most cumulative CPU")
     args = parser.parse_args()
     os.environ["DATABASE_URL"] = f"{args.server}/{args.database}"
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -56,8 +71,20 @@ def main() -> int:
 
     project = Project.objects.get(slug="scale")
     items = Item.objects.filter(project=project).count()
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
     baseline = status("VmHWM")
+    profiler = None
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
     started = time.perf_counter()
+    cpu_started, backend_started = time.process_time(), backend_cpu(backend)
     if args.figures:
         what = "stored figures, every item"
         project_figures_store(project)
@@ -77,10 +104,17 @@ def main() -> int:
         what = "aggregation, full run (4 methods) + stored figures"
         aggregation_compute_for_project(project, full=True)
     seconds = time.perf_counter() - started
+    cpu, postgres = time.process_time() - cpu_started, backend_cpu(backend) - backend_started
+    if profiler is not None:
+        import pstats
+
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
     peak = status("VmHWM")
     print(
-        f"{items:,} items; {what}: {seconds:.1f} s; peak RSS {peak:.0f} MiB "
-        f"(baseline after start-up {baseline:.0f} MiB, run added {peak - baseline:.0f} MiB)"
+        f"{items:,} items; {what}: {seconds:.1f} s, {cpu:.1f} s CPU in the process, {postgres:.1f} s in its"
+        f" PostgreSQL backend; peak RSS {peak:.0f} MiB (baseline after start-up {baseline:.0f} MiB, run added"
+        f" {peak - baseline:.0f} MiB); load {' '.join(f'{load:.1f}' for load in os.getloadavg())}"
     )
     return 0
 

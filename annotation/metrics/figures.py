@@ -107,20 +107,78 @@ def sums_apply(sums: dict, record: dict | None, sign: int, labels: Sequence[str]
     sums["adjudicated"] += sign * int(adjudicated)
     comparison_apply(sums["comparison"], record, sign)
     counts_apply(sums["report"], record.get("k"), sign)
-    if not votes:
-        return
+    if votes:
+        _agreement_apply(sums, [label for _annotator, label in votes], consensus, adjudicated, sign, labels)
+
+
+def _agreement_apply(sums: dict, cast: Sequence[str], consensus, adjudicated: bool, n: int, labels) -> None:
+    """Add `n` items whose votes are the labels `cast` (one at least) to the agreement sums
+    (n < 0: take them out)."""
     codes = {label: index for index, label in enumerate(labels)}
-    matrix = unit_pair_counts([codes[label] for _annotator, label in votes], len(labels)) if len(votes) >= 2 else None
+    matrix = unit_pair_counts([codes[label] for label in cast], len(labels)) if len(cast) >= 2 else None
     for scope in SCOPES:
         if scope == "without" and adjudicated:
             continue
         figures = sums["agreement"][scope]
-        figures["items"] += sign
+        figures["items"] += n
         if consensus is not None:
-            figures["compared"] += sign * len(votes)
-            figures["agree"] += sign * sum(label == consensus for _annotator, label in votes)
+            figures["compared"] += n * len(cast)
+            figures["agree"] += n * sum(label == consensus for label in cast)
         if matrix is not None:
-            _add_matrix(figures["pairs"], len(votes), matrix, sign)
+            _add_matrix(figures["pairs"], len(cast), matrix, n)
+
+
+def sums_add_many(sums: dict, records: Iterable[dict | None], labels: Sequence[str]) -> None:
+    """`sums_apply(sums, record, 1, labels)` for each record in turn, in place, at a
+    fraction of its cost over many items (a run over every item): equal records' shares —
+    the same methods' labels, the same votes against the same consensus — are counted and
+    added once, times their number, and the keys first met by an earlier record come first,
+    as one by one. Sums of integers, so the result is the same to the last key."""
+    durations: dict[tuple, int] = {}
+    pairs: dict[tuple, int] = {}
+    comparisons: dict[tuple, int] = {}
+    agreements: dict[tuple, int] = {}
+    adjudicated_items = 0
+    report = sums["report"]
+    for record in records:
+        if not record:
+            continue
+        for annotator, key in record.get("d", ()):
+            durations[annotator, key] = durations.get((annotator, key), 0) + 1
+        votes = record.get("v", ())
+        consensus, gold, adjudicated = record.get("c"), record.get("g"), bool(record.get("a"))
+        references = [
+            (name, reference)
+            for name, reference in (
+                ("consensus", consensus),
+                ("clean", None if adjudicated else consensus),
+                ("gold", gold),
+            )
+            if reference is not None
+        ]
+        for annotator, label in votes:
+            for name, reference in references:
+                pairs[annotator, name, label, reference] = pairs.get((annotator, name, label, reference), 0) + 1
+        adjudicated_items += adjudicated
+        methods = record.get("m")
+        if methods:
+            compared = (tuple(methods.items()), record.get("x"), record.get("e"))
+            comparisons[compared] = comparisons.get(compared, 0) + 1
+        share = record.get("k")
+        if share:
+            counts_apply(report, share, 1)
+        if votes:
+            cast = (tuple(label for _annotator, label in votes), consensus, adjudicated)
+            agreements[cast] = agreements.get(cast, 0) + 1
+    for (annotator, key), n in durations.items():
+        _add(sums["durations"].setdefault(str(annotator), {}), str(key), n)
+    for (annotator, name, label, reference), n in pairs.items():
+        _add(sums["pairs"].setdefault(str(annotator), {}).setdefault(name, {}), f"{label}{SEPARATOR}{reference}", n)
+    sums["adjudicated"] += adjudicated_items
+    for (methods, disagree, reference), n in comparisons.items():
+        comparison_apply(sums["comparison"], {"m": dict(methods), "x": disagree, "e": reference}, n)
+    for (cast, consensus, adjudicated), n in agreements.items():
+        _agreement_apply(sums, cast, consensus, adjudicated, n, labels)
 
 
 def counts_apply(counts: dict, share: dict | None, sign: int) -> None:

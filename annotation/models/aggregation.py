@@ -10,7 +10,7 @@ class ItemAggregate(models.Model):
     """One aggregation method's label and confidence for an item (annotation.metrics.
     aggregation): k-of-n and majority per round when the round is decided, Dawid-Skene
     and MACE by the project's recomputation over the whole pool. Upserted on (item, method):
-    the latest computation replaces the one before."""
+    the latest computation replaces the one before where it differs."""
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="aggregates")
     round = models.PositiveSmallIntegerField()
@@ -22,6 +22,7 @@ class ItemAggregate(models.Model):
     # counts, [[annotator id, 1 if the vote agrees with the label else 0], ...], so that an
     # incremental run can take an item's old share out of the counts before adding its new one.
     contributions = models.JSONField(default=list, blank=True)
+    # When a run last changed the row: a run that computes the same aggregate leaves it.
     computed_at = models.DateTimeField()
 
     class Meta:

@@ -689,7 +689,11 @@ def _staging_upsert(rows, now) -> None:
             f" SELECT item_id, round, method, label, confidence, contributions, %s FROM {STAGING}"
             " ON CONFLICT (item_id, method) DO UPDATE SET round = EXCLUDED.round, label = EXCLUDED.label,"
             " confidence = EXCLUDED.confidence, contributions = EXCLUDED.contributions,"
-            " computed_at = EXCLUDED.computed_at",
+            " computed_at = EXCLUDED.computed_at"
+            # An aggregate the run found as the last one left it keeps its row (and its
+            # computed_at): a full run rewrote every row of the project, most unchanged.
+            f" WHERE ({table}.round, {table}.label, {table}.confidence, {table}.contributions)"
+            " IS DISTINCT FROM (EXCLUDED.round, EXCLUDED.label, EXCLUDED.confidence, EXCLUDED.contributions)",
             [now],
         )
         cursor.execute(f"TRUNCATE {STAGING}")

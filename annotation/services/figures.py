@@ -15,7 +15,9 @@ aggregation job passes the items its run read — takes their old shares out of 
 adds their new ones, and computes the figures from the sums, so its cost follows the
 changed items, not the project; the sums are integers, so the figures are exactly those a
 run over every item gives. A run without item ids (the first, or after a change that
-names no item) reads every item, in chunks. The same shares keep, item by item:
+names no item, and the aggregation's full runs) reads every item, in chunks, builds the
+sums from the records anew and rewrites only the rows — shares, reasons, filter counts —
+that differ from what is stored. The same shares keep, item by item:
 - the methods' comparison of the kind's report
   (selectors.aggregation.aggregation_report_for_project): the items' shares hold their
   current-round aggregates, and the report is computed from the kept counts, its listed
@@ -74,6 +76,7 @@ from annotation.metrics.figures import (
     annotators_figures,
     empty_sums,
     item_values_from_counts,
+    sums_add_many,
     sums_apply,
     value_counts_apply,
 )
@@ -164,22 +167,96 @@ def project_figures_store(project: Project, item_ids=None) -> list[str]:
 
 
 def _sums_of_every_item(project: Project, kind, labels, incoherent: set[int]) -> dict:
-    """The sums over every item, each item's share, filter values and reasons stored anew."""
+    """The sums over every item, read anew; each item's share and reasons, and the filter
+    values, rewritten only where they changed (a run over every item, hourly on a large
+    project, finds most of them as the last run left them). The sums are built from the
+    records alone, never from the stored rows, so that this run repairs whatever an earlier
+    one left behind."""
     sums = empty_sums()
-    for model in (ItemFigures, ItemValueCount):
-        model.objects.filter(project=project).delete()
+    counts: Counter = Counter()
     through = 0
     for ids in project_item_ids(project, RECORD_CHUNK):
-        _replace_shares(project, kind, labels, sums, ids, incoherent, old=False)
+        records = item_records(project, kind, ids)
+        sums_add_many(sums, records.values(), labels)
+        for record in records.values():
+            value_counts_apply(counts, record, 1)
+        _shares_rewrite(project, records, incoherent, after=through, through=ids[-1])
         through = ids[-1]
-    # The reasons are brought up to date item by item (`_reasons_store`); those of items
-    # gone since (deleted where no trigger took their rows) go.
+    # The shares of items gone since the last run (their rows have no foreign key), and the
+    # reasons of items gone (deleted where no trigger took their rows).
+    ItemFigures.objects.filter(project=project, item_id__gt=through).delete()
     AdjudicationReason.objects.filter(project=project).exclude(
         Exists(Item.objects.filter(project=project, pk=OuterRef("item_id")))
     ).delete()
+    _value_counts_replace(project, counts)
     sums[VALUES_THROUGH] = through
     sums[INCOHERENT_ORIGINALS] = sorted(incoherent)
     return sums
+
+
+def _shares_rewrite(project: Project, records: dict, incoherent: set[int], *, after: int, through: int) -> None:
+    """Bring the stored shares and reasons of the ids after … through up to `records` (the
+    items of that range, in a run over every item): a row equal to the item's new one is
+    left as it is, any other row of the range (a changed or a deleted item's) is replaced or
+    deleted."""
+    in_range = {"project": project, "item_id__gt": after, "item_id__lte": through}
+    stored = {
+        item_id: (value, position)
+        for item_id, value, position in ItemFigures.objects.filter(**in_range).values_list(
+            "item_id", "value", "disagree_position"
+        )
+    }
+    shares, reasons = [], []
+    for item_id, record in records.items():
+        if record is None:
+            continue  # deleted: its rows, if any, are left in `stored` and deleted below
+        position = record.pop("p", None)
+        if stored.get(item_id) == (record, position):
+            del stored[item_id]
+        else:
+            shares.append(ItemFigures(project=project, item_id=item_id, value=record, disagree_position=position))
+        why = list(record.get("r", ())) + ([INCOHERENT] if item_id in incoherent else [])
+        if why:
+            reasons.append(AdjudicationReason(project=project, item_id=item_id, reasons=why))
+    stale = sorted(stored) + [share.item_id for share in shares]
+    if stale:
+        ItemFigures.objects.filter(column_in(ItemFigures, "item_id", stale), project=project).delete()
+    ItemFigures.objects.bulk_create(shares, batch_size=RECORD_CHUNK)
+    _reasons_position(reasons)
+    _reasons_store(project, list(records), reasons)
+
+
+def _reasons_position(reasons: list) -> None:
+    """Set each reason row's position, its item's."""
+    if reasons:
+        positions = dict(
+            Item.objects.filter(column_in(Item, "id", [r.item_id for r in reasons])).values_list("pk", "position")
+        )
+        for reason in reasons:
+            reason.position = positions.get(reason.item_id, 0)
+
+
+def _value_counts_replace(project: Project, counts: Counter) -> None:
+    """Make the project's ItemValueCount rows `counts` (over every item): changed counts
+    written, values no item holds any more deleted, the others left as they are."""
+    rows = {
+        (name, value): (pk, items)
+        for pk, name, value, items in ItemValueCount.objects.filter(project=project).values_list(
+            "pk", "name", "value", "items"
+        )
+    }
+    kept = [
+        ItemValueCount(project=project, name=name, value=value, items=n)
+        for (name, value), n in counts.items()
+        if n > 0 and rows.get((name, value), (None, 0))[1] != n
+    ]
+    gone = [pk for key, (pk, _items) in rows.items() if counts.get(key, 0) <= 0]
+    ItemValueCount.objects.bulk_create(
+        kept, batch_size=RECORD_CHUNK, update_conflicts=True, unique_fields=["project", "name", "value"],
+        update_fields=["items"],
+    )  # fmt: skip
+    if gone:
+        ItemValueCount.objects.filter(pk__in=gone).delete()
 
 
 def _sums_update(project: Project, kind, labels, sums: dict, item_ids, incoherent: set[int]) -> None:
@@ -232,12 +309,7 @@ def _replace_shares(project: Project, kind, labels, sums: dict, ids: list[int], 
         why = list(record.get("r", ())) + ([INCOHERENT] if item_id in incoherent else [])
         if why:
             reasons.append(AdjudicationReason(project=project, item_id=item_id, reasons=why))
-    if reasons:
-        positions = dict(
-            Item.objects.filter(column_in(Item, "id", [r.item_id for r in reasons])).values_list("pk", "position")
-        )
-        for reason in reasons:
-            reason.position = positions.get(reason.item_id, 0)
+    _reasons_position(reasons)
     ItemFigures.objects.bulk_create(shares, batch_size=RECORD_CHUNK)
     _reasons_store(project, ids, reasons)
     _value_counts_add(project, counts)

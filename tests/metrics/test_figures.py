@@ -1,13 +1,20 @@
 """The stored figures' sums (annotation.metrics.figures): records added, then some taken out
 and replaced, give exactly the sums — and so the figures — of the final records."""
 
+import json
 import subprocess
 import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.metrics.figures import adjudication_agreement, annotators_figures, empty_sums, sums_apply
+from annotation.metrics.figures import (
+    adjudication_agreement,
+    annotators_figures,
+    empty_sums,
+    sums_add_many,
+    sums_apply,
+)
 
 LABELS = ("entailment", "neutral", "contradiction")
 label = st.sampled_from(LABELS)
@@ -25,6 +32,29 @@ def record(draw):
         "a": draw(st.integers(0, 1)),
         "r": [],
     }
+
+
+METHODS = ("k_of_n", "majority", "dawid_skene", "mace")
+
+
+@st.composite
+def full_record(draw):
+    """A record with every part a run over every item stores: the methods' labels, the
+    reference label, the kind's report counts."""
+    one = draw(record())
+    if draw(st.booleans()):
+        methods = {method: draw(maybe_label) for method in draw(st.permutations(METHODS))[: draw(st.integers(1, 4))]}
+        given = {label for label in methods.values() if label is not None}
+        one.update({"m": methods, "x": int(len(given) > 1), "e": draw(maybe_label)})
+    if draw(st.booleans()):
+        one["k"] = draw(
+            st.dictionaries(
+                st.sampled_from(("outcomes", "confusion", "per_annotator")),
+                st.dictionaries(st.sampled_from(("1\trows", "2\taccepted", "a\tb", "7\ttotal")), st.integers(1, 3)),
+                max_size=3,
+            )
+        )
+    return one
 
 
 def sums_of(records):
@@ -66,3 +96,17 @@ def test_everything_taken_out_leaves_empty_sums():
     sums = sums_of([one])
     sums_apply(sums, one, -1, LABELS)
     assert sums == empty_sums()
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(st.one_of(st.none(), full_record()), max_size=30), chunk=st.integers(1, 30))
+def test_many_records_added_at_once_give_the_sums_added_one_by_one(records, chunk):
+    """A run over every item adds its records a chunk at a time (sums_add_many): the same
+    sums as one record at a time, key for key in the same order, and the same figures."""
+    one_by_one = sums_of(records)
+    at_once = empty_sums()
+    for start in range(0, len(records), chunk):
+        sums_add_many(at_once, records[start : start + chunk], LABELS)
+    assert json.dumps(at_once) == json.dumps(one_by_one)
+    assert annotators_figures(at_once, {}, LABELS) == annotators_figures(one_by_one, {}, LABELS)
+    assert adjudication_agreement(at_once, LABELS) == adjudication_agreement(one_by_one, LABELS)

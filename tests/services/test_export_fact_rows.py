@@ -213,7 +213,9 @@ def test_the_portable_reading_gives_the_rows_of_the_query(make_user):
 
 def test_an_export_reads_one_facts_query_a_chunk(make_user, monkeypatch):
     """One facts query per chunk (a second with `history`, the decisions): the count grows
-    with the chunks, never with the items."""
+    with the chunks, never with the items. The facts query runs in a transaction of its own
+    (`SET LOCAL jit = off`): inside the test's transaction a savepoint, the SET and the
+    savepoint's release, three more statements per chunk."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -233,5 +235,38 @@ def test_an_export_reads_one_facts_query_a_chunk(make_user, monkeypatch):
 
     chunks = -(-n_items // 4)
     assert chunks >= 3
-    for history, per_chunk in (("0", 1), ("1", 2)):
+    for history, per_chunk in (("0", 4), ("1", 5)):
         assert queries(4, history) - queries(10_000, history) == (chunks - 1) * per_chunk
+
+
+def test_the_collector_is_paused_while_a_chunk_is_made_and_only_then(make_user, monkeypatch):
+    """Each chunk is read and written with the cyclic collector paused; between chunks, and
+    once a client leaves the file half read, it runs again (and one that was off stays off)."""
+    import gc
+
+    from annotation.kinds.nli.kind import NliRelabelKind
+    from annotation.selectors import exports as export_reads
+    from annotation.services.exports import export_prepare, export_stream
+
+    admin = make_user("x-admin", staff=True)
+    project = generated_project("nli_relabel", admin, [make_user(f"x-a{k}") for k in range(3)])
+    seen = []
+    record = NliRelabelKind.export_record
+    monkeypatch.setattr(NliRelabelKind, "export_record", lambda *a: seen.append(gc.isenabled()) or record(*a))
+    monkeypatch.setattr(export_reads, "CHUNK_SIZE", 4)
+    assert gc.isenabled()
+    for fmt in ("jsonl", "csv"):
+        stream = export_stream(export_prepare(project=project, fmt=fmt, status="all"))
+        next(stream)
+        assert gc.isenabled()
+        next(stream)
+        assert gc.isenabled()
+        del stream  # a client that leaves
+        assert gc.isenabled()
+    assert seen and not any(seen)
+    gc.disable()
+    try:
+        b"".join(export_stream(export_prepare(project=project, fmt="jsonl", status="all")))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -2,15 +2,14 @@
 adjudication, decisions, aggregates) in a fixed number of bulk queries per chunk, so the
 number of queries grows with the number of chunks, never with the number of items."""
 
-import functools
 import gc
 import json
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import TypeVar
 
-from django.db import connection, connections, transaction
 from django.db.models import JSONField, QuerySet, TextField
 from django.db.models.base import ModelState
 from django.db.models.functions import Cast
@@ -20,6 +19,7 @@ from annotation.kinds.registry import get_kind
 from annotation.models import Adjudication, Annotation, ConsensusOutcome, Decision, Item, ItemAggregate, Project
 from annotation.selectors.names import AUTHOR_PSEUDONYM, annotator_pseudonym
 from annotation.services.decisions import RESTORE, decision_histories, standing_of
+from annotation.sql import column_in
 
 CHUNK_SIZE = 2000
 T = TypeVar("T")
@@ -143,92 +143,14 @@ def chunks_with_facts(
     return collector_paused(_chunks_with_facts(project, items, history=history))
 
 
-def _chunks_with_facts(
-    project: Project, items: QuerySet[Item], *, history: bool
-) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
-    """Items in chunks (`export_items`), each with its items' facts (outcome, annotations,
-    adjudication, effective decision, aggregates — the last only for kinds that aggregate
-    labels) read in one query, one row per item (`_fact_rows`), and with `history` a
-    second, every decision of the chunk's items. Reading the facts as rows of their own
-    tables (about eleven an item) and grouping them here was most of an export's time."""
-    pseudonyms: dict[int, str] = {}
-    kind = get_kind(project.kind)
-    aggregation = kind.project_settings(project).get("aggregation") if kind.labels else None
-    values = _Values()
-    flat = values.flat
-
-    def pseudonym(user_id: int | None) -> str | None:
-        if user_id is None:
-            return None
-        if user_id not in pseudonyms:
-            pseudonyms[user_id] = annotator_pseudonym(project.pk, user_id)
-        return pseudonyms[user_id]
-
-    def annotation(annotator_id: int, value: str) -> tuple[str | None, dict]:
-        # The lookups inlined: this runs once per vote.
-        known = flat.get(value)
-        return (
-            pseudonyms.get(annotator_id) or pseudonym(annotator_id),
-            dict(known) if known is not None else values(value),
-        )
-
-    for chunk in chunked(export_items(items, project), CHUNK_SIZE):
-        found = {}
-        for row in _fact_rows(chunk, aggregates=aggregation is not None):
-            (item_id, round_, outcome, gold, votes, n_votes, agreement, label_changed, annotators, annotation_values,
-             adjudicated, adjudicator, adjudicated_at, comment, methods, statuses, ranks, decision_ids,
-             aggregate_methods, aggregate_labels, confidences) = row  # fmt: skip
-            found[item_id] = (
-                None
-                if outcome is None
-                else OutcomeFact(round_, outcome, gold, values(votes), n_votes, agreement, label_changed),
-                () if annotators is None else tuple(map(annotation, annotators, annotation_values)),
-                None
-                if adjudicated is None
-                else AdjudicationFact(
-                    label=adjudicated, by=pseudonym(adjudicator), at=adjudicated_at.isoformat(), comment=comment
-                ),
-                None if methods is None else _standing(item_id, round_, methods, statuses, ranks, decision_ids),
-                {}
-                if aggregate_methods is None
-                else {
-                    method: {"label": label or None, "confidence": confidence}
-                    for method, label, confidence in zip(aggregate_methods, aggregate_labels, confidences)
-                },
-            )
-        histories = (
-            {
-                item_id: [_decision_record(d, pseudonym) for d in rows]
-                for item_id, rows in decision_histories([item.id for item in chunk]).items()
-            }
-            if history
-            else None
-        )
-        facts = {}
-        for item in chunk:
-            outcome_fact, annotations, adjudication, decision, aggregates = found[item.id]
-            facts[item.id] = ExportFacts(
-                outcome=outcome_fact,
-                annotations=annotations,
-                # An author known only by the pseudonym of the file it came from keeps it.
-                author=pseudonym(item.author_id) or (item.computed or {}).get(AUTHOR_PSEUDONYM),
-                adjudication=adjudication,
-                aggregates=aggregates,
-                aggregation=aggregation,
-                decision=decision,
-                history=None if histories is None else histories.get(item.id, []),
-            )
-        yield chunk, facts
-
-
 def collector_paused(chunks: Iterator[T]) -> Iterator[T]:
     """`chunks` with Python's cyclic garbage collector paused while each chunk is made (an
     export's reads, `chunks_with_facts`, and its writer, services.exports.export_stream),
     never across a `yield` (a client may leave a streamed file half read). A chunk makes tens of thousands of short-lived dicts and tuples, none of them in a
     cycle, yet every few hundred of them set off a collection, and the chunk's own, still
     alive, are traversed again and again: that took a third to half of an export's CPU
-    (10,000 items × 5 votes: the reads 0.68-0.91 s of CPU with the collector, 0.36-0.38 s
-    without). The pause is process-wide: another thread's cycles wait for the end of the
+    (10,000 items × 5 votes at load 10: the reads 1.17-1.19 s of CPU with the collector,
+    0.47-0.49 s without; the JSONL export 1.5-1.8 s and 0.95-1.04 s). The pause is process-wide: another thread's cycles wait for the end of the
     step, and a step that finds the collector already paused (another export's) leaves
     turning it on again to the one that paused it."""
     while True:
@@ -244,115 +166,126 @@ def collector_paused(chunks: Iterator[T]) -> Iterator[T]:
         yield chunk
 
 
-def _standing(item_id: int, round_: int, methods, statuses, ranks, ids) -> DecisionFact | None:
-    """The round's effective decision among its decisions (oldest first). Where there are
-    several, the ledger's own rule (services.decisions.standing_of) says which one stands,
-    on light unsaved instances; a round's only decision stands unless it is a `restore`,
-    which cancels itself (most items: building a model instance for each took a sixth of
-    an export's time)."""
-    if len(methods) == 1:
-        return None if methods[0] == RESTORE else DecisionFact(round_, methods[0], statuses[0])
-    standing = standing_of(
-        Decision(id=pk, item_id=item_id, round=round_, method=method, status=status, rank=rank)
-        for method, status, rank, pk in zip(methods, statuses, ranks, ids)
-    )
-    return None if standing is None else DecisionFact(standing.round, standing.method, standing.status)
+def _chunks_with_facts(
+    project: Project, items: QuerySet[Item], *, history: bool
+) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
+    """Items in chunks (`export_items`), each with its items' facts read in five queries
+    (outcomes, annotations, adjudications, effective decisions, aggregates — the last only
+    for kinds that aggregate labels), and with `history` a sixth, every decision of the
+    chunk's items. Each is an index lookup by item id (`item_id = ANY(ids)`); the round is
+    compared here, as a join to the item table for its round made PostgreSQL hash the
+    whole table per chunk. Rows are read as tuples, only the columns written."""
+    pseudonyms: dict[int, str] = {}
+    kind = get_kind(project.kind)
+    aggregation = kind.project_settings(project).get("aggregation") if kind.labels else None
+    values = _Values()
+
+    def pseudonym(user_id: int | None) -> str | None:
+        if user_id is None:
+            return None
+        if user_id not in pseudonyms:
+            pseudonyms[user_id] = annotator_pseudonym(project.pk, user_id)
+        return pseudonyms[user_id]
+
+    for chunk in chunked(export_items(items, project), CHUNK_SIZE):
+        ids = [item.id for item in chunk]
+        round_of = dict(zip(ids, [item.round for item in chunk]))
+        outcomes = {
+            item_id: OutcomeFact(round_, outcome, gold, values(votes), n_votes, agreement, label_changed)
+            for item_id, round_, outcome, gold, votes, n_votes, agreement, label_changed in _rows(
+                ConsensusOutcome,
+                ids,
+                "item_id",
+                "round",
+                "outcome",
+                "gold",
+                _text("votes"),
+                "n_votes",
+                "agreement",
+                "label_changed",
+            )  # fmt: skip
+            if round_ == round_of[item_id]
+        }
+        annotations: dict[int, list[tuple[str | None, dict]]] = defaultdict(list)
+        for item_id, round_, annotator_id, value in _rows(
+            Annotation, ids, "item_id", "round", "annotator_id", _text("value"), order=("id",)
+        ):
+            if round_ == round_of[item_id]:
+                # The two lookups inlined: this loop runs once per vote.
+                flat = values.flat.get(value)
+                annotations[item_id].append(
+                    (
+                        pseudonyms.get(annotator_id) or pseudonym(annotator_id),
+                        dict(flat) if flat is not None else values(value),
+                    )
+                )
+        adjudications = {
+            item_id: AdjudicationFact(label=label, by=pseudonym(by), at=at.isoformat(), comment=comment)
+            for item_id, round_, label, by, at, comment in _rows(
+                Adjudication, ids, "item_id", "round", "label", "adjudicator_id", "created_at", "comment"
+            )
+            if round_ == round_of[item_id]
+        }
+        # The round's decisions, oldest first. Where there are several, the ledger's own rule
+        # (services.decisions.standing_of) says which one stands, on light unsaved instances;
+        # a round's only decision stands unless it is a `restore`, which cancels itself (most
+        # items: building a model instance for each took a sixth of an export's time).
+        round_decisions: dict[int, list[tuple]] = defaultdict(list)
+        for row in _rows(Decision, ids, "item_id", "round", "method", "status", "rank", "id", order=("item_id", "id")):
+            if row[1] == round_of[row[0]]:
+                round_decisions[row[0]].append(row)
+        decisions = {}
+        for item_id, candidates in round_decisions.items():
+            if len(candidates) == 1 and candidates[0][2] != RESTORE:
+                decisions[item_id] = DecisionFact(candidates[0][1], candidates[0][2], candidates[0][3])
+                continue
+            standing = standing_of(
+                Decision(id=pk, item_id=item_id, round=round_, method=method, status=status, rank=rank)
+                for item_id, round_, method, status, rank, pk in candidates
+            )
+            if standing is not None:
+                decisions[item_id] = DecisionFact(standing.round, standing.method, standing.status)
+        histories = (
+            {
+                item_id: [_decision_record(d, pseudonym) for d in rows]
+                for item_id, rows in decision_histories(ids).items()
+            }
+            if history
+            else None
+        )
+        aggregates: dict[int, dict] = defaultdict(dict)
+        if aggregation is not None:
+            stored = _rows(
+                ItemAggregate, ids, "item_id", "round", "method", "label", "confidence", order=("item_id", "method")
+            )
+            for item_id, round_, method, label, confidence in stored:
+                if round_ == round_of[item_id]:
+                    aggregates[item_id][method] = {"label": label or None, "confidence": confidence}
+        facts = {
+            item.id: ExportFacts(
+                outcome=outcomes.get(item.id),
+                annotations=tuple(annotations.get(item.id, ())),
+                # An author known only by the pseudonym of the file it came from keeps it.
+                author=pseudonym(item.author_id) or (item.computed or {}).get(AUTHOR_PSEUDONYM),
+                adjudication=adjudications.get(item.id),
+                aggregates=aggregates.get(item.id, {}),
+                aggregation=aggregation,
+                decision=decisions.get(item.id),
+                history=None if histories is None else histories.get(item.id, []),
+            )
+            for item in chunk
+        }
+        yield chunk, facts
 
 
-def _fact_rows(chunk: list[Item], *, aggregates: bool) -> Iterable[tuple]:
-    """One row per item of `chunk`, of the item's current round: (item id, round; the
-    consensus outcome's outcome, gold, votes as JSON text, n_votes, agreement,
-    label_changed — None without one; the annotations' annotator ids and values as JSON
-    text, oldest first — None without any; the adjudication's label, adjudicator id, time
-    and comment — None without one; the decisions' methods, statuses, ranks and ids,
-    oldest first — None without any; the aggregates' methods, labels and confidences by
-    method — None without any, or without `aggregates`).
-
-    On PostgreSQL one query: each table read by its item index in a LATERAL subquery per
-    item (the LIMIT and the aggregates keep PostgreSQL from planning a join that hashes a
-    whole table), the many-row facts as arrays. Elsewhere five queries grouped here."""
-    ids = [item.id for item in chunk]
-    rounds = [item.round for item in chunk]
-    connection = connections[chunk[0]._state.db or "default"]
-    if connection.vendor != "postgresql":
-        return _fact_rows_portable(ids, rounds, aggregates=aggregates)
-    # JIT off for this statement: its cost estimate (a few index scans per item) passes the
-    # JIT threshold, and compiling it took PostgreSQL 0.4-2 s a chunk, several times the
-    # query itself. The ids as one array literal: an ARRAY[...] of 2,000 parameters takes
-    # the server 15-25 ms to parse, the literal under a millisecond.
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL jit = off")
-        cursor.execute(_facts_sql(aggregates), (_int_array(ids), _int_array(rounds)))
-        return cursor.fetchall()
+def _text(name: str) -> Cast:
+    """A JSON column as its text, for `_Values` to decode."""
+    return Cast(name, TextField())
 
 
-def _int_array(numbers: list[int]) -> str:
-    """PostgreSQL's text form of an array of integers."""
-    return "{" + ",".join(map(str, numbers)) + "}"
-
-
-@functools.cache
-def _facts_sql(aggregates: bool) -> str:
-    table = {
-        model.__name__: connection.ops.quote_name(model._meta.db_table)
-        for model in (ConsensusOutcome, Annotation, Adjudication, Decision, ItemAggregate)
-    }
-    of_round = "item_id = i.id AND round = i.round"
-    aggregate_columns, aggregate_join = "NULL, NULL, NULL", ""
-    if aggregates:
-        aggregate_columns = "g.methods, g.labels, g.confidences"
-        aggregate_join = f"""
-        CROSS JOIN LATERAL (
-            SELECT array_agg(method ORDER BY method) AS methods, array_agg(label ORDER BY method) AS labels,
-                   array_agg(confidence ORDER BY method) AS confidences
-            FROM {table["ItemAggregate"]} WHERE {of_round}) g"""
-    return f"""
-        SELECT i.id, i.round, o.outcome, o.gold, o.votes::text, o.n_votes, o.agreement, o.label_changed,
-               a.annotators, a.annotation_values, j.label, j.adjudicator_id, j.created_at, j.comment,
-               d.methods, d.statuses, d.ranks, d.ids, {aggregate_columns}
-        FROM unnest(%s::bigint[], %s::integer[]) AS i(id, round)
-        LEFT JOIN LATERAL (
-            SELECT outcome, gold, votes, n_votes, agreement, label_changed
-            FROM {table["ConsensusOutcome"]} WHERE {of_round} LIMIT 1) o ON true
-        CROSS JOIN LATERAL (
-            SELECT array_agg(annotator_id ORDER BY id) AS annotators,
-                   array_agg(value::text ORDER BY id) AS annotation_values
-            FROM {table["Annotation"]} WHERE {of_round}) a
-        LEFT JOIN LATERAL (
-            SELECT label, adjudicator_id, created_at, comment
-            FROM {table["Adjudication"]} WHERE {of_round} LIMIT 1) j ON true
-        CROSS JOIN LATERAL (
-            SELECT array_agg(method ORDER BY id) AS methods, array_agg(status ORDER BY id) AS statuses,
-                   array_agg(rank ORDER BY id) AS ranks, array_agg(id ORDER BY id) AS ids
-            FROM {table["Decision"]} WHERE {of_round}) d{aggregate_join}"""
-
-
-def _fact_rows_portable(ids: list[int], rounds: list[int], *, aggregates: bool) -> list[tuple]:
-    """`_fact_rows` through the ORM, for databases without arrays and LATERAL (SQLite)."""
-    round_of = dict(zip(ids, rounds))
-    rows = {item_id: [item_id, round_, *([None] * 19)] for item_id, round_ in round_of.items()}
-
-    def of_round(model, *columns, order=("id",)):
-        found = model.objects.filter(item_id__in=ids).order_by(*order).values_list("item_id", "round", *columns)
-        return ((rows[item_id], rest) for item_id, round_, *rest in found if round_ == round_of[item_id])
-
-    def append(row, start, rest):
-        for offset, value in enumerate(rest):
-            row[start + offset] = [*(row[start + offset] or ()), value]
-
-    for row, rest in of_round(ConsensusOutcome, "outcome", "gold", Cast("votes", TextField()), "n_votes",
-                              "agreement", "label_changed"):  # fmt: skip
-        row[2:8] = rest
-    for row, rest in of_round(Annotation, "annotator_id", Cast("value", TextField())):
-        append(row, 8, rest)
-    for row, rest in of_round(Adjudication, "label", "adjudicator_id", "created_at", "comment"):
-        row[10:14] = rest
-    for row, rest in of_round(Decision, "method", "status", "rank", "id"):
-        append(row, 14, rest)
-    if aggregates:
-        for row, rest in of_round(ItemAggregate, "method", "label", "confidence", order=("method",)):
-            append(row, 18, rest)
-    return [tuple(row) for row in rows.values()]
+def _rows(model, ids: list[int], *columns, order=()) -> Iterator[tuple]:
+    """`columns` of `model`'s rows of the items `ids` (an index lookup by item id)."""
+    return iter(model.objects.filter(column_in(model, "item_id", ids)).order_by(*order).values_list(*columns))
 
 
 def _decision_record(decision, pseudonym) -> dict:

@@ -146,11 +146,12 @@ def chunks_with_facts(
 def collector_paused(chunks: Iterator[T]) -> Iterator[T]:
     """`chunks` with Python's cyclic garbage collector paused while each chunk is made (an
     export's reads, `chunks_with_facts`, and its writer, services.exports.export_stream),
-    never across a `yield` (a client may leave a streamed file half read). A chunk makes tens of thousands of short-lived dicts and tuples, none of them in a
-    cycle, yet every few hundred of them set off a collection, and the chunk's own, still
-    alive, are traversed again and again: that took a third to half of an export's CPU
-    (10,000 items × 5 votes at load 10: the reads 1.17-1.19 s of CPU with the collector,
-    0.47-0.49 s without; the JSONL export 1.5-1.8 s and 0.95-1.04 s). The pause is process-wide: another thread's cycles wait for the end of the
+    never across a `yield` (a client may leave a streamed file half read). A chunk makes
+    tens of thousands of short-lived dicts and tuples, none of them in a cycle, yet every
+    few hundred of them set off a collection, and the chunk's own, still alive, are
+    traversed again and again: that was over 40 % of an export's CPU (10,000 items × 5
+    votes, load 4-5: JSONL 1.54 s of CPU with the collector, 0.87 s without; CSV 1.42 and
+    0.80 s). The pause is process-wide: another thread's cycles wait for the end of the
     step, and a step that finds the collector already paused (another export's) leaves
     turning it on again to the one that paused it."""
     while True:

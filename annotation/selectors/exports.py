@@ -2,11 +2,13 @@
 adjudication, decisions, aggregates) in a fixed number of bulk queries per chunk, so the
 number of queries grows with the number of chunks, never with the number of items."""
 
+import gc
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
+from typing import TypeVar
 
 from django.db.models import JSONField, QuerySet, TextField
 from django.db.models.base import ModelState
@@ -20,6 +22,7 @@ from annotation.services.decisions import RESTORE, decision_histories, standing_
 from annotation.sql import column_in
 
 CHUNK_SIZE = 2000
+T = TypeVar("T")
 
 
 def export_items_queryset(spec) -> QuerySet[Item]:
@@ -135,6 +138,37 @@ class DecisionFact:
 
 def chunks_with_facts(
     project: Project, items: QuerySet[Item], *, history: bool = False
+) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
+    """`_chunks_with_facts` with the collector paused while a chunk is read (`collector_paused`)."""
+    return collector_paused(_chunks_with_facts(project, items, history=history))
+
+
+def collector_paused(chunks: Iterator[T]) -> Iterator[T]:
+    """`chunks` with Python's cyclic garbage collector paused while each chunk is made (an
+    export's reads, `chunks_with_facts`, and its writer, services.exports.export_stream),
+    never across a `yield` (a client may leave a streamed file half read). A chunk makes
+    tens of thousands of short-lived dicts and tuples, none of them in a cycle, yet every
+    few hundred of them set off a collection, and the chunk's own, still alive, are
+    traversed again and again: that was over 40 % of an export's CPU (10,000 items × 5
+    votes, load 4-5: JSONL 1.54 s of CPU with the collector, 0.87 s without; CSV 1.42 and
+    0.80 s). The pause is process-wide: another thread's cycles wait for the end of the
+    step, and a step that finds the collector already paused (another export's) leaves
+    turning it on again to the one that paused it."""
+    while True:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            return
+        finally:
+            if paused:
+                gc.enable()
+        yield chunk
+
+
+def _chunks_with_facts(
+    project: Project, items: QuerySet[Item], *, history: bool
 ) -> Iterator[tuple[list[Item], dict[int, ExportFacts]]]:
     """Items in chunks (`export_items`), each with its items' facts read in five queries
     (outcomes, annotations, adjudications, effective decisions, aggregates — the last only

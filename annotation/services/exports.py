@@ -42,7 +42,7 @@ from annotation.models import Item, Project
 from annotation.replica import stream_from_replica
 from annotation.rows import csv_neutralise, delimited_line
 from annotation.selectors import exports as export_reads
-from annotation.selectors.exports import chunked, chunks_with_facts, export_items_queryset
+from annotation.selectors.exports import chunked, chunks_with_facts, collector_paused, export_items_queryset
 from annotation.wording import join_list
 
 # `all` exports every item whatever its status; the others name Item.Status values.
@@ -133,7 +133,7 @@ def export_stream(spec: ExportSpec) -> Iterator[bytes]:
     """The file, as UTF-8 byte chunks (one per selectors.exports.CHUNK_SIZE items), read from
     the read replica when there is one (annotation.replica). A generator: nothing is read
     until the first chunk is asked for."""
-    return stream_from_replica(_export_chunks(spec))
+    return stream_from_replica(collector_paused(_export_chunks(spec)))
 
 
 def _export_chunks(spec: ExportSpec) -> Iterator[bytes]:

@@ -162,10 +162,18 @@ def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict
             system, tag = key.split(SEPARATOR)
             per_system[system][counter][json.loads(tag)] = n
     pairs: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    # Read once per distinct scope and mean (a few dozen), not per pair (every rated summary).
+    scopes: dict[str, list[tuple[float, float]]] = {}
+    means: dict[str, float] = {}
     for share in _item_pairs(project):
         for key, n in share.items():
-            criterion, name, mean, value = key.split(SEPARATOR)
-            pairs[(criterion, json.loads(name))] += [(float(Fraction(mean)), float.fromhex(value))] * n
+            scope, mean, value = key.rsplit(SEPARATOR, 2)
+            if scope not in scopes:
+                criterion, name = scope.split(SEPARATOR)
+                scopes[scope] = pairs[(criterion, json.loads(name))]
+            if mean not in means:
+                means[mean] = float(Fraction(mean))
+            scopes[scope] += [(means[mean], float.fromhex(value))] * n
     for row in per_system.values():
         row["means"] = {criterion: sorted(means) for criterion, means in row["means"].items()}
     items = counts.get("items", {})

@@ -1,16 +1,19 @@
-"""Benchmark: the worker's figures run after a few changed items on a large `phrase_pair`
-project, its report sections kept as per-item counts (`Kind.report_counts`) or read whole
+"""Benchmark: the worker's figures run after a few changed items on a large project, its
+report sections kept as per-item counts (`Kind.report_counts`) or read whole
 (`Kind.report_sections`, as before they were counted).
 
-Builds a project of --items ordinary items and a tenth as many reversed probes, three
-labels each from 12 annotators (the probes one), stores its figures over every item, then,
-per variant (counted; or the report and the probes' coherence read whole, as before
-they were counted), changes --changed items (a label edited on each, a tenth of them
-probes) and times `project_figures_store(project, changed ids)`: this process's CPU seconds and the
-wall seconds (PostgreSQL's share in the latter); and the report sections alone, computed
-whole and from the kept counts. A script, not a test:
+--kind phrase_pair (the default) builds a project of --items ordinary items and a tenth as
+many reversed probes, three labels each from 12 annotators (the probes one); --kind
+summary_rating builds --items articles of four systems' summaries with the file's scores
+and intrinsic measures, each summary rated by three of 12 raters. It stores the figures
+over every item, then, per variant (counted; or the report read whole, as before it was
+counted — for phrase_pair the probes' coherence too), changes --changed items (a label
+edited on each, a tenth of them probes; a summary rating edited) and times
+`project_figures_store(project, changed ids)`: this process's CPU seconds and the wall
+seconds (PostgreSQL's share in the latter); and the report sections alone, computed whole
+and from the kept counts. A script, not a test:
 
-    python bench/report_counts.py --items 10000 100000 [--changed 100] [--keep]
+    python bench/report_counts.py --items 10000 100000 [--kind summary_rating] [--changed 100] [--keep]
 
 It creates the scratch database `mashov_bench_report_counts` on --server per size and
 drops it unless --keep. Each line prints the load average (the machine may be shared).
@@ -19,6 +22,7 @@ drops it unless --keep. Each line prints the load average (the machine may be sh
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -40,6 +44,7 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--changed", type=int, default=100)
+    parser.add_argument("--kind", choices=("phrase_pair", "summary_rating"), default="phrase_pair")
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--database", default="mashov_bench_report_counts")
     parser.add_argument("--keep", action="store_true", help="leave the last database")
@@ -112,6 +117,77 @@ def change(items, probes, n: int, offset: int) -> list[int]:
     return sorted({item.pk for item in chosen})
 
 
+SYSTEMS = ("mt5", "mbart", "gpt", "reference")
+
+
+def summary_rating(rng: random.Random) -> dict:
+    return {"coherence": rng.randint(1, 5), "completeness": rng.randint(1, 5),
+            "errors": rng.sample(("repetition", "hallucination", "copy_from_article"), rng.choice((0, 0, 1)))}  # fmt: skip
+
+
+def build_summary(n_items: int):
+    """A summary_rating project: four systems' summaries per article, with the file's
+    ROUGE scores and intrinsic measures, rated by three of the raters."""
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.models import Annotation, Assignment, Item, Membership, Project
+
+    rng = random.Random(7)
+    User = get_user_model()
+    supervisor = User.objects.create_user("bench-sup")
+    people = [User.objects.create_user(f"rater{i:02d}") for i in range(ANNOTATORS)]
+    project = Project.objects.create(
+        slug="counts", name="counts", kind="summary_rating", language="he", created_by=supervisor, settings={}
+    )
+    Membership.objects.bulk_create(
+        Membership(project=project, user=user, role="annotator", status="active") for user in people
+    )
+
+    def measures() -> dict:
+        return {"novel_ngrams": {"1": rng.random(), "2": rng.random()}, "redundancy": {"1": rng.random()},
+                "compression_ratio": rng.uniform(5, 20), "rouge": {"rouge1": rng.random(), "rouge2": rng.random(),
+                "rougeL": rng.random()}}  # fmt: skip
+
+    items = Item.objects.bulk_create(
+        (Item(project=project, external_id=f"a{i}", position=i, status="complete",
+              payload={"article": f"article {i} " * 40, "order": rng.sample(range(4), 4),
+                       "summaries": [{"system": system, "text": f"summary {i} {system}",
+                                      "scores": {"rouge1": rng.random(), "rouge2": rng.random()}}
+                                     for system in SYSTEMS]},
+              computed={"intrinsic": {"summaries": [measures() for _ in SYSTEMS]}})
+         for i in range(n_items)),
+        batch_size=2000,
+    )  # fmt: skip
+    now = timezone.now()
+    claims = Assignment.objects.bulk_create(
+        (Assignment(project=project, item=item, annotator=person, round=1, status="submitted",
+                    claimed_at=now, expires_at=now, submitted_at=now)
+         for item in items for person in rng.sample(people, 3)),
+        batch_size=5000,
+    )  # fmt: skip
+    Annotation.objects.bulk_create(
+        (Annotation(assignment=claim, item_id=claim.item_id, annotator_id=claim.annotator_id, round=1,
+                    value={"ratings": {str(d): summary_rating(rng) for d in range(4)}}) for claim in claims),
+        batch_size=5000,
+    )  # fmt: skip
+    return project, items, []
+
+
+def change_summary(items, n: int, offset: int) -> list[int]:
+    """A rater's ratings edited on each of `n` items; their ids."""
+    from annotation.models import Annotation
+
+    rng = random.Random(offset)
+    chosen = [items[(offset * 7 + i * 13) % len(items)] for i in range(n)]
+    for item in chosen:
+        first = Annotation.objects.filter(item=item).order_by("pk").first()
+        assert first is not None
+        first.value = {"ratings": {str(d): summary_rating(rng) for d in range(4)}}
+        first.save(update_fields=["value"])
+    return sorted({item.pk for item in chosen})
+
+
 def timed(action) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     action()
@@ -129,10 +205,11 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.kinds.phrase.kind import PhrasePairKind
+    from annotation.kinds.registry import get_kind
     from annotation.selectors.figures import FIGURE_SUMS, stored_figures
     from annotation.services.figures import project_figures_store
 
+    kind_class = type(get_kind(args.kind))
     for n_items in args.items:
         connection.close()
         admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
@@ -140,32 +217,41 @@ def main() -> int:
         try:
             call_command("migrate", verbosity=0)
             started = time.perf_counter()
-            project, items, probes = build(n_items)
+            project, items, probes = build(n_items) if args.kind == "phrase_pair" else build_summary(n_items)
             with connection.cursor() as cursor:
                 cursor.execute("VACUUM ANALYZE")
-            print(f"{n_items:,} items + {len(probes):,} probes built in {time.perf_counter() - started:.0f} s")
+            print(
+                f"{args.kind}: {n_items:,} items + {len(probes):,} probes built in {time.perf_counter() - started:.0f} s"
+            )
             cpu, wall = timed(lambda: project_figures_store(project))
             print(f"  run over every item: {cpu:.2f} s CPU, {wall:.2f} s wall (load {load_average()})")
-            kind = PhrasePairKind()
-            counts = stored_figures(project, FIGURE_SUMS)["report"]
+            kind = kind_class()
+            sums = stored_figures(project, FIGURE_SUMS)
+            counts = sums["report"]
+            print(
+                f"  kept sums: {len(json.dumps(sums)):,} bytes of JSON, {sum(map(len, counts.values())):,} report keys"
+            )
             for name, action in (
                 ("read whole (Kind.report_sections)", lambda: kind.report_sections(project)),
                 ("from the kept counts", lambda: kind.report_sections_from_counts(project, counts)),
             ):
                 cpu, wall = timed(action)
                 print(f"  the report sections alone, {name}: {cpu:.2f} s CPU, {wall:.2f} s wall")
-            kept_coherence = PhrasePairKind.coherence_from_counts
+            kept_coherence = kind_class.coherence_from_counts
             for offset, (name, counted) in enumerate((("counted", True), ("read whole", False))):
-                ids = change(items, probes, args.changed, offset * 1000)
+                if args.kind == "phrase_pair":
+                    ids = change(items, probes, args.changed, offset * 1000)
+                else:
+                    ids = change_summary(items, args.changed, offset * 1000)
                 # Read whole: the report, and the probes for the coherence and the
                 # incoherent probes, as before they were counted.
-                PhrasePairKind.report_counted = counted
-                PhrasePairKind.coherence_from_counts = kept_coherence if counted else lambda self, counts: None
+                kind_class.report_counted = counted
+                kind_class.coherence_from_counts = kept_coherence if counted else lambda self, counts: None
                 try:
                     cpu, wall = timed(lambda ids=ids: project_figures_store(project, ids))
                 finally:
-                    PhrasePairKind.report_counted = True
-                    PhrasePairKind.coherence_from_counts = kept_coherence
+                    kind_class.report_counted = True
+                    kind_class.coherence_from_counts = kept_coherence
                 print(
                     f"  run after {len(ids)} changed items, report {name}: {cpu:.2f} s CPU, {wall:.2f} s wall"
                     f" (load {load_average()})"

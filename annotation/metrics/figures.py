@@ -17,7 +17,8 @@ An item's record (JSON, as stored per item):
 - `i`: [split, group, round, flags] of the item, its share of the values the item
   browser's filters offer (`value_counts_apply`); every item of the project has one;
 - `k`: {counter: {key: n}}, its share of the counts the kind's report sections are
-  computed from (`Kind.report_counts`), for a kind that counts them.
+  computed from (`Kind.report_counts`), for a kind that counts them; a counter named
+  with a leading "_" (ITEM_OWN) is kept in the share only, not summed.
 
 The sums:
 - `durations`: {annotator: {duration key: claims}};
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -44,6 +46,14 @@ from annotation.metrics.annotator_quality import agreement_from_counts, median_o
 
 SEPARATOR = "\t"
 SCOPES = ("with", "without")
+# The prefix of an item's own report counters, kept in its share and not summed (`counts_apply`).
+ITEM_OWN = "_"
+# Floats kept as integer sums, exact in any order: a finite float is a multiple of
+# 2**-FLOAT_FINE, so scaled by 2**FLOAT_FINE it is an integer. Most figures (scores, shares)
+# are multiples of 2**-FLOAT_COARSE already and are kept at that scale, in shorter numbers
+# (`float_scaled`); their sum, rounded once, is the float math.fsum gives (`float_sum`).
+FLOAT_COARSE = 96
+FLOAT_FINE = 1074
 
 
 def empty_sums() -> dict:
@@ -59,6 +69,21 @@ def empty_sums() -> dict:
 
 def _empty_scope() -> dict:
     return {"items": 0, "agree": 0, "compared": 0, "pairs": {}}
+
+
+def float_scaled(value: float) -> tuple[bool, int]:
+    """(whether at the coarse scale, `value` as an integer at that scale) of a finite float."""
+    exact = Fraction(float(value))
+    coarse = exact * (1 << FLOAT_COARSE)
+    if coarse.denominator == 1:
+        return True, int(coarse)
+    return False, int(exact * (1 << FLOAT_FINE))
+
+
+def float_sum(coarse: int, fine: int) -> float:
+    """The floats summed as `float_scaled` integers (at the coarse and at the fine scale),
+    rounded once to the nearest float: the value math.fsum gives for the same floats."""
+    return float(Fraction((coarse << (FLOAT_FINE - FLOAT_COARSE)) + fine, 1 << FLOAT_FINE))
 
 
 def _add(counter: dict, key: str, n: int) -> None:
@@ -183,8 +208,11 @@ def sums_add_many(sums: dict, records: Iterable[dict | None], labels: Sequence[s
 
 def counts_apply(counts: dict, share: dict | None, sign: int) -> None:
     """Add (sign 1) or take out (sign -1) an item's {counter: {key: n}} to the summed ones;
-    in place, a counter left empty gone."""
+    in place, a counter left empty gone. A counter named with a leading "_" is the item's
+    own, not summed: a figure that is no sum (a rank correlation) reads it from the shares."""
     for name, keys in (share or {}).items():
+        if name.startswith(ITEM_OWN):
+            continue
         counter = counts.setdefault(name, {})
         for key, n in keys.items():
             _add(counter, key, sign * n)

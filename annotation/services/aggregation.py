@@ -53,6 +53,11 @@ time (_write_aggregates: COPY into a temporary table, upserted from it), all of 
 run's one transaction: its memory follows the arrays (about 9 bytes a vote), not one Python
 object per vote or per aggregate as before (5.4 GB at 1M items).
 
+A kind without labels has no method to run; one whose report is kept by the changed items
+(`Kind.report_counted`) has its changes recorded and its job queued alike — its submits and
+edits name their item — and the job only brings its figures up to date by them
+(services.figures), reading every item on the full runs' schedule.
+
 The reads (the votes the job reads, the methods' report) are annotation/selectors/aggregation.py.
 """
 
@@ -172,7 +177,9 @@ def aggregation_request(project_id: int, *, change: bool = True, item_ids: list[
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).only("pk", "kind").first()
         kind = None if project is None else installed_kind(project.kind)
-        if kind is None or not kind.labels:  # gone, or of a kind without labels or not installed
+        # Gone, not installed, or of a kind without labels whose report is not kept by the
+        # changed items (a run would have nothing to do).
+        if kind is None or not (kind.labels or kind.report_counted):
             return None
         if change:
             Project.objects.filter(pk=project_id).update(aggregation_requested=F("aggregation_requested") + 1)
@@ -225,7 +232,7 @@ def aggregation_sweep(limit: int = 100) -> int:
     never run again, whatever its items hold. Returns how many jobs were queued."""
     from annotation.kinds.registry import available_kinds
 
-    kinds = [name for name in available_kinds() if get_kind(name).labels]
+    kinds = [name for name in available_kinds() if get_kind(name).labels or get_kind(name).report_counted]
     stale = (
         Project.objects.filter(kind__in=kinds, aggregation_requested__gt=F("aggregation_done"))
         .order_by("pk")
@@ -272,7 +279,7 @@ def aggregation_compute_for_project(
     votes writes the same aggregates and decides nothing new. Runs of one project never
     overlap (`_one_run_at_a_time`)."""
     kind = get_kind(project.kind)
-    if not kind.labels:
+    if not kind.labels and not kind.report_counted:
         return {"items": 0, "methods": []}
     with _one_run_at_a_time(project.pk):
         # The change count this run answers for: changes counted after this read ask for
@@ -282,12 +289,24 @@ def aggregation_compute_for_project(
         state = stored_figures(project, AGGREGATION_STATE) or {}
         if full is None:
             full = _full_run_due(state, changed)
-        if full:
+        if not kind.labels:
+            # No method to run: the kind's report, kept by the changed items, follows them
+            # (read whole on the full runs' schedule, as the figures of the kinds with labels).
+            result = {
+                "items": 0,
+                "methods": [],
+                "item_ids": None if full else sorted(changed or ()),
+                "items_in_project": Item.objects.filter(project=project).count() if full else None,
+            }
+        elif full:
             result = _compute_full(project, kind, job=job, progress=progress)
-            state = {"full_at": timezone.now().isoformat(), "items": result["items_in_project"], "changed": 0}
         else:
             assert changed is not None
             result = _compute_incremental(project, kind, changed, job=job, progress=progress)
+        if full:
+            state = {"full_at": timezone.now().isoformat(), "items": result["items_in_project"], "changed": 0}
+        else:
+            assert changed is not None
             state = {**state, "changed": int(state.get("changed", 0)) + len(changed)}
         # The supervisor's figures follow the items this run read. A full run re-estimates
         # Dawid-Skene and MACE, which may change any item's aggregates (whether the methods

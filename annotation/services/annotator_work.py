@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from annotation.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Assignment, Item, Membership, Review
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.assignments import claim_renew_locked
 from annotation.services.decisions import round_decided
 
@@ -181,4 +182,7 @@ def annotation_edit(*, user, annotation_id: int, value) -> Annotation:
         annotation.edited_at = timezone.now()
         annotation.save(update_fields=["value", "edited_at"])
         annotation.item = item
+        if kind.report_counted and not kind.labels:
+            # The worker keeps the report by the items whose ratings changed.
+            aggregation_request_on_commit(item.project_id, [item.pk])
     return annotation

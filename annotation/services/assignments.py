@@ -212,6 +212,9 @@ def annotation_submit(*, user, assignment_id: int, value) -> Annotation:
                 assignment, item, user, cleaned, now, review_required=review, suggested=suggested
             )
             kind.after_submit(annotation, item, settings)
+            if kind.report_counted and not kind.labels:
+                # No round closes for its report: the worker keeps it by the rated items.
+                aggregation_request_on_commit(item.project_id, [item.pk])
             item_priority_after_vote(item, settings)
             if submitted >= needed:
                 if kind.adaptive_overlap(settings) and kind.wants_another_vote(item, settings, submitted):

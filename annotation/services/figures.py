@@ -35,7 +35,10 @@ that differ from what is stored. The same shares keep, item by item:
   whose incoherence came or went since the last run are read with the changed items;
 - the kind's report sections, for a kind that counts them (`Kind.report_counted`:
   `nli_relabel`'s outcomes per round, intended × consensus confusion and agreement per
-  annotator; `phrase_pair`'s labels per source and coherence per annotator): an item's
+  annotator; `phrase_pair`'s labels per source and coherence per annotator;
+  `summary_rating`'s whole report, its means as exact integer sums and its intervals and
+  correlations from kept multisets — a kind without labels has its changed items recorded
+  as the kinds with labels do, services.aggregation): an item's
   share holds its counts (`Kind.report_counts`), the sums the project's, and the sections
   are computed from those (`Kind.report_sections_from_counts`). An item whose share reads
   another's (a reversed probe reads its original's labels) is read with the changed items

@@ -354,6 +354,22 @@ class SummaryRatingKind(RatingKind):
 
         return summary_report_sections(project, self.settings_for(project.settings))
 
+    # The report is kept by the changed items on the worker (counts.summary_counts): its
+    # sums as counts, its means as exact integer sums, its intervals and correlations from
+    # the multisets of mean ratings and (rating, score) pairs.
+    report_counted = True
+    report_counts_version = "summary-1"
+
+    def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+        from annotation.kinds.summary.counts import summary_counts
+
+        return summary_counts(project, item_ids)
+
+    def report_sections_from_counts(self, project, counts: dict[str, dict[str, int]]) -> dict:
+        from annotation.kinds.summary.counts import summary_sections_from_counts
+
+        return summary_sections_from_counts(project, self.settings_for(project.settings), counts)
+
     # --- export -------------------------------------------------------------------------
 
     def release_texts(self, payload: dict) -> dict[str, list[str]]:

@@ -142,6 +142,7 @@ def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | 
     reference_system = get_kind(project.kind).project_settings(project)["reference_system"]
     # Imported only when there is a reference to score against (the package loads slowly).
     rouge = RougeScorer() if ids and reference_system else None
+    from annotation.services.aggregation import aggregation_request_on_commit
     from annotation.services.embeddings import bert_scorer_or_none
 
     # None unless MASHOV_BERTSCORE_MODEL names a model (and bert-score is installed).
@@ -158,6 +159,8 @@ def summary_measures_compute(project, *, remeasure: bool = False, job_id: int | 
                     "intrinsic": item_measures(item.payload, reference_system, rouge, bertscore),
                 }
             Item.objects.bulk_update(rows, ["computed"])
+            # The report's means of the measures follow the measured items (services.figures).
+            aggregation_request_on_commit(project.pk, batch)
         if job_id is not None:
             job_set_progress(job_id, (start + len(batch)) / len(ids))
     # The profile reads every article once: only when new items were measured (an import) or

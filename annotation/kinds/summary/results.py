@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.utils import timezone
@@ -28,6 +31,7 @@ from annotation.metrics.summary import correlations
 from annotation.models import AgreementReport, Annotation, Item
 from annotation.selectors.figures import stored_figures
 from annotation.services.jobs import job_set_progress
+from annotation.sql import column_in
 
 LEVEL = "interval"
 # The ROUGE the measuring job computes against the reference summary, by the names the
@@ -42,12 +46,14 @@ SCALE = (1, 5)  # the rating scale of both criteria
 # --- reading ratings ------------------------------------------------------------------------
 
 
-def _items(project) -> dict[int, dict]:
-    """{item id: {"systems", "order", "scores", "intrinsic", "bertscore_model"}} in one
-    query, without the article (long) and the summaries' texts."""
-    rows = Item.objects.filter(project=project).values_list(
-        "pk", "payload__summaries", "payload__order", "computed__intrinsic"
-    )
+def _items(project, ids: list[int] | None = None) -> dict[int, dict]:
+    """{item id: {"systems", "order", "scores", "intrinsic", "bertscore_model"}} of every
+    item (or of the items `ids`) in one query, without the article (long) and the
+    summaries' texts."""
+    rows = Item.objects.filter(project=project)
+    if ids is not None:
+        rows = rows.filter(column_in(Item, "id", ids))
+    rows = rows.values_list("pk", "payload__summaries", "payload__order", "computed__intrinsic")
     out = {}
     for pk, summaries, order, intrinsic in rows:
         summaries, order, intrinsic = json_column(summaries), json_column(order), json_column(intrinsic)
@@ -61,12 +67,16 @@ def _items(project) -> dict[int, dict]:
     return out
 
 
-def _ratings(project, items: dict[int, dict]) -> list[tuple[int, int, int, dict]]:
-    """(item id, stored summary index, annotator id, rating) for every rating cast (one query)."""
+def _ratings(project, items: dict[int, dict], ids: list[int] | None = None) -> list[tuple[int, int, int, dict]]:
+    """(item id, stored summary index, annotator id, rating) for every rating cast (or cast
+    on the items `ids`), in one query."""
     out = []
-    for item_id, annotator_id, value in Annotation.objects.filter(item__project=project).values_list(
-        "item_id", "annotator_id", "value"
-    ):
+    rows = (
+        Annotation.objects.filter(item__project=project)
+        if ids is None
+        else Annotation.objects.filter(column_in(Annotation, "item_id", ids))
+    )
+    for item_id, annotator_id, value in rows.values_list("item_id", "annotator_id", "value"):
         info = items.get(item_id)
         if info is None:
             continue
@@ -163,6 +173,60 @@ def _finite(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
 
 
+@dataclass(frozen=True)
+class SummaryFacts:
+    """What the report reads of one summary: its item and system, the file's finite scores
+    (as floats), its finite intrinsic measures, the scores cast per criterion (None:
+    nobody rated it), the error tags cast, and the scores its mean ratings are paired with
+    in the correlations (the file's and the computed ones, as floats)."""
+
+    item_id: int
+    system: Any
+    automatic: dict[str, float]
+    intrinsic: dict[str, Any]
+    cast: dict[str, list[int]] | None
+    tags: list[str]
+    paired: dict[str, float]
+
+
+def summary_facts(items: dict[int, dict], ratings: list[tuple[int, int, int, dict]]) -> Iterator[SummaryFacts]:
+    """The facts of every summary of `items` (`_items`), in the items' order, from their
+    `ratings` (`_ratings`)."""
+    cast: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(lambda: {c: [] for c in CRITERIA})
+    tags_cast: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for item_id, stored, _annotator, rating in ratings:
+        for criterion in CRITERIA:
+            score = rating.get(criterion)
+            if isinstance(score, int) and not isinstance(score, bool):
+                cast[(item_id, stored)][criterion].append(score)
+        tags_cast[(item_id, stored)].extend(tag for tag in rating.get("errors") or [] if isinstance(tag, str))
+    for item_id, info in items.items():
+        for stored, system in enumerate(info["systems"]):
+            automatic = {
+                name: float(value) for name, value in info["scores"][stored].items() if _finite(value) is not None
+            }
+            intrinsic: dict[str, Any] = {}
+            measures = info["intrinsic"][stored] if info["intrinsic"] and stored < len(info["intrinsic"]) else None
+            if isinstance(measures, dict):
+                for n, value in (measures.get("novel_ngrams") or {}).items():
+                    if _finite(value) is not None:
+                        intrinsic[f"novel_ngrams_{n}"] = value
+                for n, value in (measures.get("redundancy") or {}).items():
+                    if _finite(value) is not None:
+                        intrinsic[f"redundancy_{n}"] = value
+                if _finite(measures.get("compression_ratio")) is not None:
+                    intrinsic["compression_ratio"] = measures["compression_ratio"]
+            computed = _computed_scores(measures)
+            intrinsic.update(computed)
+            paired = {
+                name: float(value)
+                for name, value in {**info["scores"][stored], **computed}.items()
+                if _finite(value) is not None
+            }
+            key = (item_id, stored)
+            yield SummaryFacts(item_id, system, automatic, intrinsic, cast.get(key), tags_cast.get(key, []), paired)
+
+
 def summary_report_sections(project, settings: dict) -> dict:
     """The figures of a summary_rating project (two queries besides the report's own):
 
@@ -205,16 +269,6 @@ def summary_report_sections(project, settings: dict) -> dict:
             if system not in systems:
                 systems.append(system)
 
-    # Per summary: the scores cast per criterion and the tags.
-    cast: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(lambda: {c: [] for c in CRITERIA})
-    tags_cast: dict[tuple[int, int], list[str]] = defaultdict(list)
-    for item_id, stored, _annotator, rating in ratings:
-        for criterion in CRITERIA:
-            score = rating.get(criterion)
-            if isinstance(score, int) and not isinstance(score, bool):
-                cast[(item_id, stored)][criterion].append(score)
-        tags_cast[(item_id, stored)].extend(tag for tag in rating.get("errors") or [] if isinstance(tag, str))
-
     per_system = {
         system: {
             "means": {c: [] for c in CRITERIA},
@@ -229,65 +283,75 @@ def summary_report_sections(project, settings: dict) -> dict:
         for system in systems
     }
     pairs: dict[tuple[str, str], tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    measured_items = 0
-    for item_id, info in items.items():
-        if info["intrinsic"] is not None:
-            measured_items += 1
-        for stored, system in enumerate(info["systems"]):
-            row = per_system[system]
-            row["summaries"] += 1
-            for name, value in info["scores"][stored].items():
-                if _finite(value) is not None:
-                    row["automatic"][name].append(float(value))
-            measures = info["intrinsic"][stored] if info["intrinsic"] and stored < len(info["intrinsic"]) else None
-            if isinstance(measures, dict):
-                for n, value in (measures.get("novel_ngrams") or {}).items():
-                    if _finite(value) is not None:
-                        row["intrinsic"][f"novel_ngrams_{n}"].append(value)
-                for n, value in (measures.get("redundancy") or {}).items():
-                    if _finite(value) is not None:
-                        row["intrinsic"][f"redundancy_{n}"].append(value)
-                if _finite(measures.get("compression_ratio")) is not None:
-                    row["intrinsic"]["compression_ratio"].append(measures["compression_ratio"])
-            computed = _computed_scores(measures)
-            for name, value in computed.items():
-                row["intrinsic"][name].append(value)
-            key = (item_id, stored)
-            if key in cast:
-                scores = cast[key]
-                row["ratings"] += max(len(scores[c]) for c in CRITERIA)
-                if any(scores[c] for c in CRITERIA):
-                    row["rated"] += 1
-                for criterion in CRITERIA:
-                    if scores[criterion]:
-                        mean = sum(scores[criterion]) / len(scores[criterion])
-                        row["means"][criterion].append(mean)
-                        automatic_scores = {**info["scores"][stored], **computed}
-                        for name, value in automatic_scores.items():
-                            if _finite(value) is not None:
-                                human, automatic = pairs[(criterion, name)]
-                                human.append(mean)
-                                automatic.append(float(value))
-            for tag in tags_cast.get(key, []):
-                row["tags"][tag] += 1
-            for tag in set(tags_cast.get(key, [])):
-                row["tagged"][tag] += 1
+    measured_items = sum(1 for info in items.values() if info["intrinsic"] is not None)
+    for facts in summary_facts(items, ratings):
+        row = per_system[facts.system]
+        row["summaries"] += 1
+        for name, value in facts.automatic.items():
+            row["automatic"][name].append(value)
+        for name, value in facts.intrinsic.items():
+            row["intrinsic"][name].append(value)
+        if facts.cast is not None:
+            row["ratings"] += max(len(facts.cast[c]) for c in CRITERIA)
+            if any(facts.cast[c] for c in CRITERIA):
+                row["rated"] += 1
+            for criterion in CRITERIA:
+                if facts.cast[criterion]:
+                    mean = sum(facts.cast[criterion]) / len(facts.cast[criterion])
+                    row["means"][criterion].append(mean)
+                    for name, value in facts.paired.items():
+                        human, automatic = pairs[(criterion, name)]
+                        human.append(mean)
+                        automatic.append(value)
+        for tag in facts.tags:
+            row["tags"][tag] += 1
+        for tag in set(facts.tags):
+            row["tagged"][tag] += 1
 
+    for row in per_system.values():
+        row["means"] = {criterion: sorted(means) for criterion, means in row["means"].items()}
+        row["automatic"] = {name: _avg(values) for name, values in row["automatic"].items()}
+        row["intrinsic"] = {name: (len(values), _avg(values)) for name, values in row["intrinsic"].items()}
+    return summary_sections(
+        project,
+        settings,
+        per_system,
+        {scope: sorted(zip(human, automatic)) for scope, (human, automatic) in pairs.items()},
+        items=len(items),
+        measured=measured_items,
+        bertscore_models={info["bertscore_model"] for info in items.values() if info["bertscore_model"]},
+    )
+
+
+def summary_sections(
+    project, settings: dict, per_system: dict, pairs: dict, *, items: int, measured: int, bertscore_models
+) -> dict:
+    """The report's sections from each system's figures (`per_system`, in the systems'
+    order: "summaries", "rated", "ratings", "means" {criterion: the summaries' mean
+    ratings, sorted}, "automatic" {score: mean}, "intrinsic" {measure: (summaries, mean)},
+    "tags" and "tagged" {tag: n}) and the (human, automatic) pairs of each (criterion,
+    score), sorted: computed from every item (`summary_report_sections`) or from the kept
+    counts (counts.summary_sections_from_counts) alike, so the two give the same numbers.
+    The bootstrap intervals and the correlations are read from sorted values: their result
+    then depends on the values, not on the order the items were read in."""
+    systems = list(per_system)
     tag_order = list(settings["error_tags"])
     for row in per_system.values():
         for tag in sorted(row["tags"]):
             if tag not in tag_order:
                 tag_order.append(tag)
 
-    def intrinsic_means(values: dict[str, list]) -> dict:
-        count = max((len(v) for v in values.values()), default=0)
+    def intrinsic_means(values: dict[str, tuple[int, float | None]]) -> dict:
+        def mean(name: str) -> float | None:
+            return values.get(name, (0, None))[1]
+
         return {
-            "n": count,
-            "novel_ngrams": {str(n): _avg(values.get(f"novel_ngrams_{n}")) for n in NOVEL_N},
-            "compression_ratio": _avg(values.get("compression_ratio")),
-            "redundancy": {str(n): _avg(values.get(f"redundancy_{n}")) for n in REDUNDANCY_N},
-            "rouge": {name: _avg(values.get(label)) for name, label in COMPUTED_ROUGE.items()},
-            "bertscore": {name: _avg(values.get(label)) for name, label in COMPUTED_BERTSCORE.items()},
+            "n": max((n for n, _mean in values.values()), default=0),
+            "novel_ngrams": {str(n): mean(f"novel_ngrams_{n}") for n in NOVEL_N},
+            "compression_ratio": mean("compression_ratio"),
+            "redundancy": {str(n): mean(f"redundancy_{n}") for n in REDUNDANCY_N},
+            "rouge": {name: mean(label) for name, label in COMPUTED_ROUGE.items()},
+            "bertscore": {name: mean(label) for name, label in COMPUTED_BERTSCORE.items()},
         }
 
     return {
@@ -303,7 +367,7 @@ def summary_report_sections(project, settings: dict) -> dict:
                 "rated": row["rated"],
                 "ratings": row["ratings"],
                 **{criterion: mean_bounded_interval(row["means"][criterion], *SCALE) for criterion in CRITERIA},
-                "automatic": {name: _avg(values) for name, values in sorted(row["automatic"].items())},
+                "automatic": dict(sorted(row["automatic"].items())),
                 "intrinsic": intrinsic_means(row["intrinsic"]),
             }
             for system, row in per_system.items()
@@ -322,11 +386,15 @@ def summary_report_sections(project, settings: dict) -> dict:
             ],
         },
         "correlations": [
-            {"criterion": criterion, "score": name, **correlations(human, automatic)}
-            for (criterion, name), (human, automatic) in sorted(pairs.items())
+            {
+                "criterion": criterion,
+                "score": name,
+                **correlations([human for human, _a in scope], [automatic for _h, automatic in scope]),
+            }
+            for (criterion, name), scope in sorted(pairs.items())
         ],
-        "intrinsic_status": {"items": len(items), "measured": measured_items, "missing": len(items) - measured_items},
-        "bertscore_models": sorted({info["bertscore_model"] for info in items.values() if info["bertscore_model"]}),
+        "intrinsic_status": {"items": items, "measured": measured, "missing": items - measured},
+        "bertscore_models": sorted(bertscore_models),
         "profile": stored_figures(project, PROFILE_FIGURE),
     }
 

@@ -150,9 +150,12 @@ def test_after_import_hook_enqueues_on_commit(make_user, settings, django_captur
         with transaction.atomic():
             get_kind("summary_rating").after_import(project, 2)
             assert not Item.objects.filter(project=project, computed__has_key="intrinsic").exists()
-    assert len(callbacks) == 1
+    # The measuring job's enqueue; the job, measuring, asks for the run that keeps the
+    # report by the measured items (its request, then that run's job).
+    assert len(callbacks) == 3
     job = Job.objects.filter(kind="summary_intrinsic", project=project).latest("id")
     assert job.status == "done"
+    assert Job.objects.get(kind="aggregation", project=project).status == "done"
     assert_measures(Item.objects.get(project=project, external_id="s1").computed["intrinsic"])
     get_kind("summary_rating").after_import(project, 0)  # nothing new, nothing queued
     assert Job.objects.filter(kind="summary_intrinsic").count() == 2

@@ -254,6 +254,12 @@ def _value_counts_replace(project: Project, counts: Counter) -> None:
         if n > 0 and rows.get((name, value), (None, 0))[1] != n
     ]
     gone = [pk for key, (pk, _items) in rows.items() if counts.get(key, 0) <= 0]
+    _value_counts_write(kept, gone)
+
+
+def _value_counts_write(kept: list[ItemValueCount], gone: list[int]) -> None:
+    """Store the ItemValueCount rows `kept` (inserted, or their counts updated) and delete
+    the rows `gone` (pks)."""
     ItemValueCount.objects.bulk_create(
         kept, batch_size=RECORD_CHUNK, update_conflicts=True, unique_fields=["project", "name", "value"],
         update_fields=["items"],
@@ -367,12 +373,7 @@ def _value_counts_add(project: Project, counts: Counter) -> None:
             kept.append(ItemValueCount(project=project, name=name, value=value, items=items + n))
         elif pk is not None:
             gone.append(pk)
-    ItemValueCount.objects.bulk_create(
-        kept, batch_size=RECORD_CHUNK, update_conflicts=True, unique_fields=["project", "name", "value"],
-        update_fields=["items"],
-    )  # fmt: skip
-    if gone:
-        ItemValueCount.objects.filter(pk__in=gone).delete()
+    _value_counts_write(kept, gone)
 
 
 def item_values_stored(project: Project) -> dict:

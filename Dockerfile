@@ -33,8 +33,14 @@ COPY . .
 RUN SECRET_KEY="build-time-only-key-for-collectstatic-never-used-to-serve-requests" \
     python manage.py collectstatic --noinput
 
-# The code stays owned by root and read-only to the process that serves it.
-RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin mashov
+# The code stays owned by root and read-only to the process that serves it. The release
+# files are the one thing the application writes to disk: their folder belongs to the app
+# user, and docker-compose.yml mounts a volume shared by the webs and the workers on it (a
+# new named volume takes the folder's owner).
+RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin mashov \
+    && mkdir -p /var/lib/mashov/releases \
+    && chown -R mashov:mashov /var/lib/mashov
+ENV MASHOV_RELEASE_ROOT=/var/lib/mashov/releases
 USER mashov
 
 EXPOSE 8000

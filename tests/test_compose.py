@@ -188,3 +188,22 @@ def test_every_web_replica_shares_the_sessions_and_the_cache():
     assert database_host == "postgres"
     assert cache["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
     assert cache["LOCATION"].startswith("redis://redis:")
+
+
+def test_the_webs_and_the_workers_share_the_release_storage():
+    """The `release` job writes its files on the jobs' worker and any web serves the zip: every
+    container of the application image mounts one volume where the image's settings put the
+    release files, and that folder belongs to the user the image runs as (the code does not)."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    release_root = re.search(r"^ENV MASHOV_RELEASE_ROOT=(\S+)$", dockerfile, re.MULTILINE)
+    assert release_root, "the image names its release folder"
+    user = re.findall(r"^USER (\S+)$", dockerfile, re.MULTILINE)[-1]
+    owned = re.search(rf"chown -R {user}:{user} (\S+)", dockerfile)
+    assert owned and Path(release_root[1]).is_relative_to(owned[1])
+    services = compose()["services"]
+    app = [name for name, service in services.items() if service.get("image") == "mashov:latest"]
+    assert {"web", "worker", "worker-jobs"} <= set(app)
+    for name in app:
+        mounts = {volume.split(":")[1]: volume.split(":")[0] for volume in services[name].get("volumes", [])}
+        assert mounts.get(release_root[1]) == "releases", name
+    assert "releases" in compose()["volumes"]

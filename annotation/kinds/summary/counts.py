@@ -12,7 +12,9 @@ What the counts hold, and why they are enough:
 - the bootstrap interval of each system's mean rating is not a sum: it reads every
   summary's mean rating. A mean rating is a fraction of small integers (the scores cast,
   their number), so the counts hold how many summaries have each fraction: a multiset
-  with at most a few dozen keys per system and criterion, read back in order;
+  with at most a few dozen keys per system and criterion, which the bootstrap resamples
+  as counts of its distinct values (metrics.intervals.counted_mean_bounded_interval), at
+  a cost that follows those keys, not the summaries;
 - the correlations with the automatic scores (Pearson, and Kendall's tau, a rank
   statistic with no sum) read every (mean rating, score) pair. A score is a float, seldom
   repeated, so their multiset grows with the rated summaries: it is not summed (it would
@@ -140,7 +142,7 @@ def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict
             "summaries": counts.get("summaries", {}).get(key, 0),
             "rated": counts.get("rated", {}).get(key, 0),
             "ratings": counts.get("ratings", {}).get(key, 0),
-            "means": {criterion: [] for criterion in CRITERIA},
+            "means": {criterion: {} for criterion in CRITERIA},
             "automatic": {},
             "intrinsic": {},
             "tags": {},
@@ -150,7 +152,8 @@ def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict
     }
     for key, n in counts.get("means", {}).items():
         system, criterion, mean = key.split(SEPARATOR)
-        per_system[system]["means"][criterion] += [float(Fraction(mean))] * n
+        held = per_system[system]["means"][criterion]
+        held[float(Fraction(mean))] = held.get(float(Fraction(mean)), 0) + n
     for counter in ("automatic", "intrinsic"):
         parts = [counts.get(f"{counter}_{part}", {}) for part in _FLOAT_PARTS]
         for key, n in parts[0].items():
@@ -174,8 +177,6 @@ def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict
             if mean not in means:
                 means[mean] = float(Fraction(mean))
             scopes[scope] += [(means[mean], float.fromhex(value))] * n
-    for row in per_system.values():
-        row["means"] = {criterion: sorted(means) for criterion, means in row["means"].items()}
     items = counts.get("items", {})
     return summary_sections(
         project,

@@ -105,7 +105,14 @@ def test_the_counted_mean_and_sd_are_those_of_the_values(values):
 
 
 @settings(deadline=None, max_examples=40)
-@given(st.lists(st.fractions(1, 5, max_denominator=4).map(float), min_size=2, max_size=150))
+@given(
+    st.one_of(
+        # Values nearly all distinct: the n values resampled by position.
+        st.lists(st.fractions(1, 5, max_denominator=4).map(float), min_size=2, max_size=150),
+        # A few distinct values among many: multinomial counts of the distinct values.
+        st.lists(st.integers(1, 5).map(float), min_size=100, max_size=400),
+    )
+)
 def test_the_counted_interval_is_scipys_percentile_bootstrap(values):
     # Both are percentiles of 20,000 resampled means of the same distribution, drawn from
     # different random streams. The resampled mean has SD se = (population SD) / sqrt(n);

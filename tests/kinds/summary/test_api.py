@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 from tests.conftest import NOTHING_HELD_OUT
+from tests.metrics.bootstrap_reference import bootstrap_mean_interval
 
 pytestmark = pytest.mark.django_db
 
@@ -519,19 +520,13 @@ def test_items_need_three_raters(setup):
 
 def expected_per_system():
     """Independent: per system and criterion, per-summary means, then their percentile
-    bootstrap interval (2,000 resamples, seed 0, drawn as multinomial counts of the distinct
-    means), which stays on the 1-5 scale."""
+    bootstrap interval (tests/metrics/bootstrap_reference.py), which stays on the 1-5 scale."""
     out = {}
     for system in SYSTEMS:
         out[system] = {}
         for c_index, criterion in enumerate(CRITERIA):
             means = [np.mean([RATINGS[a["id"]][system][ann][c_index] for ann in ANNOTATORS]) for a in ARTICLES]
-            if min(means) == max(means):
-                low = high = float(np.mean(means))
-            else:
-                distinct, counts = np.unique(means, return_counts=True)
-                drawn = np.random.default_rng(0).multinomial(len(means), counts / len(means), size=2000)
-                low, high = np.percentile(drawn @ distinct / len(means), [2.5, 97.5])
+            low, high = bootstrap_mean_interval(means)
             out[system][criterion] = (np.mean(means), low, high, len(means))
     return out
 

@@ -20,6 +20,7 @@ import pytest
 from scipy import stats
 
 from tests.conftest import NOTHING_HELD_OUT
+from tests.metrics.bootstrap_reference import bootstrap_mean_interval
 
 pytestmark = pytest.mark.django_db
 
@@ -382,15 +383,10 @@ def independent_table1(project_slug):
         level = "nominal" if c == "label_valid" else "ordinal"
         means = np.array([np.mean(list(by_unit[k].values())) for k in keys])
         # Table 1's interval: the percentile bootstrap of the mean (2,000 resamples, seed 0,
-        # drawn as multinomial counts of the distinct means), which stays on the scale,
+        # tests/metrics/bootstrap_reference.py), which stays on the scale,
         # unlike a t interval.
-        if means.min() == means.max():
-            low = high = means.mean()
-        else:
-            distinct, counts = np.unique(means, return_counts=True)
-            drawn = np.random.default_rng(0).multinomial(len(means), counts / len(means), size=2000)
-            ci_low, ci_high = np.percentile(drawn @ distinct / len(means), [2.5, 97.5])
-            low, high = min(ci_low, means.mean()), max(ci_high, means.mean())
+        ci_low, ci_high = bootstrap_mean_interval(means)
+        low, high = min(ci_low, means.mean()), max(ci_high, means.mean())
         try:
             value = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
         except ValueError:  # one value in the whole domain: the package refuses; Mashov says undefined

@@ -12,7 +12,9 @@ What the counts hold, and why they are enough:
 - the bootstrap interval of each system's mean rating is not a sum: it reads every
   summary's mean rating. A mean rating is a fraction of small integers (the scores cast,
   their number), so the counts hold how many summaries have each fraction: a multiset
-  with at most a few dozen keys per system and criterion, read back in order;
+  with at most a few dozen keys per system and criterion, which the bootstrap resamples
+  as counts of its distinct values (metrics.intervals.counted_mean_bounded_interval), at
+  a cost that follows those keys, not the summaries;
 - the correlations with the automatic scores (Pearson, and Kendall's tau, a rank
   statistic with no sum) read every (mean rating, score) pair. A score is a float, seldom
   repeated, so their multiset grows with the rated summaries: it is not summed (it would
@@ -27,15 +29,16 @@ What the counts hold, and why they are enough:
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 from annotation.metrics.figures import ITEM_OWN, SEPARATOR, float_scaled, float_sum
 
 from .measures import json_column
 from .ratings import CRITERIA
-from .results import _items, _ratings, summary_facts, summary_sections
+from .results import _items, _ratings, sorted_pairs, summary_facts, summary_sections
 
 # The item's own (mean rating, score) pairs, read from the shares (not summed).
 PAIRS = f"{ITEM_OWN}pairs"
@@ -131,6 +134,29 @@ def _item_pairs(project):
     )
 
 
+def _pairs_read(project) -> dict[tuple[str, str], tuple[list[float], list[float], list[int]]]:
+    """{(criterion, score name as its key): (mean ratings, scores, how many summaries have
+    that pair)} from the items' shares: three lists per scope, repeated and sorted by numpy
+    afterwards rather than as a list of tuples per pair. A scope and a mean rating's
+    fraction are parsed once each (a few dozen), not per pair (every rated summary)."""
+    scopes: dict[str, tuple[list[float], list[float], list[int]]] = {}
+    read: dict[tuple[str, str], tuple[list[float], list[float], list[int]]] = {}
+    means: dict[str, float] = {}
+    for share in _item_pairs(project):
+        for key, n in share.items():
+            scope, mean, value = key.rsplit(SEPARATOR, 2)
+            if scope not in scopes:
+                criterion, name = scope.split(SEPARATOR)
+                scopes[scope] = read[(criterion, name)] = ([], [], [])
+            if mean not in means:
+                means[mean] = float(Fraction(mean))
+            human, automatic, repeats = scopes[scope]
+            human.append(means[mean])
+            automatic.append(float.fromhex(value))
+            repeats.append(n)
+    return read
+
+
 def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict[str, int]]) -> dict:
     """`summary_report_sections` from the items' `summary_counts` summed: the items' first
     rows (the systems' order), their shares' pairs and the stored profile read."""
@@ -140,7 +166,7 @@ def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict
             "summaries": counts.get("summaries", {}).get(key, 0),
             "rated": counts.get("rated", {}).get(key, 0),
             "ratings": counts.get("ratings", {}).get(key, 0),
-            "means": {criterion: [] for criterion in CRITERIA},
+            "means": {criterion: {} for criterion in CRITERIA},
             "automatic": {},
             "intrinsic": {},
             "tags": {},
@@ -150,7 +176,8 @@ def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict
     }
     for key, n in counts.get("means", {}).items():
         system, criterion, mean = key.split(SEPARATOR)
-        per_system[system]["means"][criterion] += [float(Fraction(mean))] * n
+        held = per_system[system]["means"][criterion]
+        held[float(Fraction(mean))] = held.get(float(Fraction(mean)), 0) + n
     for counter in ("automatic", "intrinsic"):
         parts = [counts.get(f"{counter}_{part}", {}) for part in _FLOAT_PARTS]
         for key, n in parts[0].items():
@@ -161,27 +188,17 @@ def summary_sections_from_counts(project, settings: dict, counts: dict[str, dict
         for key, n in counts.get(counter, {}).items():
             system, tag = key.split(SEPARATOR)
             per_system[system][counter][json.loads(tag)] = n
-    pairs: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
-    # Read once per distinct scope and mean (a few dozen), not per pair (every rated summary).
-    scopes: dict[str, list[tuple[float, float]]] = {}
-    means: dict[str, float] = {}
-    for share in _item_pairs(project):
-        for key, n in share.items():
-            scope, mean, value = key.rsplit(SEPARATOR, 2)
-            if scope not in scopes:
-                criterion, name = scope.split(SEPARATOR)
-                scopes[scope] = pairs[(criterion, json.loads(name))]
-            if mean not in means:
-                means[mean] = float(Fraction(mean))
-            scopes[scope] += [(means[mean], float.fromhex(value))] * n
-    for row in per_system.values():
-        row["means"] = {criterion: sorted(means) for criterion, means in row["means"].items()}
+    pairs = {}
+    for (criterion, name), (human, automatic, repeats) in _pairs_read(project).items():
+        pairs[(criterion, json.loads(name))] = sorted_pairs(
+            np.repeat(np.array(human), repeats), np.repeat(np.array(automatic), repeats)
+        )
     items = counts.get("items", {})
     return summary_sections(
         project,
         settings,
         {json.loads(key): row for key, row in per_system.items()},
-        {scope: sorted(values) for scope, values in pairs.items()},
+        pairs,
         items=items.get("items", 0),
         measured=items.get("measured", 0),
         bertscore_models={json.loads(model) for model in counts.get("bertscore_models", {})},

@@ -9,7 +9,7 @@ display-index keys are mapped to stored summaries through the item's `order`.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +26,7 @@ from annotation.kinds.summary.measures import (
 )
 from annotation.kinds.summary.ratings import CRITERIA, ERROR_TAG_NAMES, stored_ratings, tag_name
 from annotation.metrics.agreement import slot_matrix
-from annotation.metrics.intervals import mean_bounded_interval
+from annotation.metrics.intervals import counted_mean_bounded_interval
 from annotation.metrics.summary import correlations
 from annotation.models import AgreementReport, Annotation, Item
 from annotation.selectors.figures import stored_figures
@@ -232,10 +232,11 @@ def summary_report_sections(project, settings: dict) -> dict:
 
     - `systems`: per system (order of first appearance in the file), per criterion the mean
       of its summaries' mean ratings with a 95% bootstrap percentile interval
-      (metrics.intervals.mean_bounded_interval; n = summaries of that system with at least
-      one rating), which stays within 1-5 where a t interval over few, spread summaries
-      would reach past it. The unit is the summary,
-      not the single rating: a summary's raters are not independent samples of the system.
+      (metrics.intervals.counted_mean_bounded_interval over how many summaries have each
+      mean rating; n = summaries of that system with at least one rating), which stays
+      within 1-5 where a t interval over few, spread summaries would reach past it. The
+      unit is the summary, not the single rating: a summary's raters are not independent
+      samples of the system.
       Also the number of summaries and of ratings, automatic score means, and the means of
       the intrinsic measures over all its summaries (rated or not).
     - `error_table`: HeSum Table 4's layout, one row per error tag (the project's tags in
@@ -271,7 +272,7 @@ def summary_report_sections(project, settings: dict) -> dict:
 
     per_system = {
         system: {
-            "means": {c: [] for c in CRITERIA},
+            "means": {c: Counter() for c in CRITERIA},
             "ratings": 0,
             "summaries": 0,
             "rated": 0,
@@ -298,7 +299,7 @@ def summary_report_sections(project, settings: dict) -> dict:
             for criterion in CRITERIA:
                 if facts.cast[criterion]:
                     mean = sum(facts.cast[criterion]) / len(facts.cast[criterion])
-                    row["means"][criterion].append(mean)
+                    row["means"][criterion][mean] += 1
                     for name, value in facts.paired.items():
                         human, automatic = pairs[(criterion, name)]
                         human.append(mean)
@@ -309,31 +310,40 @@ def summary_report_sections(project, settings: dict) -> dict:
             row["tagged"][tag] += 1
 
     for row in per_system.values():
-        row["means"] = {criterion: sorted(means) for criterion, means in row["means"].items()}
         row["automatic"] = {name: _avg(values) for name, values in row["automatic"].items()}
         row["intrinsic"] = {name: (len(values), _avg(values)) for name, values in row["intrinsic"].items()}
     return summary_sections(
         project,
         settings,
         per_system,
-        {scope: sorted(zip(human, automatic)) for scope, (human, automatic) in pairs.items()},
+        {scope: sorted_pairs(np.array(human), np.array(automatic)) for scope, (human, automatic) in pairs.items()},
         items=len(items),
         measured=measured_items,
         bertscore_models={info["bertscore_model"] for info in items.values() if info["bertscore_model"]},
     )
 
 
+def sorted_pairs(human: np.ndarray, automatic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(human, automatic) pairs ordered by the human rating, then by the automatic score, as
+    sorted tuples would be: the correlations' float sums then add in one order, whichever
+    order the pairs were read in. Two arrays, not a list of tuples: at 100,000 items a
+    report holds millions of pairs."""
+    order = np.lexsort((automatic, human))
+    return human[order], automatic[order]
+
+
 def summary_sections(
     project, settings: dict, per_system: dict, pairs: dict, *, items: int, measured: int, bertscore_models
 ) -> dict:
     """The report's sections from each system's figures (`per_system`, in the systems'
-    order: "summaries", "rated", "ratings", "means" {criterion: the summaries' mean
-    ratings, sorted}, "automatic" {score: mean}, "intrinsic" {measure: (summaries, mean)},
-    "tags" and "tagged" {tag: n}) and the (human, automatic) pairs of each (criterion,
-    score), sorted: computed from every item (`summary_report_sections`) or from the kept
+    order: "summaries", "rated", "ratings", "means" {criterion: {a summary's mean rating:
+    how many summaries have it}}, "automatic" {score: mean}, "intrinsic" {measure:
+    (summaries, mean)}, "tags" and "tagged" {tag: n}) and the (human, automatic) pairs of
+    each (criterion, score) as two arrays, sorted (`sorted_pairs`): computed from every item (`summary_report_sections`) or from the kept
     counts (counts.summary_sections_from_counts) alike, so the two give the same numbers.
-    The bootstrap intervals and the correlations are read from sorted values: their result
-    then depends on the values, not on the order the items were read in."""
+    The bootstrap intervals read the mean ratings as a multiset and the correlations read
+    sorted pairs: their result then depends on the values, not on the order the items were
+    read in."""
     systems = list(per_system)
     tag_order = list(settings["error_tags"])
     for row in per_system.values():
@@ -366,7 +376,7 @@ def summary_sections(
                 "summaries": row["summaries"],
                 "rated": row["rated"],
                 "ratings": row["ratings"],
-                **{criterion: mean_bounded_interval(row["means"][criterion], *SCALE) for criterion in CRITERIA},
+                **{criterion: counted_mean_bounded_interval(row["means"][criterion], *SCALE) for criterion in CRITERIA},
                 "automatic": dict(sorted(row["automatic"].items())),
                 "intrinsic": intrinsic_means(row["intrinsic"]),
             }
@@ -389,9 +399,9 @@ def summary_sections(
             {
                 "criterion": criterion,
                 "score": name,
-                **correlations([human for human, _a in scope], [automatic for _h, automatic in scope]),
+                **correlations(human.tolist(), automatic.tolist()),
             }
-            for (criterion, name), scope in sorted(pairs.items())
+            for (criterion, name), (human, automatic) in sorted(pairs.items())
         ],
         "intrinsic_status": {"items": items, "measured": measured, "missing": items - measured},
         "bertscore_models": sorted(bertscore_models),

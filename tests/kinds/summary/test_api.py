@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 from tests.conftest import NOTHING_HELD_OUT
+from tests.metrics.bootstrap_reference import bootstrap_mean_interval
 
 pytestmark = pytest.mark.django_db
 
@@ -518,25 +519,14 @@ def test_items_need_three_raters(setup):
 
 
 def expected_per_system():
-    """Independent: per system and criterion, per-summary means, then scipy's bootstrap
-    percentile interval (2,000 resamples, seed 0), which stays on the 1-5 scale."""
+    """Independent: per system and criterion, per-summary means, then their percentile
+    bootstrap interval (tests/metrics/bootstrap_reference.py), which stays on the 1-5 scale."""
     out = {}
     for system in SYSTEMS:
         out[system] = {}
         for c_index, criterion in enumerate(CRITERIA):
             means = [np.mean([RATINGS[a["id"]][system][ann][c_index] for ann in ANNOTATORS]) for a in ARTICLES]
-            if min(means) == max(means):
-                low = high = float(np.mean(means))
-            else:
-                interval = stats.bootstrap(
-                    (np.asarray(means),),
-                    np.mean,
-                    confidence_level=0.95,
-                    n_resamples=2000,
-                    method="percentile",
-                    random_state=np.random.default_rng(0),
-                ).confidence_interval
-                low, high = interval.low, interval.high
+            low, high = bootstrap_mean_interval(means)
             out[system][criterion] = (np.mean(means), low, high, len(means))
     return out
 

@@ -20,6 +20,7 @@ import pytest
 from scipy import stats
 
 from tests.conftest import NOTHING_HELD_OUT
+from tests.metrics.bootstrap_reference import bootstrap_mean_interval
 
 pytestmark = pytest.mark.django_db
 
@@ -364,7 +365,7 @@ def test_exactly_r_raters_per_item_under_concurrency(transactional_db, make_user
 
 def independent_table1(project_slug):
     """Table 1 recomputed here from the stored annotations with the krippendorff package and
-    scipy, without Mashov's code."""
+    numpy, without Mashov's code."""
     from annotation.models import Annotation, Item
 
     items = {i.pk: i for i in Item.objects.filter(project__slug=project_slug)}
@@ -381,15 +382,11 @@ def independent_table1(project_slug):
         matrix = np.array([[by_unit[k].get(r, np.nan) for k in keys] for r in raters])
         level = "nominal" if c == "label_valid" else "ordinal"
         means = np.array([np.mean(list(by_unit[k].values())) for k in keys])
-        # Table 1's interval: scipy's percentile bootstrap of the mean (2,000 resamples, seed 0),
-        # which stays on the scale, unlike a t interval.
-        if means.min() == means.max():
-            low = high = means.mean()
-        else:
-            ci = stats.bootstrap(
-                (means,), np.mean, n_resamples=2000, method="percentile", random_state=np.random.default_rng(0)
-            ).confidence_interval
-            low, high = min(ci.low, means.mean()), max(ci.high, means.mean())
+        # Table 1's interval: the percentile bootstrap of the mean (2,000 resamples, seed 0,
+        # tests/metrics/bootstrap_reference.py), which stays on the scale,
+        # unlike a t interval.
+        ci_low, ci_high = bootstrap_mean_interval(means)
+        low, high = min(ci_low, means.mean()), max(ci_high, means.mean())
         try:
             value = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
         except ValueError:  # one value in the whole domain: the package refuses; Mashov says undefined

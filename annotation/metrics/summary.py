@@ -25,7 +25,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "novel_ngrams",
@@ -125,7 +128,7 @@ def redundancy(summary: str, n: int) -> Optional[float]:
     return sum(f - 1 for f in counts.values()) / total
 
 
-def correlations(human_scores: Sequence[float], automatic_scores: Sequence[float]) -> dict[str, Optional[float]]:
+def correlations(human_scores: ArrayLike, automatic_scores: ArrayLike) -> dict[str, Optional[float]]:
     """Pearson r and Kendall tau between paired human and automatic scores.
 
     HeSum section 4 correlates human ratings with ROUGE using Pearson's
@@ -151,8 +154,11 @@ def correlations(human_scores: Sequence[float], automatic_scores: Sequence[float
     >>> round(result["kendall_tau"], 6), round(result["kendall_p"], 6)
     (0.666667, 0.333333)
     """
-    human = [float(x) for x in human_scores]
-    automatic = [float(x) for x in automatic_scores]
+    # Arrays, not lists: a large report correlates millions of pairs.
+    import numpy as np
+
+    human = np.asarray(human_scores, dtype=float)
+    automatic = np.asarray(automatic_scores, dtype=float)
     if len(human) != len(automatic):
         raise ValueError(f"{len(human)} human scores but {len(automatic)} automatic scores")
     result: dict[str, Optional[float]] = {
@@ -162,7 +168,7 @@ def correlations(human_scores: Sequence[float], automatic_scores: Sequence[float
         "kendall_tau": None,
         "kendall_p": None,
     }
-    if len(human) < 3 or len(set(human)) < 2 or len(set(automatic)) < 2:
+    if len(human) < 3 or human.min() == human.max() or automatic.min() == automatic.max():
         return result
     # Imported here: scipy.stats costs every process that imports it ~55 MiB (see intervals.py).
     from scipy import stats

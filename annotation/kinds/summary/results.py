@@ -399,7 +399,7 @@ def summary_sections(
             {
                 "criterion": criterion,
                 "score": name,
-                **correlations(human.tolist(), automatic.tolist()),
+                **correlations(human, automatic),
             }
             for (criterion, name), (human, automatic) in sorted(pairs.items())
         ],

@@ -30,7 +30,7 @@ import json
 import math
 from fractions import Fraction
 
-from annotation.metrics.figures import ITEM_OWN, SEPARATOR, counts_apply, float_scaled
+from annotation.metrics.figures import FLOAT_COARSE, FLOAT_FINE, ITEM_OWN, SEPARATOR, counts_apply, float_scaled
 
 # Stored by the back-translation job beside its record (`Item.computed`): {"<candidate
 # index>": {"premise" | "hypothesis": [ids of the items holding the same instance]}}, for
@@ -44,13 +44,14 @@ OTHER_HOLDERS = f"{ITEM_OWN}holders"
 # coarse and the fine scale of float_scaled), their squares' sums, and those below the
 # threshold; and the items removed by the filter and restored.
 _SUMS = ("n", "c", "f", "qc", "qf", "below")
-_COUNTERS = {part: f"bt_{part}" for part in _SUMS}
+_COUNTERS = {name: f"bt_{name}" for name in _SUMS}
 ITEMS = "bt_items"
 # Items read at a time by the report computed whole.
 _CHUNK = 2000
 
 
 def _holder_ids(project, holders: set[int]) -> set[int]:
+    """Those of the items `holders` that still exist. One query, none for no ids."""
     from annotation.models import Item
     from annotation.sql import column_in
 
@@ -106,14 +107,12 @@ def translation_counts(project, item_ids: list[int], threshold: float) -> dict[i
                 if any(pk < item_id and pk in existing for pk in others):
                     continue  # an earlier holder counts it
                 key = f"{json.dumps(row.get('system'))}{SEPARATOR}{part}"
+                # The score times 2**96 (or 2**1074), an integer: its square is the score's
+                # square at twice that scale, exactly.
                 coarse, scaled = float_scaled(score)
-                square = Fraction(score) ** 2
                 add(_COUNTERS["n"], key, 1)
                 add(_COUNTERS["c" if coarse else "f"], key, scaled)
-                if coarse:
-                    add(_COUNTERS["qc"], key, int(square * (1 << 192)))
-                else:
-                    add(_COUNTERS["qf"], key, int(square * (1 << 2148)))
+                add(_COUNTERS["qc" if coarse else "qf"], key, scaled * scaled)
                 add(_COUNTERS["below"], key, int(score < threshold))
                 for pk in others:
                     add(OTHER_HOLDERS, str(pk), 1)
@@ -143,11 +142,11 @@ def _figures(counts: dict[str, dict[str, int]], key: str) -> dict:
     """n, mean, sample sd and `below` of one system × part from its summed counts: exact
     until the last rounding, so the same numbers whatever the order of the instances."""
     n = counts.get(_COUNTERS["n"], {}).get(key, 0)
-    total = Fraction(counts.get(_COUNTERS["c"], {}).get(key, 0), 1 << 96) + Fraction(
-        counts.get(_COUNTERS["f"], {}).get(key, 0), 1 << 1074
+    total = Fraction(counts.get(_COUNTERS["c"], {}).get(key, 0), 1 << FLOAT_COARSE) + Fraction(
+        counts.get(_COUNTERS["f"], {}).get(key, 0), 1 << FLOAT_FINE
     )
-    squares = Fraction(counts.get(_COUNTERS["qc"], {}).get(key, 0), 1 << 192) + Fraction(
-        counts.get(_COUNTERS["qf"], {}).get(key, 0), 1 << 2148
+    squares = Fraction(counts.get(_COUNTERS["qc"], {}).get(key, 0), 1 << 2 * FLOAT_COARSE) + Fraction(
+        counts.get(_COUNTERS["qf"], {}).get(key, 0), 1 << 2 * FLOAT_FINE
     )
     sd = None
     if n > 1:

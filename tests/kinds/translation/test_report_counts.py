@@ -2,9 +2,9 @@
 system and part: a premise shared by several items counted once, with its first holder's
 score; mean, sd and the count below the threshold; the items removed and restored) are
 kept as per-item counts on the worker: after random ratings, deletes of items holding
-shared instances, restores, imported items and the filter run again, the run given the
-changed items stores the report a small project computes per request, and the shares a
-run over every item stores."""
+shared instances, restores, imported items, candidates added and the filter run again,
+the run given the changed items stores the report a small project computes per request,
+and the shares a run over every item stores."""
 
 import itertools
 import os
@@ -113,8 +113,8 @@ def build(make_user, size: int, *, seed: int):
 
 def apply(project, rows, people, supervisor, changes, rng: random.Random) -> set[int] | None:
     """Ratings cast or edited, items deleted, restored, created (an import names them in no
-    change; they hold no scores until the filter runs), or the filter run again (a change
-    of every item: None)."""
+    change; they hold no scores until the filter runs), given another system's candidate,
+    or the filter run again (a change of every item: None)."""
     from annotation.kinds.translation.back_translation import back_translation_compute, back_translation_restore
     from annotation.models import Item
 
@@ -137,6 +137,15 @@ def apply(project, rows, people, supervisor, changes, rng: random.Random) -> set
         elif action == "create":
             rows.append(new_item(project, rng))
             continue
+        elif action == "extend":
+            # The LCHAIM import's update: another system's candidate appended, unscored
+            # until the filter runs again; nothing to record.
+            candidates = item.payload["candidates"]
+            if "nllb" not in {candidate["system"] for candidate in candidates}:
+                back = {"premise": rng.choice(BACKS), "hypothesis": rng.choice(BACKS)}
+                extra = {"system": "nllb", "premise": "p", "hypothesis": "h", "back_translation": back}
+                Item.objects.filter(pk=item.pk).update(payload={**item.payload, "candidates": [*candidates, extra]})
+            continue
         elif action == "rerun":
             back_translation_compute(project, encoder=encoder)
             changed = None
@@ -155,7 +164,8 @@ def live_sections(project) -> dict:
 
 changes_strategy = st.lists(
     st.tuples(
-        st.integers(0, 29), st.sampled_from(["rate", "delete", "delete", "delete", "restore", "create", "rerun"])
+        st.integers(0, 29),
+        st.sampled_from(["rate", "delete", "delete", "delete", "restore", "create", "extend", "rerun"]),
     ),
     min_size=1,
     max_size=8,

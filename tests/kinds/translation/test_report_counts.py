@@ -272,3 +272,25 @@ def test_the_filter_run_a_restore_and_a_new_threshold_ask_for_the_runs_that_keep
     assert list(AggregationChange.objects.filter(project=project).values_list("item_id", flat=True)) == [None]
     aggregation_compute_for_project(project)
     assert stored(project)["report_sections"] == live_sections(project)
+
+
+def test_the_stored_table_1_follows_the_agreement_job(make_user, settings, django_capture_on_commit_callbacks):
+    """Table 1 is read from the alpha reports when the report is stored: the agreement job
+    that rewrites them asks for the report to be stored again, with no item changed."""
+    from annotation.kinds.registry import get_kind
+    from annotation.models import AggregationChange, Job
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the requests and the job run here, in this transaction
+    project, rows, people, _supervisor = build(make_user, 12, seed=1)
+    rng = random.Random(1)
+    for item in rows:
+        for person in people:
+            rate(project, item, person, rng)
+    with django_capture_on_commit_callbacks(execute=True):
+        get_kind(project.kind).compute_agreement(project, None)
+    job = Job.objects.filter(project=project, kind="aggregation").latest("pk")
+    assert job.status == "done", job.result
+    assert not AggregationChange.objects.filter(project=project).exists()
+    table = stored(project)["report_sections"]["table1"]
+    assert table == live_sections(project)["table1"]
+    assert table["systems"] and table["rows"][0]["cells"]["accuracy"]["mean"] is not None

@@ -144,7 +144,9 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
         if job is not None:
             job_set_progress(job.pk, 0.3 + 0.6 * position / len(scopes))
     # A changed level setting or a system without ratings leaves stale rows: they go.
-    result = agreement_reports_replace(reports, AgreementReport.objects.filter(project=project, scope__has_key="system"))
+    result = agreement_reports_replace(
+        reports, AgreementReport.objects.filter(project=project, scope__has_key="system")
+    )
     # Table 1 is part of the report a large project stores (counts.py): stored again, with
     # no item changed, once these reports are.
     aggregation_request_on_commit(project.pk, [])

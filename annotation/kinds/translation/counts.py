@@ -30,7 +30,12 @@ import json
 import math
 from fractions import Fraction
 
+from django.db.models import Exists, OuterRef
+
 from annotation.metrics.figures import FLOAT_COARSE, FLOAT_FINE, ITEM_OWN, SEPARATOR, counts_apply, float_scaled
+from annotation.models import Item, ItemFigures
+from annotation.selectors.figures import project_item_ids
+from annotation.sql import column_in
 
 # Stored by the back-translation job beside its record (`Item.computed`): {"<candidate
 # index>": {"premise" | "hypothesis": [ids of the items holding the same instance]}}, for
@@ -52,9 +57,6 @@ _CHUNK = 2000
 
 def _holder_ids(project, holders: set[int]) -> set[int]:
     """Those of the items `holders` that still exist. One query, none for no ids."""
-    from annotation.models import Item
-    from annotation.sql import column_in
-
     if not holders:
         return set()
     return set(
@@ -64,9 +66,6 @@ def _holder_ids(project, holders: set[int]) -> set[int]:
 
 def translation_counts(project, item_ids: list[int], threshold: float) -> dict[int, dict[str, dict[str, int]]]:
     """{item id: its share of the counts} (module docstring), in two queries."""
-    from annotation.models import Item
-    from annotation.sql import column_in
-
     rows = list(
         Item.objects.filter(column_in(Item, "id", item_ids), project=project, probe_of__isnull=True)
         .exclude(computed__back_translation=None)
@@ -123,11 +122,6 @@ def translation_counts(project, item_ids: list[int], threshold: float) -> dict[i
 def translation_related(project, item_ids: list[int]) -> list[int]:
     """The other holders of the instances the shares of `item_ids` counted, for those of
     the items that are gone (module docstring). One query, by the stored shares."""
-    from django.db.models import Exists, OuterRef
-
-    from annotation.models import Item, ItemFigures
-    from annotation.sql import column_in
-
     gone = (
         ItemFigures.objects.filter(
             column_in(ItemFigures, "item_id", item_ids), project=project, **{"value__k__has_key": OTHER_HOLDERS}
@@ -179,8 +173,6 @@ def back_translation_from_counts(settings: dict, counts: dict[str, dict[str, int
 def counts_of_every_item(project, threshold: float) -> dict[str, dict[str, int]]:
     """The items' `translation_counts` summed over the project, read in chunks (the report
     computed whole)."""
-    from annotation.selectors.figures import project_item_ids
-
     counts: dict[str, dict[str, int]] = {}
     for ids in project_item_ids(project, _CHUNK):
         for share in translation_counts(project, ids, threshold).values():

@@ -25,7 +25,11 @@ Stored per item, in `Item.computed["back_translation"]`:
 `{"model", "threshold", "candidates": [{"system", "premise", "hypothesis"}], "min",
 "removed"?, "restored"?}` — similarities per candidate in import order (null where a
 candidate has no back-translation). Recomputing overwrites the scores and re-derives the
-flag and the removal (idempotent).
+flag and the removal (idempotent). Beside it, `computed["back_translation_holders"]`
+(counts.HOLDERS): for each scored instance (a system's back-translation of a source text)
+that other items hold too, the ids of all its holders, so that the report counts it once
+while it keeps its figures item by item (counts.py). A run asks for the report to be read
+again over every item; a restore is recorded by the ledger as a change of its items.
 """
 
 from __future__ import annotations
@@ -41,10 +45,13 @@ from annotation.kinds.registry import get_kind
 from annotation.kinds.translation.candidates import LOW_BACK_TRANSLATION_FLAG
 from annotation.models import Item, Job
 from annotation.rows import check_item_ids
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.audit import audit_record
 from annotation.services.decisions import BACK_TRANSLATION_FILTER, curation_removals_record, curation_restores_record
 from annotation.services.embeddings import MODEL_NAME, Encoder, embeddings_installed, load_encoder_or_none
 from annotation.services.jobs import job_create, job_set_progress
+
+from .counts import HOLDERS
 
 JOB_KIND = "back_translation"
 NOT_INSTALLED_MESSAGE = (
@@ -133,6 +140,7 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
             similarities[(position, index, part)] = round(float(sim), 6)
         if job_id is not None:
             job_set_progress(job_id, 0.9 * (start + len(chunk)) / max(1, len(pairs)))
+    holders = _instance_holders(items, pairs, similarities)
     flagged = checked = removed = 0
     lifted: dict[int, tuple[Item, str]] = {}
     job = Job.objects.filter(pk=job_id).first() if job_id is not None else None
@@ -175,8 +183,10 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
                     record["removed"] = {**removal, "previous_status": status}
                     removing = True
                 computed["back_translation"] = record
+                computed[HOLDERS] = holders.get(item.pk, {})
             else:
                 computed.pop("back_translation", None)
+                computed.pop(HOLDERS, None)
             if removing and item.status != Item.Status.REMOVED:
                 removals[item.pk] = (item, record["removed"]["reason"])
             elif removing:
@@ -204,6 +214,9 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
             comment="the back-translation filter no longer removes it",
         )  # fmt: skip
         Item.objects.bulk_update(changed, ["computed", "flags"], batch_size=1000)
+        # Any item's scores, holders, flags or status may have changed: the report is read
+        # again over every item.
+        aggregation_request_on_commit(project.pk, None)
     return {
         "items": len(items),
         "checked": checked,
@@ -212,6 +225,25 @@ def back_translation_compute(project, *, encoder: Encoder, job_id: int | None = 
         "pairs": len(pairs),
         "threshold": threshold,
     }
+
+
+def _instance_holders(items: list, pairs: list, similarities: dict) -> dict[int, dict[str, dict[str, list[int]]]]:
+    """{item id: {"<candidate index>": {part: [ids of the items holding the same instance]}}}
+    for the instances held by more than one item: a system's back-translation of a source
+    text, scored (counts.py reads them to count each instance once)."""
+    by_instance: dict[tuple, list[tuple[int, int]]] = {}
+    for position, index, part, source, back in pairs:
+        if (position, index, part) in similarities:
+            system = items[position].payload["candidates"][index].get("system")
+            by_instance.setdefault((system, part, source, back), []).append((position, index))
+    holders: dict[int, dict[str, dict[str, list[int]]]] = {}
+    for (_system, part, _source, _back), places in by_instance.items():
+        if len(places) < 2:
+            continue
+        pks = sorted({items[position].pk for position, _index in places})
+        for position, index in places:
+            holders.setdefault(items[position].pk, {}).setdefault(str(index), {})[part] = pks
+    return holders
 
 
 def _status_before_filter(item) -> str:
@@ -288,6 +320,7 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
                 "removal": {k: v for k, v in removal.items() if k != "previous_status"},
             }
             item.computed = {**item.computed, "back_translation": record}
+        # The ledger's restores recorded these items as changed for the report's next run.
         Item.objects.bulk_update(restored, ["computed"])
         restored = sorted(restored, key=lambda item: item.pk)
         audit_record(actor=user, action="back_translation_restore", project=project, target=f"project:{project.slug}",
@@ -299,54 +332,15 @@ def back_translation_restore(*, user, slug: str, item_ids) -> int:
 def back_translation_report(project) -> dict:
     """LCHAIM §2.2's figures, per system and per part (premise, hypothesis): `n` unique
     instances scored (a source text and its back-translation: a premise shared by several
-    items counts once, as the paper counts "unique instances"), `mean` and `sd` of their
-    similarity (sample sd, n - 1), and `below` the threshold; with the items the filter
-    removed and those a supervisor restored. One query."""
+    items counts once, as the paper counts "unique instances", with its first holder's
+    score), `mean` and `sd` of their similarity (sample sd, n - 1), and `below` the
+    threshold; with the items the filter removed and those a supervisor restored. Read
+    over every item in chunks, from the counts the worker keeps item by item on a large
+    project (counts.py), so that both give the same numbers."""
+    from .counts import back_translation_from_counts, counts_of_every_item
+
     settings = get_kind(project.kind).settings_for(project.settings)
-    threshold = settings["back_translation_threshold"]
-    rows = (
-        Item.objects.filter(project=project, probe_of__isnull=True)
-        .exclude(computed__back_translation=None)
-        .order_by("pk")
-    )
-    scores: dict[str, dict[str, dict[str, float]]] = {}
-    removed = restored = 0
-    for payload, computed, status in rows.values_list("payload", "computed", "status"):
-        record = (computed or {}).get("back_translation")
-        if not isinstance(record, dict):
-            continue
-        removed += status == Item.Status.REMOVED and "removed" in record
-        restored += "restored" in record
-        source = payload.get("source") or {}
-        candidates = payload.get("candidates") or []
-        for index, row in enumerate(record.get("candidates") or []):
-            back = (candidates[index].get("back_translation") if index < len(candidates) else None) or {}
-            for part in ("premise", "hypothesis"):
-                if row.get(part) is not None:
-                    instance = (source.get(part, ""), back.get(part, ""))
-                    scores.setdefault(row["system"], {"premise": {}, "hypothesis": {}})[part].setdefault(
-                        instance, row[part]
-                    )
-
-    def figures(values: list[float]) -> dict:
-        array = np.asarray(values, dtype=np.float64)
-        return {
-            "n": len(values),
-            "mean": float(array.mean()) if values else None,
-            "sd": float(array.std(ddof=1)) if len(values) > 1 else None,
-            "below": int((array < threshold).sum()),
-        }
-
-    return {
-        "threshold": threshold,
-        "released_system": settings["released_system"],
-        "systems": {
-            system: {part: figures(list(by_text.values())) for part, by_text in parts.items()}
-            for system, parts in sorted(scores.items())
-        },
-        "removed": int(removed),
-        "restored": restored,
-    }
+    return back_translation_from_counts(settings, counts_of_every_item(project, settings["back_translation_threshold"]))
 
 
 def back_translation_compute_job(job: Job) -> dict:

@@ -354,10 +354,42 @@ class TranslationRatingKind(RatingKind):
 
     def report_sections(self, project) -> dict:
         """`table1`: LCHAIM's Table 1 from the stored reports (one query); `back_translation`:
-        the filter's figures (one query, see back_translation.py)."""
+        the filter's figures, read over every item (see back_translation.py)."""
         from .back_translation import back_translation_report
 
         return {"table1": translation_table1(project), "back_translation": back_translation_report(project)}
+
+    # The back-translation figures are kept by the changed items on the worker (counts.py):
+    # the instances each item is the first holder of, exact sums of their scores, and the
+    # items removed and restored; Table 1 is read from the alpha reports.
+    report_counted = True
+    report_counts_version = "translation-1"
+
+    def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+        from .counts import translation_counts
+
+        return translation_counts(project, item_ids, self.settings_for(project.settings)["back_translation_threshold"])
+
+    def report_related(self, project, item_ids: list[int]) -> list[int]:
+        from .counts import translation_related
+
+        return translation_related(project, item_ids)
+
+    def report_sections_from_counts(self, project, counts: dict[str, dict[str, int]]) -> dict:
+        from .counts import back_translation_from_counts
+
+        return {
+            "table1": translation_table1(project),
+            "back_translation": back_translation_from_counts(self.settings_for(project.settings), counts),
+        }
+
+    def after_settings_change(self, project, before: dict, after: dict) -> None:
+        """The report shows the threshold and the released system, and counts the scores
+        below the threshold: a change of either reads every item again."""
+        if any(before.get(key) != after.get(key) for key in ("back_translation_threshold", "released_system")):
+            from annotation.services.aggregation import aggregation_request_on_commit
+
+            aggregation_request_on_commit(project.pk, None)
 
     # --- export --------------------------------------------------------------------------------
 

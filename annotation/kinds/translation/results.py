@@ -116,6 +116,7 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
     from django.utils import timezone
 
     from annotation.models import AgreementReport
+    from annotation.services.aggregation import aggregation_request_on_commit
     from annotation.services.agreement import agreement_reports_replace, scope_key
     from annotation.services.jobs import job_set_progress
 
@@ -143,7 +144,13 @@ def translation_agreement_compute(project, job, settings: dict) -> dict:
         if job is not None:
             job_set_progress(job.pk, 0.3 + 0.6 * position / len(scopes))
     # A changed level setting or a system without ratings leaves stale rows: they go.
-    return agreement_reports_replace(reports, AgreementReport.objects.filter(project=project, scope__has_key="system"))
+    result = agreement_reports_replace(
+        reports, AgreementReport.objects.filter(project=project, scope__has_key="system")
+    )
+    # Table 1 is part of the report a large project stores (counts.py): stored again, with
+    # no item changed, once these reports are.
+    aggregation_request_on_commit(project.pk, [])
+    return result
 
 
 def translation_table1(project) -> dict:

@@ -21,8 +21,8 @@ What the counts hold, and why they are enough:
   depends on the threshold setting, whose change asks for a run over every item
   (`TranslationRatingKind.after_settings_change`).
 
-An item scored before the job stored its holders (`HOLDERS` absent) counts each of its
-instances as its own until the job runs again."""
+Items scored before the job stored holders got them from their stored scores and texts
+(migration 0036), as the job would store them."""
 
 from __future__ import annotations
 

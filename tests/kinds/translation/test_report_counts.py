@@ -294,3 +294,32 @@ def test_the_stored_table_1_follows_the_agreement_job(make_user, settings, djang
     table = stored(project)["report_sections"]["table1"]
     assert table == live_sections(project)["table1"]
     assert table["systems"] and table["rows"][0]["cells"]["accuracy"]["mean"] is not None
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_the_migration_gives_items_scored_before_the_holders_the_filter_would_store(make_user, seed):
+    """Items scored by a version that stored no holders (each held out as its own, which
+    would count a shared premise once per item) get exactly the holders a run of the
+    filter stores, from their stored scores and texts; items already holding them, and
+    other projects, are left as they are."""
+    import importlib
+
+    from django.apps import apps
+
+    from annotation.kinds.translation.counts import HOLDERS
+    from annotation.models import Item
+
+    project, _rows, _people, _supervisor = build(make_user, 30, seed=seed)
+    untouched, _rows, _people, _supervisor = build(make_user, 8, seed=seed + 1)
+    kept = dict(Item.objects.filter(project=project).values_list("pk", "computed"))
+    assert any(computed.get(HOLDERS) for computed in kept.values())
+    for item in Item.objects.filter(project=project):
+        item.computed = {key: value for key, value in item.computed.items() if key != HOLDERS}
+        item.save(update_fields=["computed"])
+    other = dict(Item.objects.filter(project=untouched).values_list("pk", "computed"))
+
+    migration = importlib.import_module("annotation.migrations.0036_back_translation_holders")
+    migration.holders_from_scores(apps, None)
+
+    assert dict(Item.objects.filter(project=project).values_list("pk", "computed")) == kept
+    assert dict(Item.objects.filter(project=untouched).values_list("pk", "computed")) == other

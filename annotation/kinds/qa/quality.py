@@ -85,40 +85,45 @@ def _join(*parts) -> str:
 
 def quality_counts(project, settings: dict, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
     """{item id: its share of the counts} (module docstring) of the items `item_ids`, in
-    four queries. `settings` are the project's, with the kind's defaults filled in."""
-    from django.db.models import Q
-
+    five queries (one array parameter each). `settings` are the project's, with the kind's
+    defaults filled in."""
     from annotation.models import Annotation, Item, QuestionValidation, Review
+    from annotation.sql import column_in
 
     fold_letters = settings["fold_letter_variants"]
     shares: dict[int, _Share] = {}
     items = {}
     for item_id, payload, split, group, external_id, status in Item.objects.filter(
-        project=project, pk__in=item_ids
+        column_in(Item, "id", item_ids), project=project
     ).values_list("id", "payload", "split", "group", "external_id", "status"):
         items[item_id] = (payload, SimpleNamespace(split=split, group=group, external_id=external_id), status)
         shares[item_id] = _Share()
     annotations = list(
-        Annotation.objects.filter(item_id__in=list(items))
+        Annotation.objects.filter(column_in(Annotation, "item_id", list(items)))
         .order_by("id")
         .values("id", "item_id", "annotator_id", "created_at", "value", "review_required")
     )
+    annotation_ids = [row["id"] for row in annotations]
     grades: dict[tuple[int, int], str] = {}
     for annotation_id, question, grade in Review.objects.filter(
-        annotation_id__in=[row["id"] for row in annotations]
+        column_in(Review, "annotation_id", annotation_ids)
     ).values_list("annotation_id", "question", "grade"):
         grades[(annotation_id, question)] = grade
-    # Each validation with its question's item: the annotation's for an authored question.
+    # The validators' answers to the items' questions: those of the annotations read (an
+    # authored question's item is its annotation's), and of the file's questions.
     answers: dict[tuple, list[tuple[int, str | None]]] = defaultdict(list)
-    for annotation_id, item_id, question, question_key, validator_id, answer_text in (
-        QuestionValidation.objects.filter(Q(annotation__item_id__in=list(items)) | Q(item_id__in=list(items)))
-        .order_by("id")
-        .values_list("annotation_id", "item_id", "question", "question_key", "validator_id", "answer_text")
+    fields = ("annotation_id", "item_id", "question", "question_key", "validator_id", "answer_text")
+    for rows in (
+        QuestionValidation.objects.filter(column_in(QuestionValidation, "annotation_id", annotation_ids)),
+        QuestionValidation.objects.filter(column_in(QuestionValidation, "item_id", list(items)), annotation=None),
     ):
-        key = (
-            ("authored", annotation_id, question) if annotation_id is not None else ("imported", item_id, question_key)
-        )
-        answers[key].append((validator_id, answer_text))
+        for annotation_id, item_id, question, question_key, validator_id, answer_text in rows.values_list(*fields):
+            key = (
+                ("authored", annotation_id, question)
+                if annotation_id is not None
+                else ("imported", item_id, question_key)
+            )
+            answers[key].append((validator_id, answer_text))
     by_item: dict[int, list[dict]] = defaultdict(list)
     for row in annotations:
         by_item[row["item_id"]].append(row)

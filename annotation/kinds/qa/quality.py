@@ -51,6 +51,8 @@ from .questions import (
 ORIGINS = ("authored", "imported")
 METRICS = ("em", "f1", "tlnls")
 BINS = 10
+# Annotations read at a time while the oldest one waiting for review is looked for.
+OLDEST_CHUNK = 200
 
 
 def _review_coverage(authored: int, graded: int, rejected: int) -> dict:
@@ -236,26 +238,33 @@ def _usernames(ids) -> dict[str, str]:
 
 def _oldest_waiting(project, day: str | None):
     """When the oldest annotation still waiting for review was made, `day` being the first
-    day with one (the backlog's counts): that day's annotations read. Two queries."""
+    day with one (the backlog's counts): that day's annotations to review are listed by
+    time (one narrow query) and read in that order, OLDEST_CHUNK at a time (two queries a
+    chunk), until one waits; most often the first chunk holds it."""
     from annotation.models import Annotation, Review
+    from annotation.sql import column_in
 
     if day is None:
         return None
     start = datetime.fromisoformat(day).replace(tzinfo=dt_timezone.utc)
-    rows = list(
+    candidates = list(
         Annotation.objects.filter(
             item__project=project, review_required=True, created_at__gte=start, created_at__lt=start + timedelta(days=1)
-        ).values_list("id", "created_at", "value")
+        )
+        .order_by("created_at", "pk")
+        .values_list("pk", "created_at")
     )
-    graded = set(
-        Review.objects.filter(annotation_id__in=[row[0] for row in rows]).values_list("annotation_id", "question")
-    )
-    waiting = [
-        created
-        for annotation_id, created, value in rows
-        if any((annotation_id, index) not in graded for index in range(len(questions_of(value))))
-    ]
-    return min(waiting, default=None)
+    for first in range(0, len(candidates), OLDEST_CHUNK):
+        chunk = candidates[first : first + OLDEST_CHUNK]
+        ids = [pk for pk, _created in chunk]
+        values = dict(Annotation.objects.filter(column_in(Annotation, "id", ids)).values_list("pk", "value"))
+        graded = set(
+            Review.objects.filter(column_in(Review, "annotation_id", ids)).values_list("annotation_id", "question")
+        )
+        for pk, created in chunk:
+            if any((pk, index) not in graded for index in range(len(questions_of(values[pk])))):
+                return created
+    return None
 
 
 def quality_sections_from_counts(project, settings: dict, counts: dict[str, dict[str, int]]) -> dict:

@@ -265,3 +265,22 @@ def test_audits_and_settings_ask_for_a_run(make_user, django_capture_on_commit_c
         project_update(actor=people["sup"], slug=project.slug, changes={"settings": {"fold_letter_variants": True}})
     assert list(AggregationChange.objects.filter(project=project).values_list("item_id", flat=True)) == [None]
     assert aggregation_compute_for_project(project)["full"] is True
+
+
+def test_the_oldest_waiting_annotation_is_the_first_with_a_question_not_graded(make_user, monkeypatch):
+    """The backlog's oldest annotation is looked for in its day's annotations by time, a
+    chunk at a time: one whose every question is graded no longer waits."""
+    from annotation.kinds.registry import get_kind
+    from annotation.models import Annotation, Review
+
+    monkeypatch.setattr("annotation.kinds.qa.quality.OLDEST_CHUNK", 1)
+    project, people = build(make_user, 8, seed=2)
+    annotations = list(Annotation.objects.filter(item__project=project).order_by("created_at", "pk"))
+    assert len(annotations) >= 3
+    Annotation.objects.filter(pk__in=[a.pk for a in annotations]).update(review_required=True)
+    for annotation in annotations[:2]:
+        for index in range(len(annotation.value["questions"])):
+            Review.objects.create(annotation=annotation, question=index, grade="good", reviewer=people["rev"])
+    backlog = get_kind(project.kind).report_sections(project)["review_backlog"]
+    assert backlog["oldest"] == annotations[2].created_at
+    assert backlog["annotations"] == len(annotations) - 2

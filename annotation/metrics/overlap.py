@@ -44,6 +44,7 @@ __all__ = [
     "overlap_histogram",
     "wh_word",
     "wh_diversity",
+    "wh_diversity_from_counts",
     "WhDiversity",
 ]
 
@@ -215,6 +216,17 @@ def wh_diversity(questions: Iterable[str]) -> WhDiversity:
             without += 1
         else:
             counter[word] += 1
+    return wh_diversity_from_counts(counter, without)
+
+
+def wh_diversity_from_counts(counter: dict[str, int], without: int) -> WhDiversity:
+    """`wh_diversity` from the questions per WH-word (`counter`, read in its order: words
+    tied in count keep it) and the number without one.
+
+    >>> wh_diversity_from_counts({"מי": 2, "מה": 1}, 1).without_wh
+    1
+    """
+    counter = Counter(counter)
     total = sum(counter.values())
     distinct = len(counter)
     entropy = 0.0

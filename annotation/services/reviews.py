@@ -26,6 +26,7 @@ from annotation.errors import FieldError, InvalidInput, NotFound, PermissionDeni
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Feedback, Review
 from annotation.rows import clean_comment
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.wording import join_list
 
 # The grades a reviewer gives, worst first (HeQ §3.3), and their names for people.
@@ -94,6 +95,9 @@ def review_create(*, user, annotation_id: int, grade, comment="", question=None)
             )
         elif changed:
             Feedback.objects.filter(pk=message.pk).update(message=comment, read_at=None, created_at=timezone.now())
+        if changed and kind.report_counted and not kind.labels:
+            # The grade is in the kind's report: the worker keeps it by the graded item.
+            aggregation_request_on_commit(project.pk, [annotation.item_id])
     return review, created
 
 

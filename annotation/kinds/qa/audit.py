@@ -22,6 +22,7 @@ from annotation import access
 from annotation.errors import Conflict, InvalidInput, NotFound
 from annotation.metrics.intervals import proportion_interval
 from annotation.models import Annotation, Item, QuestionAudit, Review
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.audit import audit_record
 
 from .questions import article_order, imported_questions_of, questions_of
@@ -121,6 +122,8 @@ def audit_sample_draw(*, user, slug: str, per_source, seed) -> dict:
         counts = defaultdict(int)
         for row in rows:
             counts[row.source] += 1
+        # The report reads the audit from its sample; no item's share of its counts changed.
+        aggregation_request_on_commit(project.pk, [])
         audit_record(actor=user, action="question_audit_draw", project=project, target=f"project:{project.slug}",
                      after={"per_source": per_source, "seed": seed, "drawn": dict(counts)})  # fmt: skip
     return {"per_source": per_source, "seed": seed, "drawn": dict(sorted(counts.items()))}
@@ -145,6 +148,7 @@ def audit_mark(*, user, slug: str, audit_id: int, question_correct, span_correct
         entry.question_correct, entry.span_correct = question_correct, span_correct
         entry.auditor, entry.audited_at = user, timezone.now()
         entry.save(update_fields=["question_correct", "span_correct", "auditor", "audited_at"])
+        aggregation_request_on_commit(project.pk, [])  # as for a draw
         audit_record(actor=user, action="question_audit_mark", project=project, target=f"question_audit:{entry.pk}",
                      before=before, after={"question_correct": question_correct, "span_correct": span_correct})  # fmt: skip
     return entry

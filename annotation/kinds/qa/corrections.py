@@ -18,6 +18,7 @@ from annotation import access
 from annotation.errors import Conflict, FieldError, InvalidInput, NotFound, PermissionDenied
 from annotation.models import Annotation, Item, ItemRevision, Membership
 from annotation.rows import clean_comment
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.services.audit import audit_record
 
 from .questions import check_span_value, imported_questions_of, questions_of
@@ -145,6 +146,8 @@ def answer_correct(*, user, item_id: int, body) -> ItemRevision:
             previous_payload = item.payload
             item.payload = {**item.payload, "questions": questions}
             item.save(update_fields=["payload"])
+        # The answer is in the report (positions, span agreement): the worker keeps it by the item.
+        aggregation_request_on_commit(item.project_id, [item.pk])
         revision = ItemRevision.objects.create(
             item=item,
             failed_round=item.round,

@@ -47,7 +47,7 @@ from .formats import (
     read_squad,
 )
 from .guide import QA_GUIDE
-from .quality import quality_report_for_project
+from .quality import quality_counts, quality_report_for_project, quality_sections_from_counts
 from .questions import SPLITS, clean_questions, questions_of
 
 
@@ -303,6 +303,26 @@ class QaAuthoringKind(Kind):
     def report_sections(self, project) -> dict:
         """HeQ's quality signals (§3.3-3.4, appendix C): see quality.py."""
         return quality_report_for_project(project, self.project_settings(project))
+
+    # Kept by the changed items on a large project (quality.py): submits and edits, reviews,
+    # validations and answer corrections name their item, audits ask for a run.
+    report_counted = True
+    report_counts_version = "qa-1"
+
+    def report_counts(self, project, item_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+        return quality_counts(project, self.project_settings(project), item_ids)
+
+    def report_sections_from_counts(self, project, counts: dict[str, dict[str, int]]) -> dict:
+        return quality_sections_from_counts(project, self.project_settings(project), counts)
+
+    def after_settings_change(self, project, before: dict, after: dict) -> None:
+        """The report kept on a large project follows: an item's share of its counts
+        follows the letter folding, so that change reads every item again; the other
+        settings apply to the summed counts, so a run that reads no item computes it anew."""
+        from annotation.services.aggregation import aggregation_request_on_commit
+
+        folding = before.get("fold_letter_variants") != after.get("fold_letter_variants")
+        aggregation_request_on_commit(project.pk, None if folding else [])
 
     # --- export ---
 

@@ -17,6 +17,7 @@ from annotation import access
 from annotation.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from annotation.kinds.registry import get_kind
 from annotation.models import Annotation, Item, Membership, QuestionValidation, Review
+from annotation.services.aggregation import aggregation_request_on_commit
 from annotation.wording import join_list
 
 from .questions import check_span_value, imported_questions_of, item_split, project_article_splits, questions_of
@@ -174,6 +175,9 @@ def validation_submit(
                 user=user,
                 field="question",
             )
+            # The answer is in the report (span agreement, validation progress): the worker
+            # keeps it by the question's item.
+            aggregation_request_on_commit(annotation.item.project_id, [annotation.item_id])
             return QuestionValidation.objects.create(
                 annotation=annotation,
                 question=question,
@@ -240,6 +244,7 @@ def _imported_validation_submit(*, user, item_id, question_key, answerable, answ
                 user=user,
                 field="question_key",
             )
+            aggregation_request_on_commit(item.project_id, [item.pk])  # as for an authored question
             return QuestionValidation.objects.create(
                 item=item,
                 question=found[0],

@@ -37,8 +37,11 @@ that differ from what is stored. The same shares keep, item by item:
   `nli_relabel`'s outcomes per round, intended × consensus confusion and agreement per
   annotator; `phrase_pair`'s labels per source and coherence per annotator;
   `summary_rating`'s whole report, its means as exact integer sums and its intervals and
-  correlations from kept multisets — a kind without labels has its changed items recorded
-  as the kinds with labels do, services.aggregation): an item's
+  correlations from kept multisets; `translation_rating`'s back-translation figures, a
+  shared instance counted by its first holder; `qa_authoring`'s quality report, its
+  article split from kept per-article counts — a kind without labels has its changed
+  items recorded as the kinds with labels do, services.aggregation, and so do its
+  reviews, validations and corrections): an item's
   share holds its counts (`Kind.report_counts`), the sums the project's, and the sections
   are computed from those (`Kind.report_sections_from_counts`). An item whose share reads
   another's (a reversed probe reads its original's labels) is read with the changed items

@@ -288,8 +288,10 @@ def test_the_oldest_waiting_annotation_is_the_first_with_a_question_not_graded(m
 
 def test_a_split_run_records_the_items_it_moves(make_user, django_capture_on_commit_callbacks):
     """The split job writes `Item.split`, which places a paragraph's questions in the
-    article split and the validation queue's progress: the run after it stores the report
-    a small project computes per request."""
+    article split and the validation queue's progress, and which the item browser's
+    filters offer: the run after it, reading the items recorded as changed, stores the
+    report a small project computes per request and the filter values a run over every
+    item stores."""
     from annotation.models import Item, Job
     from annotation.release.splits import splits_compute_job
     from annotation.services.aggregation import aggregation_compute_for_project
@@ -305,5 +307,8 @@ def test_a_split_run_records_the_items_it_moves(make_user, django_capture_on_com
     with django_capture_on_commit_callbacks(execute=True):
         assert splits_compute_job(job)["changed"]
     assert not Item.objects.filter(project=project, split="").exists()
-    aggregation_compute_for_project(project)
-    assert stored(project)["report_sections"] == live_sections(project)
+    assert aggregation_compute_for_project(project)["full"] is False
+    incremental = stored(project)
+    assert incremental["report_sections"] == live_sections(project)
+    aggregation_compute_for_project(project, full=True)  # the filter values too
+    assert stored(project)["item_values"] == incremental["item_values"]

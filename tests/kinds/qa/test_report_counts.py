@@ -284,3 +284,31 @@ def test_the_oldest_waiting_annotation_is_the_first_with_a_question_not_graded(m
     backlog = get_kind(project.kind).report_sections(project)["review_backlog"]
     assert backlog["oldest"] == annotations[2].created_at
     assert backlog["annotations"] == len(annotations) - 2
+
+
+def test_a_split_run_records_the_items_it_moves(make_user, django_capture_on_commit_callbacks):
+    """The split job writes `Item.split`, which places a paragraph's questions in the
+    article split and the validation queue's progress, and which the item browser's
+    filters offer: the run after it, reading the items recorded as changed, stores the
+    report a small project computes per request and the filter values a run over every
+    item stores."""
+    from annotation.models import Item, Job
+    from annotation.release.splits import splits_compute_job
+    from annotation.services.aggregation import aggregation_compute_for_project
+
+    project, people = build(make_user, 16, seed=3)
+    project.settings = {**project.settings, "validate_splits": ["train"]}
+    project.save(update_fields=["settings"])
+    aggregation_compute_for_project(project, full=True)
+    job = Job.objects.create(
+        kind="splits", project=project, created_by=people["sup"],
+        params={"shares": {"train": 0.5, "dev": 0.25, "test": 0.25}, "seed": 7, "leak_threshold": None},
+    )  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        assert splits_compute_job(job)["changed"]
+    assert not Item.objects.filter(project=project, split="").exists()
+    assert aggregation_compute_for_project(project)["full"] is False
+    incremental = stored(project)
+    assert incremental["report_sections"] == live_sections(project)
+    aggregation_compute_for_project(project, full=True)  # the filter values too
+    assert stored(project)["item_values"] == incremental["item_values"]

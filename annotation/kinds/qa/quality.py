@@ -229,11 +229,12 @@ def quality_counts(project, settings: dict, item_ids: list[int]) -> dict[int, di
 
 
 def _usernames(ids) -> dict[str, str]:
-    """{user id (a key part): username}. One query."""
+    """{user id (a key part): username}, "#<id>" for a user deleted since the counts were
+    kept (their work went with them, and the next full run takes it out). One query."""
     from django.contrib.auth import get_user_model
 
     users = get_user_model().objects.filter(pk__in=[int(pk) for pk in ids]).values_list("pk", "username")
-    return {str(pk): username for pk, username in users}
+    return {str(pk): f"#{pk}" for pk in ids} | {str(pk): username for pk, username in users}
 
 
 def _oldest_waiting(project, day: str | None):

@@ -312,3 +312,31 @@ def test_a_split_run_records_the_items_it_moves(make_user, django_capture_on_com
     assert incremental["report_sections"] == live_sections(project)
     aggregation_compute_for_project(project, full=True)  # the filter values too
     assert stored(project)["item_values"] == incremental["item_values"]
+
+
+def test_a_user_deleted_since_the_counts_were_kept_is_shown_by_id_until_the_full_run(
+    make_user, django_capture_on_commit_callbacks
+):
+    """Deleting a user (an administrator's act; the product deactivates) takes their work
+    with it but records no changed item: the next run's report names their kept grades by
+    id instead of failing, and the full run takes them out."""
+    from annotation.models import Annotation, Review
+    from annotation.services.aggregation import aggregation_compute_for_project
+
+    project, people = build(make_user, 12, seed=1)
+    annotation = Annotation.objects.filter(item__project=project).order_by("pk").first()
+    assert annotation is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        act(project, people, "review", random.Random(0))
+    aggregation_compute_for_project(project, full=True)
+    graded = {review.annotation.annotator for review in Review.objects.filter(annotation__item__project=project)}
+    assert graded
+    gone = sorted(graded, key=lambda user: user.pk)[0]
+    gone_id = gone.pk
+    gone.delete()
+    aggregation_compute_for_project(project)
+    names = [row["annotator"] for row in stored(project)["report_sections"]["grades_per_annotator"]]
+    assert f"#{gone_id}" in names
+    aggregation_compute_for_project(project, full=True)
+    assert stored(project)["report_sections"] == live_sections(project)
+    assert f"#{gone_id}" not in [row["annotator"] for row in stored(project)["report_sections"]["grades_per_annotator"]]

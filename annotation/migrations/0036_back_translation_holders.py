@@ -52,14 +52,14 @@ def holders_from_scores(apps, schema_editor):
             pks = sorted({pk for pk, _index in held})
             for pk, index in held:
                 holders.setdefault(pk, {}).setdefault(str(index), {})[part] = pks
-        batch = []
-        for item in scored.only("pk", "computed").order_by("pk").iterator(CHUNK):
-            item.computed = {**item.computed, HOLDERS: holders.get(item.pk, {})}
-            batch.append(item)
-            if len(batch) == CHUNK:
-                Item.objects.bulk_update(batch, ["computed"])
-                batch = []
-        Item.objects.bulk_update(batch, ["computed"])
+        # The ids first, then a chunk read and written at a time: no update while a read
+        # of the same table is open (SQLite's results would be undefined).
+        ids = list(scored.order_by("pk").values_list("pk", flat=True))
+        for start in range(0, len(ids), CHUNK):
+            batch = list(Item.objects.filter(pk__in=ids[start : start + CHUNK]).only("pk", "computed"))
+            for item in batch:
+                item.computed = {**item.computed, HOLDERS: holders.get(item.pk, {})}
+            Item.objects.bulk_update(batch, ["computed"])
 
 
 class Migration(migrations.Migration):

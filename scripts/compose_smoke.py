@@ -16,7 +16,9 @@ machine, and talks to nothing but the given address. It exits 0 when every step 
 """
 
 import argparse
+import getpass
 import json
+import os
 import secrets
 import sys
 import time
@@ -213,13 +215,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("base_url", help="the site's address, e.g. http://127.0.0.1:8000")
     parser.add_argument("--username", required=True, help="a supervisor or an administrator")
-    parser.add_argument("--password", required=True)
+    parser.add_argument(
+        "--password",
+        help="the login's password; by default MASHOV_PASSWORD from the environment, else asked for "
+        "(a password on the command line shows in the process list and the shell's history)",
+    )
     parser.add_argument("--timeout", type=float, default=60, help="seconds to wait for each step of the worker")
     options = parser.parse_args(argv)
+    password = options.password or os.environ.get("MASHOV_PASSWORD") or getpass.getpass()
     try:
-        run(options.base_url, options.username, options.password, options.timeout)
+        run(options.base_url, options.username, password, options.timeout)
     except (SmokeFailure, urllib.error.URLError, OSError) as failure:
         print(f"FAILED: {failure}", file=sys.stderr)
+        return 1
+    except (ValueError, KeyError, TypeError) as failure:
+        # An answer that is not the API's JSON (a proxy's error page, another site).
+        print(f"FAILED: an unexpected answer: {failure!r}", file=sys.stderr)
         return 1
     print("OK")
     return 0

@@ -46,3 +46,14 @@ def test_a_failed_step_exits_1_with_the_servers_answer(site, capsys):
     assert smoke_module().main([site, "--username", "smoke-admin", "--password", "wrong"]) == 1
     error = capsys.readouterr().err
     assert error.startswith("FAILED: POST /api/auth/token/: 400")
+
+
+def test_the_password_can_come_from_the_environment_and_a_page_that_is_not_the_api_fails_cleanly(
+    site, capsys, monkeypatch
+):
+    monkeypatch.setenv("MASHOV_PASSWORD", "wrong")
+    assert smoke_module().main([site, "--username", "smoke-admin"]) == 1
+    assert capsys.readouterr().err.startswith("FAILED: POST /api/auth/token/: 400")
+    # The site's home page answers HTML, not the API's JSON.
+    assert smoke_module().main([f"{site}/p", "--username", "smoke-admin", "--password", PASSWORD]) == 1
+    assert capsys.readouterr().err.startswith("FAILED:")

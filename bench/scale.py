@@ -28,7 +28,9 @@ an hour; the adjudication queue then shows no methods' labels, which it reads pe
 anyway).
 
 The annotate loop (`--loop db1,db2`: projects built with `--keep`, one after another):
-gunicorn with the production settings over plain HTTP (--web-workers 5), a Celery worker
+gunicorn as the image runs it (config/gunicorn.py: the app preloaded in the master, workers
+that replace themselves when idle with its pages copied, the access log) with the
+production settings over plain HTTP, on 127.0.0.1 (--web-workers 5), a Celery worker
 (its default concurrency: one process a core) and beat, and --loop-annotators simulated
 annotators (20) doing next → submit on the open items for --seconds (40; build with
 `--open-percent 40` so that the smaller project does not run dry). After a warm-up and
@@ -38,7 +40,8 @@ until no task is queued or taken, no job queued or running and no project's aggr
 behind its changes. Printed per project and side by side with the ratio of the last to
 the first: cycles/s, p95 of next and submit, the CPU per cycle of the web, of the
 PostgreSQL backends of that database, and of the worker during the phase and until idle,
-each task's CPU (bench/loop_worker.py) and the jobs the phase left, with the load average:
+each task's CPU (bench/loop_worker.py), the jobs the phase left and the web workers that
+replaced themselves, with the load average:
 
     python bench/scale.py --items 10000 --open-percent 40 --keep --only build --database loop10k
     python bench/scale.py --items 1000000 --open-percent 40 --keep --only build --database loop1m
@@ -79,10 +82,11 @@ from scratch import (  # noqa: E402
     production_env,
     run_clients,
     start_celery,
-    start_gunicorn,
+    start_production_gunicorn,
     stop_process,
     summarise,
     wait_until_serving,
+    web_workers_replaced,
 )
 
 LABELS = ("entailment", "neutral", "contradiction")
@@ -587,7 +591,7 @@ def annotate_loop(args, database: str) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="mashov-bench-loop-"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    web = start_gunicorn(env, port, args.web_workers)
+    web = start_production_gunicorn(env, port, args.web_workers, folder / "web.log")
     worker = start_celery(
         env,
         ["-A", "bench.loop_worker", "worker", "-Q", LOOP_QUEUE, "-n", f"{LOOP_QUEUE}@%h", "-l", "info",
@@ -612,6 +616,8 @@ def annotate_loop(args, database: str) -> dict:
         cursor.execute("SELECT count(*), count(*) FILTER (WHERE status = 'open') FROM annotation_item")
         items, open_before = cursor.fetchone()
         log_offset = (folder / "worker.log").stat().st_size
+        web_log_offset = (folder / "web.log").stat().st_size
+        recycled_before = web_workers_replaced(folder / "web.log", 0)
         cursor.execute("SELECT now()")
         phase_start_db = cursor.fetchone()[0]
         backends = DatabaseBackendsCpu(args.server, database).start()
@@ -621,8 +627,10 @@ def annotate_loop(args, database: str) -> dict:
         samples, errors = run_clients(args.client_processes, base, tokens, args.seconds, "annotate", SLUG)
         ended = time.monotonic()
         at_end, pg_at_end, load_end = cpu_seconds(groups, postgres=False), backends.used(), load_average()
+        recycled_in_phase = web_workers_replaced(folder / "web.log", web_log_offset)
         idle_at, at_idle = wait_until_idle(cursor, broker, groups, args.idle_timeout)
         pg_at_idle, load_idle = backends.stop(), load_average()
+        recycled_until_idle = web_workers_replaced(folder / "web.log", web_log_offset)
         # Per task: runs, wall seconds, CPU seconds in the pool process (bench/loop_worker.py).
         tasks = collections.defaultdict(lambda: [0, 0.0, 0.0])
         with open(folder / "worker.log") as log:
@@ -678,6 +686,7 @@ def annotate_loop(args, database: str) -> dict:
         "empty_nexts": sum(1 for kind, _ in samples if kind == "next-empty"),
         "errors": errors,
         "web_ms": per_cycle(at_end["web"] - before["web"]),
+        "web_idle_ms": per_cycle(at_idle["web"] - before["web"]),
         "postgres_ms": per_cycle(pg_at_end),
         "postgres_idle_ms": per_cycle(pg_at_idle),
         "worker_phase_ms": per_cycle(at_end["worker"] - before["worker"]),
@@ -688,6 +697,7 @@ def annotate_loop(args, database: str) -> dict:
         "tasks": dict(tasks),
         "jobs": jobs,
         "overlapping": overlapping,
+        "web_recycled": (recycled_before, recycled_in_phase, recycled_until_idle),
     }
 
 
@@ -695,7 +705,8 @@ LOOP_ROWS = (
     ("cycles/s (next → submit pairs)", "cycles_per_s", "{:.0f}"),
     ("next p95 ms", "next_p95", "{:.1f}"),
     ("submit p95 ms", "submit_p95", "{:.1f}"),
-    ("web CPU per cycle, ms", "web_ms", "{:.2f}"),
+    ("web CPU per cycle (the phase), ms", "web_ms", "{:.2f}"),
+    ("web CPU per cycle (until idle: workers replaced), ms", "web_idle_ms", "{:.2f}"),
     ("PostgreSQL CPU per cycle (the phase), ms", "postgres_ms", "{:.2f}"),
     ("PostgreSQL CPU per cycle (until idle), ms", "postgres_idle_ms", "{:.2f}"),
     ("worker CPU per cycle (the phase), ms", "worker_phase_ms", "{:.2f}"),
@@ -735,6 +746,12 @@ def loop_main(args) -> int:
                 flush=True,
             )
         print(f"    aggregation runs of one project overlapping: {result['overlapping']}", flush=True)
+        before_phase, in_phase, until_idle = result["web_recycled"]
+        print(
+            f"    web workers replaced (idle with the master's pages copied): {before_phase} before the phase,"
+            f" {in_phase} in it, {until_idle} until the worker was idle",
+            flush=True,
+        )
         if result["empty_nexts"]:
             print("    the project ran out of open items: build it with a larger --open-percent", flush=True)
         for error in result["errors"][:3]:

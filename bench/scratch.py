@@ -298,6 +298,41 @@ def start_gunicorn(env: dict, port: int, workers: int, log_level: str = "error")
     )  # fmt: skip
 
 
+# The production configuration the image runs (`gunicorn -c config/gunicorn.py`: the app
+# preloaded in the master, RecyclingWorker, the access log), with what the command line
+# gives overriding the file: the address (the file's 0.0.0.0:8000 would open the bench to
+# the network and could collide with another server) and the number of workers.
+PRODUCTION_GUNICORN_CONFIG = "config/gunicorn.py"
+
+
+def production_gunicorn_arguments(port: int, workers: int) -> list[str]:
+    """gunicorn's arguments (after `python -m gunicorn`) serving as the image does, on
+    127.0.0.1:`port` with `workers` workers."""
+    return ["-c", PRODUCTION_GUNICORN_CONFIG, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
+
+
+def start_production_gunicorn(env: dict, port: int, workers: int, log_path: Path) -> subprocess.Popen:
+    """gunicorn as the image runs it (production_gunicorn_arguments), in a session of its own
+    (cpu_seconds sums its workers by its pid), its log and access log in `log_path`."""
+    with open(log_path, "w") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", *production_gunicorn_arguments(port, workers)],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+
+# config/web_worker.py's line when a worker ends itself (the master forks a fresh one).
+WEB_WORKER_REPLACED = "replaced by a fresh one"
+
+
+def web_workers_replaced(log_path: Path, offset: int) -> int:
+    """How many web workers ended themselves, idle with the master's pages copied, since
+    `offset` of gunicorn's log."""
+    with open(log_path, errors="replace") as log:
+        log.seek(offset)
+        return log.read().count(WEB_WORKER_REPLACED)
+
+
 def start_celery(env: dict, arguments: list[str], log_path: Path) -> subprocess.Popen:
     """`celery -A …` (a worker or beat) in a session of its own, logging to `log_path`."""
     with open(log_path, "w") as log:

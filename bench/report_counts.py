@@ -22,6 +22,7 @@ drops it unless --keep. Each line prints the load average (the machine may be sh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -40,13 +41,15 @@ SOURCES = ("images", "headlines", "answers-students")
 ANNOTATORS = 12
 
 
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def report_bench_args(description: str, database: str, *, kinds: tuple[str, ...] = ()) -> argparse.Namespace:
+    """The options every report bench takes (and --kind where it builds several kinds)."""
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
     parser.add_argument("--items", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--changed", type=int, default=100)
-    parser.add_argument("--kind", choices=("phrase_pair", "summary_rating"), default="phrase_pair")
+    if kinds:
+        parser.add_argument("--kind", choices=kinds, default=kinds[0])
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
-    parser.add_argument("--database", default="mashov_bench_report_counts")
+    parser.add_argument("--database", default=database)
     parser.add_argument("--keep", action="store_true", help="leave the last database")
     return parser.parse_args()
 
@@ -194,8 +197,22 @@ def timed(action) -> tuple[float, float]:
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
-def main() -> int:
-    args = parse_args()
+def report_bench(
+    args: argparse.Namespace,
+    kind_name: str,
+    build,
+    change,
+    *,
+    unit: str = "items",
+    variants=(("counted", True), ("read whole", False)),
+    read_whole_too=None,
+) -> int:
+    """Per size of `args.items`, in a scratch database: `build(n)` (the project first in
+    what it returns), the figures stored over every item, the report sections alone
+    computed whole and from the kept counts, then per variant (the report counted, or read
+    whole as before it was counted) `change(built, n, offset)` (the changed ids) and the
+    run after it timed. `read_whole_too(kind_class, counted)` switches what else a variant
+    reads whole (a context manager), where the kind keeps more than its report."""
     os.environ.pop("CELERY_BROKER_URL", None)
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
     os.environ["DATABASE_URL"] = f"{args.server}/{args.database}"
@@ -209,7 +226,7 @@ def main() -> int:
     from annotation.selectors.figures import FIGURE_SUMS, stored_figures
     from annotation.services.figures import project_figures_store
 
-    kind_class = type(get_kind(args.kind))
+    kind_class = type(get_kind(kind_name))
     for n_items in args.items:
         connection.close()
         admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
@@ -217,12 +234,11 @@ def main() -> int:
         try:
             call_command("migrate", verbosity=0)
             started = time.perf_counter()
-            project, items, probes = build(n_items) if args.kind == "phrase_pair" else build_summary(n_items)
+            built = build(n_items)
+            project = built[0]
             with connection.cursor() as cursor:
                 cursor.execute("VACUUM ANALYZE")
-            print(
-                f"{args.kind}: {n_items:,} items + {len(probes):,} probes built in {time.perf_counter() - started:.0f} s"
-            )
+            print(f"{kind_name}: {n_items:,} {unit} built in {time.perf_counter() - started:.0f} s")
             cpu, wall = timed(lambda: project_figures_store(project))
             print(f"  run over every item: {cpu:.2f} s CPU, {wall:.2f} s wall (load {load_average()})")
             kind = kind_class()
@@ -237,23 +253,17 @@ def main() -> int:
             ):
                 cpu, wall = timed(action)
                 print(f"  the report sections alone, {name}: {cpu:.2f} s CPU, {wall:.2f} s wall")
-            kept_coherence = kind_class.coherence_from_counts
-            for offset, (name, counted) in enumerate((("counted", True), ("read whole", False))):
-                if args.kind == "phrase_pair":
-                    ids = change(items, probes, args.changed, offset * 1000)
-                else:
-                    ids = change_summary(items, args.changed, offset * 1000)
-                # Read whole: the report, and the probes for the coherence and the
-                # incoherent probes, as before they were counted.
+            for offset, (name, counted) in enumerate(variants):
+                ids = change(built, args.changed, offset * 1000)
                 kind_class.report_counted = counted
-                kind_class.coherence_from_counts = kept_coherence if counted else lambda self, counts: None
+                switch = read_whole_too(kind_class, counted) if read_whole_too else contextlib.nullcontext()
                 try:
-                    cpu, wall = timed(lambda ids=ids: project_figures_store(project, ids))
+                    with switch:
+                        cpu, wall = timed(lambda ids=ids: project_figures_store(project, ids))
                 finally:
                     kind_class.report_counted = True
-                    kind_class.coherence_from_counts = kept_coherence
                 print(
-                    f"  run after {len(ids)} changed items, report {name}: {cpu:.2f} s CPU, {wall:.2f} s wall"
+                    f"  run after {len(ids)} changed {unit}, report {name}: {cpu:.2f} s CPU, {wall:.2f} s wall"
                     f" (load {load_average()})"
                 )
         finally:
@@ -261,6 +271,34 @@ def main() -> int:
             if not args.keep or n_items != args.items[-1]:
                 admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
     return 0
+
+
+@contextlib.contextmanager
+def _phrase_coherence_read_whole(kind_class, counted: bool):
+    """phrase_pair read whole as before it was counted: the probes too, for the coherence
+    and the incoherent probes."""
+    kept = kind_class.coherence_from_counts
+    if not counted:
+        kind_class.coherence_from_counts = lambda self, counts: None
+    try:
+        yield
+    finally:
+        kind_class.coherence_from_counts = kept
+
+
+def main() -> int:
+    args = report_bench_args(__doc__, "mashov_bench_report_counts", kinds=("phrase_pair", "summary_rating"))
+    if args.kind == "phrase_pair":
+        return report_bench(
+            args,
+            "phrase_pair",
+            build,
+            lambda built, n, offset: change(built[1], built[2], n, offset),
+            read_whole_too=_phrase_coherence_read_whole,
+        )
+    return report_bench(
+        args, "summary_rating", build_summary, lambda built, n, offset: change_summary(built[1], n, offset)
+    )
 
 
 if __name__ == "__main__":

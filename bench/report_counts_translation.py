@@ -22,12 +22,8 @@ shared).
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import random
 import sys
-import time
 import zlib
 from pathlib import Path
 
@@ -35,22 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from report_counts import load_average, timed  # noqa: E402 (bench/ is on sys.path)
-from scratch import admin_sql  # noqa: E402
+from report_counts import report_bench, report_bench_args  # noqa: E402 (bench/ is on sys.path)
 
 SYSTEMS = ("amazon", "google", "dicta", "nllb")
 RATERS = 12
 SHARING = 4  # items per premise
-
-
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--changed", type=int, default=100)
-    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
-    parser.add_argument("--database", default="mashov_bench_report_counts_translation")
-    parser.add_argument("--keep", action="store_true", help="leave the last database")
-    return parser.parse_args()
 
 
 def encoder(texts):
@@ -137,62 +122,15 @@ def change(items, n: int, offset: int) -> list[int]:
 
 
 def main() -> int:
-    args = parse_args()
-    os.environ.pop("CELERY_BROKER_URL", None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
-    os.environ["DATABASE_URL"] = f"{args.server}/{args.database}"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    from annotation.kinds.registry import get_kind
-    from annotation.selectors.figures import FIGURE_SUMS, stored_figures
-    from annotation.services.figures import project_figures_store
-
-    kind_class = type(get_kind("translation_rating"))
-    for n_items in args.items:
-        connection.close()
-        admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
-        admin_sql(args.server, f"CREATE DATABASE {args.database}")
-        try:
-            call_command("migrate", verbosity=0)
-            started = time.perf_counter()
-            project, items = build(n_items)
-            with connection.cursor() as cursor:
-                cursor.execute("VACUUM ANALYZE")
-            print(f"translation_rating: {n_items:,} items built in {time.perf_counter() - started:.0f} s")
-            cpu, wall = timed(lambda: project_figures_store(project))
-            print(f"  run over every item: {cpu:.2f} s CPU, {wall:.2f} s wall (load {load_average()})")
-            kind = kind_class()
-            sums = stored_figures(project, FIGURE_SUMS)
-            counts = sums["report"]
-            print(
-                f"  kept sums: {len(json.dumps(sums)):,} bytes of JSON, {sum(map(len, counts.values())):,} report keys"
-            )
-            for name, action in (
-                ("read whole (Kind.report_sections)", lambda: kind.report_sections(project)),
-                ("from the kept counts", lambda: kind.report_sections_from_counts(project, counts)),
-            ):
-                cpu, wall = timed(action)
-                print(f"  the report sections alone, {name}: {cpu:.2f} s CPU, {wall:.2f} s wall")
-            for offset, (name, counted) in enumerate((("counted", True), ("read whole", False), ("counted", True))):
-                ids = change(items, args.changed, offset * 1000)
-                kind_class.report_counted = counted
-                try:
-                    cpu, wall = timed(lambda ids=ids: project_figures_store(project, ids))
-                finally:
-                    kind_class.report_counted = True
-                print(
-                    f"  run after {len(ids)} changed items, report {name}: {cpu:.2f} s CPU, {wall:.2f} s wall"
-                    f" (load {load_average()})"
-                )
-        finally:
-            connection.close()
-            if not args.keep or n_items != args.items[-1]:
-                admin_sql(args.server, f"DROP DATABASE IF EXISTS {args.database}")
-    return 0
+    args = report_bench_args(__doc__, "mashov_bench_report_counts_translation")
+    return report_bench(
+        args,
+        "translation_rating",
+        build,
+        lambda built, n, offset: change(built[1], n, offset),
+        unit="items",
+        variants=(("counted", True), ("read whole", False), ("counted", True)),
+    )
 
 
 if __name__ == "__main__":

@@ -42,6 +42,15 @@ def small_thresholds(settings, monkeypatch):
     monkeypatch.setattr("annotation.selectors.items.GROUPS_OFFERED", 3)
 
 
+def live_sections(project) -> dict:
+    """The kind's report sections computed whole, as JSON stores them: what a kept report
+    must equal."""
+    from annotation.kinds.registry import get_kind
+    from annotation.services.figures import _json
+
+    return _json(get_kind(project.kind).report_sections(project))
+
+
 def stored(project) -> dict:
     from annotation.models import AdjudicationReason, ItemFigures, ItemValueCount, ProjectFigures
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from annotation.metrics.coherence import LABELS
 from tests.services.test_incremental_aggregation import vote
-from tests.services.test_incremental_figures import project_rows_read_by, stored
+from tests.services.test_incremental_figures import live_sections, project_rows_read_by, stored
 
 pytestmark = pytest.mark.django_db
 
@@ -117,13 +117,6 @@ def apply(project, rows, probes, people, changes) -> set[int]:
             continue
         changed.add(item.pk)
     return changed
-
-
-def live_sections(project) -> dict:
-    from annotation.kinds.registry import get_kind
-    from annotation.services.figures import _json
-
-    return _json(get_kind(project.kind).report_sections(project))
 
 
 changes_strategy = st.lists(

@@ -15,7 +15,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from tests.kinds.qa.test_api import JERUSALEM, PARAGRAPH, START
-from tests.services.test_incremental_figures import stored
+from tests.services.test_incremental_figures import live_sections, stored
 
 pytestmark = pytest.mark.django_db
 
@@ -175,13 +175,6 @@ def act(project, people, action: str, rng: random.Random) -> None:
             Item.objects.create(project=project, position=index, status="open", **paragraph(rng, index))
     except (Conflict, InvalidInput, NotFound, PermissionDenied):
         pass
-
-
-def live_sections(project) -> dict:
-    from annotation.kinds.registry import get_kind
-    from annotation.services.figures import _json
-
-    return _json(get_kind(project.kind).report_sections(project))
 
 
 ACTIONS = ("author", "author", "review", "review", "validate", "validate", "correct", "audit", "remove", "delete",

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from tests.services.test_incremental_figures import stored
+from tests.services.test_incremental_figures import live_sections, stored
 
 pytestmark = pytest.mark.django_db
 
@@ -153,13 +153,6 @@ def apply(project, rows, people, supervisor, changes, rng: random.Random) -> set
         if changed is not None:
             changed.add(item.pk)
     return changed
-
-
-def live_sections(project) -> dict:
-    from annotation.kinds.registry import get_kind
-    from annotation.services.figures import _json
-
-    return _json(get_kind(project.kind).report_sections(project))
 
 
 changes_strategy = st.lists(

@@ -8,14 +8,20 @@ PostgreSQL backend (read from /proc: the server on this machine) and the load av
 Python parts several times over: compare shares, not seconds). A script, not a test:
 
     python bench/scale.py --items 100000 --keep --only none --database mashov_bench_memory
-    python bench/aggregation_memory.py --database mashov_bench_memory [--incremental 300]
+    python bench/aggregation_memory.py --database mashov_bench_memory [--incremental 300] [--first]
 
 `--full` (the default) runs the four methods over every item, then the stored figures over
 every item, as the job's scheduled full run does; `--incremental N` records N changed items
 first and runs the job's incremental path; `--figures` times only the stored figures over
 every item (services.figures.project_figures_store); `--without-figures` runs the full
 aggregation without storing the figures (the methods, the aggregates' and competences' writes
-and the chosen method's decisions alone).
+and the chosen method's decisions alone); `--first` empties what the runs stored (the
+aggregates, competences, items' shares, adjudication reasons, filter counts and stored
+figures) before a full run, to time the project's first run again on the same database.
+
+Django runs with DEBUG off, as on the worker: with DEBUG on it keeps the text of the last
+9,000 statements (`connection.queries`), the bulk inserts of a first run whole, which at
+1M items more than doubled that run's peak (`--debug` keeps it, as config.settings.local has it).
 """
 
 from __future__ import annotations
@@ -57,22 +63,48 @@ def main() -> int:
     parser.add_argument("--incremental", type=int, default=0, help="items changed before an incremental run")
     parser.add_argument("--figures", action="store_true", help="only the stored figures over every item")
     parser.add_argument("--without-figures", action="store_true", help="the full aggregation, no stored figures")
+    parser.add_argument("--first", action="store_true", help="empty what the runs stored, then a full run")
+    parser.add_argument("--debug", action="store_true", help="keep Django's DEBUG query log (local settings)")
     parser.add_argument("--profile", type=int, default=0, help="print the N functions of most cumulative CPU")
     args = parser.parse_args()
     os.environ["DATABASE_URL"] = f"{args.server}/{args.database}"
     os.environ.pop("CELERY_BROKER_URL", None)
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+    os.environ["DEBUG"] = "true" if args.debug else "false"
     import django
 
     django.setup()
-    from annotation.models import Item, Project
+    from django.db import connection
+
+    from annotation.models import (
+        AdjudicationReason,
+        AggregationChange,
+        AnnotatorCompetence,
+        Item,
+        ItemAggregate,
+        ItemFigures,
+        ItemValueCount,
+        Project,
+        ProjectFigures,
+    )
     from annotation.services.aggregation import aggregation_changes_record, aggregation_compute_for_project
     from annotation.services.figures import project_figures_store
 
     project = Project.objects.get(slug="scale")
+    if args.first:
+        # In SQL: a queryset's delete() would read the rows into this process first.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"DELETE FROM {ItemAggregate._meta.db_table} WHERE item_id IN"
+                f" (SELECT id FROM {Item._meta.db_table} WHERE project_id = %s)",
+                [project.pk],
+            )
+            for model in (AnnotatorCompetence, ItemFigures, AdjudicationReason, ItemValueCount, ProjectFigures):
+                cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE project_id = %s", [project.pk])
+            cursor.execute(f"DELETE FROM {AggregationChange._meta.db_table} WHERE project_id = %s", [project.pk])
+            for model in (ItemAggregate, ItemFigures, AdjudicationReason, ItemValueCount):
+                cursor.execute(f"VACUUM ANALYZE {model._meta.db_table}")
     items = Item.objects.filter(project=project).count()
-    from django.db import connection
-
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
@@ -101,7 +133,7 @@ def main() -> int:
         aggregation.project_figures_store = lambda *args, **kwargs: None
         aggregation_compute_for_project(project, full=True)
     else:
-        what = "aggregation, full run (4 methods) + stored figures"
+        what = f"aggregation, {'first ' if args.first else ''}full run (4 methods) + stored figures"
         aggregation_compute_for_project(project, full=True)
     seconds = time.perf_counter() - started
     cpu, postgres = time.process_time() - cpu_started, backend_cpu(backend) - backend_started

@@ -251,12 +251,16 @@ def _value_counts_replace(project: Project, counts: Counter) -> None:
             "pk", "name", "value", "items"
         )
     }
-    kept = [
-        ItemValueCount(project=project, name=name, value=value, items=n)
-        for (name, value), n in counts.items()
-        if n > 0 and rows.get((name, value), (None, 0))[1] != n
-    ]
     gone = [pk for key, (pk, _items) in rows.items() if counts.get(key, 0) <= 0]
+    # Written RECORD_CHUNK rows at a time: the first run over a large project has a row to
+    # insert for every group (a third of its items), too many model instances to hold at once.
+    kept: list[ItemValueCount] = []
+    for (name, value), n in counts.items():
+        if n > 0 and rows.get((name, value), (None, 0))[1] != n:
+            kept.append(ItemValueCount(project=project, name=name, value=value, items=n))
+        if len(kept) == RECORD_CHUNK:
+            _value_counts_write(kept, [])
+            kept = []
     _value_counts_write(kept, gone)
 
 

@@ -155,3 +155,17 @@ def test_a_second_full_aggregation_run_rewrites_no_aggregate_and_changed_ones_ar
     new = ItemAggregate.objects.get(item=item, method="majority")
     assert (new.confidence, new.contributions, new.label) != (old.confidence, old.contributions, old.label)
     assert new.computed_at > old.computed_at
+
+
+def test_a_run_from_nothing_writes_the_filter_counts_in_chunks_alike(make_user, monkeypatch):
+    """The first run over a large project writes its filter counts RECORD_CHUNK rows at a
+    time (a row per group); chunks of two rows store what one chunk stores."""
+    from annotation.services import figures
+
+    project, rows, _people = build(make_user, 40, seed=1)
+    with_values(rows)
+    accepted(rows)
+    whole = built_from_nothing(project)
+    monkeypatch.setattr(figures, "RECORD_CHUNK", 2)
+    assert len(whole["value_counts"]) > 2
+    assert built_from_nothing(project) == whole

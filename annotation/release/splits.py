@@ -112,8 +112,8 @@ def splits_compute_job(job: Job) -> dict:
         for name, ids in sorted(changed.items()):
             for start in range(0, len(ids), WRITE_BATCH):
                 Item.objects.filter(pk__in=ids[start : start + WRITE_BATCH]).update(split=name)
-        # A large project keeps its filter values and, for qa_authoring, its report (the
-        # article split) by the changed items: the moved ones are recorded as changed.
+        # A large project keeps its filter values, and a kind's report that reads the split,
+        # by the changed items: the moved ones are recorded as changed.
         if changed:
             aggregation_request_on_commit(project.pk, [pk for ids in changed.values() for pk in ids])
         curation_run_record(job, SPLITS_JOB, result)

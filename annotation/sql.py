@@ -145,4 +145,12 @@ def column_in(model, column: str, values: list):
     if connection.vendor != "postgresql":
         return Q(**{f"{column}__in": values})
     name = f"{connection.ops.quote_name(model._meta.db_table)}.{connection.ops.quote_name(column)}"
-    return RawSQL(f"{name} = ANY(%s)", (list(values),), output_field=BooleanField())
+    # psycopg2 sends a list of ints as an integer[] array. Against a bigint column (every
+    # id here) PostgreSQL cannot hash that array (the two sides hash differently), so a
+    # plan that filters rows rather than probing an index compares each row with every
+    # value: a table last analysed while empty (the reasons a project's first figures run
+    # stores) took 280 ms a chunk of 5,000 ids at 17,000 rows. The array is cast to the
+    # column's own integer type; other types are sent as they are.
+    db_type = model._meta.get_field(column).db_type(connection)
+    cast = f"::{db_type}[]" if db_type in ("bigint", "integer", "smallint") else ""
+    return RawSQL(f"{name} = ANY(%s{cast})", (list(values),), output_field=BooleanField())
